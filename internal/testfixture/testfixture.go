@@ -1,0 +1,73 @@
+// Package testfixture locates the real OpenSSL release fixtures that
+// scripts/fetch-fixtures.sh downloads, for tests in any package.
+//
+// A test that needs a fixture skips with a reason when it is absent, except
+// when CI=true: there a missing fixture fails the test, so CI can never pass by
+// skipping.
+package testfixture
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Release describes one pinned release fixture.
+type Release struct {
+	Version   string
+	SHA256    string
+	Size      int64
+	Tarball   string // path to openssl-<v>.tar.gz
+	Signature string // path to openssl-<v>.tar.gz.asc
+}
+
+// Pinned are the release fixtures fetch-fixtures.sh provides (values from
+// upstream, byte-identical to Debian's .orig.tar.gz).
+var Pinned = map[string]Release{
+	"4.0.2":  {Version: "4.0.2", SHA256: "736b467530f916737b7031310ccb21d8218c6229e61e8e160cd1d3458cd543a8", Size: 55153883},
+	"3.5.7":  {Version: "3.5.7", SHA256: "a8c0d28a529ca480f9f36cf5792e2cd21984552a3c8e4aa11a24aa31aeac98e8", Size: 53153930},
+	"3.0.20": {Version: "3.0.20", SHA256: "c80a01dfc70ece4dc21168932c37739042d404d46ccc81a5986dd75314ecda6f", Size: 15292815},
+}
+
+// RepoRoot is the root of this repository (where go.mod is).
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Dir is the directory holding the release fixtures: $OSSLBUILD_FIXTURES or
+// <repo>/.fixtures/releases.
+func Dir() string {
+	if d := os.Getenv("OSSLBUILD_FIXTURES"); d != "" {
+		return d
+	}
+	return filepath.Join(RepoRoot(), ".fixtures", "releases")
+}
+
+// Missing skips the test (or fails it when CI=true) with the reason.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("required fixture missing (CI=true, no skipping): "+format, args...)
+	}
+	t.Skipf("fixture missing (run scripts/fetch-fixtures.sh): "+format, args...)
+}
+
+// Get returns the fixture for version, skipping or failing as Missing does
+// when its files are absent.
+func Get(t testing.TB, version string) Release {
+	t.Helper()
+	r, ok := Pinned[version]
+	if !ok {
+		t.Fatalf("testfixture: no pinned release %q", version)
+	}
+	r.Tarball = filepath.Join(Dir(), "openssl-"+version+".tar.gz")
+	r.Signature = r.Tarball + ".asc"
+	for _, p := range []string{r.Tarball, r.Signature} {
+		if _, err := os.Stat(p); err != nil {
+			Missing(t, "%s", p)
+		}
+	}
+	return r
+}
