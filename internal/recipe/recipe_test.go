@@ -1,0 +1,130 @@
+package recipe
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func mustLoad(t *testing.T) *Recipe {
+	t.Helper()
+	r, err := Load("")
+	if err != nil {
+		t.Fatalf("embedded default recipe: %v", err)
+	}
+	return r
+}
+
+func TestEmbeddedRecipe(t *testing.T) {
+	r := mustLoad(t)
+	if r.Default != "4.0.2" {
+		t.Errorf("default = %q, want 4.0.2", r.Default)
+	}
+	for _, v := range []string{"4.0.2", "3.5.7", "3.0.20"} {
+		if _, err := r.Release(v); err != nil {
+			t.Errorf("release %s: %v", v, err)
+		}
+	}
+	if got := r.Versions(); got[0] != "4.0.2" {
+		t.Errorf("Versions()[0] = %q, want newest first", got[0])
+	}
+	if len(r.SHA256) != 64 {
+		t.Errorf("recipe digest %q", r.SHA256)
+	}
+}
+
+func TestPlanOptions(t *testing.T) {
+	r := mustLoad(t)
+	all := []string{"no-zlib", "no-shared", "no-module", "no-comp", "no-apps", "no-docs", "no-sm2-precomp", "no-atexit", "enable-ec_nistp_64_gcc_128"}
+	tests := []struct {
+		version, target string
+		want, skipped    []string
+	}{
+		{"4.0.2", "arm64", all, nil},
+		{"3.5.7", "x86_64", all, nil},
+		{"3.0.20", "arm64", []string{"no-zlib", "no-shared", "no-module", "no-comp", "no-atexit", "enable-ec_nistp_64_gcc_128"}, []string{"no-apps", "no-docs", "no-sm2-precomp"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.version+"/"+tt.target, func(t *testing.T) {
+			p, err := r.Plan(tt.version, tt.target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(p.Options, tt.want) {
+				t.Errorf("options = %v\nwant      %v", p.Options, tt.want)
+			}
+			if !slices.Equal(p.Skipped, tt.skipped) {
+				t.Errorf("skipped = %v, want %v", p.Skipped, tt.skipped)
+			}
+		})
+	}
+}
+
+func TestConstraintAlternatives(t *testing.T) {
+	c, err := ParseConstraint(">= 3.0.14, < 3.1.0 || >= 3.3.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v, want := range map[string]bool{"3.0.13": false, "3.0.14": true, "3.1.0": false, "3.2.9": false, "3.3.0": true, "4.0.2": true} {
+		if got := c.Check(mustVersion(t, v)); got != want {
+			t.Errorf("%s: got %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestUnknown(t *testing.T) {
+	r := mustLoad(t)
+	if _, err := r.Plan("9.9.9", "arm64"); !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), "4.0.2") {
+		t.Errorf("unknown release: %v", err)
+	}
+	if _, err := r.Plan("", "riscv"); !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), "arm64") {
+		t.Errorf("unknown target: %v", err)
+	}
+	if _, err := Load("nonesuch"); !errors.Is(err, ErrUnknown) {
+		t.Errorf("unknown recipe: %v", err)
+	}
+}
+
+// TestInvalid mutates the real recipe one field at a time; each mutation must
+// be refused with an error naming the file and the field.
+func TestInvalid(t *testing.T) {
+	base, err := os.ReadFile("../../recipes/openssl.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, old, new, wantField string
+	}{
+		{"unknown field", `default = "4.0.2"`, "default = \"4.0.2\"\ncolour = \"blue\"", "unknown field colour"},
+		{"unknown target field", `artifact = "openssl-macos-arm64"`, "artifact = \"openssl-macos-arm64\"\ncflags = [\"-O0\"]", "targets.arm64.cflags"},
+		{"short sha256", "736b467530f916737b7031310ccb21d8218c6229e61e8e160cd1d3458cd543a8", "736b4675", "release 4.0.2.sha256"},
+		{"upper sha256", "736b467530f916737b7031310ccb21d8218c6229e61e8e160cd1d3458cd543a8", strings.ToUpper("736b467530f916737b7031310ccb21d8218c6229e61e8e160cd1d3458cd543a8"), "release 4.0.2.sha256"},
+		{"bad constraint", `versions = ">= 3.2.0" }`, `versions = "newer than 3.2" }`, "options[4].versions"},
+		{"missing target", "[targets.x86_64]", "[nottargets.x86_64]", "unknown field"},
+		{"no targets", "[targets.", "[t.", "unknown field"},
+		{"min_os disagrees", `min_os = "11.0"`, `min_os = "12.0"`, "targets.arm64.flags"},
+		{"optimisation flag", `flags = ["-mmacosx-version-min=11.0"]`, `flags = ["-mmacosx-version-min=11.0", "-O0"]`, "targets.arm64.flags[1]"},
+		{"default missing", `default = "4.0.2"`, `default = "4.0.9"`, "default"},
+		{"bad fingerprint", `signers = ["B146647E45A7B33947AB226B2A2C87D161692D40"]`, `signers = ["64ED7B1DCCE71CB2"]`, "release 4.0.2.signers[0]"},
+		{"url for other file", "download/openssl-4.0.2/openssl-4.0.2.tar.gz", "download/openssl-4.0.2/openssl-4.0.1.tar.gz", "release 4.0.2.urls[0]"},
+		{"syntax", `size = 55153883`, `size = 55153883 x`, "openssl.toml:"},
+		{"bad signature mode", `size = 55153883`, "size = 55153883\nsignature = \"maybe\"", "release 4.0.2.signature"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mut := strings.Replace(string(base), tt.old, tt.new, 1)
+			if mut == string(base) {
+				t.Fatalf("mutation %q did not apply", tt.old)
+			}
+			_, err := Parse("recipes/openssl.toml", []byte(mut))
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("want ErrInvalid, got %v", err)
+			}
+			if !strings.Contains(err.Error(), "recipes/openssl.toml") || !strings.Contains(err.Error(), tt.wantField) {
+				t.Errorf("error does not name file and %q:\n%v", tt.wantField, err)
+			}
+		})
+	}
+}
