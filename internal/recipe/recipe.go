@@ -33,13 +33,13 @@ var ErrUnknown = errors.New("not in recipe")
 
 // Recipe is a parsed, validated recipe file.
 type Recipe struct {
-	Name    string // file name without extension, e.g. "openssl"
-	Path    string // where it was read from (embedded: "recipes/<file>")
-	SHA256  string // digest of the file's bytes, recorded in manifests
-	Default string
-	Prefix  string
-	Options []Option
-	Targets map[string]Target
+	Name     string // file name without extension, e.g. "openssl"
+	Path     string // where it was read from (embedded: "recipes/<file>")
+	SHA256   string // digest of the file's bytes, recorded in manifests
+	Default  string
+	Prefix   string
+	Options  []Option
+	Targets  map[string]Target
 	Releases []Release
 }
 

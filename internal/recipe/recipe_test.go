@@ -40,7 +40,7 @@ func TestPlanOptions(t *testing.T) {
 	all := []string{"no-zlib", "no-shared", "no-module", "no-comp", "no-apps", "no-docs", "no-sm2-precomp", "no-atexit", "enable-ec_nistp_64_gcc_128"}
 	tests := []struct {
 		version, target string
-		want, skipped    []string
+		want, skipped   []string
 	}{
 		{"4.0.2", "arm64", all, nil},
 		{"3.5.7", "x86_64", all, nil},
