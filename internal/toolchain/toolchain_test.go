@@ -1,0 +1,118 @@
+package toolchain
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/proc"
+	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/testfixture"
+)
+
+func crossOrSkip(t *testing.T) Toolchain {
+	t.Helper()
+	if runtime.GOOS == "darwin" {
+		t.Skip("cross toolchain tests run on Linux")
+	}
+	tc, err := New("cross")
+	if err != nil {
+		testfixture.Missing(t, "%v", err)
+	}
+	return tc
+}
+
+// TestCrossCompiles compiles, with the prepared "cc", a file that includes
+// libc headers and the CommonCrypto shim the way OpenSSL does, and checks
+// the object's architecture and deployment target with llvm-objdump.
+func TestCrossCompiles(t *testing.T) {
+	tc := crossOrSkip(t)
+	r, err := recipe.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(t.TempDir(), "t.c")
+	os.WriteFile(src, []byte(`#include <stdio.h>
+#include <string.h>
+#include <pthread.h>
+#include <CommonCrypto/CommonCryptoError.h>
+#include <CommonCrypto/CommonRandom.h>
+int f(void *p, size_t n) { return CCRandomGenerateBytes(p, n) == kCCSuccess; }
+`), 0o644)
+	for _, tt := range []struct{ target, arch, cmd, minos string }{
+		{"arm64", "arm64", "LC_BUILD_VERSION", "minos 11.0"},
+		{"x86_64", "x86_64", "LC_VERSION_MIN_MACOSX", "version 10.12"},
+	} {
+		t.Run(tt.target, func(t *testing.T) {
+			tgt, _ := r.Target(tt.target)
+			dir := filepath.Join(t.TempDir(), "tc")
+			env, err := tc.Prepare(context.Background(), dir, tgt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj := filepath.Join(t.TempDir(), "t.o")
+			e := []string{"PATH=" + env.Bin + ":/usr/bin:/bin"}
+			args := append([]string{"cc", "-arch", tt.arch, "-O3"}, tgt.Flags...)
+			args = append(args, "-c", "-o", obj, src)
+			if _, err := proc.Output(context.Background(), proc.Cmd{Args: args, Env: e}); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command("llvm-objdump-14", "--macho", "--private-headers", obj).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if !strings.Contains(string(out), tt.cmd) || !strings.Contains(string(out), tt.minos) {
+				t.Errorf("object lacks %s %s:\n%s", tt.cmd, tt.minos, out)
+			}
+			// ranlib must accept Apple's -c.
+			lib := filepath.Join(t.TempDir(), "l.a")
+			for _, a := range [][]string{{"ar", "rc", lib, obj}, {"ranlib", "-c", lib}} {
+				if _, err := proc.Output(context.Background(), proc.Cmd{Args: a, Env: e}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func TestPrepareRefusesExistingPath(t *testing.T) {
+	tc := crossOrSkip(t)
+	r, _ := recipe.Load("")
+	tgt, _ := r.Target("arm64")
+	dir := t.TempDir()
+	// A planted symlink where a wrapper would go must not be written through.
+	os.Mkdir(filepath.Join(dir, "bin"), 0o755)
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victim, []byte("keep"), 0o644)
+	os.Symlink(victim, filepath.Join(dir, "bin", "ar"))
+	if _, err := tc.Prepare(context.Background(), dir, tgt); err == nil {
+		t.Fatal("Prepare wrote into an existing bin directory")
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Fatal("symlink target overwritten")
+	}
+}
+
+func TestIdentity(t *testing.T) {
+	tc := crossOrSkip(t)
+	id, err := tc.Identity(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(id.Compiler, "clang version 14") || id.Tools["lipo"] == "" {
+		t.Errorf("identity %+v", id)
+	}
+}
+
+func TestMissingHeaders(t *testing.T) {
+	crossOrSkip(t)
+	t.Setenv("OSSLBUILD_MACOS_HEADERS", t.TempDir())
+	_, err := New("cross")
+	if err == nil || !strings.Contains(err.Error(), "setup-cross.sh") {
+		t.Errorf("want an error pointing at setup-cross.sh, got %v", err)
+	}
+}
