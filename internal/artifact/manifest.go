@@ -1,0 +1,120 @@
+package artifact
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/osslbuild/osslbuild/internal/toolchain"
+)
+
+// ManifestName is the manifest's file name inside an artifact.
+const ManifestName = "manifest.json"
+
+// Schema identifies the manifest format.
+const Schema = "https://github.com/osslbuild/osslbuild/manifest/v1"
+
+// Manifest records how an artifact was made. It holds no build directory
+// and no time of day, so two builds of the same inputs write the same bytes.
+type Manifest struct {
+	Schema          string             `json:"schema"`
+	Name            string             `json:"name"`
+	Osslbuild       string             `json:"osslbuild"`
+	Recipe          RecipeRef          `json:"recipe"`
+	OpenSSL         Source             `json:"openssl"`
+	Patches         []Patch            `json:"patches"`
+	Target          Target             `json:"target"`
+	Toolchain       toolchain.Identity `json:"toolchain"`
+	Configure       Configure          `json:"configure"`
+	SourceDateEpoch int64              `json:"source_date_epoch"`
+	CompilerLines   []CompilerLine     `json:"compiler_lines"`
+	Slices          []*Manifest        `json:"slices,omitempty"`          // universal2: each slice's manifest
+	HeaderDispatch  []string           `json:"header_dispatch,omitempty"` // universal2: headers merged per arch
+	Files           map[string]string  `json:"files"`                     // sha256 of every other file in the artifact
+}
+
+// RecipeRef names the recipe and pins its content.
+type RecipeRef struct {
+	Name   string `json:"name"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// Source is the verified OpenSSL source release.
+type Source struct {
+	Version      string `json:"version"`
+	File         string `json:"file"`
+	SHA256       string `json:"sha256"`
+	Size         int64  `json:"size"`
+	URL          string `json:"url"`
+	SignatureURL string `json:"signature_url,omitempty"`
+	Signer       string `json:"signer,omitempty"`      // primary key fingerprint
+	SigningKey   string `json:"signing_key,omitempty"` // (sub)key that made the signature
+	SignedAt     string `json:"signed_at,omitempty"`
+}
+
+// Patch is one applied patch.
+type Patch struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
+}
+
+// Target is the slice the artifact was built for.
+type Target struct {
+	Name      string   `json:"name"`
+	Configure string   `json:"configure"`
+	OS        string   `json:"os"`
+	Arch      string   `json:"arch"`
+	MinOS     string   `json:"min_os,omitempty"`
+	Flags     []string `json:"flags"`
+	Options   []string `json:"options"`
+	Skipped   []string `json:"skipped_options,omitempty"`
+}
+
+// Configure is the exact invocation.
+type Configure struct {
+	Argv    []string `json:"argv"`
+	Env     []string `json:"env"`               // as passed, with the build directory written as $WORK
+	Ignored []string `json:"ignored,omitempty"` // user variables that were set and not passed
+	CFLAGS  string   `json:"cflags"`            // CFLAGS in the generated Makefile
+}
+
+// CompilerLine is a "compiler:" line found in a built library.
+type CompilerLine struct {
+	Arch    string `json:"arch"`
+	Library string `json:"library"`
+	Member  string `json:"member"`
+	Line    string `json:"line"`
+	Opt     string `json:"optimisation"`
+}
+
+// WriteManifest hashes every file in dir (except the manifest itself), stores
+// the digests in m.Files and writes dir/manifest.json.
+func WriteManifest(dir string, m *Manifest) error {
+	files, err := HashTree(dir)
+	if err != nil {
+		return err
+	}
+	delete(files, ManifestName)
+	m.Files = files
+	m.Schema = Schema
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, ManifestName), append(b, '\n'), 0o644)
+}
+
+// ReadManifest reads dir/manifest.json.
+func ReadManifest(dir string) (*Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		return nil, fmt.Errorf("artifact %s: %w", dir, err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("artifact %s: %s: %w", dir, ManifestName, err)
+	}
+	return &m, nil
+}

@@ -1,0 +1,102 @@
+package artifact
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Published says where an artifact went.
+type Published struct {
+	Dir     string  // out/<name>
+	Tarball string  // out/<name>.tar.gz
+	Digests Digests // of the tarball
+}
+
+// Publish makes out/<name>/, out/<name>.tar.gz and out/<name>.tar.gz.sha256
+// from the finished tree dir. Everything is written under a private
+// temporary directory inside out and renamed into place only when complete,
+// under a lock so two builds publishing the same name cannot interleave.
+// On error nothing new is left in out.
+func Publish(dir, out, name string, mtime time.Time) (*Published, error) {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("publish %s: %w", name, err)
+	}
+	unlock, err := lock(filepath.Join(out, "."+name+".lock"))
+	if err != nil {
+		return nil, fmt.Errorf("publish %s: %w", name, err)
+	}
+	defer unlock()
+	tmp, err := os.MkdirTemp(out, ".tmp-"+name+"-")
+	if err != nil {
+		return nil, fmt.Errorf("publish %s: %w", name, err)
+	}
+	defer os.RemoveAll(tmp)
+
+	tgz := filepath.Join(tmp, name+".tar.gz")
+	f, err := os.Create(tgz)
+	if err != nil {
+		return nil, fmt.Errorf("publish %s: %w", name, err)
+	}
+	d, err := WriteTarball(dir, name, mtime, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("publish %s: %w", name, err)
+	}
+	if err := os.WriteFile(tgz+".sha256", []byte(ShaLine(d.SHA256, name+".tar.gz")), 0o644); err != nil {
+		return nil, fmt.Errorf("publish %s: %w", name, err)
+	}
+	treeTmp := filepath.Join(tmp, name)
+	if err := os.Rename(dir, treeTmp); err != nil {
+		if err := os.CopyFS(treeTmp, os.DirFS(dir)); err != nil {
+			return nil, fmt.Errorf("publish %s: %w", name, err)
+		}
+	}
+	p := &Published{Dir: filepath.Join(out, name), Tarball: filepath.Join(out, name+".tar.gz"), Digests: d}
+	// Replace any previous artifact: move old entries aside, move new ones in,
+	// then delete the old. A crash in between leaves complete files only.
+	old := filepath.Join(tmp, "old")
+	if err := os.Mkdir(old, 0o755); err != nil {
+		return nil, err
+	}
+	moves := [][2]string{{treeTmp, p.Dir}, {tgz, p.Tarball}, {tgz + ".sha256", p.Tarball + ".sha256"}}
+	for i, mv := range moves {
+		if _, err := os.Lstat(mv[1]); err == nil {
+			if err := os.Rename(mv[1], filepath.Join(old, fmt.Sprint(i))); err != nil {
+				return nil, fmt.Errorf("publish %s: %w", name, err)
+			}
+		}
+	}
+	for _, mv := range moves {
+		if err := os.Rename(mv[0], mv[1]); err != nil {
+			return nil, fmt.Errorf("publish %s: %w", name, err)
+		}
+	}
+	return p, nil
+}
+
+// lock takes an exclusive flock on path, waiting for another holder.
+func lock(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+// TempName returns a unique suffix for private work directories.
+func TempName() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,156 @@
+package artifact
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Digests of a written tarball.
+type Digests struct {
+	SHA256    string `json:"sha256"`     // of the .tar.gz
+	TarSHA256 string `json:"tar_sha256"` // of the uncompressed tar: stable even if Go's flate output changes
+	Size      int64  `json:"size"`
+}
+
+// WriteTarball writes dir as a deterministic .tar.gz to out: entries sorted
+// by path under the top-level name top, every mtime set to mtime, uid/gid 0
+// with no names, modes normalised to 0755 (dirs and executables) or 0644,
+// and a gzip header with no name and no time. The same tree gives the same
+// bytes whatever the umask, owner, timestamps or directory order.
+func WriteTarball(dir, top string, mtime time.Time, out io.Writer) (Digests, error) {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return Digests{}, fmt.Errorf("tarball %s: %w", dir, err)
+	}
+	sort.Slice(paths, func(i, j int) bool {
+		a, _ := filepath.Rel(dir, paths[i])
+		b, _ := filepath.Rel(dir, paths[j])
+		return filepath.ToSlash(a) < filepath.ToSlash(b)
+	})
+	gzSum, tarSum := sha256.New(), sha256.New()
+	cw := &countWriter{w: io.MultiWriter(out, gzSum)}
+	gz, err := gzip.NewWriterLevel(cw, gzip.BestCompression)
+	if err != nil {
+		return Digests{}, err
+	}
+	// Header fields left zero: no name, no ModTime, OS left at Go's default.
+	tw := tar.NewWriter(io.MultiWriter(gz, tarSum))
+	mtime = mtime.UTC().Truncate(time.Second)
+	writeDir := func(name string) error {
+		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755, ModTime: mtime, Format: tar.FormatPAX})
+	}
+	if err := writeDir(top); err != nil {
+		return Digests{}, err
+	}
+	for _, p := range paths {
+		rel, _ := filepath.Rel(dir, p)
+		name := top + "/" + filepath.ToSlash(rel)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return Digests{}, err
+		}
+		switch {
+		case fi.IsDir():
+			if err := writeDir(name); err != nil {
+				return Digests{}, err
+			}
+		case fi.Mode().IsRegular():
+			mode := int64(0o644)
+			if fi.Mode()&0o111 != 0 {
+				mode = 0o755
+			}
+			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: fi.Size(), ModTime: mtime, Format: tar.FormatPAX}
+			if err := tw.WriteHeader(hdr); err != nil {
+				return Digests{}, err
+			}
+			f, err := os.Open(p)
+			if err != nil {
+				return Digests{}, err
+			}
+			_, err = io.Copy(tw, f)
+			f.Close()
+			if err != nil {
+				return Digests{}, fmt.Errorf("tarball %s: %w", p, err)
+			}
+		default:
+			return Digests{}, fmt.Errorf("tarball %s: %s is not a regular file or directory (%s)", dir, rel, fi.Mode().Type())
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return Digests{}, err
+	}
+	if err := gz.Close(); err != nil {
+		return Digests{}, err
+	}
+	return Digests{SHA256: hex.EncodeToString(gzSum.Sum(nil)), TarSHA256: hex.EncodeToString(tarSum.Sum(nil)), Size: cw.n}, nil
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// HashTree returns the sha256 of every regular file under dir, keyed by
+// slash-separated relative path.
+func HashTree(dir string) (map[string]string, error) {
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		sum, err := fileSHA256(p)
+		if err != nil {
+			return err
+		}
+		out[filepath.ToSlash(rel)] = sum
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hash %s: %w", dir, err)
+	}
+	return out, nil
+}
+
+func fileSHA256(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ShaLine is the content of a .sha256 file, in sha256sum's format.
+func ShaLine(sum, name string) string {
+	return sum + "  " + strings.TrimPrefix(filepath.Base(name), "/") + "\n"
+}

@@ -1,0 +1,160 @@
+package configure
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/toolchain"
+	"github.com/osslbuild/osslbuild/internal/unpack"
+)
+
+func plan(t *testing.T, version, target string) *recipe.Plan {
+	t.Helper()
+	r, err := recipe.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Plan(version, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestArgs(t *testing.T) {
+	tests := []struct {
+		version, target string
+		want            string
+	}{
+		{"4.0.2", "arm64", "perl Configure darwin64-arm64-cc --prefix=/opt/osslbuild --openssldir=/opt/homebrew/etc/openssl@3 no-zlib no-shared no-module no-comp no-apps no-docs no-sm2-precomp no-atexit enable-ec_nistp_64_gcc_128 -mmacosx-version-min=11.0"},
+		{"4.0.2", "x86_64", "perl Configure darwin64-x86_64-cc --prefix=/opt/osslbuild --openssldir=/usr/local/etc/openssl@3 no-zlib no-shared no-module no-comp no-apps no-docs no-sm2-precomp no-atexit enable-ec_nistp_64_gcc_128 -mmacosx-version-min=10.12 -march=core2"},
+		{"3.0.20", "x86_64", "perl Configure darwin64-x86_64-cc --prefix=/opt/osslbuild --openssldir=/usr/local/etc/openssl@3 no-zlib no-shared no-module no-comp no-atexit enable-ec_nistp_64_gcc_128 -mmacosx-version-min=10.12 -march=core2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.version+"/"+tt.target, func(t *testing.T) {
+			if got := strings.Join(Args(plan(t, tt.version, tt.target)), " "); got != tt.want {
+				t.Errorf("argv:\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestIgnoredSet(t *testing.T) {
+	env := []string{"CFLAGS=-O0 -g", "PATH=/bin", "CPPFLAGS=-DHOSTILE", "MACOSX_DEPLOYMENT_TARGET=10.9", "CC=", "HOME=/root", "CFLAGS=-O1"}
+	got := IgnoredSet(env)
+	want := []string{"CFLAGS", "CPPFLAGS", "MACOSX_DEPLOYMENT_TARGET"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestEnvIsConstructed(t *testing.T) {
+	t.Setenv("CFLAGS", "-O0 -g")
+	t.Setenv("MACOSX_DEPLOYMENT_TARGET", "10.9")
+	work := t.TempDir()
+	env, err := Env(toolchain.Env{Bin: "/tc/bin", Vars: []string{"ZERO_AR_DATE=1"}}, work, 1787657968)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		keys[k] = v
+	}
+	for _, k := range Ignored {
+		if _, ok := keys[k]; ok {
+			t.Errorf("%s reached the environment", k)
+		}
+	}
+	if !strings.HasPrefix(keys["PATH"], "/tc/bin:") {
+		t.Errorf("toolchain not first on PATH: %s", keys["PATH"])
+	}
+	if keys["SOURCE_DATE_EPOCH"] != "1787657968" || keys["LANG"] != "C" || keys["TZ"] != "UTC" || keys["ZERO_AR_DATE"] != "1" {
+		t.Errorf("env = %v", env)
+	}
+}
+
+// configured extracts the real release once and configures it for each
+// target in turn, returning the gate's verdicts.
+func TestRealConfigureGate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real Configure")
+	}
+	tc, err := toolchain.New("cross")
+	if err != nil {
+		testfixture.Missing(t, "%v", err)
+	}
+	for _, version := range []string{"4.0.2", "3.5.7", "3.0.20"} {
+		t.Run(version, func(t *testing.T) {
+			fx := testfixture.Get(t, version)
+			src := filepath.Join(t.TempDir(), "src")
+			if _, err := unpack.Extract(context.Background(), fx.Tarball, src, unpack.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			for _, target := range []string{"arm64", "x86_64"} {
+				p := plan(t, version, target)
+				work := t.TempDir()
+				tenv, err := tc.Prepare(context.Background(), filepath.Join(work, "tc"), p.Target)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// A hostile user environment: none of it may reach Configure.
+				t.Setenv("CFLAGS", "-O0 -g")
+				t.Setenv("CPPFLAGS", "-DHOSTILE")
+				t.Setenv("MACOSX_DEPLOYMENT_TARGET", "10.9")
+				env, err := Env(tenv, work, 1787657968)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var log bytes.Buffer
+				if err := Run(context.Background(), src, p, env, &log); err != nil {
+					t.Fatalf("%v\n%s", err, log.String())
+				}
+				m, res, err := Gate(src, p)
+				if err != nil {
+					t.Fatalf("%s: gate refused osslbuild's own Configure: %v", target, err)
+				}
+				want := "-O3 -Wall " + strings.Join(p.Target.Flags, " ")
+				if res.CFLAGS != want {
+					t.Errorf("%s: CFLAGS = %q, want %q", target, res.CFLAGS, want)
+				}
+				// The generated files must hold none of the hostile values
+				// (the Makefile's own fuzz rules mention -O0, so look at the
+				// flag variables for that one).
+				for _, f := range []string{m.Path, filepath.Join(src, "configdata.pm")} {
+					b, _ := os.ReadFile(f)
+					if bytes.Contains(b, []byte("HOSTILE")) {
+						t.Errorf("%s: CPPFLAGS from the environment reached %s", target, f)
+					}
+				}
+				for _, k := range []string{"CFLAGS", "CPPFLAGS", "CNF_CFLAGS", "CNF_CPPFLAGS", "LDFLAGS", "CNF_LDFLAGS"} {
+					if v := m.Vars[k]; strings.Contains(v, "-O0") || strings.Contains(v, "-g") || strings.Contains(v, "10.9") {
+						t.Errorf("%s: hostile environment reached %s=%s", target, k, v)
+					}
+				}
+				if res.Objects < 500 {
+					t.Errorf("%s: only %d library objects found in the Makefile", target, res.Objects)
+				}
+
+				// The pyca way: the same flags as CFLAGS in the environment of
+				// Configure. The gate must refuse it.
+				pycaEnv := append(slices.Clone(env), "CFLAGS="+strings.Join(p.Target.Flags, " "))
+				if err := Run(context.Background(), src, p, pycaEnv, &log); err != nil {
+					t.Fatalf("%v\n%s", err, log.String())
+				}
+				_, res, err = Gate(src, p)
+				if !errors.Is(err, ErrGate) || !strings.Contains(err.Error(), "-O0") {
+					t.Errorf("%s: gate passed pyca's CFLAGS-in-environment Configure (CFLAGS=%q): %v", target, res.CFLAGS, err)
+				}
+			}
+		})
+	}
+}
