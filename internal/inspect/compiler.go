@@ -1,0 +1,135 @@
+package inspect
+
+import (
+	"fmt"
+	"strings"
+)
+
+// OptLevel is a compiler optimisation level, ordered for a "minimum level"
+// policy: a level satisfies a minimum when it is >= it.
+//
+// The order is O0 < Og < O1 < Oz < Os < O2 < O3 < Ofast:
+//   - Og ("optimise for debugging") is below O1 because GCC's Og drops O1
+//     passes (clang treats it as O1; we take the weaker reading).
+//   - Os and Oz start from the O2 pipeline but turn off size-increasing
+//     passes, so they rank above O1 and below O2; Oz gives up more than Os.
+//   - Ofast is O3 plus -ffast-math and friends, so it satisfies any -O3
+//     minimum; whether fast-math is acceptable is a policy question for the
+//     caller (it can look at CompilerLine.OptFlag).
+type OptLevel int
+
+const (
+	O0 OptLevel = iota // no optimisation: the compiler default when no -O flag is given
+	Og
+	O1 // also what a bare "-O" means
+	Oz
+	Os
+	O2
+	O3 // also -O4 and higher, which GCC and clang treat as -O3
+	Ofast
+)
+
+var optNames = [...]string{O0: "-O0", Og: "-Og", O1: "-O1", Oz: "-Oz", Os: "-Os", O2: "-O2", O3: "-O3", Ofast: "-Ofast"}
+
+func (o OptLevel) String() string {
+	if o >= 0 && int(o) < len(optNames) {
+		return optNames[o]
+	}
+	return fmt.Sprintf("OptLevel(%d)", int(o))
+}
+
+// AtLeast reports whether o satisfies a minimum level.
+func (o OptLevel) AtLeast(min OptLevel) bool { return o >= min }
+
+// ParseOptLevel parses "-O3", "O3" or "3" (and s, z, g, fast).
+func ParseOptLevel(s string) (OptLevel, error) {
+	w := strings.TrimPrefix(strings.TrimPrefix(s, "-"), "O")
+	if o, ok := optFromSuffix(w); ok {
+		return o, nil
+	}
+	return O0, fmt.Errorf("optimisation level %q: expected one of -O0, -Og, -O1, -Oz, -Os, -O2, -O3, -Ofast", s)
+}
+
+// optFromSuffix decodes what follows "-O" in a compiler flag.
+func optFromSuffix(w string) (OptLevel, bool) {
+	switch w {
+	case "":
+		return O1, true
+	case "0":
+		return O0, true
+	case "1":
+		return O1, true
+	case "2":
+		return O2, true
+	case "s":
+		return Os, true
+	case "z":
+		return Oz, true
+	case "g":
+		return Og, true
+	case "fast":
+		return Ofast, true
+	}
+	if isDigits(w) { // -O3, -O4, -O99: GCC and clang clamp to -O3
+		return O3, true
+	}
+	return O0, false
+}
+
+// CompilerLine is a parsed OpenSSL "compiler: " line.
+type CompilerLine struct {
+	Raw  string   // the line without its "compiler: " prefix
+	Args []string // argv words; Args[0] is the compiler ("cc", "gcc", ...)
+	// Opt is the effective optimisation: the last -O flag wins, and no -O
+	// flag at all means -O0 (the compiler default; pyca's builds with
+	// CFLAGS from the environment shipped that way).
+	Opt OptLevel
+	// OptFlag is the deciding -O word as written, "" when there is none. An
+	// unrecognised "-O..." word counts as a -O flag at level O0, the most
+	// conservative reading, so policy never credits an optimisation it
+	// cannot name.
+	OptFlag string
+	Archs   []string // values of every "-arch X"
+}
+
+// ParseCompilerLine splits a compiler line into words and derives the
+// effective optimisation level and -arch values. It accepts the line with or
+// without its "compiler: " prefix. mkbuildinf.pl joins argv with spaces and
+// loses any quoting, so words are split on white space.
+func ParseCompilerLine(s string) CompilerLine {
+	raw := strings.TrimPrefix(s, "compiler: ")
+	c := CompilerLine{Raw: raw, Args: strings.Fields(raw)}
+	for i := 1; i < len(c.Args); i++ {
+		w := c.Args[i]
+		switch {
+		case w == "-arch" && i+1 < len(c.Args):
+			c.Archs = append(c.Archs, c.Args[i+1])
+			i++
+		case strings.HasPrefix(w, "-O"):
+			o, _ := optFromSuffix(w[2:]) // unknown: O0, see OptFlag
+			c.Opt, c.OptFlag = o, w
+		}
+	}
+	return c
+}
+
+// Has reports whether flag appears among the arguments (the compiler name
+// excluded). A flag with spaces ("-arch arm64") must appear as consecutive
+// words.
+func (c CompilerLine) Has(flag string) bool {
+	want := strings.Fields(flag)
+	if len(want) == 0 || len(c.Args) < 2 {
+		return false
+	}
+	args := c.Args[1:]
+outer:
+	for i := 0; i+len(want) <= len(args); i++ {
+		for j, w := range want {
+			if args[i+j] != w {
+				continue outer
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -1,0 +1,92 @@
+package inspect
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrMalformed is matched (errors.Is) by every *FormatError: the bytes do not
+// form the format their magic number announced.
+var ErrMalformed = errors.New("malformed file")
+
+// ErrUnknownFormat is returned when a file's magic number matches none of the
+// formats Inspect understands.
+var ErrUnknownFormat = errors.New("unrecognised file format")
+
+// FormatError says where a file is malformed and what was expected vs found.
+// The parsers fill Offset, Member and Msg; Inspect adds Path and Slice, so the
+// message names the file, the architecture slice and the archive member.
+type FormatError struct {
+	Path   string // file path, as given to Inspect
+	Slice  string // architecture slice of a universal file, "" for thin files
+	Member string // archive member name, "" outside archives
+	Offset int64  // byte offset in the file (or in the parsed stream) where the problem is
+	Msg    string // what was expected and what was found
+}
+
+func (e *FormatError) Error() string {
+	var b strings.Builder
+	b.WriteString("inspect ")
+	b.WriteString(location(e.Path, e.Member))
+	if e.Slice != "" {
+		fmt.Fprintf(&b, " [%s slice]", e.Slice)
+	}
+	fmt.Fprintf(&b, ": at offset %d: %s", e.Offset, e.Msg)
+	return b.String()
+}
+
+// Is lets callers test errors.Is(err, ErrMalformed).
+func (e *FormatError) Is(target error) bool { return target == ErrMalformed }
+
+// location renders "file(member)" as ar, nm and ld print it.
+func location(path, member string) string {
+	if path == "" {
+		path = "<input>"
+	}
+	if member == "" {
+		return path
+	}
+	return path + "(" + member + ")"
+}
+
+func malformed(off int64, format string, args ...any) *FormatError {
+	return &FormatError{Offset: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+// annotate fills in the context a low-level parser could not know. It only
+// touches *FormatError values this package created; other errors (I/O) are
+// wrapped with the location instead.
+func annotate(err error, path, slice, member string, base int64) error {
+	if err == nil {
+		return nil
+	}
+	var fe *FormatError
+	if errors.As(err, &fe) {
+		if fe.Path == "" {
+			fe.Path = path
+		}
+		if fe.Slice == "" {
+			fe.Slice = slice
+		}
+		if fe.Member == "" {
+			fe.Member = member
+		}
+		fe.Offset += base
+		return err
+	}
+	where := location(path, member)
+	if slice != "" {
+		where += " [" + slice + " slice]"
+	}
+	return fmt.Errorf("inspect %s: %w", where, err)
+}
+
+// shift moves a *FormatError's offset from a sub-stream to its parent.
+func shift(err error, base int64) error {
+	var fe *FormatError
+	if errors.As(err, &fe) {
+		fe.Offset += base
+	}
+	return err
+}

@@ -1,0 +1,162 @@
+package inspect
+
+// Run a fuzzer with, for example:
+//
+//	go test ./internal/inspect -run '^$' -fuzz '^FuzzParseFat$' -fuzztime 60s -fuzzminimizetime 2s
+//
+// The short -fuzzminimizetime matters for FuzzParseFat: its seeds are
+// kilobytes long and the default 60 s minimisation of each new input
+// otherwise eats the whole run. Crashers go to testdata/fuzz/<Fuzzer>/.
+
+import (
+	"bytes"
+	"debug/macho"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// realSeeds compiles a universal static library, its thin archives (BSD and
+// GNU) and the objects, when the cross toolchain is present. The fuzzers run
+// without it on the synthetic seeds alone, so they never skip.
+func realSeeds(f *testing.F) (objs, archives, fats [][]byte) {
+	for _, tool := range []string{"clang-14", "llvm-ar-14", "llvm-lipo-14"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, nil, nil
+		}
+	}
+	tc := needToolchain(f)
+	d := f.TempDir()
+	read := func(p string) []byte {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return b
+	}
+	arm := tc.compile(f, d, "arm64-apple-macos11", "cv", cversionSrc(arm64Line, "darwin64-arm64-cc"))
+	x := filepath.Join(d, "x")
+	if err := os.Mkdir(x, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	x86 := tc.compile(f, x, "x86_64-apple-macos10.12", longName, plainSrc)
+	bsdA := tc.archive(f, "darwin", false, filepath.Join(d, "a.a"), arm)
+	bsdX := tc.archive(f, "darwin", true, filepath.Join(d, "x.a"), x86)
+	gnu := tc.archive(f, "gnu", false, filepath.Join(d, "g.a"), arm, x86)
+	fat := tc.lipoCreate(f, filepath.Join(d, "fat.a"), bsdA, bsdX)
+	return [][]byte{read(arm), read(x86)}, [][]byte{read(bsdA), read(bsdX), read(gnu)}, [][]byte{read(fat)}
+}
+
+func synthArchives(t testing.TB) [][]byte {
+	obj := machoObject(t, LCBuildVersion, PlatformMacOS, 0x000b0000)
+	return [][]byte{
+		[]byte(ArMagic),
+		buildAr(arEntry{"__.SYMDEF SORTED", []byte{0, 0, 0, 0}}, arEntry{"#1/8", append([]byte("a.o\x00\x00\x00\x00\x00"), obj...)}),
+		buildAr(arEntry{"/", []byte{0, 0, 0, 0}}, arEntry{"//", []byte("long_member_name.o/\n")}, arEntry{"/0", obj}, arEntry{"b.o/", []byte("x")}),
+	}
+}
+
+func FuzzParseAr(f *testing.F) {
+	_, archives, _ := realSeeds(f)
+	for _, s := range append(archives, synthArchives(f)...) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := ParseAr(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		for _, m := range append(a.Members, a.SymbolTables...) {
+			if m.Offset < 0 || m.Size < 0 || m.Offset+m.Size > int64(len(data)) || m.HeaderOffset+arHeaderSize > m.Offset {
+				t.Fatalf("member %q out of bounds: %+v (archive %d bytes)", m.Name, m, len(data))
+			}
+		}
+	})
+}
+
+func FuzzParseFat(f *testing.F) {
+	_, archives, fats := realSeeds(f)
+	obj := machoObject(f, LCBuildVersion, PlatformMacOS, 0x000b0000)
+	seeds := append(fats,
+		fatFile(f, fatSlice{cpu: macho.CpuArm64, data: obj}, fatSlice{cpu: macho.CpuAmd64, data: synthArchives(f)[1]}),
+		fatFile64(f, macho.CpuArm64, 4096, 16),
+		// Compact seeds: slices right after the header keep inputs small for the mutator.
+		fatFile(f, fatSlice{cpu: macho.CpuArm64, data: obj, offset: 28}),
+		fatFile(f, fatSlice{cpu: macho.CpuArm64, data: synthArchives(f)[2], offset: 28}),
+		[]byte{0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 1},
+	)
+	for _, a := range archives {
+		seeds = append(seeds, fatFile(f, fatSlice{cpu: macho.CpuArm64, data: a}))
+	}
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, arches, err := ParseFat(bytes.NewReader(data), int64(len(data)))
+		if err == nil {
+			for _, a := range arches {
+				if a.Offset < 8 || a.Size <= 0 || a.Offset+a.Size > int64(len(data)) {
+					t.Fatalf("slice out of bounds: %+v (file %d bytes)", a, len(data))
+				}
+			}
+		}
+		// The whole pipeline on the same input: it must not panic either.
+		_, _ = InspectReader("fuzz", bytes.NewReader(data), int64(len(data)))
+	})
+}
+
+func FuzzParseMachO(f *testing.F) {
+	objs, _, _ := realSeeds(f)
+	seeds := append(objs,
+		machoObject(f, LCBuildVersion, PlatformMacOS, 0x000b0000),
+		machoObject(f, LCVersionMinMacOSX, 0, 0x000a0c00),
+		bigEndian32(),
+	)
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ParseMachO(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		if int64(len(m.Versions))*8 > int64(len(data)) {
+			t.Fatalf("%d versions from %d bytes", len(m.Versions), len(data))
+		}
+		_ = m.TypeName()
+		for _, v := range m.Versions {
+			_ = v.MinOS.String() + v.SDK.String() + v.Platform.String() + v.CmdName()
+		}
+	})
+}
+
+func FuzzScanBuildInfo(f *testing.F) {
+	f.Add([]byte("\x00compiler: cc -O3\x00OpenSSL 4.0.2 25 Aug 2026\x00platform: x\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := ScanBuildInfo(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range got {
+			if b.Offset < 0 || b.Offset+int64(len(b.Text)) > int64(len(data)) || !bytes.HasPrefix(data[b.Offset:], []byte(b.Text)) {
+				t.Fatalf("%+v does not point into the input", b)
+			}
+			_ = ParseCompilerLine(b.Value).Has("-O3")
+		}
+	})
+}
+
+// Make sure the io.ReaderAt contract is all the parsers need: a reader that
+// returns short reads with io.EOF at the end must not confuse them.
+func TestParsersWithSectionReader(t *testing.T) {
+	obj := machoObject(t, LCBuildVersion, PlatformMacOS, 0x000b0000)
+	ar := buildAr(arEntry{"a.o/", obj})
+	padded := append(append([]byte("junk"), ar...), "junk"...)
+	sr := io.NewSectionReader(bytes.NewReader(padded), 4, int64(len(ar)))
+	a, err := ParseAr(sr, int64(len(ar)))
+	if err != nil || len(a.Members) != 1 {
+		t.Fatalf("%+v %v", a, err)
+	}
+}

@@ -1,0 +1,307 @@
+// Package inspect reads the files osslbuild produces and reports facts about
+// them: formats, architectures, deployment targets and the OpenSSL build-info
+// strings embedded in them. It holds no policy; package validate does.
+//
+// Each format has exactly one parser here (ParseAr, ParseFat, ParseMachO,
+// ParseELF, ScanBuildInfo, ParseCompilerLine). They read through an
+// io.ReaderAt with a known size, check every offset and size against it, and
+// allocate memory bounded by the real input rather than by header fields, so
+// a hostile or truncated file yields a *FormatError, never a panic or a huge
+// allocation.
+package inspect
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Format is the container format of a file, slice or member.
+type Format string
+
+const (
+	FormatUnknown Format = "unknown"
+	FormatMachO   Format = "mach-o"    // a thin Mach-O file
+	FormatFat     Format = "universal" // a Mach-O universal (fat) file
+	FormatAr      Format = "ar"        // an ar archive (static library)
+	FormatELF     Format = "elf"
+)
+
+// File is everything Inspect learnt about one file.
+type File struct {
+	Path    string
+	Size    int64
+	Format  Format
+	FatIs64 bool    // FormatFat with FAT_MAGIC_64
+	Slices  []Slice // one per architecture; thin files have exactly one
+}
+
+// Slice is one architecture's part of a file: the whole file when thin.
+type Slice struct {
+	// Arch is the slice's architecture: for a fat slice, its fat_arch CPU
+	// type; for a thin Mach-O or ELF file, its header's; for a thin archive,
+	// the CPU of its objects when they agree, "" otherwise.
+	Arch    string
+	Format  Format   // FormatMachO, FormatAr or FormatELF
+	Fat     *FatArch // the fat_arch entry, nil for thin files
+	Offset  int64    // from the start of the file
+	Size    int64
+	Archive *Archive // member table when Format is FormatAr; its offsets are relative to the slice
+	// Objects are the slice's objects: the slice itself for Mach-O and ELF,
+	// every non-index member, in order, for an archive.
+	Objects   []Object
+	BuildInfo []BuildInfo // every build-info string in the slice, Offset from the start of the file
+}
+
+// Object is one object file: a thin file, or one archive member.
+type Object struct {
+	Member string // archive member name, "" when not in an archive
+	Offset int64  // from the start of the file
+	Size   int64
+	Format Format
+	Magic  []byte // the first (up to) 8 bytes, for messages about unknown members
+	MachO  *MachO // set when Format is FormatMachO and it parsed
+	ELF    *ELF   // set when Format is FormatELF and it parsed
+	// Err is why this object could not be parsed (a *FormatError naming the
+	// file, slice and member). The rest of the file is still inspected so that
+	// a validator can report every problem at once.
+	Err error
+}
+
+// Arch is the object's CPU name ("" when unknown).
+func (o Object) Arch() string {
+	switch {
+	case o.MachO != nil:
+		return o.MachO.Arch
+	case o.ELF != nil:
+		return o.ELF.Arch
+	}
+	return ""
+}
+
+// format is one entry of the dispatch table: a magic test and the function
+// that turns a file of that format into slices. A new format (zip,
+// gzip-tar, ...) is one more entry.
+type format struct {
+	format Format
+	match  func(magic []byte) bool
+	slices func(c *inspector, r io.ReaderAt, size int64) ([]Slice, error)
+}
+
+var formats = []format{
+	{FormatFat, isFat, (*inspector).fatSlices},
+	{FormatMachO, isMachO, thinSlice(FormatMachO)},
+	{FormatAr, isAr, thinSlice(FormatAr)},
+	{FormatELF, isELF, thinSlice(FormatELF)},
+}
+
+func isFat(b []byte) bool {
+	if len(b) < 4 {
+		return false
+	}
+	m := binary.BigEndian.Uint32(b)
+	return m == FatMagic || m == FatMagic64
+}
+func isMachO(b []byte) bool { _, _, ok := machoByteOrder(b); return ok }
+func isAr(b []byte) bool {
+	return bytes.HasPrefix(b, []byte(ArMagic)) || bytes.HasPrefix(b, []byte("!<thin>\n"))
+}
+func isELF(b []byte) bool { return bytes.HasPrefix(b, []byte(elf.ELFMAG)) }
+
+// Identify returns the format of the bytes that start a file.
+func Identify(magic []byte) Format {
+	for _, f := range formats {
+		if f.match(magic) {
+			return f.format
+		}
+	}
+	return FormatUnknown
+}
+
+// Inspect opens path and inspects it; see InspectReader.
+func Inspect(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("inspect: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("inspect: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("inspect %s: expected a regular file, found %s", path, st.Mode().Type())
+	}
+	return InspectReader(path, f, st.Size())
+}
+
+// InspectReader identifies the format of the size bytes of r by magic
+// number and inspects every slice. name is used in messages. Malformed
+// containers (fat header, ar headers) are errors; a malformed object inside a
+// container is recorded in its Object.Err so the rest is still reported.
+func InspectReader(name string, r io.ReaderAt, size int64) (*File, error) {
+	magic, err := readMagic(r, size)
+	if err != nil {
+		return nil, fmt.Errorf("inspect %s: %w", name, err)
+	}
+	c := &inspector{path: name}
+	for _, f := range formats {
+		if !f.match(magic) {
+			continue
+		}
+		slices, err := f.slices(c, r, size)
+		if err != nil {
+			return nil, err
+		}
+		return &File{Path: name, Size: size, Format: f.format, FatIs64: c.fat64, Slices: slices}, nil
+	}
+	return nil, fmt.Errorf("inspect %s: %w: expected the magic of a Mach-O, universal, ar or ELF file, found %x", name, ErrUnknownFormat, magic)
+}
+
+func readMagic(r io.ReaderAt, size int64) ([]byte, error) {
+	magic := make([]byte, min(size, 8))
+	if _, err := r.ReadAt(magic, 0); err != nil && err != io.EOF {
+		return nil, err
+	}
+	return magic, nil
+}
+
+type inspector struct {
+	path  string
+	fat64 bool
+	sc    scanner
+}
+
+func (c *inspector) fatSlices(r io.ReaderAt, size int64) ([]Slice, error) {
+	is64, arches, err := ParseFat(r, size)
+	if err != nil {
+		return nil, annotate(err, c.path, "", "", 0)
+	}
+	c.fat64 = is64
+	var out []Slice
+	for i := range arches {
+		a := arches[i]
+		sr := io.NewSectionReader(r, a.Offset, a.Size)
+		magic, err := readMagic(sr, a.Size)
+		if err != nil {
+			return nil, fmt.Errorf("inspect %s [%s slice]: %w", c.path, a.Arch(), err)
+		}
+		var f Format
+		switch {
+		case isMachO(magic):
+			f = FormatMachO
+		case isAr(magic):
+			f = FormatAr
+		default:
+			return nil, &FormatError{Path: c.path, Slice: a.Arch(), Offset: a.Offset,
+				Msg: fmt.Sprintf("slice content: expected a Mach-O file or an ar archive, found magic %x", magic)}
+		}
+		s, err := c.slice(f, sr, a.Offset, a.Size, a.Arch())
+		if err != nil {
+			return nil, err
+		}
+		s.Fat = &a
+		s.Arch = a.Arch()
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func thinSlice(f Format) func(c *inspector, r io.ReaderAt, size int64) ([]Slice, error) {
+	return func(c *inspector, r io.ReaderAt, size int64) ([]Slice, error) {
+		s, err := c.slice(f, r, 0, size, "")
+		if err != nil {
+			return nil, err
+		}
+		return []Slice{s}, nil
+	}
+}
+
+// slice inspects one slice of format f: r holds just the slice, base is its
+// offset in the file, arch its name in a universal file ("" when thin).
+func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string) (Slice, error) {
+	s := Slice{Format: f, Offset: base, Size: size}
+	switch f {
+	case FormatAr:
+		a, err := ParseAr(r, size)
+		if err != nil {
+			return s, annotate(err, c.path, arch, "", base)
+		}
+		s.Archive = a
+		for _, m := range a.Members {
+			o := c.object(io.NewSectionReader(r, m.Offset, m.Size), m.Size, arch, m.Name, base+m.Offset)
+			s.Objects = append(s.Objects, o)
+			bi, err := c.sc.scan(io.NewSectionReader(r, m.Offset, m.Size))
+			if err != nil {
+				return s, annotate(err, c.path, arch, m.Name, 0)
+			}
+			for _, b := range bi {
+				b.Member, b.Offset = m.Name, b.Offset+base+m.Offset
+				s.BuildInfo = append(s.BuildInfo, b)
+			}
+		}
+		s.Arch = commonArch(s.Objects)
+	default:
+		o := c.object(r, size, arch, "", base)
+		if o.Err != nil && o.Format == f {
+			// A thin file that is itself malformed has nothing else to report.
+			return s, o.Err
+		}
+		s.Objects = []Object{o}
+		s.Arch = o.Arch()
+		bi, err := c.sc.scan(io.NewSectionReader(r, 0, size))
+		if err != nil {
+			return s, annotate(err, c.path, arch, "", 0)
+		}
+		for _, b := range bi {
+			b.Offset += base
+			s.BuildInfo = append(s.BuildInfo, b)
+		}
+	}
+	return s, nil
+}
+
+// object identifies and parses one object; parse failures land in Err.
+func (c *inspector) object(r io.ReaderAt, size int64, arch, member string, base int64) Object {
+	o := Object{Member: member, Offset: base, Size: size, Format: FormatUnknown}
+	magic, err := readMagic(r, size)
+	if err != nil {
+		o.Err = annotate(err, c.path, arch, member, 0)
+		return o
+	}
+	o.Magic = magic
+	switch {
+	case isMachO(magic):
+		o.Format = FormatMachO
+		o.MachO, err = ParseMachO(r, size)
+	case isELF(magic):
+		o.Format = FormatELF
+		o.ELF, err = ParseELF(r, size)
+	case isFat(magic):
+		o.Format = FormatFat
+		err = malformed(0, "nested universal file: expected a Mach-O or ELF object")
+	case isAr(magic):
+		o.Format = FormatAr
+		err = malformed(0, "nested ar archive: expected a Mach-O or ELF object")
+	}
+	if err != nil {
+		o.Err = annotate(err, c.path, arch, member, base)
+	}
+	return o
+}
+
+// commonArch is the CPU all objects share, or "".
+func commonArch(objs []Object) string {
+	arch := ""
+	for _, o := range objs {
+		a := o.Arch()
+		if a == "" || (arch != "" && a != arch) {
+			return ""
+		}
+		arch = a
+	}
+	return arch
+}

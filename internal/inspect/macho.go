@@ -1,0 +1,315 @@
+package inspect
+
+import (
+	"bufio"
+	"debug/macho"
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// Load commands debug/macho leaves undecoded.
+const (
+	LCVersionMinMacOSX   macho.LoadCmd = 0x24
+	LCVersionMinIPhoneOS macho.LoadCmd = 0x25
+	LCVersionMinTVOS     macho.LoadCmd = 0x2f
+	LCVersionMinWatchOS  macho.LoadCmd = 0x30
+	LCBuildVersion       macho.LoadCmd = 0x32
+)
+
+// maxSizeofcmds caps the load-command area we walk. Real objects have a few
+// KiB of load commands, large dylibs some tens of KiB.
+const maxSizeofcmds = 16 << 20
+
+// Platform is a Mach-O build platform (PLATFORM_* in <mach-o/loader.h>).
+type Platform uint32
+
+const (
+	PlatformMacOS       Platform = 1
+	PlatformIOS         Platform = 2
+	PlatformTVOS        Platform = 3
+	PlatformWatchOS     Platform = 4
+	PlatformBridgeOS    Platform = 5
+	PlatformMacCatalyst Platform = 6
+	PlatformIOSSim      Platform = 7
+	PlatformTVOSSim     Platform = 8
+	PlatformWatchOSSim  Platform = 9
+	PlatformDriverKit   Platform = 10
+	PlatformVisionOS    Platform = 11
+	PlatformVisionOSSim Platform = 12
+)
+
+var platformNames = map[Platform]string{
+	PlatformMacOS: "macOS", PlatformIOS: "iOS", PlatformTVOS: "tvOS", PlatformWatchOS: "watchOS",
+	PlatformBridgeOS: "bridgeOS", PlatformMacCatalyst: "macCatalyst", PlatformIOSSim: "iOS simulator",
+	PlatformTVOSSim: "tvOS simulator", PlatformWatchOSSim: "watchOS simulator", PlatformDriverKit: "DriverKit",
+	PlatformVisionOS: "visionOS", PlatformVisionOSSim: "visionOS simulator",
+}
+
+func (p Platform) String() string {
+	if s, ok := platformNames[p]; ok {
+		return s
+	}
+	return fmt.Sprintf("platform(%d)", uint32(p))
+}
+
+// Version is a Mach-O packed version, xxxx.yy.zz in nibbles: 0x000b0000 is 11.0.
+type Version uint32
+
+// String prints "11.0", "10.12", or "10.12.1" when the patch is non-zero,
+// the way otool and vtool print minos and sdk.
+func (v Version) String() string {
+	if v == 0 {
+		return "n/a"
+	}
+	s := fmt.Sprintf("%d.%d", v>>16, (v>>8)&0xff)
+	if p := v & 0xff; p != 0 {
+		s += fmt.Sprintf(".%d", p)
+	}
+	return s
+}
+
+// ParseVersion parses "11", "11.0" or "10.12.1" into a packed Version.
+func ParseVersion(s string) (Version, error) {
+	var parts [3]uint32
+	n := 0
+	cur, digits := uint32(0), 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == '.' {
+			if digits == 0 || n == 3 {
+				return 0, fmt.Errorf("version %q: expected X, X.Y or X.Y.Z", s)
+			}
+			parts[n], n, cur, digits = cur, n+1, 0, 0
+			continue
+		}
+		if s[i] < '0' || s[i] > '9' {
+			return 0, fmt.Errorf("version %q: expected digits and dots", s)
+		}
+		cur = cur*10 + uint32(s[i]-'0')
+		digits++
+		if cur > 0xffff {
+			return 0, fmt.Errorf("version %q: component too large", s)
+		}
+	}
+	if parts[1] > 0xff || parts[2] > 0xff {
+		return 0, fmt.Errorf("version %q: minor and patch must be below 256", s)
+	}
+	return Version(parts[0]<<16 | parts[1]<<8 | parts[2]), nil
+}
+
+// BuildVersion is a deployment target: an LC_BUILD_VERSION or an
+// LC_VERSION_MIN_* command (the latter's platform is implied by its cmd).
+type BuildVersion struct {
+	Cmd      macho.LoadCmd
+	Platform Platform
+	MinOS    Version
+	SDK      Version
+}
+
+// CmdName is "LC_BUILD_VERSION", "LC_VERSION_MIN_MACOSX", ...
+func (b BuildVersion) CmdName() string {
+	switch b.Cmd {
+	case LCBuildVersion:
+		return "LC_BUILD_VERSION"
+	case LCVersionMinMacOSX:
+		return "LC_VERSION_MIN_MACOSX"
+	case LCVersionMinIPhoneOS:
+		return "LC_VERSION_MIN_IPHONEOS"
+	case LCVersionMinTVOS:
+		return "LC_VERSION_MIN_TVOS"
+	case LCVersionMinWatchOS:
+		return "LC_VERSION_MIN_WATCHOS"
+	}
+	return fmt.Sprintf("LC(%#x)", uint32(b.Cmd))
+}
+
+// MachO holds the facts of one thin Mach-O file.
+type MachO struct {
+	CPU      macho.Cpu
+	SubCPU   uint32
+	Arch     string // "arm64", "x86_64", "arm64e", ...
+	Type     macho.Type
+	Is64     bool
+	NCmds    uint32
+	Versions []BuildVersion // in load-command order
+}
+
+// TypeName is "object", "dylib", "executable", ...
+func (m *MachO) TypeName() string { return machoTypeName(m.Type) }
+
+func machoTypeName(t macho.Type) string {
+	switch t {
+	case macho.TypeObj:
+		return "object"
+	case macho.TypeExec:
+		return "executable"
+	case macho.TypeDylib:
+		return "dylib"
+	case macho.TypeBundle:
+		return "bundle"
+	case 9:
+		return "dylib stub"
+	case 10:
+		return "dSYM"
+	}
+	return fmt.Sprintf("filetype(%d)", uint32(t))
+}
+
+// CPUName names a Mach-O CPU type the way lipo and -arch do.
+func CPUName(cpu macho.Cpu, sub uint32) string {
+	sub &= 0x00ffffff // high byte holds capability bits (CPU_SUBTYPE_LIB64, ptrauth ABI)
+	switch cpu {
+	case macho.CpuArm64:
+		if sub == 2 {
+			return "arm64e"
+		}
+		return "arm64"
+	case macho.CpuAmd64:
+		if sub == 8 {
+			return "x86_64h"
+		}
+		return "x86_64"
+	case macho.Cpu386:
+		return "i386"
+	case macho.CpuArm:
+		return "arm"
+	case 0x0200000c:
+		return "arm64_32"
+	case macho.CpuPpc:
+		return "ppc"
+	case macho.CpuPpc64:
+		return "ppc64"
+	}
+	return fmt.Sprintf("cpu(%#x)", uint32(cpu))
+}
+
+// machoByteOrder recognises the four thin Mach-O magics.
+func machoByteOrder(b []byte) (binary.ByteOrder, bool, bool) {
+	if len(b) < 4 {
+		return nil, false, false
+	}
+	switch binary.LittleEndian.Uint32(b) {
+	case macho.Magic32:
+		return binary.LittleEndian, false, true
+	case macho.Magic64:
+		return binary.LittleEndian, true, true
+	}
+	switch binary.BigEndian.Uint32(b) {
+	case macho.Magic32:
+		return binary.BigEndian, false, true
+	case macho.Magic64:
+		return binary.BigEndian, true, true
+	}
+	return nil, false, false
+}
+
+// ParseMachO reads a thin Mach-O header and walks its load commands,
+// decoding the deployment-target commands. It streams the load-command area
+// and allocates nothing proportional to hostile counts or sizes.
+func ParseMachO(r io.ReaderAt, size int64) (*MachO, error) {
+	var hdr [32]byte
+	if size < 28 {
+		return nil, malformed(0, "truncated Mach-O header: expected at least 28 bytes, found %d", size)
+	}
+	n := int64(32)
+	if size < n {
+		n = size
+	}
+	if _, err := r.ReadAt(hdr[:n], 0); err != nil {
+		return nil, fmt.Errorf("read Mach-O header: %w", err)
+	}
+	bo, is64, ok := machoByteOrder(hdr[:])
+	if !ok {
+		return nil, malformed(0, "expected Mach-O magic 0xfeedface or 0xfeedfacf, found %#x", binary.BigEndian.Uint32(hdr[:]))
+	}
+	hdrSize := int64(28)
+	if is64 {
+		hdrSize = 32
+		if size < hdrSize {
+			return nil, malformed(0, "truncated 64-bit Mach-O header: expected 32 bytes, found %d", size)
+		}
+	}
+	m := &MachO{
+		CPU:    macho.Cpu(bo.Uint32(hdr[4:])),
+		SubCPU: bo.Uint32(hdr[8:]),
+		Type:   macho.Type(bo.Uint32(hdr[12:])),
+		Is64:   is64,
+		NCmds:  bo.Uint32(hdr[16:]),
+	}
+	m.Arch = CPUName(m.CPU, m.SubCPU)
+	sizeofcmds := int64(bo.Uint32(hdr[20:]))
+	if sizeofcmds > size-hdrSize {
+		return nil, malformed(20, "sizeofcmds %d runs past end of file: expected at most %d", sizeofcmds, size-hdrSize)
+	}
+	if sizeofcmds > maxSizeofcmds {
+		return nil, malformed(20, "sizeofcmds %d exceeds the %d-byte limit", sizeofcmds, maxSizeofcmds)
+	}
+	if int64(m.NCmds) > sizeofcmds/8 {
+		return nil, malformed(16, "ncmds %d cannot fit in sizeofcmds %d (each load command is at least 8 bytes)", m.NCmds, sizeofcmds)
+	}
+	vs, err := walkLoadCommands(io.NewSectionReader(r, hdrSize, sizeofcmds), bo, m.NCmds, sizeofcmds)
+	if err != nil {
+		return nil, shift(err, hdrSize)
+	}
+	m.Versions = vs
+	return m, nil
+}
+
+// walkLoadCommands decodes the deployment-target commands among ncmds load
+// commands in a stream of exactly sizeofcmds bytes. Offsets in errors are
+// relative to the start of the load commands.
+func walkLoadCommands(r io.Reader, bo binary.ByteOrder, ncmds uint32, sizeofcmds int64) ([]BuildVersion, error) {
+	br := bufio.NewReaderSize(r, 4096)
+	var vs []BuildVersion
+	var buf [24]byte
+	off := int64(0)
+	for i := uint32(0); i < ncmds; i++ {
+		if sizeofcmds-off < 8 {
+			return nil, malformed(off, "load command %d: expected an 8-byte header, %d bytes of sizeofcmds left", i, sizeofcmds-off)
+		}
+		if _, err := io.ReadFull(br, buf[:8]); err != nil {
+			return nil, fmt.Errorf("read load command %d: %w", i, err)
+		}
+		cmd := macho.LoadCmd(bo.Uint32(buf[0:]))
+		cmdsize := int64(bo.Uint32(buf[4:]))
+		if cmdsize < 8 || cmdsize > sizeofcmds-off {
+			return nil, malformed(off, "load command %d (cmd %#x): cmdsize %d: expected 8 to %d", i, uint32(cmd), cmdsize, sizeofcmds-off)
+		}
+		body := cmdsize - 8
+		var need int64
+		switch cmd {
+		case LCBuildVersion:
+			need = 16 // platform, minos, sdk, ntools
+		case LCVersionMinMacOSX, LCVersionMinIPhoneOS, LCVersionMinTVOS, LCVersionMinWatchOS:
+			need = 8 // version, sdk
+		}
+		if body < need {
+			return nil, malformed(off, "load command %d (cmd %#x): cmdsize %d is too small: expected at least %d", i, uint32(cmd), cmdsize, need+8)
+		}
+		if need > 0 {
+			if _, err := io.ReadFull(br, buf[:need]); err != nil {
+				return nil, fmt.Errorf("read load command %d: %w", i, err)
+			}
+			v := BuildVersion{Cmd: cmd}
+			switch cmd {
+			case LCBuildVersion:
+				v.Platform = Platform(bo.Uint32(buf[0:]))
+				v.MinOS = Version(bo.Uint32(buf[4:]))
+				v.SDK = Version(bo.Uint32(buf[8:]))
+			default:
+				v.Platform = map[macho.LoadCmd]Platform{
+					LCVersionMinMacOSX: PlatformMacOS, LCVersionMinIPhoneOS: PlatformIOS,
+					LCVersionMinTVOS: PlatformTVOS, LCVersionMinWatchOS: PlatformWatchOS,
+				}[cmd]
+				v.MinOS = Version(bo.Uint32(buf[0:]))
+				v.SDK = Version(bo.Uint32(buf[4:]))
+			}
+			vs = append(vs, v)
+		}
+		if _, err := br.Discard(int(body - need)); err != nil {
+			return nil, fmt.Errorf("skip load command %d: %w", i, err)
+		}
+		off += cmdsize
+	}
+	return vs, nil
+}

@@ -1,0 +1,100 @@
+package inspect
+
+import (
+	"bytes"
+	"debug/macho"
+	"encoding/binary"
+	"testing"
+)
+
+func TestVersion(t *testing.T) {
+	tests := []struct {
+		s    string
+		v    Version
+		back string
+	}{
+		{"11.0", 0x000b0000, "11.0"},
+		{"11", 0x000b0000, "11.0"},
+		{"10.12", 0x000a0c00, "10.12"},
+		{"10.12.1", 0x000a0c01, "10.12.1"},
+		{"14.5", 0x000e0500, "14.5"},
+	}
+	for _, tt := range tests {
+		v, err := ParseVersion(tt.s)
+		if err != nil || v != tt.v || v.String() != tt.back {
+			t.Errorf("ParseVersion(%q) = %#x (%s), %v; want %#x (%s)", tt.s, uint32(v), v, err, uint32(tt.v), tt.back)
+		}
+	}
+	for _, bad := range []string{"", ".", "11.", "a.b", "1.2.3.4", "10.256", "70000.0", "11.0 "} {
+		if v, err := ParseVersion(bad); err == nil {
+			t.Errorf("ParseVersion(%q) = %s, want error", bad, v)
+		}
+	}
+	if Version(0).String() != "n/a" {
+		t.Errorf("zero version prints %q", Version(0).String())
+	}
+}
+
+func TestParseMachOSynthetic(t *testing.T) {
+	tests := []struct {
+		name     string
+		data     []byte
+		arch     string
+		cmd      macho.LoadCmd
+		platform Platform
+		minos    string
+	}{
+		{"build version macOS", machoObject(t, LCBuildVersion, PlatformMacOS, 0x000b0000), "arm64", LCBuildVersion, PlatformMacOS, "11.0"},
+		{"build version iOS", machoObject(t, LCBuildVersion, PlatformIOS, 0x000e0000), "arm64", LCBuildVersion, PlatformIOS, "14.0"},
+		{"version min macOS", machoObject(t, LCVersionMinMacOSX, 0, 0x000a0c00), "arm64", LCVersionMinMacOSX, PlatformMacOS, "10.12"},
+		{"version min iOS", machoObject(t, LCVersionMinIPhoneOS, 0, 0x000c0000), "arm64", LCVersionMinIPhoneOS, PlatformIOS, "12.0"},
+		{"arm64e", patch32(machoObject(t, LCBuildVersion, PlatformMacOS, 0x000b0000), 8, 2), "arm64e", LCBuildVersion, PlatformMacOS, "11.0"},
+		{"x86_64", patch32(machoObject(t, LCBuildVersion, PlatformMacOS, 0x000a0c00), 4, uint32(macho.CpuAmd64)), "x86_64", LCBuildVersion, PlatformMacOS, "10.12"},
+		{"big-endian 32-bit", bigEndian32(), "ppc", LCVersionMinMacOSX, PlatformMacOS, "10.4"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := ParseMachO(bytes.NewReader(tt.data), int64(len(tt.data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Arch != tt.arch || len(m.Versions) != 1 {
+				t.Fatalf("arch %s versions %+v", m.Arch, m.Versions)
+			}
+			v := m.Versions[0]
+			if v.Cmd != tt.cmd || v.Platform != tt.platform || v.MinOS.String() != tt.minos {
+				t.Errorf("got %s %s %s, want %#x %s %s", v.CmdName(), v.Platform, v.MinOS, tt.cmd, tt.platform, tt.minos)
+			}
+		})
+	}
+}
+
+// bigEndian32 is a 32-bit big-endian (PowerPC) object with LC_VERSION_MIN_MACOSX 10.4.
+func bigEndian32() []byte {
+	be := binary.BigEndian
+	b := make([]byte, 28+16)
+	be.PutUint32(b, macho.Magic32)
+	be.PutUint32(b[4:], uint32(macho.CpuPpc))
+	be.PutUint32(b[12:], uint32(macho.TypeObj))
+	be.PutUint32(b[16:], 1)
+	be.PutUint32(b[20:], 16)
+	be.PutUint32(b[28:], uint32(LCVersionMinMacOSX))
+	be.PutUint32(b[32:], 16)
+	be.PutUint32(b[36:], 0x000a0400)
+	return b
+}
+
+func TestNames(t *testing.T) {
+	if got := CPUName(macho.Cpu(0x1234), 0); got != "cpu(0x1234)" {
+		t.Errorf("unknown cpu: %q", got)
+	}
+	if got := CPUName(macho.CpuAmd64, 0x80000003); got != "x86_64" {
+		t.Errorf("x86_64 with LIB64 bit: %q", got)
+	}
+	if got := Platform(99).String(); got != "platform(99)" {
+		t.Errorf("platform: %q", got)
+	}
+	if got := (BuildVersion{Cmd: LCVersionMinMacOSX}).CmdName(); got != "LC_VERSION_MIN_MACOSX" {
+		t.Errorf("cmd name: %q", got)
+	}
+}
