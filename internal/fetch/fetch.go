@@ -1,0 +1,459 @@
+// Package fetch downloads release files into a verified, content-addressed
+// cache.
+//
+// A file is stored as <cache>/sha256/<hex>/<name> only after its size and
+// sha256 match the pinned values, so anything at such a path was verified once;
+// it is hashed again on every use all the same, and a corrupted entry is removed
+// and fetched again. Downloads stream into a uniquely named temporary file in
+// the same directory and are renamed into place, so concurrent fetches (from
+// goroutines or processes) never see or leave a half-written file.
+//
+// Sources are tried in order: the optional local mirror, then the recipe's
+// URLs. Each URL gets bounded retries with exponential backoff for network
+// trouble and 5xx; any other answer moves on to the next source at once.
+// A failed fetch returns one *Error listing every source and what happened.
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Defaults for the zero values in Options.
+const (
+	DefaultConnectTimeout        = 30 * time.Second
+	DefaultResponseHeaderTimeout = 60 * time.Second
+	DefaultIdleTimeout           = 60 * time.Second
+)
+
+// MaxSignatureSize bounds a detached signature: it has no pinned digest, so
+// its size is the only thing limiting what a source can make us store.
+const MaxSignatureSize = 64 << 10
+
+// defaultBackoff is the wait before each retry of one URL: 3 retries, 7 s in all.
+var defaultBackoff = []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second}
+
+// File is what to fetch: a name, its pinned digest and size, and the URLs to
+// try, in order.
+type File struct {
+	Name   string   // plain file name, e.g. "openssl-4.0.2.tar.gz"
+	SHA256 string   // hex
+	Size   int64    // bytes
+	URLs   []string // http(s) or file URLs, tried in order after the mirror
+}
+
+// Result says where a verified file is and where its bytes came from.
+type Result struct {
+	Path   string // the verified file inside the cache
+	URL    string // the source that served it (for a cache hit: the source recorded when it was downloaded; "" if unknown)
+	Cached bool   // served from the cache without a download
+	SHA256 string // hex digest of the file
+	Size   int64
+}
+
+// Options configure a Fetcher. The zero value fetches into DefaultCacheDir
+// with default timeouts and retries.
+type Options struct {
+	// CacheDir is the cache root; "" means DefaultCacheDir().
+	CacheDir string
+	// Mirror is tried before the URLs: a directory, a file:// URL or an
+	// http(s):// URL; the file is <Mirror>/<name>.
+	Mirror string
+	// Offline never touches the network: only the cache and a directory or
+	// file:// mirror are used.
+	Offline bool
+
+	// ConnectTimeout bounds dialling and the TLS handshake.
+	ConnectTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for response headers.
+	ResponseHeaderTimeout time.Duration
+	// IdleTimeout bounds each read of a response body: a transfer that makes
+	// no progress for this long fails, however long the whole download takes.
+	IdleTimeout time.Duration
+	// Backoff is the wait before each retry of one URL; its length is the
+	// number of retries. nil means 1 s, 2 s, 4 s; an empty non-nil slice
+	// means no retries.
+	Backoff []time.Duration
+
+	// Progress, if set, is called as bytes of a file arrive (done so far,
+	// total expected). It restarts from 0 when a source is retried or
+	// abandoned. Calls come from the fetching goroutine.
+	Progress func(done, total int64)
+}
+
+// Fetcher fetches files into one cache. It is safe for concurrent use.
+type Fetcher struct {
+	opts     Options
+	cacheDir string
+	mirror   *url.URL // nil: none
+	http     *httpGetter
+}
+
+// DefaultCacheDir is $OSSLBUILD_CACHE if set, else <user cache dir>/osslbuild
+// (~/.cache/osslbuild on Linux, ~/Library/Caches/osslbuild on macOS).
+func DefaultCacheDir() (string, error) {
+	if d := os.Getenv("OSSLBUILD_CACHE"); d != "" {
+		return filepath.Abs(d)
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("locate cache directory (set OSSLBUILD_CACHE): %w", err)
+	}
+	return filepath.Join(d, "osslbuild"), nil
+}
+
+// New returns a Fetcher for opts.
+func New(opts Options) (*Fetcher, error) {
+	f := &Fetcher{opts: opts}
+	if f.opts.ConnectTimeout <= 0 {
+		f.opts.ConnectTimeout = DefaultConnectTimeout
+	}
+	if f.opts.ResponseHeaderTimeout <= 0 {
+		f.opts.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
+	}
+	if f.opts.IdleTimeout <= 0 {
+		f.opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if f.opts.Backoff == nil {
+		f.opts.Backoff = defaultBackoff
+	}
+	dir := opts.CacheDir
+	if dir == "" {
+		var err error
+		if dir, err = DefaultCacheDir(); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cache directory %q: %w", opts.CacheDir, err)
+	}
+	f.cacheDir = dir
+	if opts.Mirror != "" {
+		if f.mirror, err = parseMirror(opts.Mirror); err != nil {
+			return nil, err
+		}
+	}
+	f.http = newHTTPGetter(f.opts.ConnectTimeout, f.opts.ResponseHeaderTimeout, f.opts.IdleTimeout)
+	return f, nil
+}
+
+// CacheDir is the cache root in use.
+func (f *Fetcher) CacheDir() string { return f.cacheDir }
+
+// parseMirror accepts a directory path, a file:// URL or an http(s):// URL.
+func parseMirror(s string) (*url.URL, error) {
+	if strings.Contains(s, "://") {
+		u, err := url.Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("mirror %q: %w", s, err)
+		}
+		switch u.Scheme {
+		case "http", "https":
+			return u, nil
+		case "file":
+			if _, err := localPath(u); err != nil {
+				return nil, fmt.Errorf("mirror %q: %w", s, err)
+			}
+			return u, nil
+		}
+		return nil, fmt.Errorf("mirror %q: unsupported scheme %q (want a directory, file://, http:// or https://)", s, u.Scheme)
+	}
+	abs, err := filepath.Abs(s)
+	if err != nil {
+		return nil, fmt.Errorf("mirror %q: %w", s, err)
+	}
+	return &url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}, nil
+}
+
+// localPath is the file system path of a file:// URL.
+func localPath(u *url.URL) (string, error) {
+	if u.Host != "" && u.Host != "localhost" {
+		return "", fmt.Errorf("file URL with host %q: only local files are supported", u.Host)
+	}
+	if u.Path == "" {
+		return "", errors.New("file URL without a path")
+	}
+	return filepath.FromSlash(u.Path), nil
+}
+
+func (file File) validate() error {
+	if file.Name == "" || file.Name == "." || file.Name == ".." ||
+		strings.ContainsAny(file.Name, `/\`) || strings.HasPrefix(file.Name, ".") {
+		return fmt.Errorf("invalid file name %q: want a plain name", file.Name)
+	}
+	if len(file.SHA256) != 64 || strings.Trim(strings.ToLower(file.SHA256), "0123456789abcdef") != "" {
+		return fmt.Errorf("invalid sha256 %q: want 64 hex digits", file.SHA256)
+	}
+	if file.Size <= 0 {
+		return fmt.Errorf("invalid size %d", file.Size)
+	}
+	return nil
+}
+
+// entryDir is the cache directory for one digest.
+func (f *Fetcher) entryDir(sha string) string {
+	return filepath.Join(f.cacheDir, "sha256", strings.ToLower(sha))
+}
+
+// source is one place to try, as a URL.
+type source struct {
+	u     *url.URL
+	local bool // file://: readable offline
+}
+
+func (s source) String() string { return s.u.String() }
+
+// sources lists the places to try for name, mirror first; offline keeps only
+// local ones and returns how many it skipped.
+func (f *Fetcher) sources(name string, urls []string) ([]source, int, error) {
+	var all []source
+	if f.mirror != nil {
+		all = append(all, source{u: f.mirror.JoinPath(name), local: f.mirror.Scheme == "file"})
+	}
+	for _, s := range urls {
+		u, err := url.Parse(s)
+		if err != nil {
+			return nil, 0, fmt.Errorf("source URL %q: %w", s, err)
+		}
+		switch u.Scheme {
+		case "http", "https", "file":
+		default:
+			return nil, 0, fmt.Errorf("source URL %q: unsupported scheme %q", s, u.Scheme)
+		}
+		all = append(all, source{u: u, local: u.Scheme == "file"})
+	}
+	if !f.opts.Offline {
+		return all, 0, nil
+	}
+	var local []source
+	for _, s := range all {
+		if s.local {
+			local = append(local, s)
+		}
+	}
+	return local, len(all) - len(local), nil
+}
+
+// Fetch returns the verified file from the cache, or downloads it into the
+// cache from the first source that serves the right bytes.
+func (f *Fetcher) Fetch(ctx context.Context, file File) (Result, error) {
+	if err := file.validate(); err != nil {
+		return Result{}, fmt.Errorf("fetch %s: %w", file.Name, err)
+	}
+	file.SHA256 = strings.ToLower(file.SHA256)
+	dir := f.entryDir(file.SHA256)
+	final := filepath.Join(dir, file.Name)
+
+	res, hit, cacheErr := f.cached(ctx, file, final)
+	if hit {
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		return Result{}, fmt.Errorf("fetch %s: %w", file.Name, ctxErr(ctx))
+	}
+	srcs, skipped, err := f.sources(file.Name, file.URLs)
+	if err != nil {
+		return Result{}, fmt.Errorf("fetch %s: %w", file.Name, err)
+	}
+	if err := prepareDir(dir); err != nil {
+		return Result{}, fmt.Errorf("fetch %s: %w", file.Name, err)
+	}
+	want := expect{name: file.Name, sha: file.SHA256, size: file.Size, limit: file.Size}
+	fe := &Error{Name: file.Name, Offline: f.opts.Offline, Skipped: skipped, Cache: cacheErr}
+	for _, src := range srcs {
+		tries, err := f.tryWithRetries(ctx, src, want, final)
+		if err == nil {
+			return Result{Path: final, URL: src.String(), SHA256: file.SHA256, Size: file.Size}, nil
+		}
+		if ctx.Err() != nil {
+			return Result{}, fmt.Errorf("fetch %s from %s: %w", file.Name, src, ctxErr(ctx))
+		}
+		fe.Attempts = append(fe.Attempts, Attempt{URL: src.String(), Tries: tries, Err: err})
+	}
+	return Result{}, fe
+}
+
+// cached looks for a verified cache entry. A corrupted one is removed and
+// reported in corrupt so the final error can mention it.
+func (f *Fetcher) cached(ctx context.Context, file File, final string) (res Result, hit bool, corrupt error) {
+	fh, err := os.Open(final)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return Result{}, false, nil
+		}
+		return Result{}, false, fmt.Errorf("%s: %w", final, err)
+	}
+	defer fh.Close()
+	sum, n, head, err := hashReader(ctx, fh, file.Size+1)
+	if err != nil {
+		return Result{}, false, fmt.Errorf("%s: %w", final, err)
+	}
+	if n != file.Size || sum != file.SHA256 {
+		mm := &MismatchError{WantSHA256: file.SHA256, WantSize: file.Size, GotSHA256: sum, GotSize: n, More: n > file.Size, Head: head}
+		if mm.More {
+			mm.GotSHA256 = ""
+		}
+		removeIfSame(final, fh)
+		return Result{}, false, fmt.Errorf("%s: %w (removed)", final, mm)
+	}
+	return Result{Path: final, URL: readOrigin(final), Cached: true, SHA256: file.SHA256, Size: file.Size}, true, nil
+}
+
+// removeIfSame removes path only if it is still the file open as fh, so a
+// good copy that another process has just renamed into place survives.
+func removeIfSame(path string, fh *os.File) {
+	a, err1 := fh.Stat()
+	b, err2 := os.Stat(path)
+	if err1 == nil && err2 == nil && os.SameFile(a, b) {
+		_ = os.Remove(path) // best effort: a failed removal is replaced by the next rename anyway
+	}
+}
+
+// tryWithRetries requests one source until it succeeds, fails in a way a
+// retry cannot fix, or the backoff schedule runs out.
+func (f *Fetcher) tryWithRetries(ctx context.Context, src source, want expect, final string) (tries int, err error) {
+	for {
+		tries++
+		err = f.tryOnce(ctx, src, want, final)
+		if err == nil || ctx.Err() != nil || !retryable(err) || tries > len(f.opts.Backoff) {
+			return tries, err
+		}
+		t := time.NewTimer(f.opts.Backoff[tries-1])
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return tries, err
+		case <-t.C:
+		}
+	}
+}
+
+// tryOnce makes one request to src and, if the bytes are right, installs them
+// at final together with a record of the source.
+func (f *Fetcher) tryOnce(ctx context.Context, src source, want expect, final string) error {
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var b *body
+	var err error
+	if src.local {
+		b, err = openLocal(actx, src.u)
+	} else {
+		b, err = f.http.get(actx, cancel, src.u)
+	}
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return f.store(actx, b, want, final, src.String())
+}
+
+// FetchSignature returns the detached signature <name>.asc for a file that
+// Fetch returned, cached beside it (keyed by the file's digest). It comes from
+// the same place as the file: tarball.URL + ".asc". When that place is not
+// known (an old cache entry), the sources are tried in order as for Fetch.
+// Offline, a network origin is replaced by the local mirror, if any.
+// The signature has no pinned digest: verify it with OpenPGP before trusting
+// it; its size is bounded by MaxSignatureSize.
+func (f *Fetcher) FetchSignature(ctx context.Context, file File, tarball Result) (Result, error) {
+	if err := file.validate(); err != nil {
+		return Result{}, fmt.Errorf("fetch signature for %s: %w", file.Name, err)
+	}
+	sha := strings.ToLower(file.SHA256)
+	if !strings.EqualFold(tarball.SHA256, sha) {
+		return Result{}, fmt.Errorf("fetch signature for %s: tarball result is for sha256 %q, not %s", file.Name, tarball.SHA256, sha)
+	}
+	name := file.Name + ".asc"
+	dir := f.entryDir(sha)
+	final := filepath.Join(dir, name)
+
+	if res, ok := cachedSignature(final); ok {
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		return Result{}, fmt.Errorf("fetch %s: %w", name, ctxErr(ctx))
+	}
+
+	var srcs []source
+	skipped := 0
+	origin, err := url.Parse(tarball.URL)
+	switch {
+	case tarball.URL != "" && err == nil && (origin.Scheme == "file" || !f.opts.Offline):
+		srcs = []source{{u: withSuffix(origin, ".asc"), local: origin.Scheme == "file"}}
+	case tarball.URL != "" && err == nil: // offline, network origin
+		skipped = 1
+		if f.mirror != nil && f.mirror.Scheme == "file" {
+			srcs = []source{{u: f.mirror.JoinPath(name), local: true}}
+		}
+	default:
+		urls := make([]string, len(file.URLs))
+		for i, u := range file.URLs {
+			urls[i] = u + ".asc"
+		}
+		if srcs, skipped, err = f.sources(name, urls); err != nil {
+			return Result{}, fmt.Errorf("fetch %s: %w", name, err)
+		}
+	}
+	if err := prepareDir(dir); err != nil {
+		return Result{}, fmt.Errorf("fetch %s: %w", name, err)
+	}
+	want := expect{name: name, size: -1, limit: MaxSignatureSize}
+	fe := &Error{Name: name, Offline: f.opts.Offline, Skipped: skipped}
+	for _, src := range srcs {
+		tries, err := f.tryWithRetries(ctx, src, want, final)
+		if err == nil {
+			res, ok := cachedSignature(final)
+			if !ok {
+				return Result{}, fmt.Errorf("fetch %s: %s vanished after download", name, final)
+			}
+			res.Cached = false
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return Result{}, fmt.Errorf("fetch %s from %s: %w", name, src, ctxErr(ctx))
+		}
+		fe.Attempts = append(fe.Attempts, Attempt{URL: src.String(), Tries: tries, Err: err})
+	}
+	return Result{}, fe
+}
+
+// cachedSignature returns a cached signature if it is present and plausible.
+func cachedSignature(final string) (Result, bool) {
+	fh, err := os.Open(final)
+	if err != nil {
+		return Result{}, false
+	}
+	defer fh.Close()
+	sum, n, _, err := hashReader(context.Background(), fh, MaxSignatureSize+1)
+	if err != nil || n == 0 || n > MaxSignatureSize {
+		removeIfSame(final, fh)
+		return Result{}, false
+	}
+	return Result{Path: final, URL: readOrigin(final), Cached: true, SHA256: sum, Size: n}, true
+}
+
+// ctxErr is ctx's error, with its cause when one was given (e.g. "interrupted"),
+// so errors.Is works for both.
+func ctxErr(ctx context.Context) error {
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if cause == nil || cause == err {
+		return err
+	}
+	return fmt.Errorf("%w: %w", err, cause)
+}
+
+// withSuffix returns u with suffix appended to its path.
+func withSuffix(u *url.URL, suffix string) *url.URL {
+	v := *u
+	v.Path += suffix
+	if v.RawPath != "" {
+		v.RawPath += url.PathEscape(suffix)
+	}
+	return &v
+}

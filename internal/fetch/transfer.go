@@ -1,0 +1,395 @@
+package fetch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// expect is what a download must be. size < 0: no pinned digest (signatures).
+type expect struct {
+	name  string
+	sha   string
+	size  int64
+	limit int64 // read at most limit+1 bytes: enough to notice an excess
+}
+
+// body is an open source: a local file or an HTTP 200 response.
+type body struct {
+	r           io.Reader
+	close       func()
+	length      int64 // declared size; -1 unknown
+	contentType string
+	// fail turns a read error after got body bytes into the error to report.
+	fail func(err error, got, total int64) error
+}
+
+func (b *body) Close() { b.close() }
+
+// openLocal opens a file:// source. Local failures are not retried.
+func openLocal(ctx context.Context, u *url.URL) (*body, error) {
+	p, err := localPath(u)
+	if err != nil {
+		return nil, &permanentError{err}
+	}
+	fh, err := os.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &permanentError{fmt.Errorf("%w: %w", ErrNotFound, err)}
+	}
+	if err != nil {
+		return nil, &permanentError{err}
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, &permanentError{err}
+	}
+	if !st.Mode().IsRegular() {
+		fh.Close()
+		return nil, &permanentError{fmt.Errorf("%s is not a regular file", p)}
+	}
+	return &body{
+		r:      ctxReader{ctx, fh},
+		close:  func() { fh.Close() },
+		length: st.Size(),
+		fail: func(err error, got, total int64) error {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			return &permanentError{fmt.Errorf("read after %d bytes: %w", got, err)}
+		},
+	}, nil
+}
+
+// ctxReader makes reads of a local file stop when ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// errDowngrade refuses a redirect from https to http.
+var errDowngrade = errors.New("refusing redirect from https to http")
+
+// httpGetter makes GET requests with the connect and header timeouts in its
+// transport and the idle timeout on each body read.
+type httpGetter struct {
+	client *http.Client
+	idle   time.Duration
+}
+
+func newHTTPGetter(connect, header, idle time.Duration) *httpGetter {
+	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   connect,
+		ResponseHeaderTimeout: header,
+		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConns:          10,
+		ForceAttemptHTTP2:     true,
+	}
+	client := &http.Client{
+		Transport: tr,
+		// No overall Timeout: it would kill a slow but live 55 MB download.
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
+				return fmt.Errorf("%w (%s)", errDowngrade, req.URL.Redacted())
+			}
+			return nil
+		},
+	}
+	return &httpGetter{client: client, idle: idle}
+}
+
+// get requests u under ctx; cancel is ctx's cancel function, which the idle
+// timer calls with errStalled when a body read makes no progress.
+func (g *httpGetter) get(ctx context.Context, cancel context.CancelCauseFunc, u *url.URL) (*body, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, &permanentError{err}
+	}
+	// Ask for the bytes as stored: with Go's transparent gzip, a server that
+	// labels a .tar.gz "Content-Encoding: gzip" would hand us the .tar.
+	req.Header.Set("Accept-Encoding", "identity")
+	req.Header.Set("User-Agent", "osslbuild")
+	resp, err := g.client.Do(req)
+	if err != nil {
+		return nil, g.netError(ctx, err, -1, -1)
+	}
+	ct := resp.Header.Get("Content-Type")
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, &statusError{code: resp.StatusCode, status: resp.Status, contentType: ct}
+	}
+	// The idle deadline is a timer re-armed for every read: a server that
+	// sends headers and then stalls fails within g.idle, while a slow but
+	// steady transfer can take as long as it needs.
+	timer := time.AfterFunc(g.idle, func() { cancel(errStalled) })
+	return &body{
+		r:           &idleReader{r: resp.Body, t: timer, d: g.idle},
+		close:       func() { timer.Stop(); resp.Body.Close() },
+		length:      resp.ContentLength,
+		contentType: ct,
+		fail: func(err error, got, total int64) error {
+			return g.netError(ctx, err, got, total)
+		},
+	}, nil
+}
+
+type idleReader struct {
+	r io.Reader
+	t *time.Timer
+	d time.Duration
+}
+
+func (ir *idleReader) Read(p []byte) (int, error) {
+	ir.t.Reset(ir.d)
+	n, err := ir.r.Read(p)
+	ir.t.Stop()
+	return n, err
+}
+
+// netError describes a failed request or body read (after got of total bytes;
+// -1 before the body) as a retryable transferError, unless the parent context
+// ended or the failure is one a retry cannot fix.
+func (g *httpGetter) netError(ctx context.Context, err error, got, total int64) error {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, errStalled) {
+		return &transferError{what: "stalled", got: max(got, 0), total: total, idle: g.idle, err: errStalled}
+	}
+	if cause != nil {
+		return cause
+	}
+	if errors.Is(err, errDowngrade) {
+		return &permanentError{err}
+	}
+	// The URL is already on the line; keep only what went wrong.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	what := "connection error"
+	if got >= 0 {
+		what = "connection lost"
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		what = "timeout"
+	}
+	return &transferError{what: what, got: got, total: total, err: err}
+}
+
+// store streams b into a temporary file beside final while hashing, checks it
+// against want, and renames it to final (recording origin beside it). Nothing
+// is left behind on any error.
+func (f *Fetcher) store(ctx context.Context, b *body, want expect, final, origin string) (err error) {
+	pinned := want.size >= 0
+	if pinned && b.length >= 0 && b.length != want.size {
+		// Wrong before a byte is read: read just enough to say what it is.
+		head, _ := io.ReadAll(io.LimitReader(b.r, 512))
+		return &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSize: b.length, Declared: true, ContentType: b.contentType, Head: head}
+	}
+	if !pinned && b.length > want.limit {
+		return &permanentError{fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, b.length, want.limit)}
+	}
+
+	dir := filepath.Dir(final)
+	tmp, err := os.CreateTemp(dir, tempPattern(filepath.Base(final)))
+	if err != nil {
+		return &permanentError{fmt.Errorf("cache: %w", err)}
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+
+	h := sha256.New()
+	hw := &headWriter{max: 512}
+	w := io.MultiWriter(tmp, h, hw)
+	if pinned && f.opts.Progress != nil {
+		w = io.MultiWriter(w, &progressWriter{total: want.size, fn: f.opts.Progress})
+	}
+	rr := &errReader{r: io.LimitReader(b.r, want.limit+1)}
+	n, err := io.CopyBuffer(w, rr, make([]byte, 256<<10))
+	if err != nil {
+		if rr.err != nil {
+			return b.fail(rr.err, n, want.size)
+		}
+		return &permanentError{fmt.Errorf("cache: %w", err)}
+	}
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if n > want.limit {
+		if !pinned {
+			return &permanentError{fmt.Errorf("%w: more than %d bytes", ErrTooLarge, want.limit)}
+		}
+		return &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSize: n, More: true, ContentType: b.contentType, Head: hw.buf}
+	}
+	if pinned && (n != want.size || sum != want.sha) {
+		return &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSHA256: sum, GotSize: n, ContentType: b.contentType, Head: hw.buf}
+	}
+	if !pinned {
+		if n == 0 {
+			return &permanentError{errors.New("empty file")}
+		}
+		if looksHTML(b.contentType, hw.buf) {
+			return &permanentError{fmt.Errorf("not a signature (%d bytes)%s", n, describeContent(b.contentType, hw.buf))}
+		}
+	}
+
+	if err := tmp.Chmod(0o644); err != nil {
+		return &permanentError{fmt.Errorf("cache: %w", err)}
+	}
+	// No fsync: every use re-hashes the file, so a torn write after a crash
+	// is caught and fetched again.
+	if err := tmp.Close(); err != nil {
+		return &permanentError{fmt.Errorf("cache: %w", err)}
+	}
+	if err := writeOrigin(final, origin); err != nil {
+		return &permanentError{fmt.Errorf("cache: %w", err)}
+	}
+	// Atomic: a concurrent fetcher sees the old entry, none, or this one.
+	if err := os.Rename(tmp.Name(), final); err != nil {
+		return &permanentError{fmt.Errorf("cache: %w", err)}
+	}
+	return nil
+}
+
+// errReader remembers a read error so store can tell it from a write error.
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		e.err = err
+	}
+	return n, err
+}
+
+// headWriter keeps the first max bytes written.
+type headWriter struct {
+	max int
+	buf []byte
+}
+
+func (h *headWriter) Write(p []byte) (int, error) {
+	if room := h.max - len(h.buf); room > 0 {
+		h.buf = append(h.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+type progressWriter struct {
+	done, total int64
+	fn          func(done, total int64)
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	p.done += int64(len(b))
+	p.fn(p.done, p.total)
+	return len(b), nil
+}
+
+// hashReader hashes at most limit bytes of r, returning the first bytes too.
+func hashReader(ctx context.Context, r io.Reader, limit int64) (sum string, n int64, head []byte, err error) {
+	h := sha256.New()
+	hw := &headWriter{max: 512}
+	n, err = io.CopyBuffer(io.MultiWriter(h, hw), io.LimitReader(ctxReader{ctx, r}, limit), make([]byte, 256<<10))
+	if err != nil {
+		return "", n, hw.buf, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, hw.buf, nil
+}
+
+// tempPattern names temporary files: hidden, unique per call (CreateTemp),
+// and recognisable so stale ones can be swept.
+func tempPattern(base string) string { return "." + base + ".tmp-*" }
+
+// staleAge is how old a temporary file must be before prepareDir removes it:
+// old enough that no live download can still own it.
+const staleAge = 24 * time.Hour
+
+// prepareDir creates a cache entry directory and sweeps temporary files that
+// a killed process left there.
+func prepareDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), ".") || !strings.Contains(e.Name(), ".tmp-") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleAge {
+			_ = os.Remove(filepath.Join(dir, e.Name())) // best effort; another process may have swept it
+		}
+	}
+	return nil
+}
+
+// originSuffix names the record, beside a cached file, of the URL it came from.
+const originSuffix = ".url"
+
+// writeOrigin records origin for final atomically (temp file and rename).
+func writeOrigin(final, origin string) (err error) {
+	dst := final + originSuffix
+	tmp, err := os.CreateTemp(filepath.Dir(dst), tempPattern(filepath.Base(dst)))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.WriteString(origin + "\n"); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
+
+// readOrigin returns the recorded source of a cached file, or "".
+func readOrigin(final string) string {
+	b, err := os.ReadFile(final + originSuffix)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
