@@ -1,0 +1,252 @@
+package signature
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
+	pgperrors "github.com/ProtonMail/go-crypto/openpgp/errors"
+	"github.com/ProtonMail/go-crypto/openpgp/packet"
+)
+
+// pinnedKey is one pinned certificate with every verified self-signature
+// kept. go-crypto's Entity keeps only the newest binding per subkey, and
+// validity at a past time needs the older ones too.
+type pinnedKey struct {
+	primary     *packet.PublicKey
+	selfSigs    []*packet.Signature // verified direct-key (0x1f) and user-ID (0x10-0x13) self-signatures
+	revocations []*packet.Signature // verified key revocations (0x20)
+	subkeys     []*subkey
+}
+
+type subkey struct {
+	pub         *packet.PublicKey
+	bindings    []*packet.Signature // verified binding signatures (0x18), cross-signature checked for signing subkeys
+	revocations []*packet.Signature // verified subkey revocations (0x28)
+}
+
+// parseKey reads the armored certificate pinned under fpr.
+func parseKey(fpr string, armored []byte) (*pinnedKey, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrPinnedKey, fpr, fmt.Sprintf(format, args...))
+	}
+	block, err := armor.Decode(bytes.NewReader(armored))
+	if err != nil {
+		return nil, bad("armor: %v", err)
+	}
+	r := packet.NewReader(block.Body)
+	k := &pinnedKey{}
+	var uid *packet.UserId // the user ID the following signatures belong to
+	var sk *subkey         // the subkey the following signatures belong to
+	for {
+		p, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var unsup pgperrors.UnsupportedError
+			if errors.As(err, &unsup) {
+				continue // e.g. a packet of a newer algorithm: skip, as go-crypto's ReadKeyRing does
+			}
+			return nil, bad("%v", err)
+		}
+		switch pkt := p.(type) {
+		case *packet.PublicKey:
+			if !pkt.IsSubkey {
+				if k.primary != nil {
+					return nil, bad("holds more than one primary key")
+				}
+				k.primary = pkt
+				continue
+			}
+			if k.primary == nil {
+				return nil, bad("subkey before primary key")
+			}
+			sk = &subkey{pub: pkt}
+			k.subkeys = append(k.subkeys, sk)
+			uid = nil
+		case *packet.UserId:
+			uid, sk = pkt, nil
+		case *packet.UserAttribute:
+			uid, sk = nil, nil
+		case *packet.Signature:
+			if k.primary == nil {
+				return nil, bad("signature before primary key")
+			}
+			k.addSignature(pkt, uid, sk)
+		}
+	}
+	if k.primary == nil {
+		return nil, bad("no primary key")
+	}
+	if got := fprString(k.primary.Fingerprint); got != fpr {
+		return nil, bad("file holds key %s instead", got)
+	}
+	return k, nil
+}
+
+// addSignature keeps sig if it is a self-signature or revocation that
+// verifies; anything else (third-party certifications, bad packets) is
+// dropped because it cannot bind or revoke anything.
+func (k *pinnedKey) addSignature(sig *packet.Signature, uid *packet.UserId, sk *subkey) {
+	if !sig.CheckKeyIdOrFingerprint(k.primary) {
+		return
+	}
+	switch sig.SigType {
+	case packet.SigTypeDirectSignature:
+		if k.primary.VerifyDirectKeySignature(sig) == nil {
+			k.selfSigs = append(k.selfSigs, sig)
+		}
+	case packet.SigTypeKeyRevocation:
+		if k.primary.VerifyRevocationSignature(sig) == nil {
+			k.revocations = append(k.revocations, sig)
+		}
+	case packet.SigTypeGenericCert, packet.SigTypePersonaCert, packet.SigTypeCasualCert, packet.SigTypePositiveCert:
+		if uid != nil && k.primary.VerifyUserIdSignature(uid.Id, k.primary, sig) == nil {
+			k.selfSigs = append(k.selfSigs, sig)
+		}
+	case packet.SigTypeSubkeyBinding:
+		if sk != nil && k.primary.VerifyKeySignature(sk.pub, sig) == nil {
+			sk.bindings = append(sk.bindings, sig)
+		}
+	case packet.SigTypeSubkeyRevocation:
+		if sk != nil && k.primary.VerifySubkeyRevocationSignature(sig, sk.pub) == nil {
+			sk.revocations = append(sk.revocations, sig)
+		}
+	}
+}
+
+// issuerKey returns the key of k that sig names as its issuer: the primary
+// (sub nil) or a subkey.
+func (k *pinnedKey) issuerKey(sig *packet.Signature) (*packet.PublicKey, *subkey) {
+	if matchesIssuer(sig, k.primary) {
+		return k.primary, nil
+	}
+	for _, s := range k.subkeys {
+		if matchesIssuer(sig, s.pub) {
+			return s.pub, s
+		}
+	}
+	return nil, nil
+}
+
+// matchesIssuer prefers the full fingerprint; the 64-bit key id is only a
+// fallback for signatures that carry no fingerprint.
+func matchesIssuer(sig *packet.Signature, pk *packet.PublicKey) bool {
+	if len(sig.IssuerFingerprint) > 0 {
+		return bytes.Equal(sig.IssuerFingerprint, pk.Fingerprint)
+	}
+	return sig.IssuerKeyId != nil && *sig.IssuerKeyId == pk.KeyId
+}
+
+// newestAt returns the newest signature among sigs made at or before t and
+// not itself expired at t.
+func newestAt(sigs []*packet.Signature, t time.Time) *packet.Signature {
+	var best *packet.Signature
+	for _, s := range sigs {
+		if s.CreationTime.After(t) || s.SigExpired(t) {
+			continue
+		}
+		if best == nil || s.CreationTime.After(best.CreationTime) {
+			best = s
+		}
+	}
+	return best
+}
+
+// expiredAt reports whether a key created at created is expired at t
+// according to the self-signature sig, and when it expires.
+func expiredAt(created time.Time, sig *packet.Signature, t time.Time) (bool, time.Time) {
+	if sig == nil || sig.KeyLifetimeSecs == nil || *sig.KeyLifetimeSecs == 0 {
+		return false, time.Time{}
+	}
+	exp := created.Add(time.Duration(*sig.KeyLifetimeSecs) * time.Second)
+	return !t.Before(exp), exp
+}
+
+// validAt judges, at time t, the primary key and (if sub is non-nil) the
+// signing subkey, per the package policy.
+func (k *pinnedKey) validAt(t time.Time, sub *subkey) error {
+	pfpr := fprString(k.primary.Fingerprint)
+	if len(k.revocations) > 0 {
+		return fmt.Errorf("%w: primary key %s carries a revocation made %s (reason %s)",
+			ErrRevoked, pfpr, utc(k.revocations[0].CreationTime), reason(k.revocations[0]))
+	}
+	if k.primary.CreationTime.After(t) {
+		return fmt.Errorf("%w: primary key %s was created %s, after the signature",
+			ErrKeyInvalid, pfpr, utc(k.primary.CreationTime))
+	}
+	// The v4 key's expiry may be stated on a direct-key signature or on a
+	// user-ID certification (OpenSSL's current key uses the former, the
+	// retired one the latter); the newest of each kind in force at t counts,
+	// and either can expire the key.
+	var direct, uids []*packet.Signature
+	for _, s := range k.selfSigs {
+		if s.SigType == packet.SigTypeDirectSignature {
+			direct = append(direct, s)
+		} else {
+			uids = append(uids, s)
+		}
+	}
+	inForce := []*packet.Signature{newestAt(direct, t), newestAt(uids, t)}
+	if inForce[0] == nil && inForce[1] == nil {
+		return fmt.Errorf("%w: primary key %s has no self-signature made at or before the signature",
+			ErrKeyInvalid, pfpr)
+	}
+	for _, s := range inForce {
+		if s == nil {
+			continue
+		}
+		if exp, when := expiredAt(k.primary.CreationTime, s, t); exp {
+			return fmt.Errorf("%w: primary key %s expired %s (self-signature of %s)",
+				ErrKeyExpired, pfpr, utc(when), utc(s.CreationTime))
+		}
+		if sub == nil && s.FlagsValid && !s.FlagSign {
+			return fmt.Errorf("%w: primary key %s is not flagged for signing (self-signature of %s)",
+				ErrKeyInvalid, pfpr, utc(s.CreationTime))
+		}
+	}
+	if sub == nil {
+		return nil
+	}
+
+	sfpr := fprString(sub.pub.Fingerprint)
+	if len(sub.revocations) > 0 {
+		return fmt.Errorf("%w: subkey %s of %s carries a revocation made %s (reason %s)",
+			ErrRevoked, sfpr, pfpr, utc(sub.revocations[0].CreationTime), reason(sub.revocations[0]))
+	}
+	if sub.pub.CreationTime.After(t) {
+		return fmt.Errorf("%w: subkey %s was created %s, after the signature",
+			ErrKeyInvalid, sfpr, utc(sub.pub.CreationTime))
+	}
+	b := newestAt(sub.bindings, t)
+	if b == nil {
+		return fmt.Errorf("%w: subkey %s has no binding signature made at or before the signature",
+			ErrKeyInvalid, sfpr)
+	}
+	// Without the sign flag go-crypto does not check the cross-signature,
+	// so such a subkey could be someone else's key bound to ours.
+	if !b.FlagsValid || !b.FlagSign {
+		return fmt.Errorf("%w: subkey %s is not flagged for signing (binding of %s)",
+			ErrKeyInvalid, sfpr, utc(b.CreationTime))
+	}
+	if exp, when := expiredAt(sub.pub.CreationTime, b, t); exp {
+		return fmt.Errorf("%w: subkey %s of %s expired %s (binding of %s)",
+			ErrKeyExpired, sfpr, pfpr, utc(when), utc(b.CreationTime))
+	}
+	return nil
+}
+
+func reason(s *packet.Signature) string {
+	if s.RevocationReason == nil {
+		return "unspecified"
+	}
+	r := fmt.Sprintf("%d", *s.RevocationReason)
+	if s.RevocationReasonText != "" {
+		r += fmt.Sprintf(" %q", s.RevocationReasonText)
+	}
+	return r
+}

@@ -1,0 +1,386 @@
+package signature
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
+	"github.com/ProtonMail/go-crypto/openpgp/packet"
+
+	"github.com/osslbuild/osslbuild/internal/testfixture"
+)
+
+const (
+	current    = "B146647E45A7B33947AB226B2A2C87D161692D40"
+	currentSub = "C46ED3F2CBEFDA1FDAADA44264ED7B1DCCE71CB2"
+	retired    = "BA5473A2B0587B07FB27CF2D216094DFD0CB81EF"
+)
+
+// real opens a real release fixture: the tarball as a stream, and its .asc.
+func real(t *testing.T, version string) (*os.File, []byte) {
+	t.Helper()
+	r := testfixture.Get(t, version)
+	sig, err := os.ReadFile(r.Signature)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(r.Tarball)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f, sig
+}
+
+func TestRealReleases(t *testing.T) {
+	for _, tc := range []struct {
+		version, signer, signing, created string
+	}{
+		{"4.0.2", current, currentSub, "2026-08-25"},
+		// Signed by the retired key, expired today but valid when it signed.
+		{"3.5.7", retired, retired, "2026-06-09"},
+		{"3.0.20", retired, retired, "2026-04-07"},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			f, sig := real(t, tc.version)
+			res, err := Verify(context.Background(), f, sig, []string{current, retired})
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			if res.Signer != tc.signer || res.SigningKey != tc.signing {
+				t.Errorf("signer %s via %s, want %s via %s", res.Signer, res.SigningKey, tc.signer, tc.signing)
+			}
+			if got := res.Created.Format(time.DateOnly); got != tc.created {
+				t.Errorf("created %s, want %s", got, tc.created)
+			}
+			if res.Hash != "SHA-512" {
+				t.Errorf("hash %s", res.Hash)
+			}
+		})
+	}
+}
+
+// flipReader streams r with the byte at offset off inverted.
+type flipReader struct {
+	r   io.Reader
+	pos int64
+	off int64
+}
+
+func (f *flipReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if f.off >= f.pos && f.off < f.pos+int64(n) {
+		p[f.off-f.pos] ^= 0xff
+	}
+	f.pos += int64(n)
+	return n, err
+}
+
+func TestTamperedTarball(t *testing.T) {
+	f, sig := real(t, "4.0.2")
+	_, err := Verify(context.Background(), &flipReader{r: f, off: 30_000_000}, sig, []string{current})
+	if !errors.Is(err, ErrBadSignature) {
+		t.Fatalf("want ErrBadSignature, got %v", err)
+	}
+	if !strings.Contains(err.Error(), currentSub) {
+		t.Errorf("error does not name the signing key: %v", err)
+	}
+}
+
+func TestPinnedButNotAllowed(t *testing.T) {
+	f, sig := real(t, "4.0.2")
+	_, err := Verify(context.Background(), f, sig, []string{retired})
+	if !errors.Is(err, ErrUnknownSigner) {
+		t.Fatalf("want ErrUnknownSigner, got %v", err)
+	}
+	for _, want := range []string{currentSub, current, "not allowed"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+}
+
+func TestAllowedButNotPinned(t *testing.T) {
+	f, sig := real(t, "4.0.2")
+	_, err := Verify(context.Background(), f, sig, []string{current, "0123456789ABCDEF0123456789ABCDEF01234567"})
+	if !errors.Is(err, ErrPinnedKey) {
+		t.Fatalf("want ErrPinnedKey, got %v", err)
+	}
+}
+
+func TestCancelled(t *testing.T) {
+	f, sig := real(t, "4.0.2")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Verify(ctx, f, sig, []string{current}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("want context.Canceled, got %v", err)
+	}
+}
+
+func TestNotPinnedSigner(t *testing.T) {
+	r := testfixture.Get(t, "4.0.2")
+	e := newEntity(t, time.Now().Add(-time.Hour), 0)
+	f, err := os.Open(r.Tarball)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sig := signAt(t, e.PrivateKey, f, time.Now())
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Verify(context.Background(), f, sig, []string{current, retired})
+	if !errors.Is(err, ErrUnknownSigner) {
+		t.Fatalf("want ErrUnknownSigner, got %v", err)
+	}
+	if !strings.Contains(err.Error(), e.PrimaryKey.KeyIdString()) {
+		t.Errorf("error does not name key id %s: %v", e.PrimaryKey.KeyIdString(), err)
+	}
+}
+
+func TestMalformed(t *testing.T) {
+	for name, sig := range map[string]string{
+		"not armored": "hello",
+		"public key":  "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nxA==\n-----END PGP PUBLIC KEY BLOCK-----\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Verify(context.Background(), strings.NewReader("x"), []byte(sig), []string{current})
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("want ErrMalformed, got %v", err)
+			}
+		})
+	}
+}
+
+// --- generated keys ---
+
+var (
+	day  = 24 * time.Hour
+	t0   = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	data = []byte("openssl-9.9.9.tar.gz stand-in\n")
+)
+
+func cfgAt(at time.Time, lifetime time.Duration) *packet.Config {
+	return &packet.Config{
+		Algorithm:       packet.PubKeyAlgoEdDSA, // fast to generate
+		Time:            func() time.Time { return at },
+		KeyLifetimeSecs: uint32(lifetime / time.Second),
+	}
+}
+
+func newEntity(t *testing.T, created time.Time, lifetime time.Duration) *openpgp.Entity {
+	t.Helper()
+	e, err := openpgp.NewEntity("Test", "", "test@example.invalid", cfgAt(created, lifetime))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// signAt makes a detached signature by priv over r dated at, bypassing
+// go-crypto's own validity checks so that invalid cases can be built.
+func signAt(t *testing.T, priv *packet.PrivateKey, r io.Reader, at time.Time) []byte {
+	t.Helper()
+	sig := &packet.Signature{
+		SigType:      packet.SigTypeBinary,
+		PubKeyAlgo:   priv.PubKeyAlgo,
+		Hash:         crypto.SHA256,
+		CreationTime: at,
+		IssuerKeyId:  &priv.KeyId,
+	}
+	cfg := cfgAt(at, 0)
+	h, err := sig.PrepareSign(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(h, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := sig.Sign(h, priv, cfg); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, err := armor.Encode(&buf, openpgp.SignatureType, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sig.Serialize(w); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	return buf.Bytes()
+}
+
+// pinning returns a Verifier whose pinned keys are es.
+func pinning(t *testing.T, es ...*openpgp.Entity) Verifier {
+	t.Helper()
+	m := map[string][]byte{}
+	var fprs []string
+	for _, e := range es {
+		var buf bytes.Buffer
+		w, err := armor.Encode(&buf, openpgp.PublicKeyType, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Serialize(w); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		f := fprString(e.PrimaryKey.Fingerprint)
+		m[f] = buf.Bytes()
+		fprs = append(fprs, f)
+	}
+	return Verifier{
+		Armored:      func(f string) ([]byte, error) { return m[f], nil },
+		Fingerprints: func() []string { return fprs },
+		Now:          func() time.Time { return t0.Add(365 * day) },
+	}
+}
+
+func fpr(e *openpgp.Entity) string { return fprString(e.PrimaryKey.Fingerprint) }
+
+func TestGenerated(t *testing.T) {
+	expiring := newEntity(t, t0, 30*day)
+
+	withSub := newEntity(t, t0, 0)
+	if err := withSub.AddSigningSubkey(cfgAt(t0.Add(day), 10*day)); err != nil {
+		t.Fatal(err)
+	}
+	signSub := withSub.Subkeys[len(withSub.Subkeys)-1]
+
+	revoked := newEntity(t, t0, 0)
+	// Revoked long after the signature below: still refused.
+	if err := revoked.RevokeKey(packet.KeyRetired, "retired", cfgAt(t0.Add(200*day), 0)); err != nil {
+		t.Fatal(err)
+	}
+
+	subRevoked := newEntity(t, t0, 0)
+	if err := subRevoked.AddSigningSubkey(cfgAt(t0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	rsk := &subRevoked.Subkeys[len(subRevoked.Subkeys)-1]
+	if err := subRevoked.RevokeSubkey(rsk, packet.KeyCompromised, "", cfgAt(t0.Add(100*day), 0)); err != nil {
+		t.Fatal(err)
+	}
+
+	v := pinning(t, expiring, withSub, revoked, subRevoked)
+	for _, tc := range []struct {
+		name    string
+		priv    *packet.PrivateKey
+		at      time.Time
+		allowed string
+		want    error
+		naming  string
+	}{
+		// Expired now, valid when it signed: accepted (the 3.5.7 case).
+		{"expired key signed before expiry", expiring.PrivateKey, t0.Add(10 * day), fpr(expiring), nil, ""},
+		{"expired at signing time", expiring.PrivateKey, t0.Add(40 * day), fpr(expiring), ErrKeyExpired, fpr(expiring)},
+		{"signed before key creation", expiring.PrivateKey, t0.Add(-day), fpr(expiring), ErrKeyInvalid, fpr(expiring)},
+		{"subkey valid", signSub.PrivateKey, t0.Add(5 * day), fpr(withSub), nil, ""},
+		{"subkey expired at signing time", signSub.PrivateKey, t0.Add(20 * day), fpr(withSub), ErrKeyExpired, fprString(signSub.PublicKey.Fingerprint)},
+		{"subkey signed before its creation", signSub.PrivateKey, t0.Add(time.Hour), fpr(withSub), ErrKeyInvalid, fprString(signSub.PublicKey.Fingerprint)},
+		{"revoked later", revoked.PrivateKey, t0.Add(day), fpr(revoked), ErrRevoked, fpr(revoked)},
+		{"subkey revoked", rsk.PrivateKey, t0.Add(day), fpr(subRevoked), ErrRevoked, fprString(rsk.PublicKey.Fingerprint)},
+		{"future", withSub.PrivateKey, t0.Add(366 * day), fpr(withSub), ErrFutureSignature, fpr(withSub)},
+		{"not allowed", withSub.PrivateKey, t0.Add(day), fpr(expiring), ErrUnknownSigner, fpr(withSub)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sig := signAt(t, tc.priv, bytes.NewReader(data), tc.at)
+			res, err := v.Verify(context.Background(), bytes.NewReader(data), sig, []string{tc.allowed})
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("Verify: %v", err)
+				}
+				if res.Signer != tc.allowed || !res.Created.Equal(tc.at) {
+					t.Errorf("result %+v", res)
+				}
+				return
+			}
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("want %v, got %v", tc.want, err)
+			}
+			if !strings.Contains(err.Error(), tc.naming) {
+				t.Errorf("error does not name %s: %v", tc.naming, err)
+			}
+		})
+	}
+}
+
+// The primary of OpenSSL's current key is certify-only: a signature that
+// claims to come from it must not be accepted even if it verified.
+func TestPrimaryNotSigningCapable(t *testing.T) {
+	e := newEntity(t, t0, 0)
+	for _, id := range e.Identities {
+		// Re-sign the user ID with certify-only flags.
+		id.SelfSignature.FlagSign = false
+		if err := id.SelfSignature.SignUserId(id.UserId.Id, e.PrimaryKey, e.PrivateKey, cfgAt(t0, 0)); err != nil {
+			t.Fatal(err)
+		}
+		id.Signatures = []*packet.Signature{id.SelfSignature}
+	}
+	v := pinning(t, e)
+	sig := signAt(t, e.PrivateKey, bytes.NewReader(data), t0.Add(day))
+	_, err := v.Verify(context.Background(), bytes.NewReader(data), sig, []string{fpr(e)})
+	if !errors.Is(err, ErrKeyInvalid) {
+		t.Fatalf("want ErrKeyInvalid, got %v", err)
+	}
+}
+
+// The pinned keys judged at chosen instants: which self-signature is in force
+// decides, not the newest one.
+func TestPinnedKeyValidity(t *testing.T) {
+	load := func(f string) *pinnedKey {
+		b, err := Verifier{}.armored()(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := parseKey(f, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	ret, cur := load(retired), load(current)
+	if len(cur.subkeys) != 1 || fprString(cur.subkeys[0].pub.Fingerprint) != currentSub {
+		t.Fatalf("current key's subkeys: %+v", cur.subkeys)
+	}
+	at := func(s string) time.Time {
+		tm, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm
+	}
+	for _, tc := range []struct {
+		key  *pinnedKey
+		sub  bool
+		at   string
+		want error
+	}{
+		{ret, false, "2024-04-08T12:40:00Z", nil},
+		{ret, false, "2026-04-07T12:50:09Z", nil}, // 3.0.20; self-signature of 2026-03-16 in force
+		{ret, false, "2026-06-12T00:00:00Z", nil}, // self-signature of 2026-06-10 in force
+		{ret, false, "2026-09-09T00:00:00Z", ErrKeyExpired},
+		{ret, false, "2024-01-01T00:00:00Z", ErrKeyInvalid}, // before the key existed
+		{cur, false, "2026-08-25T12:00:00Z", ErrKeyInvalid}, // primary is certify-only
+		{cur, true, "2026-08-25T12:00:00Z", nil},
+		{cur, true, "2027-05-27T00:00:00Z", ErrKeyExpired}, // subkey bound for one year
+	} {
+		var sub *subkey
+		if tc.sub {
+			sub = tc.key.subkeys[0]
+		}
+		err := tc.key.validAt(at(tc.at), sub)
+		if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+			t.Errorf("%s sub=%v at %s: got %v, want %v", fprString(tc.key.primary.Fingerprint), tc.sub, tc.at, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,476 @@
+// Package unpack extracts a release .tar.gz into a directory, safely.
+//
+// The archive is untrusted input even after its signature checked out (a
+// verified tarball can still be hostile, and fuzzers and tests feed this
+// package directly), so extraction:
+//
+//   - writes into a fresh temporary directory beside dest and renames it to
+//     dest only when every entry succeeded: dest never holds a half tree, and
+//     dest must not exist beforehand;
+//   - strips the archive's single top-level directory (openssl-X.Y.Z/) and
+//     refuses any member outside it, any absolute name and any ".." component;
+//   - creates symlinks last, after checking that each one, resolved through
+//     every other symlink in the archive, stays inside the tree; since no
+//     symlink exists on disk while files are written, no write can be
+//     redirected through one, and no member may sit below a symlink;
+//   - allows hard links only to regular files already extracted;
+//   - refuses devices, FIFOs and other special types (archive/tar expands
+//     sparse files, whose full size counts against the limit);
+//   - caps total file bytes and entry count (Options);
+//   - keeps only the executable bit of modes (0755 or 0644; directories
+//     0755) and restores modification times, so make sees the shipped
+//     generated files as up to date.
+//
+// Extract reports the newest modification time in the archive, which the
+// build uses as SOURCE_DATE_EPOCH.
+package unpack
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Defaults for Options; an OpenSSL 4.0 tarball holds about 140 MB in 6,400
+// entries.
+const (
+	DefaultMaxBytes   = 512 << 20
+	DefaultMaxEntries = 100_000
+)
+
+// maxLinkDepth bounds symlink expansion while checking targets (as Linux's
+// 40 bounds path lookups), so a loop is refused rather than followed forever.
+const maxLinkDepth = 40
+
+// Sentinel errors for errors.Is.
+var (
+	ErrExists      = errors.New("destination already exists")
+	ErrUnsafePath  = errors.New("unsafe path")
+	ErrLayout      = errors.New("not a single top-level directory")
+	ErrUnsupported = errors.New("unsupported entry type")
+	ErrTooLarge    = errors.New("archive too large")
+	ErrDuplicate   = errors.New("duplicate entry")
+)
+
+// Options bound what an archive may hold. Zero values mean the defaults.
+type Options struct {
+	MaxBytes   int64  // total bytes of regular files
+	MaxEntries int    // number of archive members
+	TopDir     string // if set, the required name of the top-level directory
+}
+
+// Result describes a completed extraction.
+type Result struct {
+	TopDir    string    // name of the stripped top-level directory
+	Newest    time.Time // newest modification time of any member (UTC)
+	Files     int       // regular files
+	Dirs      int       // directory members
+	Symlinks  int
+	HardLinks int
+	Bytes     int64 // bytes of regular files written
+}
+
+// Extract unpacks the .tar.gz file archive into dest (see the package doc).
+func Extract(ctx context.Context, archive, dest string, opts Options) (Result, error) {
+	f, err := os.Open(archive)
+	if err != nil {
+		return Result{}, fmt.Errorf("unpack: %w", err)
+	}
+	defer f.Close()
+	return ExtractReader(ctx, f, filepath.Base(archive), dest, opts)
+}
+
+// ExtractReader is Extract for a gzip stream; name is used in errors.
+func ExtractReader(ctx context.Context, r io.Reader, name, dest string, opts Options) (Result, error) {
+	zr, err := gzip.NewReader(ctxReader{ctx, r})
+	if err != nil {
+		return Result{}, fmt.Errorf("unpack %s: %w", name, err)
+	}
+	return extractTar(ctx, zr, name, dest, opts)
+}
+
+// extractTar does the work on the decompressed tar stream (the fuzz target
+// calls it directly, so mutations are not wasted on gzip checksums).
+func extractTar(ctx context.Context, r io.Reader, name, dest string, opts Options) (res Result, err error) {
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	if opts.MaxEntries <= 0 {
+		opts.MaxEntries = DefaultMaxEntries
+	}
+	dest = filepath.Clean(dest)
+	if _, err := os.Lstat(dest); err == nil {
+		return Result{}, fmt.Errorf("unpack %s: %s: %w", name, dest, ErrExists)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return Result{}, fmt.Errorf("unpack %s: %w", name, err)
+	}
+	// Beside dest, so the final rename stays on one filesystem.
+	tmp, err := os.MkdirTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".unpack-")
+	if err != nil {
+		return Result{}, fmt.Errorf("unpack %s: %w", name, err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+
+	x := &extractor{
+		ctx:   ctx,
+		name:  name,
+		root:  tmp,
+		opts:  opts,
+		links: map[string]string{},
+		files: map[string]bool{},
+		dirs:  map[string]time.Time{},
+	}
+	if err := x.run(r); err != nil {
+		return Result{}, err
+	}
+	if _, err := os.Lstat(dest); err == nil {
+		return Result{}, fmt.Errorf("unpack %s: %s: %w", name, dest, ErrExists)
+	}
+	if err := os.Rename(tmp, dest); err != nil {
+		return Result{}, fmt.Errorf("unpack %s: %w", name, err)
+	}
+	return x.res, nil
+}
+
+type extractor struct {
+	ctx   context.Context
+	name  string
+	root  string
+	opts  Options
+	res   Result
+	links map[string]string    // deferred symlinks: tree path -> target
+	files map[string]bool      // regular files written (hard-link targets)
+	dirs  map[string]time.Time // directory members and their mtimes
+}
+
+func (x *extractor) fail(member string, err error) error {
+	return fmt.Errorf("unpack %s: member %q: %w", x.name, member, err)
+}
+
+func (x *extractor) run(r io.Reader) error {
+	tr := tar.NewReader(r)
+	entries := 0
+	for {
+		if err := x.ctx.Err(); err != nil {
+			return fmt.Errorf("unpack %s: %w", x.name, err)
+		}
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("unpack %s: after %d members: %w", x.name, entries, err)
+		}
+		if hdr.Typeflag == tar.TypeXGlobalHeader {
+			continue // git archive's pax_global_header: metadata, not a member
+		}
+		entries++
+		if entries > x.opts.MaxEntries {
+			return x.fail(hdr.Name, fmt.Errorf("%w: more than %d members", ErrTooLarge, x.opts.MaxEntries))
+		}
+		if err := x.entry(tr, hdr); err != nil {
+			return x.fail(hdr.Name, err)
+		}
+	}
+	if x.res.TopDir == "" {
+		return fmt.Errorf("unpack %s: %w: archive is empty", x.name, ErrLayout)
+	}
+	if err := x.finish(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// clean splits an archive name into its top-level directory and the path
+// below it, refusing anything that could leave the tree.
+func clean(name string) (top, rel string, err error) {
+	if name == "" {
+		return "", "", fmt.Errorf("%w: empty name", ErrUnsafePath)
+	}
+	if strings.HasPrefix(name, "/") {
+		return "", "", fmt.Errorf("%w: absolute path", ErrUnsafePath)
+	}
+	var parts []string
+	for _, p := range strings.Split(name, "/") {
+		switch p {
+		case "", ".":
+			continue
+		case "..":
+			return "", "", fmt.Errorf("%w: %q component", ErrUnsafePath, "..")
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "", "", fmt.Errorf("%w: names no file", ErrUnsafePath)
+	}
+	return parts[0], path.Join(parts[1:]...), nil
+}
+
+// underLink reports a recorded symlink that is rel or a parent of rel.
+func (x *extractor) underLink(rel string) (string, bool) {
+	for p := rel; p != "." && p != ""; p = path.Dir(p) {
+		if _, ok := x.links[p]; ok {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header) error {
+	if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA && hdr.Size != 0 {
+		// Only regular files carry data; anything else with a size would be
+		// decompressed and skipped unchecked by MaxBytes.
+		return fmt.Errorf("%w: %d bytes of data on a member of type %q", ErrUnsupported, hdr.Size, hdr.Typeflag)
+	}
+	top, rel, err := clean(hdr.Name)
+	if err != nil {
+		return err
+	}
+	switch {
+	case x.res.TopDir == "":
+		if x.opts.TopDir != "" && top != x.opts.TopDir {
+			return fmt.Errorf("%w: top-level directory %q, want %q", ErrLayout, top, x.opts.TopDir)
+		}
+		x.res.TopDir = top
+	case top != x.res.TopDir:
+		return fmt.Errorf("%w: outside %s/", ErrLayout, x.res.TopDir)
+	}
+	if mt := hdr.ModTime.UTC(); mt.After(x.res.Newest) {
+		x.res.Newest = mt
+	}
+	if rel == "" {
+		// The top-level directory itself.
+		if hdr.Typeflag != tar.TypeDir {
+			return fmt.Errorf("%w: top-level member is not a directory", ErrLayout)
+		}
+		return nil
+	}
+	if l, ok := x.underLink(rel); ok {
+		if l == rel {
+			return fmt.Errorf("%w: %s is already a symlink", ErrDuplicate, rel)
+		}
+		return fmt.Errorf("%w: below symlink %s", ErrUnsafePath, l)
+	}
+	dst := filepath.Join(x.root, filepath.FromSlash(rel))
+
+	switch hdr.Typeflag {
+	case tar.TypeDir:
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return err
+		}
+		// A repeated directory member is harmless; MkdirAll fails if a
+		// file already holds the name.
+		x.dirs[rel] = hdr.ModTime
+		x.res.Dirs++
+	case tar.TypeReg, tar.TypeRegA:
+		if hdr.Size < 0 || hdr.Size > x.opts.MaxBytes-x.res.Bytes {
+			return fmt.Errorf("%w: %d bytes would pass the limit of %d", ErrTooLarge, x.res.Bytes+hdr.Size, x.opts.MaxBytes)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return fmt.Errorf("%w: %s", ErrDuplicate, rel)
+			}
+			return err
+		}
+		n, err := io.CopyN(f, tr, hdr.Size)
+		x.res.Bytes += n
+		if err == nil {
+			// Only the executable bit carries meaning; the rest is
+			// normalised so umask and archive owner do not leak in.
+			mode := os.FileMode(0o644)
+			if hdr.Mode&0o111 != 0 {
+				mode = 0o755
+			}
+			err = f.Chmod(mode)
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.Chtimes(dst, hdr.ModTime, hdr.ModTime); err != nil {
+			return err
+		}
+		x.files[rel] = true
+		x.res.Files++
+	case tar.TypeSymlink:
+		if hdr.Linkname == "" || strings.HasPrefix(hdr.Linkname, "/") {
+			return fmt.Errorf("%w: symlink to %q", ErrUnsafePath, hdr.Linkname)
+		}
+		if _, err := os.Lstat(dst); err == nil {
+			return fmt.Errorf("%w: %s", ErrDuplicate, rel)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		// Checked and created in finish, once every link is known.
+		x.links[rel] = hdr.Linkname
+		x.res.Symlinks++
+	case tar.TypeLink:
+		ltop, lrel, err := clean(hdr.Linkname)
+		if err != nil {
+			return fmt.Errorf("hard link target %q: %w", hdr.Linkname, err)
+		}
+		if ltop != x.res.TopDir || !x.files[lrel] {
+			return fmt.Errorf("%w: hard link to %q, which is not a regular file extracted before it", ErrUnsafePath, hdr.Linkname)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.Link(filepath.Join(x.root, filepath.FromSlash(lrel)), dst); err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return fmt.Errorf("%w: %s", ErrDuplicate, rel)
+			}
+			return err
+		}
+		x.res.HardLinks++
+	default:
+		return fmt.Errorf("%w: type %q", ErrUnsupported, hdr.Typeflag)
+	}
+	return nil
+}
+
+// finish checks and creates the deferred symlinks, then restores directory
+// times (creating entries changed them).
+func (x *extractor) finish() error {
+	names := slices.Sorted(maps.Keys(x.links))
+	for _, l := range names {
+		if err := x.checkLink(l); err != nil {
+			return x.fail(x.res.TopDir+"/"+l, err)
+		}
+	}
+	for _, l := range names {
+		if err := os.Symlink(x.links[l], filepath.Join(x.root, filepath.FromSlash(l))); err != nil {
+			return x.fail(x.res.TopDir+"/"+l, err)
+		}
+	}
+	// Check again on disk, where the filesystem decides which names are the
+	// same (macOS folds case and Unicode normalisation, so "X/sub" may be the
+	// symlink "x/SUB" that the model above did not follow). Nothing is
+	// written after this point, and a failure removes the tree without
+	// following any link.
+	for _, l := range names {
+		if err := resolveOnDisk(x.root, l); err != nil {
+			return x.fail(x.res.TopDir+"/"+l, err)
+		}
+	}
+	for d, mt := range x.dirs {
+		if err := os.Chtimes(filepath.Join(x.root, filepath.FromSlash(d)), mt, mt); err != nil {
+			return x.fail(x.res.TopDir+"/"+d, err)
+		}
+	}
+	return nil
+}
+
+// checkLink resolves symlink l through every archived symlink, refusing it
+// if any step climbs above the tree's root. Paths that do not exist are
+// fine: nothing else will be created in the tree.
+func (x *extractor) checkLink(l string) error {
+	var stack []string // resolved components so far, from the root
+	if d := path.Dir(l); d != "." {
+		stack = strings.Split(d, "/")
+	}
+	todo := strings.Split(x.links[l], "/")
+	expansions := 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(stack) == 0 {
+				return fmt.Errorf("%w: symlink to %q leaves the tree", ErrUnsafePath, x.links[l])
+			}
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		stack = append(stack, c)
+		target, ok := x.links[strings.Join(stack, "/")]
+		if !ok {
+			continue
+		}
+		if expansions++; expansions > maxLinkDepth {
+			return fmt.Errorf("%w: symlink to %q: too many levels of symlinks", ErrUnsafePath, x.links[l])
+		}
+		if strings.HasPrefix(target, "/") {
+			return fmt.Errorf("%w: symlink to %q goes through absolute symlink", ErrUnsafePath, x.links[l])
+		}
+		// Replace the link by its target, relative to the link's directory.
+		stack = stack[:len(stack)-1]
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	return nil
+}
+
+// resolveOnDisk follows the path rel below root through the symlinks that
+// exist on disk, tolerating a missing tail, and fails if it climbs out.
+func resolveOnDisk(root, rel string) error {
+	var stack []string
+	todo := strings.Split(rel, "/")
+	for expansions := 0; len(todo) > 0; {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(stack) == 0 {
+				return fmt.Errorf("%w: symlink resolves outside the tree", ErrUnsafePath)
+			}
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		stack = append(stack, c)
+		cur := filepath.Join(append([]string{root}, stack...)...)
+		fi, err := os.Lstat(cur)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			continue
+		}
+		if expansions++; expansions > maxLinkDepth {
+			return fmt.Errorf("%w: too many levels of symlinks", ErrUnsafePath)
+		}
+		target, err := os.Readlink(cur)
+		if err != nil {
+			return err
+		}
+		if filepath.IsAbs(target) {
+			return fmt.Errorf("%w: symlink %s is absolute", ErrUnsafePath, strings.Join(stack, "/"))
+		}
+		stack = stack[:len(stack)-1]
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	return nil
+}
+
+// ctxReader stops decompression when ctx is cancelled.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
