@@ -51,7 +51,7 @@ func Missing(t testing.TB, format string, args ...any) {
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("required fixture missing (CI=true, no skipping): "+format, args...)
 	}
-	t.Skipf("fixture missing (run scripts/fetch-fixtures.sh): "+format, args...)
+	t.Skipf("prerequisite missing (scripts/fetch-fixtures.sh and scripts/setup-cross.sh provide the fixtures and toolchain): "+format, args...)
 }
 
 // Get returns the fixture for version, skipping or failing as Missing does
