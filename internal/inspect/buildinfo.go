@@ -48,7 +48,7 @@ var infoPrefixes = []struct {
 	{"OpenSSL ", InfoVersion},
 }
 
-// maxPrefix is how many leading bytes of a run decide whether it can match.
+// maxPrefix is the longest prefix: a sliding window keeps this many bytes.
 const maxPrefix = len("OPENSSLDIR: ")
 
 // versionRE is OPENSSL_VERSION_TEXT: "OpenSSL {full_version} {release_date}",
@@ -78,20 +78,19 @@ func (sc *scanner) scan(r io.Reader) ([]BuildInfo, error) {
 	var (
 		found  []BuildInfo
 		run    = sc.run[:0]
-		runOff int64
+		runOff int64 // file offset of run[0]
 		inRun  bool
-		keep   bool // the run still may match a prefix
 		trunc  bool
 		pos    int64
 	)
 	flush := func() {
-		if keep && len(run) > 0 {
-			if bi, ok := classify(string(run)); ok {
-				bi.Offset, bi.Truncated = runOff, trunc
+		if len(run) > 0 {
+			if bi, at, ok := find(run); ok {
+				bi.Offset, bi.Truncated = runOff+int64(at), trunc
 				found = append(found, bi)
 			}
 		}
-		run, inRun, keep, trunc = run[:0], false, false, false
+		run, inRun, trunc = run[:0], false, false
 	}
 	defer func() { sc.run = run[:0] }()
 	for {
@@ -99,19 +98,24 @@ func (sc *scanner) scan(r io.Reader) ([]BuildInfo, error) {
 		for i, c := range sc.buf[:n] {
 			if c >= 0x20 && c <= 0x7e || c == '\t' {
 				if !inRun {
-					inRun, keep, runOff = true, true, pos+int64(i)
+					inRun, runOff = true, pos+int64(i)
 				}
-				if !keep {
+				if trunc {
 					continue
 				}
 				if len(run) >= MaxBuildInfoLen {
-					trunc = true
-					continue
+					// Too long: if a prefix is in it, keep what we have and
+					// mark it cut; if not, slide the window so a prefix that
+					// straddles the cut can still be seen.
+					if _, _, ok := find(run); ok {
+						trunc = true
+						continue
+					}
+					keep := maxPrefix - 1
+					runOff += int64(len(run) - keep)
+					run = append(run[:0], run[len(run)-keep:]...)
 				}
 				run = append(run, c)
-				if len(run) <= maxPrefix && !mayMatch(run) {
-					keep = false
-				}
 				continue
 			}
 			if inRun {
@@ -131,15 +135,32 @@ func (sc *scanner) scan(r io.Reader) ([]BuildInfo, error) {
 	}
 }
 
-// mayMatch reports whether the start of a run agrees with some prefix.
-func mayMatch(b []byte) bool {
-	for _, p := range infoPrefixes {
-		n := min(len(b), len(p.prefix))
-		if string(b[:n]) == p.prefix[:n] {
-			return true
+// find locates the first build-info string inside a printable run. A prefix
+// need not start the run: clang places buildinf.h's compiler_flags array
+// right after other constant data, and a printable byte before it (a jump
+// table's '$' in 4.0.2's arm64 cversion.o) joins the run, as it would for
+// strings(1). See junkBefore for what may precede it.
+func find(run []byte) (BuildInfo, int, bool) {
+	s := string(run)
+	for off := 0; off < len(s); {
+		best := -1
+		for _, p := range infoPrefixes {
+			if i := strings.Index(s[off:], p.prefix); i >= 0 && (best < 0 || i < best) {
+				best = i
+			}
 		}
+		if best < 0 {
+			return BuildInfo{}, 0, false
+		}
+		at := off + best
+		if junkBefore(s[:at]) {
+			if bi, ok := classify(s[at:]); ok {
+				return bi, at, true
+			}
+		}
+		off = at + 1
 	}
-	return false
+	return BuildInfo{}, 0, false
 }
 
 func classify(s string) (BuildInfo, bool) {
@@ -156,4 +177,19 @@ func classify(s string) (BuildInfo, bool) {
 		return BuildInfo{Kind: p.kind, Text: s, Value: s[len(p.prefix):]}, true
 	}
 	return BuildInfo{}, false
+}
+
+// junkBefore reports whether what precedes a prefix in its run can be
+// stray constant bytes rather than text: a few bytes, none a letter, digit
+// or space ("$" passes; "the compiler: " and "xcompiler: " do not).
+func junkBefore(pre string) bool {
+	if len(pre) > 8 {
+		return false
+	}
+	for _, c := range pre {
+		if c == ' ' || c == '\t' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			return false
+		}
+	}
+	return true
 }

@@ -20,6 +20,10 @@ func TestScanBuildInfo(t *testing.T) {
 		{"at start and end of stream", "built on: Thu Jan  1 00:00:00 1970 UTC\x00\x00OpenSSL 4.0.2 25 Aug 2026",
 			[]BuildInfoKind{InfoBuiltOn, InfoVersion}, []string{"Thu Jan  1 00:00:00 1970 UTC", "OpenSSL 4.0.2 25 Aug 2026"}},
 		{"prefix not at string start", "\x00xcompiler: cc\x00the compiler: cc\x00", nil, nil},
+		// Real layout of 4.0.2's arm64 cversion.o: a jump table's last
+		// byte, '$', runs into compiler_flags.
+		{"stray constant bytes before prefix", "\x15\x18$compiler: cc -O3\x00\x01%(platform: x\x00",
+			[]BuildInfoKind{InfoCompiler, InfoPlatform}, []string{"cc -O3", "x"}},
 		{"version variants", "\x00OpenSSL 1.1.1w  11 Sep 2023\x00OpenSSL 3.6.0-alpha1 xx XXX xxxx\x00OpenSSL 3.0.19+quic 27 Jan 2026\x00OpenSSL 3.0 is great\x00OpenSSL 3.0.0\x00",
 			[]BuildInfoKind{InfoVersion, InfoVersion, InfoVersion}, []string{"OpenSSL 1.1.1w  11 Sep 2023", "OpenSSL 3.6.0-alpha1 xx XXX xxxx", "OpenSSL 3.0.19+quic 27 Jan 2026"}},
 		{"dirs", "\x00OPENSSLDIR: \"/opt/homebrew/etc/openssl@3\"\x00MODULESDIR: \"/x/lib/ossl-modules\"\x00ENGINESDIR: N/A\x00",
