@@ -1,0 +1,192 @@
+// Package e2e provides the expensive end-to-end fixtures (real OpenSSL
+// slices cross-built by osslbuild) to tests in any package, building each
+// at most once per source state: go test runs package binaries in parallel,
+// so builds are shared through a directory and serialised with a lock.
+//
+// The directory is $OSSLBUILD_E2E_DIR, else <repo>/.fixtures/e2e. Entries are
+// keyed by a digest of this repository's Go sources, recipes and patches,
+// so a stale build from older code is never reused.
+package e2e
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/toolchain"
+)
+
+// Version is the release the end-to-end fixtures build.
+const Version = "4.0.2"
+
+// Dir is the shared fixture directory.
+func Dir() string {
+	if d := os.Getenv("OSSLBUILD_E2E_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join(testfixture.RepoRoot(), ".fixtures", "e2e")
+}
+
+var (
+	keyOnce sync.Once
+	key     string
+)
+
+// buildInputs are the parts of the repository that decide what a build
+// produces (the pipeline's packages and data).
+var buildInputs = []string{
+	"internal/pipeline", "internal/source", "internal/fetch", "internal/signature", "internal/unpack",
+	"internal/patch", "internal/toolchain", "internal/configure", "internal/build", "internal/artifact",
+	"internal/universal", "internal/validate", "internal/inspect", "internal/recipe", "internal/proc",
+	"recipes", "patches", "keys", "go.mod", "go.sum",
+}
+
+// Key digests the inputs that decide what a build produces.
+// OSSLBUILD_E2E_KEY overrides it, to reuse fixtures while editing.
+func Key() string {
+	keyOnce.Do(func() {
+		if k := os.Getenv("OSSLBUILD_E2E_KEY"); k != "" {
+			key = k
+			return
+		}
+		root := testfixture.RepoRoot()
+		h := sha256.New()
+		for _, top := range buildInputs {
+			filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() || strings.HasSuffix(p, "_test.go") || strings.Contains(p, "/testdata/") {
+					return nil
+				}
+				rel, _ := filepath.Rel(root, p)
+				f, err := os.Open(p)
+				if err != nil {
+					return nil
+				}
+				defer f.Close()
+				fmt.Fprintf(h, "%s\x00", rel)
+				io.Copy(h, f)
+				return nil
+			})
+		}
+		key = hex.EncodeToString(h.Sum(nil))[:16]
+	})
+	return key
+}
+
+// Require skips (or fails with CI=true) when the cross toolchain or the
+// release fixture is missing, and in -short mode.
+func Require(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end build skipped in -short mode")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("end-to-end fixtures are cross-built on Linux")
+	}
+	if _, err := toolchain.New("cross"); err != nil {
+		testfixture.Missing(t, "%v", err)
+	}
+	testfixture.Get(t, Version)
+}
+
+// Options are the pipeline options the fixtures build with: the release
+// fixtures as an offline mirror, a cache inside dir.
+func Options(t testing.TB, dir string) pipeline.Options {
+	o := pipeline.Options{
+		Version: Version,
+		Out:     filepath.Join(dir, "dist"),
+		Work:    filepath.Join(dir, "work"),
+		Jobs:    runtime.NumCPU(),
+		Log:     &testLog{t: t},
+	}
+	o.Fetch.Mirror = testfixture.Dir()
+	o.Fetch.Offline = true
+	o.Fetch.CacheDir = filepath.Join(Dir(), "cache")
+	return o
+}
+
+// Universal2 returns the fixture directory holding, under dist/, the
+// arm64, x86_64 and universal2 artifacts of one build:universal2 run, built
+// on first use. Every slice test shares it: one real build per run.
+func Universal2(t testing.TB) string {
+	t.Helper()
+	Require(t)
+	return Shared(t, "universal2", func(dir string) error {
+		_, err := pipeline.Universal2(context.Background(), Options(t, dir))
+		return err
+	})
+}
+
+// Slice returns the fixture directory whose dist/ holds the published
+// artifact for target (arm64 or x86_64): the slices of Universal2.
+func Slice(t testing.TB, target string) string {
+	t.Helper()
+	return Universal2(t)
+}
+
+// Shared runs build once for name (per Key), in a fresh directory that is
+// renamed into place only when build succeeds, and returns that directory.
+// Concurrent callers, in this process or another, wait for the first.
+func Shared(t testing.TB, name string, build func(dir string) error) string {
+	t.Helper()
+	root := filepath.Join(Dir(), Key())
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	final := filepath.Join(root, name)
+	unlock := lock(t, final+".lock")
+	defer unlock()
+	if _, err := os.Stat(filepath.Join(final, ".done")); err == nil {
+		return final
+	}
+	os.RemoveAll(final)
+	tmp, err := os.MkdirTemp(root, "."+name+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	t.Logf("e2e: building shared fixture %s in %s", name, tmp)
+	if err := build(tmp); err != nil {
+		t.Fatalf("e2e fixture %s: %v", name, err)
+	}
+	os.WriteFile(filepath.Join(tmp, ".done"), nil, 0o644)
+	if err := os.Rename(tmp, final); err != nil {
+		t.Fatal(err)
+	}
+	return final
+}
+
+func lock(t testing.TB, path string) func() {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }
+}
+
+// testLog forwards pipeline output to t.Log line by line.
+type testLog struct {
+	t  testing.TB
+	mu sync.Mutex
+}
+
+func (l *testLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

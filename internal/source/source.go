@@ -1,0 +1,79 @@
+// Package source is the source stage of a build: fetch a release's tarball
+// into the verified cache, prove it with OpenSSL's signature against the
+// pinned keys, and unpack and patch it into a clean tree. It composes the
+// single-purpose packages fetch, signature, unpack and patch.
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/osslbuild/osslbuild/internal/fetch"
+	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/signature"
+)
+
+// Verified is a release tarball in the cache whose digest, size and (when
+// present) signature have been checked.
+type Verified struct {
+	Release   recipe.Release
+	Tarball   fetch.Result
+	Signature *fetch.Result     // nil when the release allows no signature and none was found
+	Signer    *signature.Result // nil likewise
+}
+
+// FileFor is the fetch request for a release.
+func FileFor(rel recipe.Release) fetch.File {
+	return fetch.File{Name: rel.FileName(), SHA256: rel.SHA256, Size: rel.Size, URLs: rel.URLs}
+}
+
+// Fetch downloads (or finds in the cache) the release and its signature and
+// verifies both.
+func Fetch(ctx context.Context, f *fetch.Fetcher, rel recipe.Release) (*Verified, error) {
+	file := FileFor(rel)
+	tb, err := f.Fetch(ctx, file)
+	if err != nil {
+		return nil, err
+	}
+	v := &Verified{Release: rel, Tarball: tb}
+	sig, err := f.FetchSignature(ctx, file, tb)
+	if err != nil {
+		if !rel.SignatureRequired() && errors.Is(err, fetch.ErrNotFound) {
+			return v, nil
+		}
+		return nil, fmt.Errorf("verify %s: signature required by the recipe: %w", file.Name, err)
+	}
+	v.Signature = &sig
+	asc, err := os.ReadFile(sig.Path)
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", file.Name, err)
+	}
+	t, err := os.Open(tb.Path)
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", file.Name, err)
+	}
+	defer t.Close()
+	res, err := signature.Verify(ctx, t, asc, rel.Signers)
+	if err != nil {
+		return nil, fmt.Errorf("verify %s with %s (from %s): %w", file.Name, file.Name+".asc", sig.URL, err)
+	}
+	v.Signer = &res
+	return v, nil
+}
+
+// Describe is a one-line account of a verified release for logs.
+func (v *Verified) Describe() string {
+	s := fmt.Sprintf("%s sha256 %s (%d bytes) from %s", v.Release.FileName(), v.Tarball.SHA256, v.Tarball.Size, v.Tarball.URL)
+	if v.Tarball.Cached {
+		s += " (cached)"
+	}
+	if v.Signer != nil {
+		s += fmt.Sprintf("; signed %s by %s (key %s)", v.Signer.Created.Format(time.DateOnly), v.Signer.Signer, v.Signer.SigningKey)
+	} else {
+		s += "; no signature (allowed by the recipe)"
+	}
+	return s
+}

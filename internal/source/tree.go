@@ -1,0 +1,42 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/osslbuild/osslbuild/internal/unpack"
+)
+
+// Tree is an unpacked, patched source tree.
+type Tree struct {
+	Dir string
+	// SourceDateEpoch is the newest mtime in the release tarball: fixed by
+	// the release, so "built on:" and archive dates do not follow the clock.
+	SourceDateEpoch int64
+	Patches         []AppliedPatch
+}
+
+// AppliedPatch is a patch applied to the tree.
+type AppliedPatch struct {
+	Name   string
+	SHA256 string
+}
+
+// Unpack extracts the verified tarball into dest (which must not exist) and
+// applies the patches in patchFS that match the release.
+func Unpack(ctx context.Context, v *Verified, dest string, patchFS fs.FS) (*Tree, error) {
+	res, err := unpack.Extract(ctx, v.Tarball.Path, dest, unpack.Options{TopDir: "openssl-" + v.Release.Version})
+	if err != nil {
+		return nil, fmt.Errorf("unpack %s: %w", v.Release.FileName(), err)
+	}
+	t := &Tree{Dir: dest, SourceDateEpoch: res.Newest.Unix()}
+	applied, err := applyPatches(ctx, patchFS, v.Release.Version, dest)
+	if err != nil {
+		os.RemoveAll(dest)
+		return nil, err
+	}
+	t.Patches = applied
+	return t, nil
+}

@@ -1,0 +1,270 @@
+// Package universal merges an arm64 and an x86_64 osslbuild artifact into a
+// universal2 artifact: lipo'd static libraries (each slice re-validated inside
+// the fat file), headers that are identical or explicitly dispatched per
+// architecture, and relocatable metadata that must agree. It refuses pairs
+// that were not built from the same source, recipe and patches.
+package universal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/toolchain"
+	"github.com/osslbuild/osslbuild/internal/validate"
+)
+
+// Name is the universal2 artifact's name (pyca's).
+const Name = "openssl-macos-universal2"
+
+// ErrRefused marks a pair of slices that must not be merged.
+var ErrRefused = errors.New("refusing to merge")
+
+// Libraries are the static libraries merged with lipo.
+var Libraries = []string{"libcrypto.a", "libssl.a"}
+
+// Slice is one input artifact tree and its manifest.
+type Slice struct {
+	Dir      string
+	Manifest *artifact.Manifest
+}
+
+// Load reads the manifest of an artifact directory.
+func Load(dir string) (Slice, error) {
+	m, err := artifact.ReadManifest(dir)
+	if err != nil {
+		return Slice{}, err
+	}
+	return Slice{Dir: dir, Manifest: m}, nil
+}
+
+// archOrder is the slice order of the universal file and the dispatch.
+var archOrder = []string{"x86_64", "arm64"}
+
+// Expect is the validation expectation a slice's manifest records for lib.
+func Expect(m *artifact.Manifest, lib string) validate.Expect {
+	return validate.ForLibrary(lib, m.Target.Arch, m.Target.MinOS, m.Target.Configure, m.Target.Flags)
+}
+
+// Compatible refuses pairs that cannot be one universal artifact.
+func Compatible(a, b Slice) error {
+	ma, mb := a.Manifest, b.Manifest
+	var why []string
+	if ma.Slices != nil || mb.Slices != nil {
+		why = append(why, "an input is already a universal artifact")
+	}
+	if ma.Target.Arch == mb.Target.Arch {
+		why = append(why, fmt.Sprintf("both slices are %s", ma.Target.Arch))
+	} else {
+		for _, m := range []*artifact.Manifest{ma, mb} {
+			if !slices.Contains(archOrder, m.Target.Arch) {
+				why = append(why, fmt.Sprintf("%s is for %s; universal2 is x86_64 + arm64", m.Name, m.Target.Arch))
+			}
+		}
+	}
+	if ma.Target.OS != "macos" || mb.Target.OS != "macos" {
+		why = append(why, "universal2 merges macOS slices only")
+	}
+	cmp := func(what, x, y string) {
+		if x != y {
+			why = append(why, fmt.Sprintf("%s differ: %s has %q, %s has %q", what, ma.Name, x, mb.Name, y))
+		}
+	}
+	cmp("OpenSSL versions", ma.OpenSSL.Version, mb.OpenSSL.Version)
+	cmp("source digests", ma.OpenSSL.SHA256, mb.OpenSSL.SHA256)
+	cmp("recipes", ma.Recipe.Name+"@"+ma.Recipe.SHA256, mb.Recipe.Name+"@"+mb.Recipe.SHA256)
+	cmp("patches", patchList(ma), patchList(mb))
+	cmp("SOURCE_DATE_EPOCH", fmt.Sprint(ma.SourceDateEpoch), fmt.Sprint(mb.SourceDateEpoch))
+	// Options may differ only by the targets' own options, which the recipe
+	// digest already pins; differing common options mean different recipes
+	// or releases, caught above. Still, name them when they differ.
+	if !slices.Equal(ma.Target.Options, mb.Target.Options) && ma.Recipe.SHA256 != mb.Recipe.SHA256 {
+		why = append(why, fmt.Sprintf("option sets differ: %v vs %v", ma.Target.Options, mb.Target.Options))
+	}
+	if len(why) > 0 {
+		return fmt.Errorf("%s + %s: %s: %w", ma.Name, mb.Name, strings.Join(why, "; "), ErrRefused)
+	}
+	return nil
+}
+
+func patchList(m *artifact.Manifest) string {
+	var s []string
+	for _, p := range m.Patches {
+		s = append(s, p.Name+"@"+p.SHA256)
+	}
+	return strings.Join(s, ",")
+}
+
+// Merge writes the universal2 tree for the two slices into dst (which must
+// not exist) and returns its manifest (already written into dst).
+func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string) (*artifact.Manifest, error) {
+	if err := Compatible(a, b); err != nil {
+		return nil, err
+	}
+	byArch := map[string]Slice{a.Manifest.Target.Arch: a, b.Manifest.Target.Arch: b}
+	ordered := []Slice{byArch[archOrder[0]], byArch[archOrder[1]]}
+
+	// Every slice must pass the single-slice validation before merging, so a
+	// bad input is named as the input, not discovered inside the fat file.
+	var errs []error
+	for _, s := range ordered {
+		for _, lib := range Libraries {
+			p := filepath.Join(s.Dir, "lib", lib)
+			if _, err := os.Stat(p); err != nil {
+				errs = append(errs, fmt.Errorf("%s: missing lib/%s: %w", s.Manifest.Name, lib, ErrRefused))
+				continue
+			}
+			if _, err := validate.StaticLibrary(p, Expect(s.Manifest, lib)); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w: %w", s.Manifest.Name, ErrRefused, err))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	dispatch, err := mergeTrees(ordered, dst)
+	if err != nil {
+		return nil, err
+	}
+	var exps []validate.Expect
+	m := &artifact.Manifest{
+		Name: Name, Osslbuild: a.Manifest.Osslbuild,
+		Recipe: a.Manifest.Recipe, OpenSSL: a.Manifest.OpenSSL, Patches: a.Manifest.Patches,
+		Target: artifact.Target{Name: "universal2", OS: "macos", Arch: "x86_64+arm64",
+			Flags: []string{}, Options: a.Manifest.Target.Options},
+		Toolchain:       a.Manifest.Toolchain,
+		SourceDateEpoch: a.Manifest.SourceDateEpoch,
+		HeaderDispatch:  dispatch,
+		Slices:          []*artifact.Manifest{ordered[0].Manifest, ordered[1].Manifest},
+		Configure:       artifact.Configure{Argv: []string{}, Env: []string{}},
+	}
+	for _, lib := range Libraries {
+		out := filepath.Join(dst, "lib", lib)
+		if err := tc.Lipo(ctx, out, filepath.Join(ordered[0].Dir, "lib", lib), filepath.Join(ordered[1].Dir, "lib", lib)); err != nil {
+			return nil, fmt.Errorf("merge %s: %w", lib, err)
+		}
+		exps = exps[:0]
+		for _, s := range ordered {
+			exps = append(exps, Expect(s.Manifest, lib))
+		}
+		rep, err := validate.Universal(out, exps)
+		if err != nil {
+			return nil, fmt.Errorf("merged %s: %w", lib, err)
+		}
+		for _, s := range rep.File.Slices {
+			for _, bi := range s.BuildInfo {
+				if bi.Kind == inspect.InfoCompiler {
+					m.CompilerLines = append(m.CompilerLines, artifact.CompilerLine{
+						Arch: s.Arch, Library: lib, Member: bi.Member, Line: bi.Text,
+						Opt: inspect.ParseCompilerLine(bi.Text).Opt.String()})
+				}
+			}
+		}
+	}
+	if err := artifact.WriteManifest(dst, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// mergeTrees copies everything but the libraries and the manifest: headers
+// identical in both slices are copied, differing public headers get a
+// per-architecture dispatch, anything else must be identical.
+func mergeTrees(ordered []Slice, dst string) ([]string, error) {
+	files := map[string]bool{}
+	lists := make([]map[string]bool, len(ordered))
+	for i, s := range ordered {
+		lists[i] = map[string]bool{}
+		err := filepath.WalkDir(s.Dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(s.Dir, p)
+			rel = filepath.ToSlash(rel)
+			if rel == artifact.ManifestName || slices.Contains(Libraries, strings.TrimPrefix(rel, "lib/")) {
+				return nil
+			}
+			lists[i][rel] = true
+			files[rel] = true
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+	}
+	var names []string
+	for f := range files {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	var dispatch, problems []string
+	for _, rel := range names {
+		for i, s := range ordered {
+			if !lists[i][rel] {
+				problems = append(problems, fmt.Sprintf("%s is missing from %s", rel, s.Manifest.Name))
+			}
+		}
+		if !lists[0][rel] || !lists[1][rel] {
+			continue
+		}
+		x, err := os.ReadFile(filepath.Join(ordered[0].Dir, rel))
+		if err != nil {
+			return nil, err
+		}
+		y, err := os.ReadFile(filepath.Join(ordered[1].Dir, rel))
+		if err != nil {
+			return nil, err
+		}
+		out := x
+		if !bytes.Equal(x, y) {
+			if !strings.HasPrefix(rel, "include/") || !strings.HasSuffix(rel, ".h") {
+				problems = append(problems, fmt.Sprintf("%s differs between the slices (only public headers may, through a dispatch)", rel))
+				continue
+			}
+			out = Dispatch(rel, x, y)
+			dispatch = append(dispatch, rel)
+		}
+		p := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(p, out, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("merge %s + %s: %s: %w", ordered[0].Manifest.Name, ordered[1].Manifest.Name, strings.Join(problems, "; "), ErrRefused)
+	}
+	return dispatch, nil
+}
+
+// Dispatch joins the x86_64 and arm64 versions of a header so each
+// architecture of a universal compile sees its own, and anything else stops.
+func Dispatch(rel string, x86, arm []byte) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "/* %s: merged by osslbuild for universal2; the slices' versions differ. */\n", rel)
+	b.WriteString("#if defined(__x86_64__)\n")
+	b.Write(x86)
+	if !bytes.HasSuffix(x86, []byte("\n")) {
+		b.WriteByte('\n')
+	}
+	b.WriteString("#elif defined(__arm64__) || defined(__aarch64__)\n")
+	b.Write(arm)
+	if !bytes.HasSuffix(arm, []byte("\n")) {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "#else\n#error \"%s: this universal2 OpenSSL has headers for x86_64 and arm64 only\"\n#endif\n", rel)
+	return b.Bytes()
+}

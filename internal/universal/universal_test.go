@@ -1,0 +1,215 @@
+package universal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/toolchain"
+)
+
+type sliceSpec struct {
+	arch, triple, configure, minOS string
+	flags                          []string
+	opt                            string // -O flag in the embedded compiler line ("" = none)
+	version                        string
+	header                         string // content of include/openssl/configuration.h
+}
+
+func defaults(arch string) sliceSpec {
+	if arch == "arm64" {
+		return sliceSpec{arch: "arm64", triple: "arm64-apple-macos11", configure: "darwin64-arm64-cc", minOS: "11.0",
+			flags: []string{"-mmacosx-version-min=11.0"}, opt: "-O3", version: "4.0.2", header: "#define X 1\n"}
+	}
+	return sliceSpec{arch: "x86_64", triple: "x86_64-apple-macos10.12", configure: "darwin64-x86_64-cc", minOS: "10.12",
+		flags: []string{"-mmacosx-version-min=10.12", "-march=core2"}, opt: "-O3", version: "4.0.2", header: "#define X 1\n"}
+}
+
+func tools(t *testing.T) toolchain.Toolchain {
+	t.Helper()
+	tc, err := toolchain.New("cross")
+	if err != nil {
+		testfixture.Missing(t, "%v", err)
+	}
+	return tc
+}
+
+// makeSlice writes a small but real slice artifact: libraries of objects
+// compiled for the arch, carrying OpenSSL-style build-info strings.
+func makeSlice(t *testing.T, s sliceSpec) Slice {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{"lib/pkgconfig", "include/openssl"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	line := "compiler: cc -fPIC -arch " + s.arch
+	if s.opt != "" {
+		line += " " + s.opt
+	}
+	line += " -Wall " + strings.Join(s.flags, " ") + " -DNDEBUG"
+	src := filepath.Join(dir, "cversion.c")
+	os.WriteFile(src, []byte(`const char *c = "`+line+`"; const char *p = "platform: `+s.configure+`"; int f(void){return 1;}`), 0o644)
+	src2 := filepath.Join(dir, "ssl.c")
+	os.WriteFile(src2, []byte(`int g(void){return 2;}`), 0o644)
+	for _, c := range []struct{ src, obj, lib string }{{src, "libcrypto-lib-cversion.o", "libcrypto.a"}, {src2, "libssl-lib-s.o", "libssl.a"}} {
+		obj := filepath.Join(t.TempDir(), c.obj)
+		run(t, "clang-14", "-target", s.triple, "-c", "-o", obj, c.src)
+		run(t, "llvm-ar-14", "rcs", filepath.Join(dir, "lib", c.lib), obj)
+	}
+	os.Remove(src)
+	os.Remove(src2)
+	os.WriteFile(filepath.Join(dir, "include/openssl/configuration.h"), []byte(s.header), 0o644)
+	os.WriteFile(filepath.Join(dir, "include/openssl/ssl.h"), []byte("/* same */\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "lib/pkgconfig/libcrypto.pc"), []byte("prefix=${pcfiledir}/../..\n"), 0o644)
+	m := &artifact.Manifest{
+		Name:    "openssl-macos-" + s.arch,
+		Recipe:  artifact.RecipeRef{Name: "openssl", SHA256: "r"},
+		OpenSSL: artifact.Source{Version: s.version, SHA256: "src-" + s.version},
+		Target:  artifact.Target{Name: s.arch, Configure: s.configure, OS: "macos", Arch: s.arch, MinOS: s.minOS, Flags: s.flags},
+	}
+	if err := artifact.WriteManifest(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	return Slice{Dir: dir, Manifest: m}
+}
+
+func run(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func TestMergeGood(t *testing.T) {
+	tc := tools(t)
+	arm, x86 := makeSlice(t, defaults("arm64")), makeSlice(t, defaults("x86_64"))
+	dst := filepath.Join(t.TempDir(), Name)
+	m, err := Merge(context.Background(), tc, arm, x86, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read the fat header back with our parser and with llvm-lipo.
+	f, err := inspect.Inspect(filepath.Join(dst, "lib", "libcrypto.a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var archs []string
+	for _, s := range f.Slices {
+		archs = append(archs, s.Arch)
+	}
+	if strings.Join(archs, ",") != "x86_64,arm64" {
+		t.Errorf("slices = %v", archs)
+	}
+	out, err := exec.Command("llvm-lipo-14", "-info", filepath.Join(dst, "lib", "libssl.a")).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "x86_64 arm64") {
+		t.Errorf("llvm-lipo -info: %s %v", out, err)
+	}
+	if len(m.Slices) != 2 || len(m.CompilerLines) != 2 || len(m.HeaderDispatch) != 0 {
+		t.Errorf("manifest: slices %d, compiler lines %d, dispatch %v", len(m.Slices), len(m.CompilerLines), m.HeaderDispatch)
+	}
+	// Merging the same inputs again gives the same files.
+	dst2 := filepath.Join(t.TempDir(), Name)
+	if _, err := Merge(context.Background(), tc, x86, arm, dst2); err != nil {
+		t.Fatal(err)
+	}
+	h1, _ := artifact.HashTree(dst)
+	h2, _ := artifact.HashTree(dst2)
+	for k, v := range h1 {
+		if h2[k] != v {
+			t.Errorf("%s differs between two merges (input order swapped)", k)
+		}
+	}
+}
+
+func TestMergeRefuses(t *testing.T) {
+	tc := tools(t)
+	tests := []struct {
+		name     string
+		arm, x86 func(*sliceSpec)
+		sameArch bool
+		wantIn   string
+	}{
+		{name: "same arch twice", sameArch: true, wantIn: "both slices are arm64"},
+		{name: "version mismatch", x86: func(s *sliceSpec) { s.version = "3.5.7" }, wantIn: "OpenSSL versions differ"},
+		{name: "O0 slice", arm: func(s *sliceSpec) { s.opt = "" }, wantIn: "-O0"},
+		{name: "O2 slice", x86: func(s *sliceSpec) { s.opt = "-O2" }, wantIn: "-O2"},
+		{name: "wrong minos", arm: func(s *sliceSpec) { s.triple = "arm64-apple-macos12" }, wantIn: "12.0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			as, xs := defaults("arm64"), defaults("x86_64")
+			if tt.arm != nil {
+				tt.arm(&as)
+			}
+			if tt.x86 != nil {
+				tt.x86(&xs)
+			}
+			if tt.sameArch {
+				xs = as
+			}
+			dst := filepath.Join(t.TempDir(), Name)
+			_, err := Merge(context.Background(), tc, makeSlice(t, as), makeSlice(t, xs), dst)
+			if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tt.wantIn) {
+				t.Fatalf("want ErrRefused mentioning %q, got %v", tt.wantIn, err)
+			}
+			if _, err := os.Stat(dst); err == nil {
+				t.Errorf("a refused merge left %s behind", dst)
+			}
+		})
+	}
+}
+
+// TestHeaderDispatch: when a public header differs (as configuration.h does
+// with enable-ec_nistp_64_gcc_128 on x86_64 only), the merged header selects
+// each architecture's version, and a compile for each arch sees its own.
+func TestHeaderDispatch(t *testing.T) {
+	tc := tools(t)
+	as, xs := defaults("arm64"), defaults("x86_64")
+	as.header = "#ifndef CONF_H\n#define CONF_H\n# define OSSL_ARCH_VALUE 64\n#endif\n"
+	xs.header = "#ifndef CONF_H\n#define CONF_H\n# define OSSL_ARCH_VALUE 86\n# define OPENSSL_NO_EC_NISTP_64_GCC_128_NOT\n#endif\n"
+	dst := filepath.Join(t.TempDir(), Name)
+	m, err := Merge(context.Background(), tc, makeSlice(t, as), makeSlice(t, xs), dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(m.HeaderDispatch, ",") != "include/openssl/configuration.h" {
+		t.Fatalf("dispatch = %v", m.HeaderDispatch)
+	}
+	for triple, want := range map[string]string{"arm64-apple-macos11": "64", "x86_64-apple-macos10.12": "86", "riscv64-unknown-elf": "#error"} {
+		src := filepath.Join(t.TempDir(), "t.c")
+		os.WriteFile(src, []byte("#include <openssl/configuration.h>\nint v = OSSL_ARCH_VALUE;\n"), 0o644)
+		out, err := exec.Command("clang-14", "-target", triple, "-E", "-I", filepath.Join(dst, "include"), src).CombinedOutput()
+		if want == "#error" {
+			if err == nil || !bytes.Contains(out, []byte("x86_64 and arm64 only")) {
+				t.Errorf("%s: want #error, got %s", triple, out)
+			}
+			continue
+		}
+		if err != nil || !bytes.Contains(out, []byte("int v = "+want)) {
+			t.Errorf("%s: want value %s: %v\n%s", triple, want, err, out)
+		}
+	}
+}
+
+func TestNonHeaderDifferenceRefused(t *testing.T) {
+	tc := tools(t)
+	a, x := makeSlice(t, defaults("arm64")), makeSlice(t, defaults("x86_64"))
+	os.WriteFile(filepath.Join(x.Dir, "lib/pkgconfig/libcrypto.pc"), []byte("prefix=/somewhere\n"), 0o644)
+	_, err := Merge(context.Background(), tc, a, x, filepath.Join(t.TempDir(), Name))
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "lib/pkgconfig/libcrypto.pc differs") {
+		t.Errorf("got %v", err)
+	}
+	os.Remove(filepath.Join(x.Dir, "lib/pkgconfig/libcrypto.pc"))
+	_, err = Merge(context.Background(), tc, a, x, filepath.Join(t.TempDir(), Name))
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "missing from openssl-macos-x86_64") {
+		t.Errorf("got %v", err)
+	}
+}

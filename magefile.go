@@ -1,0 +1,78 @@
+//go:build mage
+
+// osslbuild builds OpenSSL static libraries for macOS, correctly (-O3, the
+// right architecture and deployment target, proven on every output),
+// reproducibly, and with provenance. Every target is a few lines calling
+// into internal/; see README.md.
+package main
+
+import (
+	"context"
+
+	"github.com/magefile/mage/mg"
+
+	"github.com/osslbuild/osslbuild/internal/pipeline"
+)
+
+// Source fetches and unpacks verified OpenSSL sources.
+type Source mg.Namespace
+
+// Build builds artifacts into dist/.
+type Build mg.Namespace
+
+// opts gathers the flags common to the targets; the environment supplies
+// OSSLBUILD_CACHE, OSSLBUILD_MIRROR, OSSLBUILD_OFFLINE, OSSLBUILD_TOOLCHAIN.
+func opts(version *string, jobs *int, out *string) pipeline.Options {
+	var o pipeline.Options
+	if version != nil {
+		o.Version = *version
+	}
+	if jobs != nil {
+		o.Jobs = *jobs
+	}
+	if out != nil {
+		o.Out = *out
+	}
+	o.FromEnv()
+	return o
+}
+
+// Fetch downloads the release (-version=X.Y.Z, default from the recipe) into the cache and verifies its sha256, size and OpenPGP signature.
+func (Source) Fetch(ctx context.Context, version *string) error {
+	_, err := pipeline.Fetch(ctx, opts(version, nil, nil))
+	return err
+}
+
+// Unpack gives a verified, patched source tree (-dest=DIR, default build/src/openssl-X.Y.Z).
+func (Source) Unpack(ctx context.Context, version *string, dest *string) error {
+	d := ""
+	if dest != nil {
+		d = *dest
+	}
+	_, err := pipeline.Unpack(ctx, opts(version, nil, nil), d)
+	return err
+}
+
+// Arm64 builds and validates dist/openssl-macos-arm64 (-version, -jobs, -out).
+func (Build) Arm64(ctx context.Context, version *string, jobs *int, out *string) error {
+	_, err := pipeline.Slice(ctx, opts(version, jobs, out), "arm64")
+	return err
+}
+
+// X86_64 builds and validates dist/openssl-macos-x86-64 (-version, -jobs, -out).
+func (Build) X86_64(ctx context.Context, version *string, jobs *int, out *string) error {
+	_, err := pipeline.Slice(ctx, opts(version, jobs, out), "x86_64")
+	return err
+}
+
+// Universal2 builds both slices side by side (one -jobs budget) and merges them into dist/openssl-macos-universal2.
+func (Build) Universal2(ctx context.Context, version *string, jobs *int, out *string) error {
+	_, err := pipeline.Universal2(ctx, opts(version, jobs, out))
+	return err
+}
+
+// Merge merges two slice artifacts built elsewhere (directories or .tar.gz) into dist/openssl-macos-universal2 (-out).
+func (Build) Merge(ctx context.Context, arm64, x86_64 string, out *string) error {
+	_, err := pipeline.Merge(ctx, opts(nil, nil, out), arm64, x86_64)
+	return err
+}
