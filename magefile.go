@@ -22,8 +22,11 @@ type Build mg.Namespace
 
 // opts gathers the flags common to the targets; the environment supplies
 // OSSLBUILD_CACHE, OSSLBUILD_MIRROR, OSSLBUILD_OFFLINE, OSSLBUILD_TOOLCHAIN.
-func opts(version *string, jobs *int, out *string) pipeline.Options {
+func opts(version *string, jobs *int, out *string, rebuild *bool) pipeline.Options {
 	var o pipeline.Options
+	if rebuild != nil {
+		o.Rebuild = *rebuild
+	}
 	if version != nil {
 		o.Version = *version
 	}
@@ -39,7 +42,7 @@ func opts(version *string, jobs *int, out *string) pipeline.Options {
 
 // Fetch downloads the release (-version=X.Y.Z, default from the recipe) into the cache and verifies its sha256, size and OpenPGP signature.
 func (Source) Fetch(ctx context.Context, version *string) error {
-	_, err := pipeline.Fetch(ctx, opts(version, nil, nil))
+	_, err := pipeline.Fetch(ctx, opts(version, nil, nil, nil))
 	return err
 }
 
@@ -49,30 +52,42 @@ func (Source) Unpack(ctx context.Context, version *string, dest *string) error {
 	if dest != nil {
 		d = *dest
 	}
-	_, err := pipeline.Unpack(ctx, opts(version, nil, nil), d)
+	_, err := pipeline.Unpack(ctx, opts(version, nil, nil, nil), d)
 	return err
 }
 
-// Arm64 builds and validates dist/openssl-macos-arm64 (-version, -jobs, -out).
-func (Build) Arm64(ctx context.Context, version *string, jobs *int, out *string) error {
-	_, err := pipeline.Slice(ctx, opts(version, jobs, out), "arm64")
+// Arm64 builds and validates dist/openssl-macos-arm64 (-version, -jobs, -out, -rebuild).
+func (Build) Arm64(ctx context.Context, version *string, jobs *int, out *string, rebuild *bool) error {
+	_, err := pipeline.Slice(ctx, opts(version, jobs, out, rebuild), "arm64")
 	return err
 }
 
-// X86_64 builds and validates dist/openssl-macos-x86-64 (-version, -jobs, -out).
-func (Build) X86_64(ctx context.Context, version *string, jobs *int, out *string) error {
-	_, err := pipeline.Slice(ctx, opts(version, jobs, out), "x86_64")
+// X86_64 builds and validates dist/openssl-macos-x86-64 (-version, -jobs, -out, -rebuild).
+func (Build) X86_64(ctx context.Context, version *string, jobs *int, out *string, rebuild *bool) error {
+	_, err := pipeline.Slice(ctx, opts(version, jobs, out, rebuild), "x86_64")
 	return err
 }
 
 // Universal2 builds both slices side by side (one -jobs budget) and merges them into dist/openssl-macos-universal2.
-func (Build) Universal2(ctx context.Context, version *string, jobs *int, out *string) error {
-	_, err := pipeline.Universal2(ctx, opts(version, jobs, out))
+func (Build) Universal2(ctx context.Context, version *string, jobs *int, out *string, rebuild *bool) error {
+	_, err := pipeline.Universal2(ctx, opts(version, jobs, out, rebuild))
 	return err
 }
 
 // Merge merges two slice artifacts built elsewhere (directories or .tar.gz) into dist/openssl-macos-universal2 (-out).
 func (Build) Merge(ctx context.Context, arm64, x86_64 string, out *string) error {
-	_, err := pipeline.Merge(ctx, opts(nil, nil, out), arm64, x86_64)
+	_, err := pipeline.Merge(ctx, opts(nil, nil, out, nil), arm64, x86_64)
 	return err
+}
+
+// Verify checks properties of builds.
+type Verify mg.Namespace
+
+// Reproducible builds twice in different directories, the second with a hostile environment, TZ and umask, and requires identical tarballs (-arch=arm64|x86_64|universal2, default arm64).
+func (Verify) Reproducible(ctx context.Context, arch *string, version *string) error {
+	a := "arm64"
+	if arch != nil {
+		a = *arch
+	}
+	return pipeline.VerifyReproducible(ctx, opts(version, nil, nil, nil), a)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,5 +129,54 @@ func TestManifestFiles(t *testing.T) {
 	}
 	if _, ok := r.Files[ManifestName]; ok {
 		t.Error("manifest lists itself")
+	}
+}
+
+func TestSBOM(t *testing.T) {
+	d := t.TempDir()
+	writeTree(t, d, map[string]string{"lib/libcrypto.a": "c", "lib/libssl.a": "s"})
+	m := &Manifest{Name: "openssl-macos-arm64", Osslbuild: "v1", SourceDateEpoch: 1787657968,
+		OpenSSL: Source{Version: "4.0.2", SHA256: "736b467530f916737b7031310ccb21d8218c6229e61e8e160cd1d3458cd543a8", URL: "https://github.com/openssl/openssl/releases/download/openssl-4.0.2/openssl-4.0.2.tar.gz"},
+		Target:  Target{Arch: "arm64", Configure: "darwin64-arm64-cc", MinOS: "11.0", Options: []string{"no-shared"}, Flags: []string{"-mmacosx-version-min=11.0"}},
+		CompilerLines: []CompilerLine{{Arch: "arm64", Library: "libcrypto.a", Line: "compiler: cc -O3"}}}
+	if err := WriteSBOM(d, m); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(filepath.Join(d, SBOMName))
+	if err := WriteSBOM(d, m); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := os.ReadFile(filepath.Join(d, SBOMName))
+	if !bytes.Equal(first, second) {
+		t.Error("SBOM is not deterministic")
+	}
+	var doc struct {
+		BOMFormat, SpecVersion, SerialNumber string
+		Metadata                             struct{ Timestamp string }
+		Components                           []struct {
+			Name, Version, Purl string
+			Hashes              []struct{ Alg, Content string }
+			Properties          []struct{ Name, Value string }
+		}
+	}
+	if err := json.Unmarshal(first, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.BOMFormat != "CycloneDX" || doc.SpecVersion != "1.6" || !strings.HasPrefix(doc.SerialNumber, "urn:uuid:") || doc.Metadata.Timestamp != "2026-08-25T11:39:28Z" {
+		t.Errorf("header: %+v", doc)
+	}
+	c := doc.Components[0]
+	if c.Name != "openssl" || c.Version != "4.0.2" || c.Purl != "pkg:generic/openssl@4.0.2" || c.Hashes[0].Content != m.OpenSSL.SHA256 {
+		t.Errorf("openssl component: %+v", c)
+	}
+	props := map[string]string{}
+	for _, p := range c.Properties {
+		props[p.Name] = p.Value
+	}
+	if props["osslbuild:options"] != "no-shared" || props["osslbuild:arm64:libcrypto.a:compiler"] != "compiler: cc -O3" {
+		t.Errorf("properties: %v", props)
+	}
+	if len(doc.Components) != 3 || doc.Components[1].Name != "lib/libcrypto.a" {
+		t.Errorf("file components: %+v", doc.Components)
 	}
 }

@@ -50,6 +50,7 @@ var Ignored = []string{
 	"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "GNUMAKEFLAGS",
 	"OPENSSL_LOCAL_CONFIG_DIR", "CONFIGURE_CHECKER_WARN",
 	"LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "OBJC_INCLUDE_PATH",
+	"SOURCE_DATE_EPOCH", "ZERO_AR_DATE", // osslbuild sets both itself
 }
 
 // IgnoredSet returns which of Ignored are set (non-empty) in environ,

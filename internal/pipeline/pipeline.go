@@ -30,6 +30,7 @@ type Options struct {
 	Jobs      int    // make -j; 0 = CPU count
 	Toolchain string // "macos", "cross" or "" for the host default
 	Keep      bool   // keep the build directory after success
+	Rebuild   bool   // build even when the artifact cache has a valid entry
 
 	Fetch fetch.Options // cache, mirror, offline
 
@@ -78,10 +79,12 @@ func (o *Options) logf(format string, args ...any) {
 	fmt.Fprintf(o.Log, format+"\n", args...)
 }
 
+func loadRecipe(o Options) (*recipe.Recipe, error) { return recipe.Load(o.Recipe) }
+
 // Fetch is the source:fetch target: download and verify a release.
 func Fetch(ctx context.Context, o Options) (*source.Verified, error) {
 	o.defaults()
-	r, err := recipe.Load(o.Recipe)
+	r, err := loadRecipe(o)
 	if err != nil {
 		return nil, err
 	}

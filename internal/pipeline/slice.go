@@ -52,7 +52,7 @@ func Slice(ctx context.Context, o Options, target string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := buildSlice(ctx, &o, p, v, tc)
+	s, err := obtainSlice(ctx, &o, p, v, tc)
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +71,36 @@ type builtSlice struct {
 	dir      string // the artifact tree
 	manifest *artifact.Manifest
 	cleanup  func()
+}
+
+// obtainSlice serves the slice from the artifact cache when its inputs are
+// unchanged (and it still validates), else builds and caches it.
+func obtainSlice(ctx context.Context, o *Options, p *recipe.Plan, v *source.Verified, tc toolchain.Toolchain) (*builtSlice, error) {
+	id, err := tc.Identity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	key, err := cacheKey(p, v, id)
+	if err != nil {
+		return nil, err
+	}
+	if !o.Rebuild {
+		s, ok, err := cachedSlice(o, key, p)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return s, nil
+		}
+	}
+	s, err := buildSlice(ctx, o, p, v, tc)
+	if err != nil {
+		return nil, err
+	}
+	if err := storeSlice(o, key, s); err != nil {
+		o.logf("%s: warning: not cached: %v", p.Target.Artifact, err)
+	}
+	return s, nil
 }
 
 // buildSlice runs every stage up to a validated artifact tree with its
@@ -185,6 +215,9 @@ func buildSlice(ctx context.Context, o *Options, p *recipe.Plan, v *source.Verif
 	}
 	for _, ap := range tree.Patches {
 		m.Patches = append(m.Patches, artifact.Patch{Name: ap.Name, SHA256: ap.SHA256})
+	}
+	if err := artifact.WriteSBOM(dir, m); err != nil {
+		return nil, err
 	}
 	if err := artifact.WriteManifest(dir, m); err != nil {
 		return nil, err

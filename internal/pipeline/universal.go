@@ -59,7 +59,7 @@ func Universal2(ctx context.Context, o Options) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			built[i], errs[i] = buildSlice(ctx, &so, p, v, tc)
+			built[i], errs[i] = obtainSlice(ctx, &so, p, v, tc)
 			if errs[i] != nil {
 				cancel() // stop the other slice: the pair cannot be merged
 			}

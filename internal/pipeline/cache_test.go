@@ -1,0 +1,101 @@
+package pipeline_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/e2e"
+	"github.com/osslbuild/osslbuild/internal/fetch"
+	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/source"
+	"github.com/osslbuild/osslbuild/internal/toolchain"
+)
+
+func TestCacheKeyChangesWithEveryInput(t *testing.T) {
+	p := plan(t, "arm64")
+	v := &source.Verified{Release: p.Release, Tarball: fetch.Result{SHA256: p.Release.SHA256}}
+	id := toolchain.Identity{Kind: "cross", Compiler: "clang 14"}
+	base, err := pipeline.CacheKey(p, v, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := pipeline.CacheKey(p, v, id); again != base {
+		t.Fatal("key is not stable")
+	}
+	variants := map[string]func() string{
+		"target": func() string { k, _ := pipeline.CacheKey(plan(t, "x86_64"), v, id); return k },
+		"options": func() string {
+			q := *p
+			q.Options = append([]string{}, p.Options...)
+			q.Options[0] = "zlib"
+			k, _ := pipeline.CacheKey(&q, v, id)
+			return k
+		},
+		"recipe": func() string {
+			r := *p.Recipe
+			r.SHA256 = strings.Repeat("0", 64)
+			q := *p
+			q.Recipe = &r
+			k, _ := pipeline.CacheKey(&q, v, id)
+			return k
+		},
+		"source": func() string {
+			w := *v
+			w.Tarball.SHA256 = strings.Repeat("1", 64)
+			k, _ := pipeline.CacheKey(p, &w, id)
+			return k
+		},
+		"toolchain": func() string {
+			k, _ := pipeline.CacheKey(p, v, toolchain.Identity{Kind: "macos", Compiler: "Apple clang 17"})
+			return k
+		},
+	}
+	for name, f := range variants {
+		if f() == base {
+			t.Errorf("changing the %s does not change the key", name)
+		}
+	}
+}
+
+// TestCacheServesOnlyValidEntries stores a real validated slice, serves it,
+// then corrupts it: a corrupted entry is discarded, not served.
+func TestCacheServesOnlyValidEntries(t *testing.T) {
+	src := filepath.Join(e2e.Slice(t, "arm64"), "dist", "openssl-macos-arm64")
+	p := plan(t, "arm64")
+	o := pipeline.Options{Work: t.TempDir(), Log: &strings.Builder{}}
+	o.Fetch.CacheDir = t.TempDir()
+	key := strings.Repeat("ab", 32)
+	if _, ok, err := pipeline.CacheLookup(o, key, p); ok || err != nil {
+		t.Fatalf("empty cache served an entry: %v", err)
+	}
+	if err := pipeline.CacheStore(o, key, src); err != nil {
+		t.Fatal(err)
+	}
+	dir, ok, err := pipeline.CacheLookup(o, key, p)
+	if !ok || err != nil {
+		t.Fatalf("stored entry not served: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "lib", "libcrypto.a")); err != nil {
+		t.Error("served tree lacks libcrypto.a")
+	}
+	// The x86_64 plan must not accept the arm64 tree even under its key.
+	if _, ok, _ := pipeline.CacheLookup(o, key, plan(t, "x86_64")); ok {
+		t.Error("served an arm64 tree for x86_64")
+	}
+	// Corrupt the entry: flip a byte in libssl.a.
+	entry := filepath.Join(o.Fetch.CacheDir, "artifacts", key, "openssl-macos-arm64", "lib", "libssl.a")
+	b, err := os.ReadFile(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-1] ^= 0xff
+	os.WriteFile(entry, b, 0o644)
+	if _, ok, err := pipeline.CacheLookup(o, key, p); ok || err != nil {
+		t.Fatalf("corrupted entry served (err %v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(o.Fetch.CacheDir, "artifacts", key)); !os.IsNotExist(err) {
+		t.Error("corrupted entry was not removed")
+	}
+}

@@ -1,0 +1,119 @@
+package pipeline_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/e2e"
+	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/universal"
+	"github.com/osslbuild/osslbuild/internal/validate"
+)
+
+// TestUniversal2EndToEnd checks build:universal2's output, then merges the
+// two slice tarballs it published, as a last CI job would, and requires a
+// byte-identical universal2 tarball.
+func TestUniversal2EndToEnd(t *testing.T) {
+	dist := filepath.Join(e2e.Universal2(t), "dist")
+	dir := filepath.Join(dist, universal.Name)
+	for _, lib := range pipeline.Libraries {
+		path := filepath.Join(dir, "lib", lib)
+		out, err := exec.Command("llvm-lipo-14", "-info", path).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "are: x86_64 arm64") {
+			t.Errorf("llvm-lipo -info %s: %s %v", lib, out, err)
+		}
+		var exps []validate.Expect
+		for _, target := range []string{"x86_64", "arm64"} {
+			exps = append(exps, pipeline.Expect(plan(t, target), lib))
+		}
+		if _, err := validate.Universal(path, exps); err != nil {
+			t.Errorf("universal %s: %v", lib, err)
+		}
+	}
+	m, err := artifact.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, l := range m.CompilerLines {
+		got[l.Arch] = l.Line
+	}
+	for arch, want := range wantCompiler {
+		if got[arch] != want {
+			t.Errorf("%s compiler line in universal2 manifest = %q, want %q", arch, got[arch], want)
+		}
+	}
+	if len(m.Slices) != 2 || len(m.HeaderDispatch) != 0 {
+		t.Errorf("manifest: %d slices, dispatch %v (pyca's option set gives identical headers)", len(m.Slices), m.HeaderDispatch)
+	}
+	if _, err := os.Stat(filepath.Join(dir, artifact.SBOMName)); err != nil {
+		t.Error("universal2 artifact has no SBOM")
+	}
+
+	// build:merge of the slice tarballs from the same run.
+	o := e2e.Options(t, t.TempDir())
+	res, err := pipeline.Merge(context.Background(), o,
+		filepath.Join(dist, "openssl-macos-arm64.tar.gz"), filepath.Join(dist, "openssl-macos-x86-64.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(filepath.Join(dist, universal.Name+".tar.gz.sha256"))
+	if !strings.HasPrefix(string(want), res.Published.Digests.SHA256) {
+		t.Errorf("build:merge gave %s, build:universal2 gave %s", res.Published.Digests.SHA256, want)
+	}
+
+	// A corrupted slice tarball is refused before merging.
+	bad := filepath.Join(t.TempDir(), "openssl-macos-arm64.tar.gz")
+	b, _ := os.ReadFile(filepath.Join(dist, "openssl-macos-arm64.tar.gz"))
+	b[len(b)/2] ^= 1
+	os.WriteFile(bad, b, 0o644)
+	os.WriteFile(bad+".sha256", mustRead(t, filepath.Join(dist, "openssl-macos-arm64.tar.gz.sha256")), 0o644)
+	if _, err := pipeline.Merge(context.Background(), o, bad, filepath.Join(dist, "openssl-macos-x86-64.tar.gz")); err == nil || !strings.Contains(err.Error(), "does not match") {
+		t.Errorf("corrupted slice tarball: %v", err)
+	}
+	// The same slice twice is refused.
+	if _, err := pipeline.Merge(context.Background(), o, filepath.Join(dist, "openssl-macos-arm64"), filepath.Join(dist, "openssl-macos-arm64")); err == nil || !strings.Contains(err.Error(), "both slices are arm64") {
+		t.Errorf("same slice twice: %v", err)
+	}
+}
+
+// TestReproducibleUnderHostileEnvironment builds arm64 again, in another
+// directory, with a hostile environment (CFLAGS=-O0, CPPFLAGS, CC,
+// MACOSX_DEPLOYMENT_TARGET, SOURCE_DATE_EPOCH...), another TZ and locale and
+// umask 077, and -j2 instead of the fixture's -j1: the tarball must be
+// byte-identical to the shared fixture's, and no output may name a build
+// directory or this checkout.
+func TestReproducibleUnderHostileEnvironment(t *testing.T) {
+	fixture := filepath.Join(e2e.Slice(t, "arm64"), "dist")
+	dir := filepath.Join(t.TempDir(), "another", "build", "path")
+	o := e2e.Options(t, dir)
+	o.Jobs = 2
+	o.Rebuild = true
+	restore := pipeline.HostileEnv()
+	_, err := pipeline.Slice(context.Background(), o, "arm64")
+	restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, err := pipeline.CompareDists(o, []string{"openssl-macos-arm64"}, fixture, o.Out, []string{testfixture.RepoRoot(), dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
