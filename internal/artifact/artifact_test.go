@@ -136,8 +136,8 @@ func TestSBOM(t *testing.T) {
 	d := t.TempDir()
 	writeTree(t, d, map[string]string{"lib/libcrypto.a": "c", "lib/libssl.a": "s"})
 	m := &Manifest{Name: "openssl-macos-arm64", Osslbuild: "v1", SourceDateEpoch: 1787657968,
-		OpenSSL: Source{Version: "4.0.2", SHA256: "736b467530f916737b7031310ccb21d8218c6229e61e8e160cd1d3458cd543a8", URL: "https://github.com/openssl/openssl/releases/download/openssl-4.0.2/openssl-4.0.2.tar.gz"},
-		Target:  Target{Arch: "arm64", Configure: "darwin64-arm64-cc", MinOS: "11.0", Options: []string{"no-shared"}, Flags: []string{"-mmacosx-version-min=11.0"}},
+		OpenSSL:       Source{Version: "4.0.2", SHA256: "736b467530f916737b7031310ccb21d8218c6229e61e8e160cd1d3458cd543a8", URL: "https://github.com/openssl/openssl/releases/download/openssl-4.0.2/openssl-4.0.2.tar.gz"},
+		Target:        Target{Arch: "arm64", Configure: "darwin64-arm64-cc", MinOS: "11.0", Options: []string{"no-shared"}, Flags: []string{"-mmacosx-version-min=11.0"}},
 		CompilerLines: []CompilerLine{{Arch: "arm64", Library: "libcrypto.a", Line: "compiler: cc -O3"}}}
 	if err := WriteSBOM(d, m); err != nil {
 		t.Fatal(err)
