@@ -1,0 +1,278 @@
+// Package bump adds a new upstream OpenSSL release to a recipe: the logic of
+// `go tool mage recipe:bump X.Y.Z` (or -series=X.Y, the newest release of a
+// series according to the release listing).
+//
+// The steps, in order, and why:
+//
+//  1. The recipe is parsed first: an invalid recipe, or one that already has
+//     the version (ErrExists), is refused before anything is downloaded.
+//  2. The tarball is downloaded with no pinned digest (there is none yet):
+//     from the mirror (OSSLBUILD_MIRROR semantics: <mirror>/<name>), then
+//     from the upstream URLs (UpstreamURLs), streamed into a temporary file
+//     while its sha256 and size are computed, bounded by MaxTarballSize.
+//     Its detached signature is the "<url>.asc" beside whichever source
+//     served the tarball. The ".sha256" files upstream publishes are not
+//     used: they come from the same place as the tarball and prove nothing.
+//  3. The signature is verified with package signature against EVERY key
+//     pinned in keys/ (keys.Fingerprints). Pinned keys change only by a
+//     reviewed commit, so "any pinned key" is exactly the set of signers the
+//     project has decided to trust; a signature by any other key is refused
+//     (signature.ErrUnknownSigner, naming the issuer's key id and
+//     fingerprint), as is a bad or expired one. The new [[release]] then
+//     lists only the key that actually signed it: the narrowest pin that
+//     verifies. A refused signature stops the bump at once; it does not fall
+//     through to the next source, since a source serving forged bytes is
+//     something to look at, not to route around.
+//  4. Only then is the recipe rewritten, textually so comments and layout
+//     survive (see rewrite.go), the result checked by recipe.Parse and by
+//     comparing its decoded content with the old recipe plus the new
+//     release, and written atomically (temporary file and rename, after
+//     checking that nobody changed the file meanwhile).
+//
+// Default policy: `default` moves to the new version only when the new
+// version is newer than the current default. Bumping a patch release of an
+// older series (3.5.x while the default is 4.0.x) must not silently switch
+// what every build produces.
+package bump
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/hashicorp/go-version"
+
+	"github.com/osslbuild/osslbuild/internal/fetch"
+	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/signature"
+	"github.com/osslbuild/osslbuild/keys"
+)
+
+// DefaultRecipe is the recipe file a bump rewrites when Options.Recipe is "".
+const DefaultRecipe = "recipes/openssl.toml"
+
+// MaxTarballSize bounds the unpinned tarball download: with no digest known
+// yet it is the only limit on what a source can make us write to disk.
+// OpenSSL 4.0.2 is 55 MB.
+const MaxTarballSize = 1 << 30
+
+// ErrExists marks a version the recipe already has. With Series this is the
+// usual outcome of a weekly run when upstream released nothing: callers may
+// treat errors.Is(err, ErrExists) as "nothing to do".
+var ErrExists = errors.New("release already in recipe")
+
+// ErrNoRelease marks a series for which the listing has no final release.
+var ErrNoRelease = errors.New("no release found")
+
+// Options configure Run.
+type Options struct {
+	// Recipe is the recipe file to rewrite; "" means DefaultRecipe.
+	Recipe string
+	// Version is the release to add, X.Y.Z. Exactly one of Version and
+	// Series must be set.
+	Version string
+	// Series (e.g. "4.0") adds the newest final release of that series, as
+	// the release listing at ListingURL reports it.
+	Series string
+	// ListingURL is GitHub's releases API for openssl/openssl; ""
+	// means DefaultListingURL.
+	ListingURL string
+
+	// Fetch supplies the mirror and offline mode (as OSSLBUILD_MIRROR and
+	// OSSLBUILD_OFFLINE do for builds), the timeouts, and the cache that
+	// SeedCache fills. Backoff and Progress are not used.
+	Fetch fetch.Options
+	// SeedCache stores the verified tarball and signature in the fetch cache
+	// (through fetch.Fetcher, which checks them against the new pins), so the
+	// first build of the new release need not download them again.
+	SeedCache bool
+	// DryRun computes and returns the diff without writing the recipe or
+	// seeding the cache.
+	DryRun bool
+
+	// Transport carries every HTTP request (listing, tarball, signature);
+	// nil means a transport with Fetch's timeouts. Tests point it at a
+	// loopback server.
+	Transport http.RoundTripper
+	// TempDir is where the download is staged; "" means os.TempDir().
+	TempDir string
+	// Log receives one line per step (source tried, signer, result); nil
+	// discards them.
+	Log io.Writer
+}
+
+// UpstreamURLs are the download URLs recorded for a new release, in the
+// order the existing recipe entries use: GitHub's release asset first, then
+// openssl.org's source directory (where the newest release of each series
+// lives; upstream moves older ones to source/old/<series>/ later).
+func UpstreamURLs(v string) []string {
+	name := "openssl-" + v + ".tar.gz"
+	return []string{
+		"https://github.com/openssl/openssl/releases/download/openssl-" + v + "/" + name,
+		"https://www.openssl.org/source/" + name,
+	}
+}
+
+// versionRe is the recipe's own version syntax.
+var versionRe = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+[a-z]?$`)
+
+// Run adds the release named by opts to the recipe and returns a unified diff
+// of the change. On any error the recipe file is left untouched.
+func Run(ctx context.Context, opts Options) (diff string, err error) {
+	logw := opts.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(logw, format+"\n", args...) }
+	path := opts.Recipe
+	if path == "" {
+		path = DefaultRecipe
+	}
+
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("bump: read recipe: %w", err)
+	}
+	old, err := recipe.Parse(path, orig)
+	if err != nil {
+		return "", fmt.Errorf("bump: the recipe must be valid before a bump: %w", err)
+	}
+
+	client := newClient(opts)
+	ver := opts.Version
+	switch {
+	case ver != "" && opts.Series != "":
+		return "", fmt.Errorf("bump: give a version (%s) or a series (%s), not both", ver, opts.Series)
+	case ver == "" && opts.Series == "":
+		return "", errors.New("bump: no version or series given")
+	case opts.Series != "":
+		if opts.Fetch.Offline {
+			return "", fmt.Errorf("bump: series %s: finding its newest release needs the release listing, and offline mode is on; give the version instead", opts.Series)
+		}
+		listing := opts.ListingURL
+		if listing == "" {
+			listing = DefaultListingURL
+		}
+		if ver, err = LatestInSeries(ctx, client, listing, opts.Series); err != nil {
+			return "", fmt.Errorf("bump: %w", err)
+		}
+		logf("series %s: newest release is %s (from %s)", opts.Series, ver, listing)
+	}
+	if !versionRe.MatchString(ver) {
+		return "", fmt.Errorf("bump: version %q: want X.Y.Z", ver)
+	}
+	if _, err := old.Release(ver); err == nil {
+		return "", fmt.Errorf("bump: %s: OpenSSL %s: %w", path, ver, ErrExists)
+	}
+
+	rel := recipe.Release{
+		Version: ver,
+		URLs:    UpstreamURLs(ver),
+	}
+	staged, err := os.MkdirTemp(opts.TempDir, "osslbuild-bump-")
+	if err != nil {
+		return "", fmt.Errorf("bump %s: staging directory: %w", ver, err)
+	}
+	defer os.RemoveAll(staged)
+
+	dl, err := download(ctx, client, opts.Fetch, staged, rel.FileName(), rel.URLs, logf)
+	if err != nil {
+		return "", fmt.Errorf("bump %s: %w", ver, err)
+	}
+	rel.SHA256, rel.Size = dl.sha256, dl.size
+	logf("downloaded %s from %s: sha256 %s, %d bytes", rel.FileName(), dl.from, dl.sha256, dl.size)
+
+	signer, err := verify(ctx, dl)
+	if err != nil {
+		return "", fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), dl.from, err)
+	}
+	rel.Signers = []string{signer.Signer}
+	logf("signature %s: made %s by %s (signing key %s)", dl.ascFrom, signer.Created.Format(time.RFC3339), signer.Signer, signer.SigningKey)
+
+	setDefault := newer(ver, old.Default)
+	updated, err := rewrite(orig, rel, setDefault)
+	if err != nil {
+		return "", fmt.Errorf("bump %s: rewrite %s: %w", ver, path, err)
+	}
+	if err := checkRewrite(path, orig, updated, rel, setDefault); err != nil {
+		return "", fmt.Errorf("bump %s: rewrite %s: %w", ver, path, err)
+	}
+	if setDefault {
+		logf("default: %s -> %s", old.Default, ver)
+	} else {
+		logf("default stays %s (newer than %s)", old.Default, ver)
+	}
+	diff = UnifiedDiff(path, path, string(orig), string(updated))
+	if opts.DryRun {
+		return diff, nil
+	}
+
+	if opts.SeedCache {
+		if err := seed(ctx, opts.Fetch, rel, dl); err != nil {
+			return "", fmt.Errorf("bump %s: seed the cache: %w", ver, err)
+		}
+	}
+	if err := writeAtomic(path, orig, updated); err != nil {
+		return "", fmt.Errorf("bump %s: %w", ver, err)
+	}
+	logf("wrote %s", path)
+	return diff, nil
+}
+
+// verify checks the staged signature over the staged tarball against every
+// pinned key (see the package doc for why).
+func verify(ctx context.Context, dl *downloaded) (signature.Result, error) {
+	f, err := os.Open(dl.tarball)
+	if err != nil {
+		return signature.Result{}, err
+	}
+	defer f.Close()
+	return signature.Verify(ctx, f, dl.asc, keys.Fingerprints())
+}
+
+// newer reports whether a is a later version than b (b unparsable: true).
+func newer(a, b string) bool {
+	va, err := version.NewVersion(a)
+	if err != nil {
+		return false
+	}
+	vb, err := version.NewVersion(b)
+	if err != nil {
+		return true
+	}
+	return va.GreaterThan(vb)
+}
+
+// seed puts the verified files into the fetch cache through the normal fetch
+// path, from the staging directory (offline, no mirror): fetch checks them
+// against the new release's pins exactly as a build will.
+func seed(ctx context.Context, fo fetch.Options, rel recipe.Release, dl *downloaded) error {
+	f, err := fetch.New(fetch.Options{
+		CacheDir:              fo.CacheDir,
+		Offline:               true,
+		Backoff:               []time.Duration{},
+		ConnectTimeout:        fo.ConnectTimeout,
+		ResponseHeaderTimeout: fo.ResponseHeaderTimeout,
+		IdleTimeout:           fo.IdleTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	file := fetch.File{Name: rel.FileName(), SHA256: rel.SHA256, Size: rel.Size, URLs: []string{fileURL(dl.tarball)}}
+	tb, err := f.Fetch(ctx, file)
+	if err != nil {
+		return err
+	}
+	// On a cache hit tb.URL is whatever source filled the cache; the
+	// signature to store is the one staged beside our tarball.
+	tb.URL = fileURL(dl.tarball)
+	if _, err := f.FetchSignature(ctx, file, tb); err != nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,599 @@
+package bump
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+
+	"github.com/osslbuild/osslbuild/internal/fetch"
+	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/signature"
+	"github.com/osslbuild/osslbuild/internal/testfixture"
+)
+
+const (
+	currentKey = "B146647E45A7B33947AB226B2A2C87D161692D40"
+	retiredKey = "BA5473A2B0587B07FB27CF2D216094DFD0CB81EF"
+)
+
+// fakeNet is the internet as the tests see it: a loopback server that
+// answers for any host. Its transport sends every request there, recording
+// the URL asked for, so the bump code runs with the real upstream URLs.
+type fakeNet struct {
+	t        *testing.T
+	srv      *httptest.Server
+	mu       sync.Mutex
+	files    map[string]string // "host/path" -> file on disk
+	blobs    map[string][]byte // "host/path" -> bytes
+	types    map[string]string // "host/path" -> Content-Type
+	links    map[string]string // "host/path" -> Link header
+	requests []string
+}
+
+func newFakeNet(t *testing.T) *fakeNet {
+	n := &fakeNet{t: t, files: map[string]string{}, blobs: map[string][]byte{}, types: map[string]string{}, links: map[string]string{}}
+	n.srv = httptest.NewServer(http.HandlerFunc(n.serve))
+	t.Cleanup(n.srv.Close)
+	return n
+}
+
+func key(rawURL string) string {
+	s := strings.TrimPrefix(strings.TrimPrefix(rawURL, "https://"), "http://")
+	s, _, _ = strings.Cut(s, "?")
+	return s
+}
+
+func (n *fakeNet) serve(w http.ResponseWriter, r *http.Request) {
+	k := r.Header.Get("X-Test-Host") + r.URL.Path
+	n.mu.Lock()
+	file, isFile := n.files[k]
+	blob, isBlob := n.blobs[k]
+	ct, link := n.types[k], n.links[k]
+	n.mu.Unlock()
+	if ct != "" {
+		w.Header().Set("Content-Type", ct)
+	}
+	if link != "" {
+		w.Header().Set("Link", link)
+	}
+	switch {
+	case isFile:
+		http.ServeFile(w, r, file)
+	case isBlob:
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(blob))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (n *fakeNet) file(rawURL, path string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.files[key(rawURL)] = path
+}
+
+func (n *fakeNet) blob(rawURL string, b []byte, contentType string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.blobs[key(rawURL)] = b
+	n.types[key(rawURL)] = contentType
+}
+
+// release serves a tarball and its signature at the GitHub release URL.
+func (n *fakeNet) release(v, tarball, asc string) {
+	u := UpstreamURLs(v)[0]
+	n.file(u, tarball)
+	n.file(u+".asc", asc)
+}
+
+func (n *fakeNet) RoundTrip(req *http.Request) (*http.Response, error) {
+	n.mu.Lock()
+	n.requests = append(n.requests, req.URL.String())
+	n.mu.Unlock()
+	r := req.Clone(req.Context())
+	r.Header.Set("X-Test-Host", req.URL.Host)
+	r.URL.Scheme = "http"
+	r.URL.Host = strings.TrimPrefix(n.srv.URL, "http://")
+	r.Host = ""
+	return n.srv.Client().Transport.RoundTrip(r)
+}
+
+func (n *fakeNet) requested() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]string(nil), n.requests...)
+}
+
+// noNet fails the test on any HTTP request.
+type noNet struct{ t *testing.T }
+
+func (n noNet) RoundTrip(req *http.Request) (*http.Response, error) {
+	n.t.Errorf("unexpected network request: %s", req.URL)
+	return nil, errors.New("no network in this test")
+}
+
+// originalRecipe is the repository's recipe.
+func originalRecipe(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), "recipes", "openssl.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// withoutRelease removes a version's [[release]] block (and the blank line
+// after it) from recipe text.
+func withoutRelease(t *testing.T, s, v string) string {
+	t.Helper()
+	i := strings.Index(s, "[[release]]\nversion = \""+v+"\"\n")
+	if i < 0 {
+		t.Fatalf("recipe has no block for %s", v)
+	}
+	end := strings.Index(s[i:], "\n\n")
+	if end < 0 {
+		return strings.TrimRight(s[:i], "\n") + "\n"
+	}
+	return s[:i] + s[i+end+2:]
+}
+
+func withDefault(t *testing.T, s, v string) string {
+	t.Helper()
+	out := strings.Replace(s, "\ndefault = \"4.0.2\"\n", "\ndefault = \""+v+"\"\n", 1)
+	if out == s {
+		t.Fatal("recipe has no default = \"4.0.2\" line")
+	}
+	return out
+}
+
+// writeRecipe writes text as openssl.toml in a fresh directory.
+func writeRecipe(t *testing.T, text string) string {
+	t.Helper()
+	if _, err := recipe.Parse("test", []byte(text)); err != nil {
+		t.Fatalf("test recipe is invalid: %v", err)
+	}
+	p := filepath.Join(t.TempDir(), "openssl.toml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func assertFile(t *testing.T, path, want string) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("%s changed:\n%s", path, UnifiedDiff("want", "got", want, string(got)))
+	}
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	if len(ents) != 1 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("directory of %s holds %v, want only the recipe", path, names)
+	}
+}
+
+// assertEmpty checks that Run left nothing behind in its staging directory.
+func assertEmpty(t *testing.T, dir string) {
+	t.Helper()
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("%s not cleaned up: %d entries", dir, len(ents))
+	}
+}
+
+// TestBumpRestoresRelease bumps 4.0.2 into a recipe that lacks it: the result
+// must be the repository's own recipe, byte for byte (block layout, position,
+// default, comments), and the cache must hold the verified files.
+func TestBumpRestoresRelease(t *testing.T) {
+	fx := testfixture.Get(t, "4.0.2")
+	orig := originalRecipe(t)
+	path := writeRecipe(t, withDefault(t, withoutRelease(t, orig, "4.0.2"), "3.5.7"))
+	n := newFakeNet(t)
+	n.release("4.0.2", fx.Tarball, fx.Signature)
+	cache, staging := t.TempDir(), t.TempDir()
+
+	var log bytes.Buffer
+	diff, err := Run(context.Background(), Options{
+		Recipe:    path,
+		Version:   "4.0.2",
+		Transport: n,
+		Fetch:     fetch.Options{CacheDir: cache},
+		SeedCache: true,
+		TempDir:   staging,
+		Log:       &log,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v\nlog:\n%s", err, log.String())
+	}
+	assertFile(t, path, orig)
+	assertEmpty(t, staging)
+	for _, want := range []string{
+		"--- " + path + "\n+++ " + path + "\n",
+		"-default = \"3.5.7\"\n+default = \"4.0.2\"\n",
+		"+[[release]]\n+version = \"4.0.2\"\n+sha256 = \"" + fx.SHA256 + "\"\n+size = 55153883\n",
+		"+signers = [\"" + currentKey + "\"]\n+\n [[release]]\n version = \"3.5.7\"\n",
+	} {
+		if !strings.Contains(diff, want) {
+			t.Errorf("diff lacks %q:\n%s", want, diff)
+		}
+	}
+	if !strings.Contains(log.String(), "by "+currentKey) {
+		t.Errorf("log does not name the signer:\n%s", log.String())
+	}
+
+	// The cache now holds both files, verified against the new pins.
+	f, err := fetch.New(fetch.Options{CacheDir: cache, Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := fetch.File{Name: "openssl-4.0.2.tar.gz", SHA256: fx.SHA256, Size: fx.Size}
+	res, err := f.Fetch(context.Background(), file)
+	if err != nil || !res.Cached {
+		t.Fatalf("tarball not in the cache after SeedCache: %+v, %v", res, err)
+	}
+	if sig, err := f.FetchSignature(context.Background(), file, res); err != nil || !sig.Cached {
+		t.Fatalf("signature not in the cache after SeedCache: %+v, %v", sig, err)
+	}
+}
+
+// TestBumpFromMirrorOffline bumps from a directory mirror with the network
+// off; the recipe still records the upstream URLs. A dry run first must
+// leave the file alone and predict the diff exactly.
+func TestBumpFromMirrorOffline(t *testing.T) {
+	fx := testfixture.Get(t, "3.0.20")
+	mirror := t.TempDir()
+	for _, p := range []string{fx.Tarball, fx.Signature} {
+		if err := os.Symlink(p, filepath.Join(mirror, filepath.Base(p))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := withoutRelease(t, originalRecipe(t), "3.0.20")
+	path := writeRecipe(t, before)
+	opts := Options{
+		Recipe:    path,
+		Version:   "3.0.20",
+		Transport: noNet{t},
+		Fetch:     fetch.Options{Mirror: mirror, Offline: true},
+		DryRun:    true,
+	}
+	dry, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("dry run: %v", err)
+	}
+	assertFile(t, path, before)
+
+	opts.DryRun = false
+	diff, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if diff != dry {
+		t.Errorf("dry run predicted\n%s\nbut the run made\n%s", dry, diff)
+	}
+	b, _ := os.ReadFile(path)
+	r, err := recipe.Parse(path, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Default != "4.0.2" {
+		t.Errorf("default = %s; an older release must not move it from 4.0.2", r.Default)
+	}
+	if strings.Contains(diff, "default") {
+		t.Errorf("diff touches default:\n%s", diff)
+	}
+	got, err := r.Release("3.0.20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := recipe.Release{Version: "3.0.20", SHA256: fx.SHA256, Size: fx.Size, URLs: UpstreamURLs("3.0.20"), Signers: []string{retiredKey}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("release 3.0.20 = %+v, want %+v", got, want)
+	}
+	if r.Releases[0].Version != "3.0.20" {
+		t.Errorf("new block is not the first [[release]]: %v", r.Versions())
+	}
+	if !strings.Contains(string(b), "# Releases: pinned sha256 and size") {
+		t.Error("comments were lost")
+	}
+}
+
+// TestBumpTampered: the real signature over a tarball with one byte changed
+// must be refused, the file left alone and no further source tried.
+func TestBumpTampered(t *testing.T) {
+	fx := testfixture.Get(t, "3.0.20")
+	data, err := os.ReadFile(fx.Tarball)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x01
+	n := newFakeNet(t)
+	u := UpstreamURLs("3.0.20")
+	n.blob(u[0], data, "application/octet-stream")
+	n.file(u[0]+".asc", fx.Signature)
+	n.file(u[1], fx.Tarball) // a good copy that must not be reached
+	n.file(u[1]+".asc", fx.Signature)
+
+	before := withoutRelease(t, originalRecipe(t), "3.0.20")
+	path := writeRecipe(t, before)
+	staging := t.TempDir()
+	_, err = Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n, TempDir: staging})
+	if !errors.Is(err, signature.ErrBadSignature) {
+		t.Fatalf("err = %v, want ErrBadSignature", err)
+	}
+	for _, want := range []string{"openssl-3.0.20.tar.gz", u[0]} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not name %s: %v", want, err)
+		}
+	}
+	assertFile(t, path, before)
+	assertEmpty(t, staging)
+	for _, r := range n.requested() {
+		if strings.HasPrefix(r, u[1]) {
+			t.Errorf("tried %s after a bad signature", r)
+		}
+	}
+}
+
+// TestBumpUnknownSigner: a valid signature by a key that is not pinned.
+func TestBumpUnknownSigner(t *testing.T) {
+	fx := testfixture.Get(t, "3.0.20")
+	e, err := openpgp.NewEntity("Mallory", "", "mallory@example.org", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := os.Open(fx.Tarball)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asc bytes.Buffer
+	err = openpgp.ArmoredDetachSign(&asc, e, tb, nil)
+	tb.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := newFakeNet(t)
+	u := UpstreamURLs("3.0.20")[0]
+	n.file(u, fx.Tarball)
+	n.blob(u+".asc", asc.Bytes(), "text/plain")
+
+	before := withoutRelease(t, originalRecipe(t), "3.0.20")
+	path := writeRecipe(t, before)
+	_, err = Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n})
+	if !errors.Is(err, signature.ErrUnknownSigner) {
+		t.Fatalf("err = %v, want ErrUnknownSigner", err)
+	}
+	sk, ok := e.SigningKey(time.Now())
+	if !ok {
+		t.Fatal("generated key cannot sign")
+	}
+	if id := fmt.Sprintf("%016X", sk.PublicKey.KeyId); !strings.Contains(err.Error(), id) {
+		t.Errorf("error does not name key id %s: %v", id, err)
+	}
+	assertFile(t, path, before)
+}
+
+// TestBumpNotFound: every source answers 404; the error lists them all.
+func TestBumpNotFound(t *testing.T) {
+	n := newFakeNet(t)
+	orig := originalRecipe(t)
+	path := writeRecipe(t, orig)
+	mirror := n.srv.URL + "/mirror"
+	_, err := Run(context.Background(), Options{
+		Recipe:    path,
+		Version:   "9.9.9",
+		Transport: n,
+		Fetch:     fetch.Options{Mirror: mirror},
+	})
+	if !errors.Is(err, fetch.ErrNotFound) || !errors.Is(err, fetch.ErrAllFailed) {
+		t.Fatalf("err = %v, want ErrNotFound and ErrAllFailed", err)
+	}
+	msg := err.Error()
+	for _, want := range append([]string{"bump 9.9.9", mirror + "/openssl-9.9.9.tar.gz: HTTP 404"}, UpstreamURLs("9.9.9")...) {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	assertFile(t, path, orig)
+}
+
+// TestBumpNoSignature: a source with the tarball but no .asc beside it is
+// a failed source, and the error says so.
+func TestBumpNoSignature(t *testing.T) {
+	n := newFakeNet(t)
+	u := UpstreamURLs("9.9.9")
+	n.blob(u[0], []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0}, "application/gzip")
+	orig := originalRecipe(t)
+	path := writeRecipe(t, orig)
+	_, err := Run(context.Background(), Options{Recipe: path, Version: "9.9.9", Transport: n})
+	if err == nil || !strings.Contains(err.Error(), u[0]+": tarball served (8 bytes), but its signature "+u[0]+".asc: HTTP 404") {
+		t.Fatalf("err = %v", err)
+	}
+	assertFile(t, path, orig)
+}
+
+// TestBumpOfflineNoMirror: offline with only network sources fails without
+// touching the network.
+func TestBumpOfflineNoMirror(t *testing.T) {
+	orig := originalRecipe(t)
+	path := writeRecipe(t, orig)
+	_, err := Run(context.Background(), Options{Recipe: path, Version: "9.9.9", Transport: noNet{t}, Fetch: fetch.Options{Offline: true}})
+	if !errors.Is(err, fetch.ErrOffline) {
+		t.Fatalf("err = %v, want ErrOffline", err)
+	}
+	assertFile(t, path, orig)
+}
+
+// TestBumpExists refuses a version the recipe has, before any download.
+func TestBumpExists(t *testing.T) {
+	orig := originalRecipe(t)
+	path := writeRecipe(t, orig)
+	_, err := Run(context.Background(), Options{Recipe: path, Version: "4.0.2", Transport: noNet{t}})
+	if !errors.Is(err, ErrExists) {
+		t.Fatalf("err = %v, want ErrExists", err)
+	}
+	assertFile(t, path, orig)
+}
+
+func TestBumpBadArguments(t *testing.T) {
+	path := writeRecipe(t, originalRecipe(t))
+	for _, o := range []Options{
+		{Recipe: path},
+		{Recipe: path, Version: "4.0.3", Series: "4.0"},
+		{Recipe: path, Version: "4.0"},
+		{Recipe: path, Version: "../4.0.3"},
+		{Recipe: path, Series: "4"},
+		{Recipe: path, Series: "4.0", Fetch: fetch.Options{Offline: true}},
+		{Recipe: filepath.Join(t.TempDir(), "missing.toml"), Version: "4.0.3"},
+	} {
+		o.Transport = noNet{t}
+		if _, err := Run(context.Background(), o); err == nil {
+			t.Errorf("Run(%+v) succeeded", o)
+		}
+	}
+	// An invalid recipe is refused before anything else happens.
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	if err := os.WriteFile(bad, []byte("default = \"1.0.0\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), Options{Recipe: bad, Version: "4.0.3", Transport: noNet{t}}); !errors.Is(err, recipe.ErrInvalid) {
+		t.Errorf("invalid recipe: err = %v, want recipe.ErrInvalid", err)
+	}
+}
+
+// TestBumpSkipsHTMLPage: a source answering 200 with an HTML page (a
+// captive portal, say) is skipped for the next one.
+func TestBumpSkipsHTMLPage(t *testing.T) {
+	fx := testfixture.Get(t, "3.0.20")
+	n := newFakeNet(t)
+	u := UpstreamURLs("3.0.20")
+	n.blob(u[0], []byte("<!DOCTYPE html><html>Sign in to the Wi-Fi</html>"), "text/html")
+	n.file(u[1], fx.Tarball)
+	n.file(u[1]+".asc", fx.Signature)
+	path := writeRecipe(t, withoutRelease(t, originalRecipe(t), "3.0.20"))
+	var log bytes.Buffer
+	diff, err := Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n, DryRun: true, Log: &log})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !strings.Contains(diff, "+sha256 = \""+fx.SHA256+"\"") {
+		t.Errorf("diff:\n%s", diff)
+	}
+	if !strings.Contains(log.String(), "from "+u[1]) {
+		t.Errorf("log does not say the tarball came from %s:\n%s", u[1], log.String())
+	}
+}
+
+// listing pages in GitHub's shape: newest first, with drafts, pre-releases
+// and alphas mixed in, and the 3.0 series only on page two.
+const listingPage1 = `[
+  {"tag_name": "openssl-4.0.2", "draft": false, "prerelease": false},
+  {"tag_name": "openssl-3.0.99", "draft": true, "prerelease": false},
+  {"tag_name": "openssl-3.0.98", "draft": false, "prerelease": true},
+  {"tag_name": "openssl-3.6.0-alpha1", "draft": false, "prerelease": true},
+  {"tag_name": "openssl-3.5.7", "draft": false, "prerelease": false},
+  {"tag_name": "openssl-3.5.6", "draft": false, "prerelease": false}
+]`
+
+const listingPage2 = `[
+  {"tag_name": "openssl-3.0.19", "draft": false, "prerelease": false},
+  {"tag_name": "openssl-3.0.20", "draft": false, "prerelease": false},
+  {"tag_name": "openssl-3.0.2", "draft": false, "prerelease": false},
+  {"tag_name": "OpenSSL_1_1_1w", "draft": false, "prerelease": false}
+]`
+
+const page2URL = "https://api.github.com/repositories/7634677/releases?per_page=100&page=2"
+
+func serveListing(n *fakeNet) {
+	n.blob(DefaultListingURL, []byte(listingPage1), "application/json")
+	n.mu.Lock()
+	n.links[key(DefaultListingURL)] = `<` + page2URL + `>; rel="next", <https://api.github.com/repositories/7634677/releases?per_page=100&page=2>; rel="last"`
+	n.mu.Unlock()
+	n.blob(page2URL, []byte(listingPage2), "application/json")
+}
+
+// TestBumpSeries takes the newest 3.0 release from the listing (3.0.20, on
+// page two) and bumps it from the real files.
+func TestBumpSeries(t *testing.T) {
+	fx := testfixture.Get(t, "3.0.20")
+	n := newFakeNet(t)
+	serveListing(n)
+	n.release("3.0.20", fx.Tarball, fx.Signature)
+	path := writeRecipe(t, withoutRelease(t, originalRecipe(t), "3.0.20"))
+
+	diff, err := Run(context.Background(), Options{Recipe: path, Series: "3.0", Transport: n})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !strings.Contains(diff, "+version = \"3.0.20\"") {
+		t.Errorf("diff:\n%s", diff)
+	}
+	b, _ := os.ReadFile(path)
+	r, err := recipe.Parse(path, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel, err := r.Release("3.0.20"); err != nil || rel.SHA256 != fx.SHA256 || rel.Size != fx.Size {
+		t.Errorf("release 3.0.20 = %+v, %v", rel, err)
+	}
+	if got := n.requested(); len(got) < 2 || !strings.HasPrefix(got[0], DefaultListingURL+"?") || got[1] != page2URL {
+		t.Errorf("requests = %v, want the listing, then its page 2", got)
+	}
+
+	// Run again: 3.0.20 is now there, so the weekly run has nothing to do.
+	if _, err := Run(context.Background(), Options{Recipe: path, Series: "3.0", Transport: n}); !errors.Is(err, ErrExists) {
+		t.Errorf("second run: err = %v, want ErrExists", err)
+	}
+}
+
+func TestLatestInSeries(t *testing.T) {
+	n := newFakeNet(t)
+	serveListing(n)
+	client := newClient(Options{Transport: n})
+	ctx := context.Background()
+	for series, want := range map[string]string{"3.5": "3.5.7", "4.0": "4.0.2", "3.0": "3.0.20"} {
+		got, err := LatestInSeries(ctx, client, DefaultListingURL, series)
+		if err != nil || got != want {
+			t.Errorf("LatestInSeries(%s) = %q, %v; want %s", series, got, err, want)
+		}
+	}
+	if _, err := LatestInSeries(ctx, client, DefaultListingURL, "3.6"); !errors.Is(err, ErrNoRelease) {
+		t.Errorf("3.6 (only an alpha): err = %v, want ErrNoRelease", err)
+	}
+	if _, err := LatestInSeries(ctx, client, "https://api.github.com/missing", "3.0"); err == nil || !strings.Contains(err.Error(), "HTTP 404") {
+		t.Errorf("missing listing: err = %v", err)
+	}
+	n.blob("https://api.github.com/html", []byte("<html>rate limited</html>"), "text/html")
+	if _, err := LatestInSeries(ctx, client, "https://api.github.com/html", "3.0"); err == nil || !strings.Contains(err.Error(), "not a GitHub releases list") {
+		t.Errorf("HTML listing: err = %v", err)
+	}
+}
+
+func TestNextLink(t *testing.T) {
+	for h, want := range map[string]string{
+		``: "",
+		`<https://x/2>; rel="next", <https://x/9>; rel="last"`: "https://x/2",
+		`<https://x/1>; rel="prev", <https://x/3>; rel="next"`: "https://x/3",
+		`<https://x/9>; rel="last"`:                            "",
+		`<https://x/4>; rel=next`:                              "https://x/4",
+	} {
+		if got := nextLink(h); got != want {
+			t.Errorf("nextLink(%q) = %q, want %q", h, got, want)
+		}
+	}
+}
