@@ -14,6 +14,11 @@ import (
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 )
 
+// Aliases give targets names Go identifiers cannot have.
+var Aliases = map[string]any{
+	"build:linux-x86_64": Build.LinuxX86_64,
+}
+
 // Source fetches and unpacks verified OpenSSL sources.
 type Source mg.Namespace
 
@@ -68,6 +73,12 @@ func (Build) X86_64(ctx context.Context, version *string, jobs *int, out *string
 	return err
 }
 
+// LinuxX86_64 builds and validates dist/openssl-linux-x86_64 natively (ELF objects; also build:linux-x86_64).
+func (Build) LinuxX86_64(ctx context.Context, version *string, jobs *int, out *string, rebuild *bool) error {
+	_, err := pipeline.Slice(ctx, opts(version, jobs, out, rebuild), "linux-x86_64")
+	return err
+}
+
 // Universal2 builds both slices side by side (one -jobs budget) and merges them into dist/openssl-macos-universal2.
 func (Build) Universal2(ctx context.Context, version *string, jobs *int, out *string, rebuild *bool) error {
 	_, err := pipeline.Universal2(ctx, opts(version, jobs, out, rebuild))
@@ -90,4 +101,12 @@ func (Verify) Reproducible(ctx context.Context, arch *string, version *string) e
 		a = *arch
 	}
 	return pipeline.VerifyReproducible(ctx, opts(version, nil, nil, nil), a)
+}
+
+// Recipe edits recipes/openssl.toml.
+type Recipe mg.Namespace
+
+// Bump adds a verified release to the recipe: an X.Y.Z version, or X.Y for the newest of that series (-dryrun to only print the diff).
+func (Recipe) Bump(ctx context.Context, version string, dryrun *bool) error {
+	return pipeline.Bump(ctx, version, dryrun != nil && *dryrun)
 }

@@ -50,8 +50,10 @@ var Ignored = []string{
 	"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "GNUMAKEFLAGS",
 	"OPENSSL_LOCAL_CONFIG_DIR", "CONFIGURE_CHECKER_WARN",
 	"LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "OBJC_INCLUDE_PATH",
-	"SOURCE_DATE_EPOCH", "ZERO_AR_DATE", // osslbuild sets both itself
 }
+
+// Overridden are user variables osslbuild replaces with its own values.
+var Overridden = []string{"SOURCE_DATE_EPOCH", "ZERO_AR_DATE"}
 
 // IgnoredSet returns which of Ignored are set (non-empty) in environ,
 // sorted, so the caller can say once that they have no effect.
@@ -59,7 +61,7 @@ func IgnoredSet(environ []string) []string {
 	var set []string
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
-		if v != "" && slices.Contains(Ignored, k) {
+		if v != "" && (slices.Contains(Ignored, k) || slices.Contains(Overridden, k)) {
 			set = append(set, k)
 		}
 	}

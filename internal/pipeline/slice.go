@@ -44,7 +44,7 @@ func Slice(ctx context.Context, o Options, target string) (*Result, error) {
 	if ign := configure.IgnoredSet(os.Environ()); len(ign) > 0 {
 		o.logf("note: %s set in your environment: ignored. The build environment is constructed, not inherited (CFLAGS in the environment of Configure replaces OpenSSL's -O3).", strings.Join(ign, ", "))
 	}
-	tc, err := toolchain.New(o.Toolchain)
+	tc, err := toolchain.For(o.Toolchain, p.Target)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func buildSlice(ctx context.Context, o *Options, p *recipe.Plan, v *source.Verif
 
 // Expect is what the Plan promises for one slice's libraries.
 func Expect(p *recipe.Plan, lib string) validate.Expect {
-	return validate.ForLibrary(lib, p.Target.Arch, p.Target.MinOS, p.Target.Configure, p.Target.Flags)
+	return validate.ForLibrary(lib, p.Target.OS, p.Target.Arch, p.Target.MinOS, p.Target.Configure, p.Target.Flags)
 }
 
 // validateSlice holds every library in the artifact tree against the Plan

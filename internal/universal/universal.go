@@ -52,7 +52,7 @@ var archOrder = []string{"x86_64", "arm64"}
 
 // Expect is the validation expectation a slice's manifest records for lib.
 func Expect(m *artifact.Manifest, lib string) validate.Expect {
-	return validate.ForLibrary(lib, m.Target.Arch, m.Target.MinOS, m.Target.Configure, m.Target.Flags)
+	return validate.ForLibrary(lib, m.Target.OS, m.Target.Arch, m.Target.MinOS, m.Target.Configure, m.Target.Flags)
 }
 
 // Compatible refuses pairs that cannot be one universal artifact.
@@ -172,6 +172,9 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string) 
 				}
 			}
 		}
+	}
+	if err := artifact.WriteSBOM(dst, m); err != nil {
+		return nil, err
 	}
 	if err := artifact.WriteManifest(dst, m); err != nil {
 		return nil, err

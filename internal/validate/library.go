@@ -3,12 +3,13 @@ package validate
 import "github.com/osslbuild/osslbuild/internal/inspect"
 
 // ForLibrary is the expectation for one of OpenSSL's static libraries built
-// for a macOS target: every object for arch with minos, and for libcrypto
+// for a target: every object for arch (Mach-O with minos when os is
+// "macos", ELF when "linux"), and for libcrypto
 // (the library carrying crypto/buildinf.h's strings) exactly one compiler
 // line at -O3 or better with the target's flags, and the target's platform
 // line. libssl carries neither string.
-func ForLibrary(lib, arch, minOS, platform string, flags []string) Expect {
-	e := Expect{Arch: arch, MinOS: minOS, MinOpt: inspect.O3, Flags: flags}
+func ForLibrary(lib, os, arch, minOS, platform string, flags []string) Expect {
+	e := Expect{OS: os, Arch: arch, MinOS: minOS, MinOpt: inspect.O3, Flags: flags}
 	if lib == "libcrypto.a" {
 		e.Platform = platform
 		e.RequireCompilerLine = true

@@ -8,6 +8,7 @@
 package validate
 
 import (
+	"debug/elf"
 	"debug/macho"
 	"errors"
 	"fmt"
@@ -27,6 +28,9 @@ var ErrInvalid = errors.New("library does not meet its expectation")
 // Plan that produced the Configure argv fills it, so the build is checked
 // against the same source of truth that drove it.
 type Expect struct {
+	// OS is "macos" (Mach-O objects; the default when empty) or "linux"
+	// (ELF relocatable objects; MinOS does not apply).
+	OS       string
 	Arch     string           // Mach-O name: "arm64" or "x86_64"; required
 	MinOS    string           // deployment target, e.g. "11.0": every object's minos must equal it (platform macOS); "" skips the check
 	Platform string           // Configure target expected after "platform: ", e.g. "darwin64-arm64-cc"; "" skips the check
@@ -286,6 +290,10 @@ func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspec
 			"cannot parse %s object: %s", o.Format, msg)
 		return
 	}
+	if exp.OS == "linux" {
+		c.elfObject(arch, o, exp)
+		return
+	}
 	m := o.MachO
 	if m == nil {
 		c.add(arch, o.Member, RuleFormat, "Mach-O object", string(o.Format),
@@ -312,6 +320,23 @@ func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspec
 			c.add(arch, o.Member, RuleDeployment, exp.MinOS, v.MinOS.String(),
 				"%s minos is %s, expected %s", v.CmdName(), v.MinOS, exp.MinOS)
 		}
+	}
+}
+
+// elfObject holds an object of a Linux static library to its expectation:
+// an ELF relocatable object for the expected architecture.
+func (c *checker) elfObject(arch string, o inspect.Object, exp Expect) {
+	e := o.ELF
+	if e == nil {
+		c.add(arch, o.Member, RuleFormat, "ELF object", string(o.Format),
+			"expected an ELF object, found %s (first bytes %x)", describe(o), o.Magic)
+		return
+	}
+	if e.Arch != exp.Arch {
+		c.add(arch, o.Member, RuleCPU, exp.Arch, e.Arch, "ELF machine is %s, expected %s", e.Arch, exp.Arch)
+	}
+	if e.Type != elf.ET_REL {
+		c.add(arch, o.Member, RuleFileType, "relocatable", e.TypeName(), "ELF file type is %s, expected relocatable (ET_REL)", e.TypeName())
 	}
 }
 
@@ -378,7 +403,8 @@ func (c *checker) compilerLine(arch string, l inspect.BuildInfo, exp Expect) {
 				"compiler line optimises at %s (last -O flag %q), expected at least %s: %s", cl.Opt, cl.OptFlag, exp.MinOpt, q)
 		}
 	}
-	if len(cl.Archs) != 1 || cl.Archs[0] != arch {
+	// Only Apple's compilers take -arch; a Linux compiler line has none.
+	if exp.OS != "linux" && (len(cl.Archs) != 1 || cl.Archs[0] != arch) {
 		found := "no -arch"
 		if len(cl.Archs) > 0 {
 			found = "-arch " + strings.Join(cl.Archs, " -arch ")
