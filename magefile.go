@@ -110,3 +110,25 @@ type Recipe mg.Namespace
 func (Recipe) Bump(ctx context.Context, version string, dryrun *bool) error {
 	return pipeline.Bump(ctx, version, dryrun != nil && *dryrun)
 }
+
+// Bench measures osslbuild against what it replaces.
+type Bench mg.Namespace
+
+// Build times build:arm64 against pyca's shell sequence, build:universal2 against two sequential builds + lipo, and a cache hit against a full build, interleaved A/B (-rounds=3, -only=arm64|universal2|cache).
+func (Bench) Build(ctx context.Context, rounds *int, only *string, version *string) error {
+	return pipeline.BenchBuild(ctx, opts(version, nil, nil, nil), deref(rounds), derefs(only))
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func derefs(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

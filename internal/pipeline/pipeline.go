@@ -41,7 +41,8 @@ type Options struct {
 }
 
 // FromEnv fills the options users set through the environment:
-// OSSLBUILD_CACHE, OSSLBUILD_MIRROR, OSSLBUILD_OFFLINE, OSSLBUILD_TOOLCHAIN.
+// OSSLBUILD_CACHE, OSSLBUILD_MIRROR, OSSLBUILD_OFFLINE, OSSLBUILD_TOOLCHAIN,
+// OSSLBUILD_WORK (private build directories; default build/).
 func (o *Options) FromEnv() {
 	if o.Fetch.CacheDir == "" {
 		o.Fetch.CacheDir = os.Getenv("OSSLBUILD_CACHE")
@@ -54,6 +55,9 @@ func (o *Options) FromEnv() {
 	}
 	if o.Toolchain == "" {
 		o.Toolchain = os.Getenv("OSSLBUILD_TOOLCHAIN")
+	}
+	if o.Work == "" {
+		o.Work = os.Getenv("OSSLBUILD_WORK")
 	}
 }
 

@@ -1,0 +1,176 @@
+package buildbench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/osslbuild/osslbuild/internal/fetch"
+	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/source"
+	"github.com/osslbuild/osslbuild/internal/toolchain"
+)
+
+// Options for Run.
+type Options struct {
+	Repo    string        // repository root, where `go tool mage` runs
+	Version string        // release; "" = recipe default
+	Rounds  int           // interleaved rounds per comparison
+	Jobs    int           // make -j for every side
+	Work    string        // scratch directory
+	Fetch   fetch.Options // where sources come from (mirror, offline, cache)
+	Only    string        // "", "arm64", "universal2" or "cache": run one comparison
+	Log     io.Writer     // build output of every run (not the table)
+}
+
+// Run performs the comparisons and returns the Markdown report.
+func Run(ctx context.Context, o Options) (string, error) {
+	if o.Rounds < 1 {
+		o.Rounds = 3
+	}
+	if o.Jobs < 1 {
+		o.Jobs = runtime.NumCPU()
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	work, err := filepath.Abs(o.Work)
+	if err != nil {
+		return "", err
+	}
+	r, err := recipe.Load("")
+	if err != nil {
+		return "", err
+	}
+	plans := map[string]*recipe.Plan{}
+	for _, t := range []string{"arm64", "x86_64"} {
+		if plans[t], err = r.Plan(o.Version, t); err != nil {
+			return "", err
+		}
+	}
+	f, err := fetch.New(o.Fetch)
+	if err != nil {
+		return "", err
+	}
+	v, err := source.Fetch(ctx, f, plans["arm64"].Release)
+	if err != nil {
+		return "", err
+	}
+	tc, err := toolchain.New("")
+	if err != nil {
+		return "", err
+	}
+	env := os.Environ()
+	if o.Fetch.Mirror != "" {
+		env = append(env, "OSSLBUILD_MIRROR="+o.Fetch.Mirror)
+	}
+	if o.Fetch.Offline {
+		env = append(env, "OSSLBUILD_OFFLINE=1")
+	}
+	cache := filepath.Join(work, "cache")
+	env = append(env, "OSSLBUILD_CACHE="+cache, "OSSLBUILD_WORK="+filepath.Join(work, "osslbuild-work"))
+	// Compile the magefile and fill osslbuild's source cache once, outside
+	// any measurement.
+	if _, err := Command(ctx, o.Repo, env, o.Log, "go", "tool", "mage", "source:fetch", "-version="+v.Release.Version); err != nil {
+		return "", err
+	}
+	mage := func(target string, extra ...string) func(context.Context, string) (Sample, error) {
+		return func(ctx context.Context, dir string) (Sample, error) {
+			args := append([]string{"go", "tool", "mage", target, "-version=" + v.Release.Version, "-jobs=" + strconv.Itoa(o.Jobs), "-out=" + filepath.Join(dir, "dist")}, extra...)
+			return Command(ctx, o.Repo, env, o.Log, args...)
+		}
+	}
+	ref := func(t string) func(context.Context, string) (Sample, error) {
+		return ReferenceSlice(plans[t], tc, v.Tarball.Path, o.Jobs, env, o.Log)
+	}
+	sequential := func(ctx context.Context, dir string) (Sample, error) {
+		var total Sample
+		var libs [2][]string
+		for i, t := range []string{"arm64", "x86_64"} {
+			d := filepath.Join(dir, t)
+			os.MkdirAll(d, 0o755)
+			s, err := ref(t)(ctx, d)
+			if err != nil {
+				return total, err
+			}
+			total.Wall += s.Wall
+			total.User += s.User
+			total.Sys += s.Sys
+			for _, lib := range []string{"libcrypto.a", "libssl.a"} {
+				libs[i] = append(libs[i], filepath.Join(d, "artifact", plans[t].Recipe.Prefix, "lib", lib))
+			}
+		}
+		start := time.Now()
+		for j, lib := range []string{"libcrypto.a", "libssl.a"} {
+			if err := tc.Lipo(ctx, filepath.Join(dir, lib), libs[0][j], libs[1][j]); err != nil {
+				return total, err
+			}
+		}
+		total.Wall += time.Since(start)
+		return total, nil
+	}
+
+	var results []Result
+	run := func(name string, a, b func(context.Context, string) (Sample, error), an, bn, comment string) error {
+		if o.Only != "" && o.Only != name {
+			return nil
+		}
+		fmt.Fprintf(o.Log, "bench:build: %s: %d rounds of %s vs %s\n", name, o.Rounds, an, bn)
+		res, err := Interleave(ctx, name, o.Rounds, work, a, b, an, bn)
+		res.Comment = comment
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+		return nil
+	}
+	if err := run("arm64", mage("build:arm64", "-rebuild"), ref("arm64"), "osslbuild build:arm64", "reference shell step",
+		"osslbuild: fetch from cache, verify, unpack, Configure, gate, make build_libs + install_dev, validate every object, manifest, SBOM, tarball. Reference: tar, Configure, make, make install_sw."); err != nil {
+		return "", err
+	}
+	if err := run("universal2", mage("build:universal2", "-rebuild"), sequential, "osslbuild build:universal2", "reference: two sequential slices + lipo",
+		"osslbuild runs the slices side by side with half the jobs each; the reference runs them one after the other."); err != nil {
+		return "", err
+	}
+	// Warm the artifact cache, then compare a hit with a full build.
+	if o.Only == "" || o.Only == "cache" {
+		if _, err := mage("build:arm64")(ctx, filepath.Join(work, "warm")); err != nil {
+			return "", err
+		}
+	}
+	if err := run("cache", mage("build:arm64"), mage("build:arm64", "-rebuild"), "build:arm64 (cache hit)", "build:arm64 -rebuild",
+		"A hit re-validates the cached artifact and republishes it."); err != nil {
+		return "", err
+	}
+	return report(results, o), nil
+}
+
+func report(results []Result, o Options) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", Header)
+	for _, r := range results {
+		fmt.Fprintln(&b, r.Row())
+	}
+	b.WriteString("\nSamples (wall / user+sys), in run order:\n\n")
+	for _, r := range results {
+		fmt.Fprintf(&b, "- %s: %s | %s\n", r.Name, samples(r.A, r.SA), samples(r.B, r.SB))
+		if r.Comment != "" {
+			fmt.Fprintf(&b, "  %s\n", r.Comment)
+		}
+	}
+	return b.String()
+}
+
+func samples(name string, s []Sample) string {
+	var parts []string
+	for _, x := range s {
+		parts = append(parts, fmt.Sprintf("%s/%s", round(x.Wall), round(x.User+x.Sys)))
+	}
+	return name + " " + strings.Join(parts, ", ")
+}
