@@ -17,6 +17,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/fetch"
 	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/report"
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/patches"
 )
@@ -36,6 +37,9 @@ type Options struct {
 
 	// Log receives progress and the short account of each stage.
 	Log io.Writer
+	// Env reads GITHUB_ACTIONS and GITHUB_STEP_SUMMARY; nil means the
+	// process environment.
+	Env report.Env
 	// ProgressInterval spaces plain progress lines off a terminal.
 	ProgressInterval time.Duration
 }

@@ -62,6 +62,7 @@ func Slice(ctx context.Context, o Options, target string) (*Result, error) {
 		return nil, err
 	}
 	o.logf("%s: published %s and %s (sha256 %s)", p.Target.Artifact, pub.Dir, pub.Tarball, pub.Digests.SHA256)
+	o.summarise(s.manifest, pub)
 	return &Result{Plan: p, Published: pub, Manifest: s.manifest}, nil
 }
 
@@ -122,7 +123,9 @@ func buildSlice(ctx context.Context, o *Options, p *recipe.Plan, v *source.Verif
 		}
 	}
 	defer func() {
+		o.foldLog(name, logPath)
 		if err != nil {
+			o.annotate(name, err)
 			// Keep the log (named after the directory) for the post-mortem;
 			// the half-built tree goes unless asked to keep it.
 			cleanup()

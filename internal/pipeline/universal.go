@@ -81,6 +81,7 @@ func Universal2(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 		o.logf("%s: published %s (sha256 %s)", plans[i].Target.Artifact, pub.Tarball, pub.Digests.SHA256)
+		o.summarise(b.manifest, pub)
 		dirs = append(dirs, pub.Dir)
 	}
 	return mergeDirs(ctx, &o, tc, dirs[0], dirs[1])
@@ -150,6 +151,7 @@ func mergeDirs(ctx context.Context, o *Options, tc toolchain.Toolchain, a, b str
 	dst := filepath.Join(work, universal.Name)
 	m, err := universal.Merge(ctx, tc, sa, sb, dst)
 	if err != nil {
+		o.annotate(universal.Name, err)
 		return nil, err
 	}
 	if len(m.HeaderDispatch) > 0 {
@@ -163,6 +165,7 @@ func mergeDirs(ctx context.Context, o *Options, tc toolchain.Toolchain, a, b str
 		return nil, err
 	}
 	o.logf("%s: published %s and %s (sha256 %s)", universal.Name, pub.Dir, pub.Tarball, pub.Digests.SHA256)
+	o.summarise(m, pub)
 	return &Result{Published: pub, Manifest: m}, nil
 }
 

@@ -196,7 +196,9 @@ func mergeTrees(ordered []Slice, dst string) ([]string, error) {
 			}
 			rel, _ := filepath.Rel(s.Dir, p)
 			rel = filepath.ToSlash(rel)
-			if rel == artifact.ManifestName || slices.Contains(Libraries, strings.TrimPrefix(rel, "lib/")) {
+			// Per-slice records and the libraries are made anew for the
+			// universal artifact.
+			if rel == artifact.ManifestName || rel == artifact.SBOMName || slices.Contains(Libraries, strings.TrimPrefix(rel, "lib/")) {
 				return nil
 			}
 			lists[i][rel] = true

@@ -69,6 +69,8 @@ func makeSlice(t *testing.T, s sliceSpec) Slice {
 	os.WriteFile(filepath.Join(dir, "include/openssl/configuration.h"), []byte(s.header), 0o644)
 	os.WriteFile(filepath.Join(dir, "include/openssl/ssl.h"), []byte("/* same */\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "lib/pkgconfig/libcrypto.pc"), []byte("prefix=${pcfiledir}/../..\n"), 0o644)
+	// Each slice carries its own SBOM, which differs; merge must not care.
+	os.WriteFile(filepath.Join(dir, "sbom.json"), []byte(`{"arch":"`+s.arch+`"}`), 0o644)
 	m := &artifact.Manifest{
 		Name:    "openssl-macos-" + s.arch,
 		Recipe:  artifact.RecipeRef{Name: "openssl", SHA256: "r"},
