@@ -41,7 +41,7 @@ func WriteSBOM(dir string, m *Manifest) error {
 	}
 	var libs []cdx.Component
 	for _, rel := range []string{"lib/libcrypto.a", "lib/libssl.a"} {
-		sum, err := fileSHA256(filepath.Join(dir, rel))
+		sum, err := FileSHA256(filepath.Join(dir, rel))
 		if err != nil {
 			return fmt.Errorf("sbom: %w", err)
 		}

@@ -124,7 +124,7 @@ func HashTree(dir string) (map[string]string, error) {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		sum, err := fileSHA256(p)
+		sum, err := FileSHA256(p)
 		if err != nil {
 			return err
 		}
@@ -137,7 +137,8 @@ func HashTree(dir string) (map[string]string, error) {
 	return out, nil
 }
 
-func fileSHA256(p string) (string, error) {
+// FileSHA256 is the hex sha256 of the file at p.
+func FileSHA256(p string) (string, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return "", err

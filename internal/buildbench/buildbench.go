@@ -44,11 +44,11 @@ type Case struct {
 
 // Result is a comparison's samples.
 type Result struct {
-	Name     string // comparison
-	A, B     string // case names
-	SA, SB   []Sample
-	Cores    int
-	Comment  string
+	Name    string // comparison
+	A, B    string // case names
+	SA, SB  []Sample
+	Cores   int
+	Comment string
 }
 
 // Median of the samples' wall times, with that sample's CPU times.

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/fetch"
 )
 
@@ -265,7 +266,7 @@ func open(ctx context.Context, client *http.Client, idle time.Duration, u *url.U
 			return nil, fmt.Errorf("%s is not a regular file", u.Path)
 		}
 		return &body{
-			Reader: ctxReader{ctx, f},
+			Reader: ctxio.Reader(ctx, f),
 			close:  func() { f.Close() },
 			length: st.Size(),
 			fail: func(err error, got int64) error {
@@ -344,19 +345,6 @@ func (ir *idleReader) Read(p []byte) (int, error) {
 	n, err := ir.r.Read(p)
 	ir.t.Stop()
 	return n, err
-}
-
-// ctxReader makes reads of a local file stop when ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // headBuf keeps the first max bytes written to it.

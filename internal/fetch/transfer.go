@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // expect is what a download must be. size < 0: no pinned digest (signatures).
@@ -59,7 +61,7 @@ func openLocal(ctx context.Context, u *url.URL) (*body, error) {
 		return nil, &permanentError{fmt.Errorf("%s is not a regular file", p)}
 	}
 	return &body{
-		r:      ctxReader{ctx, fh},
+		r:      ctxio.Reader(ctx, fh),
 		close:  func() { fh.Close() },
 		length: st.Size(),
 		fail: func(err error, got, total int64) error {
@@ -69,19 +71,6 @@ func openLocal(ctx context.Context, u *url.URL) (*body, error) {
 			return &permanentError{fmt.Errorf("read after %d bytes: %w", got, err)}
 		},
 	}, nil
-}
-
-// ctxReader makes reads of a local file stop when ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // errDowngrade refuses a redirect from https to http.
@@ -321,7 +310,7 @@ func (p *progressWriter) Write(b []byte) (int, error) {
 func hashReader(ctx context.Context, r io.Reader, limit int64) (sum string, n int64, head []byte, err error) {
 	h := sha256.New()
 	hw := &headWriter{max: 512}
-	n, err = io.CopyBuffer(io.MultiWriter(h, hw), io.LimitReader(ctxReader{ctx, r}, limit), make([]byte, 256<<10))
+	n, err = io.CopyBuffer(io.MultiWriter(h, hw), io.LimitReader(ctxio.Reader(ctx, r), limit), make([]byte, 256<<10))
 	if err != nil {
 		return "", n, hw.buf, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/repro"
 	"github.com/osslbuild/osslbuild/internal/universal"
 )
@@ -145,11 +146,11 @@ func CompareDists(o Options, names []string, distA, distB string, leaks []string
 	var problems []string
 	for _, name := range names {
 		ta, tb := filepath.Join(distA, name+".tar.gz"), filepath.Join(distB, name+".tar.gz")
-		da, err := fileSHA256(ta)
+		da, err := artifact.FileSHA256(ta)
 		if err != nil {
 			return nil, err
 		}
-		db, err := fileSHA256(tb)
+		db, err := artifact.FileSHA256(tb)
 		if err != nil {
 			return nil, err
 		}

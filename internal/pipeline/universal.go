@@ -2,11 +2,8 @@ package pipeline
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -182,7 +179,7 @@ func artifactDir(ctx context.Context, path, work string) (string, error) {
 	}
 	if want, err := os.ReadFile(path + ".sha256"); err == nil {
 		fields := strings.Fields(string(want))
-		got, err := fileSHA256(path)
+		got, err := artifact.FileSHA256(path)
 		if err != nil {
 			return "", err
 		}
@@ -196,17 +193,4 @@ func artifactDir(ctx context.Context, path, work string) (string, error) {
 	}
 	_ = res
 	return work, nil
-}
-
-func fileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("%s: %w", p, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -65,6 +65,7 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/keys"
 )
 
@@ -200,7 +201,7 @@ func (v Verifier) Verify(ctx context.Context, tarball io.Reader, armoredSig []by
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
-	if _, err := io.Copy(h, ctxReader{ctx, tarball}); err != nil {
+	if _, err := io.Copy(h, ctxio.Reader(ctx, tarball)); err != nil {
 		return Result{}, fmt.Errorf("reading signed data: %w", err)
 	}
 	if err := signing.VerifySignature(h, sig); err != nil {
@@ -295,16 +296,3 @@ func normFpr(s string) string {
 func utc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 func sortedKeys(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
-
-// ctxReader stops a long hash when ctx is cancelled.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}

@@ -39,6 +39,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // Defaults for Options; an OpenSSL 4.0 tarball holds about 140 MB in 6,400
@@ -92,7 +94,7 @@ func Extract(ctx context.Context, archive, dest string, opts Options) (Result, e
 
 // ExtractReader is Extract for a gzip stream; name is used in errors.
 func ExtractReader(ctx context.Context, r io.Reader, name, dest string, opts Options) (Result, error) {
-	zr, err := gzip.NewReader(ctxReader{ctx, r})
+	zr, err := gzip.NewReader(ctxio.Reader(ctx, r))
 	if err != nil {
 		return Result{}, fmt.Errorf("unpack %s: %w", name, err)
 	}
@@ -460,17 +462,4 @@ func resolveOnDisk(root, rel string) error {
 		todo = append(strings.Split(target, "/"), todo...)
 	}
 	return nil
-}
-
-// ctxReader stops decompression when ctx is cancelled.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
