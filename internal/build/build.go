@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +25,8 @@ import (
 type Options struct {
 	Src      string   // configured source tree
 	Env      []string // complete environment (configure.Env)
-	Jobs     int      // make -j
+	Jobs     int      // make -j, when Shared is nil
+	Shared   *Jobs    // a job budget shared with other builds (a jobserver)
 	Objects  []string // objects build_libs compiles (from the Makefile), for progress
 	Log      string   // path of the log file receiving make's full output
 	Progress Progress // may be nil
@@ -68,7 +70,11 @@ func Run(ctx context.Context, opts Options) error {
 			prog.Step(m[1])
 		}
 	}
-	err = runMake(ctx, opts, logf, onLine, "-j"+strconv.Itoa(opts.Jobs), "build_libs")
+	jobs := "-j" + strconv.Itoa(opts.Jobs)
+	if opts.Shared != nil {
+		jobs = "" // from MAKEFLAGS: the shared jobserver
+	}
+	err = runMake(ctx, opts, logf, onLine, jobs, "build_libs")
 	prog.Finish(err)
 	if err != nil {
 		return err
@@ -79,6 +85,21 @@ func Run(ctx context.Context, opts Options) error {
 }
 
 func runMake(ctx context.Context, opts Options, logf *os.File, onLine func(string), args ...string) error {
+	args = slices.DeleteFunc(args, func(a string) bool { return a == "" })
+	env, extra := opts.Env, []*os.File(nil)
+	if j := opts.Shared; j != nil {
+		flags, err := makeflags(ctx, opts.Env)
+		if err != nil {
+			return err
+		}
+		if err := j.acquire(ctx); err != nil {
+			return fmt.Errorf("make %s: %w", args[len(args)-1], err)
+		}
+		defer j.release()
+		env = append(slices.Clone(env), "MAKEFLAGS="+flags)
+		extra = []*os.File{j.r, j.w}
+		fmt.Fprintf(logf, "+ MAKEFLAGS=%q (shared budget of %d jobs)\n", flags, j.Total)
+	}
 	fmt.Fprintf(logf, "+ make %s\n", strings.Join(args, " "))
 	pr, pw := io.Pipe()
 	var wg sync.WaitGroup
@@ -96,7 +117,7 @@ func runMake(ctx context.Context, opts Options, logf *os.File, onLine func(strin
 		}
 		io.Copy(logf, pr) // a line over 4 MiB: keep the rest unparsed
 	}()
-	err := proc.Run(ctx, proc.Cmd{Args: append([]string{"make"}, args...), Dir: opts.Src, Env: opts.Env, Stdout: pw, Stderr: pw})
+	err := proc.Run(ctx, proc.Cmd{Args: append([]string{"make"}, args...), Dir: opts.Src, Env: env, Stdout: pw, Stderr: pw, ExtraFiles: extra})
 	pw.Close()
 	wg.Wait()
 	if err != nil {

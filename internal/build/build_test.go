@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,52 @@ func TestRunCancelStopsMake(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("make survived cancellation")
+	}
+}
+
+// TestSharedJobsBudget runs two makes at once under one budget of 3 jobs:
+// together they must reach 3 concurrent jobs (the jobserver is used: without
+// it each make would run one job at a time) and never exceed 3.
+func TestSharedJobsBudget(t *testing.T) {
+	j, err := NewJobs(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	running := t.TempDir()
+	peaks := filepath.Join(t.TempDir(), "peaks")
+	var objs []string
+	rule := ""
+	for i := 0; i < 6; i++ {
+		objs = append(objs, fmt.Sprintf("o%d.o", i))
+	}
+	rule = "build_libs: " + strings.Join(objs, " ") + "\n" + strings.Join(objs, " ") + ":\n" +
+		"\t@touch " + running + "/$$$$; ls " + running + " | wc -l >> " + peaks + "; sleep 0.4; rm " + running + "/$$$$\n" +
+		"install_dev:\n\t@true\n"
+	errs := make(chan error, 2)
+	for i := 0; i < 2; i++ {
+		src := t.TempDir()
+		os.WriteFile(filepath.Join(src, "Makefile"), []byte(rule), 0o644)
+		go func() {
+			errs <- Run(context.Background(), Options{Src: src, Env: []string{"PATH=/usr/bin:/bin"}, Shared: j,
+				Log: filepath.Join(t.TempDir(), "log"), Stage: t.TempDir()})
+		}()
+	}
+	for i := 0; i < 2; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ := os.ReadFile(peaks)
+	max := 0
+	for _, f := range strings.Fields(string(b)) {
+		var n int
+		fmt.Sscan(f, &n)
+		if n > max {
+			max = n
+		}
+	}
+	if max != 3 {
+		t.Errorf("peak concurrency %d across both makes, want exactly the budget, 3 (samples %q)", max, strings.Fields(string(b)))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/osslbuild/osslbuild/internal/build"
 	"github.com/osslbuild/osslbuild/internal/fetch"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/report"
@@ -42,6 +43,8 @@ type Options struct {
 	Env report.Env
 	// ProgressInterval spaces plain progress lines off a terminal.
 	ProgressInterval time.Duration
+
+	shared *build.Jobs // a job budget shared by concurrent slices
 }
 
 // FromEnv fills the options users set through the environment:

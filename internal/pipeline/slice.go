@@ -177,8 +177,8 @@ func buildSlice(ctx context.Context, o *Options, p *recipe.Plan, v *source.Verif
 
 	stage := filepath.Join(work, "stage")
 	err = build.Run(ctx, build.Options{
-		Src: tree.Dir, Env: env, Jobs: o.Jobs, Objects: mk.Objects, Log: logPath, Stage: stage,
-		Progress: build.NewProgress(o.Log, name, o.ProgressInterval),
+		Src: tree.Dir, Env: env, Jobs: o.Jobs, Shared: o.shared, Objects: mk.Objects, Log: logPath, Stage: stage,
+		Progress: o.progress(name),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -300,4 +300,13 @@ func recordedURL(rel recipe.Release, u string) string {
 		}
 	}
 	return "mirror:" + rel.FileName()
+}
+
+// progress is a bar on a terminal, plain lines elsewhere and whenever two
+// slices build at once (two bars would overwrite each other).
+func (o *Options) progress(name string) build.Progress {
+	if o.shared != nil {
+		return &build.LineProgress{W: o.Log, Label: name, Interval: o.ProgressInterval}
+	}
+	return build.NewProgress(o.Log, name, o.ProgressInterval)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/build"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/internal/universal"
@@ -42,11 +43,16 @@ func Universal2(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// One job budget for both: each slice gets half. Configure and
-	// archiving are serial, so running the slices side by side keeps both
-	// cores busy through them.
+	// One job budget for both slices, a make jobserver: while one slice
+	// unpacks, configures or archives (serial phases), or once it is done,
+	// the other's make takes the free slots.
+	jobs, err := build.NewJobs(o.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	defer jobs.Close()
 	so := o
-	so.Jobs = max(1, o.Jobs/len(plans))
+	so.shared = jobs
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	built := make([]*builtSlice, len(plans))

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -24,6 +25,8 @@ type Cmd struct {
 	Env    []string // the complete environment; nil means an empty one
 	Stdout io.Writer
 	Stderr io.Writer
+	// ExtraFiles become the child's fds 3, 4, ... (a make jobserver's pipe).
+	ExtraFiles []*os.File
 }
 
 // Grace is how long a process group gets between SIGTERM and SIGKILL.
@@ -47,6 +50,7 @@ func Run(ctx context.Context, c Cmd) error {
 		cmd.Env = []string{}
 	}
 	cmd.Stdout, cmd.Stderr = c.Stdout, c.Stderr
+	cmd.ExtraFiles = c.ExtraFiles
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		// Negative pid: the whole group (make and every compiler it started).
