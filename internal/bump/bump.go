@@ -9,10 +9,12 @@
 //  2. The tarball is downloaded with no pinned digest (there is none yet):
 //     from the mirror (OSSLBUILD_MIRROR semantics: <mirror>/<name>), then
 //     from the upstream URLs (UpstreamURLs), streamed into a temporary file
-//     while its sha256 and size are computed, bounded by MaxTarballSize.
-//     Its detached signature is the "<url>.asc" beside whichever source
-//     served the tarball. The ".sha256" files upstream publishes are not
-//     used: they come from the same place as the tarball and prove nothing.
+//     while its sha256 and size are computed, bounded by MaxTarballSize
+//     (fetch.Discover: fetch's sources order, retries, timeouts and offline
+//     rules). Its detached signature is the "<url>.asc" beside whichever
+//     source served the tarball (fetch.DiscoverSignature). The ".sha256"
+//     files upstream publishes are not used: they come from the same place
+//     as the tarball and prove nothing.
 //  3. The signature is verified with package signature against EVERY key
 //     pinned in keys/ (keys.Fingerprints). Pinned keys change only by a
 //     reviewed commit, so "any pinned key" is exactly the set of signers the
@@ -84,8 +86,8 @@ type Options struct {
 	ListingURL string
 
 	// Fetch supplies the mirror and offline mode (as OSSLBUILD_MIRROR and
-	// OSSLBUILD_OFFLINE do for builds), the timeouts, and the cache that
-	// SeedCache fills. Backoff and Progress are not used.
+	// OSSLBUILD_OFFLINE do for builds), the timeouts and retries, and the
+	// cache that SeedCache fills. Progress is not used.
 	Fetch fetch.Options
 	// SeedCache stores the verified tarball and signature in the fetch cache
 	// (through fetch.Fetcher, which checks them against the new pins), so the
@@ -96,8 +98,8 @@ type Options struct {
 	DryRun bool
 
 	// Transport carries every HTTP request (listing, tarball, signature);
-	// nil means a transport with Fetch's timeouts. Tests point it at a
-	// loopback server.
+	// nil means Fetch.Transport, else a transport with Fetch's timeouts.
+	// Tests point it at a loopback server.
 	Transport http.RoundTripper
 	// TempDir is where the download is staged; "" means os.TempDir().
 	TempDir string
@@ -180,19 +182,29 @@ func Run(ctx context.Context, opts Options) (diff string, err error) {
 	}
 	defer os.RemoveAll(staged)
 
-	dl, err := download(ctx, client, opts.Fetch, staged, rel.FileName(), rel.URLs, logf)
+	// The downloads are staged in the private directory, never in a cache,
+	// so the fetcher's cache is that directory too: a bump needs no user
+	// cache unless it seeds one.
+	fo := fetchOptions(opts)
+	fo.CacheDir = staged
+	fetcher, err := fetch.New(fo)
 	if err != nil {
 		return "", fmt.Errorf("bump %s: %w", ver, err)
 	}
-	rel.SHA256, rel.Size = dl.sha256, dl.size
-	logf("downloaded %s from %s: sha256 %s, %d bytes", rel.FileName(), dl.from, dl.sha256, dl.size)
+	dl, err := download(ctx, fetcher, staged, rel.FileName(), rel.URLs, logf)
+	if err != nil {
+		return "", fmt.Errorf("bump %s: %w", ver, err)
+	}
+	tb := dl.tarball
+	rel.SHA256, rel.Size = tb.SHA256, tb.Size
+	logf("downloaded %s from %s: sha256 %s, %d bytes", rel.FileName(), tb.URL, tb.SHA256, tb.Size)
 
 	signer, err := verify(ctx, dl)
 	if err != nil {
-		return "", fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), dl.from, err)
+		return "", fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
 	}
 	rel.Signers = []string{signer.Signer}
-	logf("signature %s: made %s by %s (signing key %s)", dl.ascFrom, signer.Created.Format(time.RFC3339), signer.Signer, signer.SigningKey)
+	logf("signature %s: made %s by %s (signing key %s)", dl.sig.URL, signer.Created.Format(time.RFC3339), signer.Signer, signer.SigningKey)
 
 	setDefault := newer(ver, old.Default)
 	updated, err := rewrite(orig, rel, setDefault)
@@ -213,7 +225,7 @@ func Run(ctx context.Context, opts Options) (diff string, err error) {
 	}
 
 	if opts.SeedCache {
-		if err := seed(ctx, opts.Fetch, rel, dl); err != nil {
+		if err := seed(ctx, opts.Fetch, rel, staged, dl); err != nil {
 			return "", fmt.Errorf("bump %s: seed the cache: %w", ver, err)
 		}
 	}
@@ -227,7 +239,7 @@ func Run(ctx context.Context, opts Options) (diff string, err error) {
 // verify checks the staged signature over the staged tarball against every
 // pinned key (see the package doc for why).
 func verify(ctx context.Context, dl *downloaded) (signature.Result, error) {
-	f, err := os.Open(dl.tarball)
+	f, err := os.Open(dl.tarball.Path)
 	if err != nil {
 		return signature.Result{}, err
 	}
@@ -251,7 +263,11 @@ func newer(a, b string) bool {
 // seed puts the verified files into the fetch cache through the normal fetch
 // path, from the staging directory (offline, no mirror): fetch checks them
 // against the new release's pins exactly as a build will.
-func seed(ctx context.Context, fo fetch.Options, rel recipe.Release, dl *downloaded) error {
+func seed(ctx context.Context, fo fetch.Options, rel recipe.Release, staged string, dl *downloaded) error {
+	tarball, err := stage(staged, dl)
+	if err != nil {
+		return err
+	}
 	f, err := fetch.New(fetch.Options{
 		CacheDir:              fo.CacheDir,
 		Offline:               true,
@@ -263,14 +279,14 @@ func seed(ctx context.Context, fo fetch.Options, rel recipe.Release, dl *downloa
 	if err != nil {
 		return err
 	}
-	file := fetch.File{Name: rel.FileName(), SHA256: rel.SHA256, Size: rel.Size, URLs: []string{fileURL(dl.tarball)}}
+	file := fetch.File{Name: rel.FileName(), SHA256: rel.SHA256, Size: rel.Size, URLs: []string{fileURL(tarball)}}
 	tb, err := f.Fetch(ctx, file)
 	if err != nil {
 		return err
 	}
 	// On a cache hit tb.URL is whatever source filled the cache; the
 	// signature to store is the one staged beside our tarball.
-	tb.URL = fileURL(dl.tarball)
+	tb.URL = fileURL(tarball)
 	if _, err := f.FetchSignature(ctx, file, tb); err != nil {
 		return err
 	}

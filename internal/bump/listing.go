@@ -3,6 +3,7 @@ package bump
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -100,7 +101,7 @@ func listingPage(ctx context.Context, client *http.Client, pageURL string) ([]gh
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, "", fmt.Errorf("release listing %s: %w", pageURL, &statusError{code: resp.StatusCode, status: resp.Status})
+		return nil, "", fmt.Errorf("release listing %s: HTTP %s", pageURL, resp.Status)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxListingPage+1))
 	if err != nil {
@@ -131,4 +132,22 @@ func nextLink(header string) string {
 		}
 	}
 	return ""
+}
+
+// netErr drops the *url.Error wrapper: the URL is already on the line.
+func netErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// start is the beginning of b for an error message.
+func start(b []byte) string {
+	s := strings.TrimSpace(string(b[:min(len(b), 60)]))
+	if len(b) > 60 {
+		s += "..."
+	}
+	return s
 }

@@ -19,7 +19,8 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrOffline: offline mode, and neither the cache nor a local mirror has the file.
 	ErrOffline = errors.New("not available offline")
-	// ErrTooLarge: a signature bigger than MaxSignatureSize.
+	// ErrTooLarge: an unpinned file (a signature, a discovered file) bigger
+	// than its bound.
 	ErrTooLarge = errors.New("too large")
 )
 
@@ -203,11 +204,16 @@ func (e *permanentError) Error() string { return e.err.Error() }
 func (e *permanentError) Unwrap() error { return e.err }
 
 // retryable reports whether another request to the same URL might succeed:
-// network trouble and 5xx yes; 4xx, wrong bytes and local errors no.
+// network trouble and 5xx yes; 4xx, wrong bytes and local errors no. A
+// permanentError wins over what it wraps: a caller's verdict on a download
+// (Discovery.Accept) may quote a network error that retrying will not fix.
 func retryable(err error) bool {
+	var pe *permanentError
 	var se *statusError
 	var te *transferError
 	switch {
+	case errors.As(err, &pe):
+		return false
 	case errors.As(err, &se):
 		return se.code >= 500
 	case errors.As(err, &te):

@@ -12,12 +12,17 @@
 // URLs. Each URL gets bounded retries with exponential backoff for network
 // trouble and 5xx; any other answer moves on to the next source at once.
 // A failed fetch returns one *Error listing every source and what happened.
+//
+// Discover downloads, by the same rules, a file whose digest is not known yet
+// (a new release): into a temporary file, bounded in size, for the caller to
+// verify; DiscoverSignature fetches the signature beside it.
 package fetch
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -83,8 +88,14 @@ type Options struct {
 
 	// Progress, if set, is called as bytes of a file arrive (done so far,
 	// total expected). It restarts from 0 when a source is retried or
-	// abandoned. Calls come from the fetching goroutine.
+	// abandoned. Calls come from the fetching goroutine. Only pinned
+	// downloads (Fetch) report progress: elsewhere the total is unknown.
 	Progress func(done, total int64)
+
+	// Transport, if set, carries every HTTP request instead of a transport
+	// built from ConnectTimeout and ResponseHeaderTimeout (which it must then
+	// enforce itself). Tests point it at a loopback server.
+	Transport http.RoundTripper
 }
 
 // Fetcher fetches files into one cache. It is safe for concurrent use.
@@ -108,21 +119,26 @@ func DefaultCacheDir() (string, error) {
 	return filepath.Join(d, "osslbuild"), nil
 }
 
+// withDefaults fills opts' zero timeouts and backoff.
+func withDefaults(opts Options) Options {
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = DefaultConnectTimeout
+	}
+	if opts.ResponseHeaderTimeout <= 0 {
+		opts.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.Backoff == nil {
+		opts.Backoff = defaultBackoff
+	}
+	return opts
+}
+
 // New returns a Fetcher for opts.
 func New(opts Options) (*Fetcher, error) {
-	f := &Fetcher{opts: opts}
-	if f.opts.ConnectTimeout <= 0 {
-		f.opts.ConnectTimeout = DefaultConnectTimeout
-	}
-	if f.opts.ResponseHeaderTimeout <= 0 {
-		f.opts.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
-	}
-	if f.opts.IdleTimeout <= 0 {
-		f.opts.IdleTimeout = DefaultIdleTimeout
-	}
-	if f.opts.Backoff == nil {
-		f.opts.Backoff = defaultBackoff
-	}
+	f := &Fetcher{opts: withDefaults(opts)}
 	dir := opts.CacheDir
 	if dir == "" {
 		var err error
@@ -140,7 +156,7 @@ func New(opts Options) (*Fetcher, error) {
 			return nil, err
 		}
 	}
-	f.http = newHTTPGetter(f.opts.ConnectTimeout, f.opts.ResponseHeaderTimeout, f.opts.IdleTimeout)
+	f.http = &httpGetter{client: HTTPClient(f.opts), idle: f.opts.IdleTimeout}
 	return f, nil
 }
 
@@ -184,15 +200,24 @@ func localPath(u *url.URL) (string, error) {
 }
 
 func (file File) validate() error {
-	if file.Name == "" || file.Name == "." || file.Name == ".." ||
-		strings.ContainsAny(file.Name, `/\`) || strings.HasPrefix(file.Name, ".") {
-		return fmt.Errorf("invalid file name %q: want a plain name", file.Name)
+	if err := validName(file.Name); err != nil {
+		return err
 	}
 	if len(file.SHA256) != 64 || strings.Trim(strings.ToLower(file.SHA256), "0123456789abcdef") != "" {
 		return fmt.Errorf("invalid sha256 %q: want 64 hex digits", file.SHA256)
 	}
 	if file.Size <= 0 {
 		return fmt.Errorf("invalid size %d", file.Size)
+	}
+	return nil
+}
+
+// validName refuses anything but a plain, visible file name: names become
+// paths, and hidden ones are reserved for temporary files.
+func validName(name string) error {
+	if name == "" || name == "." || name == ".." ||
+		strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+		return fmt.Errorf("invalid file name %q: want a plain name", name)
 	}
 	return nil
 }
@@ -265,19 +290,15 @@ func (f *Fetcher) Fetch(ctx context.Context, file File) (Result, error) {
 	if err := prepareDir(dir); err != nil {
 		return Result{}, fmt.Errorf("fetch %s: %w", file.Name, err)
 	}
-	want := expect{name: file.Name, sha: file.SHA256, size: file.Size, limit: file.Size}
+	want := expect{name: file.Name, sha: file.SHA256, size: file.Size, limit: file.Size, where: "cache"}
 	fe := &Error{Name: file.Name, Offline: f.opts.Offline, Skipped: skipped, Cache: cacheErr}
-	for _, src := range srcs {
-		tries, err := f.tryWithRetries(ctx, src, want, final)
-		if err == nil {
-			return Result{Path: final, URL: src.String(), SHA256: file.SHA256, Size: file.Size}, nil
-		}
-		if ctx.Err() != nil {
-			return Result{}, fmt.Errorf("fetch %s from %s: %w", file.Name, src, ctxErr(ctx))
-		}
-		fe.Attempts = append(fe.Attempts, Attempt{URL: src.String(), Tries: tries, Err: err})
+	src, err := f.trySources(ctx, file.Name, srcs, fe, func(ctx context.Context, src source) error {
+		return f.tryOnce(ctx, src, want, final)
+	})
+	if err != nil {
+		return Result{}, err
 	}
-	return Result{}, fe
+	return Result{Path: final, URL: src.String(), SHA256: file.SHA256, Size: file.Size}, nil
 }
 
 // cached looks for a verified cache entry. A corrupted one is removed and
@@ -316,12 +337,30 @@ func removeIfSame(path string, fh *os.File) {
 	}
 }
 
-// tryWithRetries requests one source until it succeeds, fails in a way a
-// retry cannot fix, or the backoff schedule runs out.
-func (f *Fetcher) tryWithRetries(ctx context.Context, src source, want expect, final string) (tries int, err error) {
+// trySources tries srcs in order, each with retries, until try succeeds for
+// one, and returns that one. Each failed source is added to fe, which is the
+// error when all fail. Cancellation ends the walk at once, naming the source
+// in progress rather than listing the ones before it.
+func (f *Fetcher) trySources(ctx context.Context, name string, srcs []source, fe *Error, try func(context.Context, source) error) (source, error) {
+	for _, src := range srcs {
+		tries, err := f.tryWithRetries(ctx, func() error { return try(ctx, src) })
+		if err == nil {
+			return src, nil
+		}
+		if ctx.Err() != nil {
+			return source{}, fmt.Errorf("fetch %s from %s: %w", name, src, ctxErr(ctx))
+		}
+		fe.Attempts = append(fe.Attempts, Attempt{URL: src.String(), Tries: tries, Err: err})
+	}
+	return source{}, fe
+}
+
+// tryWithRetries calls try (one request to one source) until it succeeds,
+// fails in a way a retry cannot fix, or the backoff schedule runs out.
+func (f *Fetcher) tryWithRetries(ctx context.Context, try func() error) (tries int, err error) {
 	for {
 		tries++
-		err = f.tryOnce(ctx, src, want, final)
+		err = try()
 		if err == nil || ctx.Err() != nil || !retryable(err) || tries > len(f.opts.Backoff) {
 			return tries, err
 		}
@@ -338,20 +377,29 @@ func (f *Fetcher) tryWithRetries(ctx context.Context, src source, want expect, f
 // tryOnce makes one request to src and, if the bytes are right, installs them
 // at final together with a record of the source.
 func (f *Fetcher) tryOnce(ctx context.Context, src source, want expect, final string) error {
+	tmp, _, _, err := f.receive(ctx, src, want, filepath.Dir(final))
+	if err != nil {
+		return err
+	}
+	return install(tmp, final, src.String())
+}
+
+// receive makes one request to src and streams a good answer into a new
+// temporary file in dir (see spool), returning its path, sha256 and size.
+func (f *Fetcher) receive(ctx context.Context, src source, want expect, dir string) (tmp, sum string, n int64, err error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var b *body
-	var err error
 	if src.local {
 		b, err = openLocal(actx, src.u)
 	} else {
 		b, err = f.http.get(actx, cancel, src.u)
 	}
 	if err != nil {
-		return err
+		return "", "", 0, err
 	}
 	defer b.Close()
-	return f.store(actx, b, want, final, src.String())
+	return f.spool(actx, b, want, dir)
 }
 
 // FetchSignature returns the detached signature <name>.asc for a file that
@@ -403,24 +451,25 @@ func (f *Fetcher) FetchSignature(ctx context.Context, file File, tarball Result)
 	if err := prepareDir(dir); err != nil {
 		return Result{}, fmt.Errorf("fetch %s: %w", name, err)
 	}
-	want := expect{name: name, size: -1, limit: MaxSignatureSize}
+	want := signatureExpect(name, "cache")
 	fe := &Error{Name: name, Offline: f.opts.Offline, Skipped: skipped}
-	for _, src := range srcs {
-		tries, err := f.tryWithRetries(ctx, src, want, final)
-		if err == nil {
-			res, ok := cachedSignature(final)
-			if !ok {
-				return Result{}, fmt.Errorf("fetch %s: %s vanished after download", name, final)
-			}
-			res.Cached = false
-			return res, nil
-		}
-		if ctx.Err() != nil {
-			return Result{}, fmt.Errorf("fetch %s from %s: %w", name, src, ctxErr(ctx))
-		}
-		fe.Attempts = append(fe.Attempts, Attempt{URL: src.String(), Tries: tries, Err: err})
+	if _, err := f.trySources(ctx, name, srcs, fe, func(ctx context.Context, src source) error {
+		return f.tryOnce(ctx, src, want, final)
+	}); err != nil {
+		return Result{}, err
 	}
-	return Result{}, fe
+	res, ok := cachedSignature(final)
+	if !ok {
+		return Result{}, fmt.Errorf("fetch %s: %s vanished after download", name, final)
+	}
+	res.Cached = false
+	return res, nil
+}
+
+// signatureExpect is what a detached signature must be: no pinned digest,
+// at most MaxSignatureSize bytes, not empty, not an HTML page.
+func signatureExpect(name, where string) expect {
+	return expect{name: name, size: -1, limit: MaxSignatureSize, what: "a signature", where: where}
 }
 
 // cachedSignature returns a cached signature if it is present and plausible.

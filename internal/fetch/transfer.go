@@ -18,12 +18,15 @@ import (
 	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
-// expect is what a download must be. size < 0: no pinned digest (signatures).
+// expect is what a download must be. size < 0: no pinned digest (signatures,
+// discovered files), so limit, emptiness and HTML detection are the checks.
 type expect struct {
 	name  string
 	sha   string
 	size  int64
-	limit int64 // read at most limit+1 bytes: enough to notice an excess
+	limit int64  // read at most limit+1 bytes: enough to notice an excess
+	what  string // unpinned: what an HTML page is refused as not being ("a signature")
+	where string // prefix for local write errors: "cache" or "staging"
 }
 
 // body is an open source: a local file or an HTTP 200 response.
@@ -83,18 +86,27 @@ type httpGetter struct {
 	idle   time.Duration
 }
 
-func newHTTPGetter(connect, header, idle time.Duration) *httpGetter {
-	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
-	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
-		TLSHandshakeTimeout:   connect,
-		ResponseHeaderTimeout: header,
-		IdleConnTimeout:       90 * time.Second,
-		MaxIdleConns:          10,
-		ForceAttemptHTTP2:     true,
+// HTTPClient is the client fetch makes its requests with, for other requests
+// that must follow the same rules (e.g. a release listing): opts.Transport,
+// else one bounding connecting by ConnectTimeout and the wait for headers by
+// ResponseHeaderTimeout; no overall timeout; no redirect from https to http.
+// Bodies are not covered by IdleTimeout: that is per download.
+func HTTPClient(opts Options) *http.Client {
+	opts = withDefaults(opts)
+	tr := opts.Transport
+	if tr == nil {
+		dialer := &net.Dialer{Timeout: opts.ConnectTimeout, KeepAlive: 30 * time.Second}
+		tr = &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           dialer.DialContext,
+			TLSHandshakeTimeout:   opts.ConnectTimeout,
+			ResponseHeaderTimeout: opts.ResponseHeaderTimeout,
+			IdleConnTimeout:       90 * time.Second,
+			MaxIdleConns:          10,
+			ForceAttemptHTTP2:     true,
+		}
 	}
-	client := &http.Client{
+	return &http.Client{
 		Transport: tr,
 		// No overall Timeout: it would kill a slow but live 55 MB download.
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -107,7 +119,6 @@ func newHTTPGetter(connect, header, idle time.Duration) *httpGetter {
 			return nil
 		},
 	}
-	return &httpGetter{client: client, idle: idle}
 }
 
 // get requests u under ctx; cancel is ctx's cancel function, which the idle
@@ -188,24 +199,23 @@ func (g *httpGetter) netError(ctx context.Context, err error, got, total int64) 
 	return &transferError{what: what, got: got, total: total, err: err}
 }
 
-// store streams b into a temporary file beside final while hashing, checks it
-// against want, and renames it to final (recording origin beside it). Nothing
+// spool streams b into a new temporary file in dir while hashing and checks
+// it against want, returning the closed file's path, sha256 and size. Nothing
 // is left behind on any error.
-func (f *Fetcher) store(ctx context.Context, b *body, want expect, final, origin string) (err error) {
+func (f *Fetcher) spool(ctx context.Context, b *body, want expect, dir string) (path, sum string, n int64, err error) {
 	pinned := want.size >= 0
 	if pinned && b.length >= 0 && b.length != want.size {
 		// Wrong before a byte is read: read just enough to say what it is.
 		head, _ := io.ReadAll(io.LimitReader(b.r, 512))
-		return &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSize: b.length, Declared: true, ContentType: b.contentType, Head: head}
+		return "", "", 0, &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSize: b.length, Declared: true, ContentType: b.contentType, Head: head}
 	}
 	if !pinned && b.length > want.limit {
-		return &permanentError{fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, b.length, want.limit)}
+		return "", "", 0, &permanentError{fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, b.length, want.limit)}
 	}
 
-	dir := filepath.Dir(final)
-	tmp, err := os.CreateTemp(dir, tempPattern(filepath.Base(final)))
+	tmp, err := os.CreateTemp(dir, tempPattern(want.name))
 	if err != nil {
-		return &permanentError{fmt.Errorf("cache: %w", err)}
+		return "", "", 0, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
 	}
 	defer func() {
 		if err != nil {
@@ -213,56 +223,73 @@ func (f *Fetcher) store(ctx context.Context, b *body, want expect, final, origin
 			os.Remove(tmp.Name())
 		}
 	}()
+	sum, n, err = f.copyChecked(ctx, b, want, tmp)
+	if err != nil {
+		return "", "", 0, err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return "", "", 0, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
+	}
+	// No fsync: every use re-hashes a cached file, so a torn write after a
+	// crash is caught and fetched again; a discovered file dies with its run.
+	if err := tmp.Close(); err != nil {
+		return "", "", 0, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
+	}
+	return tmp.Name(), sum, n, nil
+}
+
+// copyChecked copies b to w, hashing, and checks the bytes against want.
+func (f *Fetcher) copyChecked(ctx context.Context, b *body, want expect, w io.Writer) (sum string, n int64, err error) {
+	pinned := want.size >= 0
 
 	h := sha256.New()
 	hw := &headWriter{max: 512}
-	w := io.MultiWriter(tmp, h, hw)
+	w = io.MultiWriter(w, h, hw)
 	if pinned && f.opts.Progress != nil {
 		w = io.MultiWriter(w, &progressWriter{total: want.size, fn: f.opts.Progress})
 	}
 	rr := &errReader{r: io.LimitReader(b.r, want.limit+1)}
-	n, err := io.CopyBuffer(w, rr, make([]byte, 256<<10))
+	n, err = io.CopyBuffer(w, rr, make([]byte, 256<<10))
 	if err != nil {
 		if rr.err != nil {
-			return b.fail(rr.err, n, want.size)
+			return "", n, b.fail(rr.err, n, want.size)
 		}
-		return &permanentError{fmt.Errorf("cache: %w", err)}
+		return "", n, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
 	}
 	if err := ctx.Err(); err != nil {
-		return context.Cause(ctx)
+		return "", n, context.Cause(ctx)
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
+	sum = hex.EncodeToString(h.Sum(nil))
 	if n > want.limit {
 		if !pinned {
-			return &permanentError{fmt.Errorf("%w: more than %d bytes", ErrTooLarge, want.limit)}
+			return "", n, &permanentError{fmt.Errorf("%w: more than %d bytes", ErrTooLarge, want.limit)}
 		}
-		return &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSize: n, More: true, ContentType: b.contentType, Head: hw.buf}
+		return "", n, &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSize: n, More: true, ContentType: b.contentType, Head: hw.buf}
 	}
 	if pinned && (n != want.size || sum != want.sha) {
-		return &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSHA256: sum, GotSize: n, ContentType: b.contentType, Head: hw.buf}
+		return "", n, &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSHA256: sum, GotSize: n, ContentType: b.contentType, Head: hw.buf}
 	}
 	if !pinned {
 		if n == 0 {
-			return &permanentError{errors.New("empty file")}
+			return "", n, &permanentError{errors.New("empty file")}
 		}
 		if looksHTML(b.contentType, hw.buf) {
-			return &permanentError{fmt.Errorf("not a signature (%d bytes)%s", n, describeContent(b.contentType, hw.buf))}
+			return "", n, &permanentError{fmt.Errorf("not %s (%d bytes)%s", want.what, n, describeContent(b.contentType, hw.buf))}
 		}
 	}
+	return sum, n, nil
+}
 
-	if err := tmp.Chmod(0o644); err != nil {
-		return &permanentError{fmt.Errorf("cache: %w", err)}
-	}
-	// No fsync: every use re-hashes the file, so a torn write after a crash
-	// is caught and fetched again.
-	if err := tmp.Close(); err != nil {
-		return &permanentError{fmt.Errorf("cache: %w", err)}
-	}
+// install moves a spooled temporary file to final in the cache, recording
+// origin beside it; tmp is removed on any error.
+func install(tmp, final, origin string) error {
 	if err := writeOrigin(final, origin); err != nil {
+		os.Remove(tmp)
 		return &permanentError{fmt.Errorf("cache: %w", err)}
 	}
 	// Atomic: a concurrent fetcher sees the old entry, none, or this one.
-	if err := os.Rename(tmp.Name(), final); err != nil {
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
 		return &permanentError{fmt.Errorf("cache: %w", err)}
 	}
 	return nil

@@ -1,0 +1,163 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+)
+
+// Discovery is a file to download whose digest is not known yet (a new
+// release, before anything pins it). It is fetched like a File: mirror
+// first, then URLs, with the same retries, timeouts and offline rules; but
+// with nothing to compare against, only MaxSize, emptiness and HTML
+// detection judge the bytes, and the result is a temporary file, never a
+// cache entry.
+type Discovery struct {
+	Name string   // plain file name; the mirror serves <Mirror>/<Name>
+	URLs []string // http(s) or file URLs, tried in order after the mirror
+	// MaxSize bounds the download: with no pinned size it is the only limit
+	// on what a source can make us write.
+	MaxSize int64
+	// Dir receives the temporary file; "" means the cache's staging area
+	// (<cache>/tmp), where files a killed process left behind are swept.
+	Dir string
+	// Accept, if set, judges what a source served before Discover returns it
+	// (say, that its signature is beside it). An error fails that source
+	// like a bad download: the file is removed, the error is recorded for
+	// that source, and the next source is tried. It is not retried.
+	Accept func(ctx context.Context, d Discovered) error
+}
+
+// Discovered is a downloaded file that nothing has verified yet.
+type Discovered struct {
+	Name   string // the file name asked for
+	Path   string // a private temporary file; the caller removes it
+	URL    string // the source that served it
+	SHA256 string // hex digest of the bytes at Path
+	Size   int64
+	// Failed lists the sources tried before URL, and why each failed, for
+	// callers that log what happened.
+	Failed []Attempt
+}
+
+// Discover downloads want.Name from the mirror and want.URLs into a private
+// temporary file, hashing as it streams. Nothing is pinned, so the caller
+// must verify the file (OpenPGP) before trusting it, and remove it when
+// done. A failed discovery returns an *Error listing every source and leaves
+// no file behind.
+func (f *Fetcher) Discover(ctx context.Context, want Discovery) (Discovered, error) {
+	if err := validName(want.Name); err != nil {
+		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, err)
+	}
+	if want.MaxSize <= 0 {
+		return Discovered{}, fmt.Errorf("fetch %s: invalid size bound %d", want.Name, want.MaxSize)
+	}
+	if ctx.Err() != nil {
+		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, ctxErr(ctx))
+	}
+	srcs, skipped, err := f.sources(want.Name, want.URLs)
+	if err != nil {
+		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, err)
+	}
+	dir, err := f.stagingDir(want.Dir)
+	if err != nil {
+		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, err)
+	}
+	exp := expect{name: want.Name, size: -1, limit: want.MaxSize, what: want.Name, where: "staging"}
+	fe := &Error{Name: want.Name, Offline: f.opts.Offline, Skipped: skipped}
+	var got Discovered
+	_, err = f.trySources(ctx, want.Name, srcs, fe, func(ctx context.Context, src source) error {
+		tmp, sum, n, err := f.receive(ctx, src, exp, dir)
+		if err != nil {
+			return err
+		}
+		d := Discovered{Name: want.Name, Path: tmp, URL: src.String(), SHA256: sum, Size: n}
+		if want.Accept != nil {
+			if err := want.Accept(ctx, d); err != nil {
+				os.Remove(tmp)
+				if ctx.Err() != nil {
+					return context.Cause(ctx)
+				}
+				return &permanentError{err}
+			}
+		}
+		got = d
+		return nil
+	})
+	if err != nil {
+		return Discovered{}, err
+	}
+	got.Failed = fe.Attempts
+	return got, nil
+}
+
+// DiscoverSignature downloads the detached signature <d.Name>.asc from the
+// place that served d (d.URL + ".asc": a signature from anywhere else would
+// say nothing about those bytes) into a temporary file beside d.Path. Like
+// FetchSignature it is bounded by MaxSignatureSize, must not be empty or an
+// HTML page, and must be verified with OpenPGP before it is trusted; the
+// caller removes it. Offline, a network origin is not tried.
+func (f *Fetcher) DiscoverSignature(ctx context.Context, d Discovered) (Discovered, error) {
+	name := d.Name + ".asc"
+	if err := validName(d.Name); err != nil {
+		return Discovered{}, fmt.Errorf("fetch %s: %w", name, err)
+	}
+	if d.Path == "" || d.URL == "" {
+		return Discovered{}, fmt.Errorf("fetch %s: no discovered file to put it beside (path %q, URL %q)", name, d.Path, d.URL)
+	}
+	origin, err := url.Parse(d.URL)
+	if err != nil {
+		return Discovered{}, fmt.Errorf("fetch %s: origin %q: %w", name, d.URL, err)
+	}
+	switch origin.Scheme {
+	case "http", "https", "file":
+	default:
+		return Discovered{}, fmt.Errorf("fetch %s: origin %q: unsupported scheme %q", name, d.URL, origin.Scheme)
+	}
+	if ctx.Err() != nil {
+		return Discovered{}, fmt.Errorf("fetch %s: %w", name, ctxErr(ctx))
+	}
+	var srcs []source
+	skipped := 0
+	if local := origin.Scheme == "file"; local || !f.opts.Offline {
+		srcs = []source{{u: withSuffix(origin, ".asc"), local: local}}
+	} else {
+		skipped = 1
+	}
+	exp := signatureExpect(name, "staging")
+	fe := &Error{Name: name, Offline: f.opts.Offline, Skipped: skipped}
+	var got Discovered
+	if _, err := f.trySources(ctx, name, srcs, fe, func(ctx context.Context, src source) error {
+		tmp, sum, n, err := f.receive(ctx, src, exp, filepath.Dir(d.Path))
+		if err != nil {
+			return err
+		}
+		got = Discovered{Name: name, Path: tmp, URL: src.String(), SHA256: sum, Size: n}
+		return nil
+	}); err != nil {
+		return Discovered{}, err
+	}
+	return got, nil
+}
+
+// stagingDir is where a discovered file goes: dir, which must exist, or the
+// cache's staging area, created and swept of stale temporary files.
+func (f *Fetcher) stagingDir(dir string) (string, error) {
+	if dir == "" {
+		dir = filepath.Join(f.cacheDir, "tmp")
+		if err := prepareDir(dir); err != nil {
+			return "", err
+		}
+		return dir, nil
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("staging: %w", err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("staging: %s is not a directory", dir)
+	}
+	return dir, nil
+}
