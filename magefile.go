@@ -11,12 +11,18 @@ import (
 
 	"github.com/magefile/mage/mg"
 
+	"github.com/osslbuild/osslbuild/internal/check"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 )
 
 // Aliases give targets names Go identifiers cannot have.
 var Aliases = map[string]any{
 	"build:linux-x86_64": Build.LinuxX86_64,
+}
+
+// Check audits OpenSSL builds anywhere: Mach-O or ELF files, static libraries, wheels, osslbuild artifacts, directories; fails below -minopt (default 2), on a missing compiler line or a missing -arch=arm64,x86_64 (-json for machines).
+func Check(ctx context.Context, path string, minopt *int, arch *string, json *bool) error {
+	return check.Run(ctx, check.FromFlags(path, minopt, arch, json))
 }
 
 // Source fetches and unpacks verified OpenSSL sources.
