@@ -8,9 +8,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/magefile/mage/mg"
 
+	"github.com/osslbuild/osslbuild/internal/bench"
 	"github.com/osslbuild/osslbuild/internal/check"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 )
@@ -123,6 +125,17 @@ type Bench mg.Namespace
 // Build times build:arm64 against pyca's shell sequence, build:universal2 against two sequential builds + lipo, and a cache hit against a full build, interleaved A/B (-rounds=3, -only=arm64|universal2|cache).
 func (Bench) Build(ctx context.Context, rounds *int, only *string, version *string) error {
 	return pipeline.BenchBuild(ctx, opts(version, nil, nil, nil), deref(rounds), derefs(only))
+}
+
+// Library builds 4.0.2 for linux-x86_64 with osslbuild and the way pyca's step did (CFLAGS in Configure's environment: -O0), runs bench/osslbench.c against both, interleaved, and writes bench/library-<date>.md.
+func (Bench) Library(ctx context.Context) error {
+	var o bench.Options
+	o.Pipeline.FromEnv()
+	path, err := bench.WriteLibraryReport(ctx, o, "bench", "go tool mage bench:library")
+	if err == nil {
+		fmt.Println("bench:library: wrote", path)
+	}
+	return err
 }
 
 func deref(p *int) int {

@@ -1,0 +1,242 @@
+package bench_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/bench"
+	"github.com/osslbuild/osslbuild/internal/e2e"
+	"github.com/osslbuild/osslbuild/internal/inspect"
+)
+
+// sample is real harness output (trimmed compiler line).
+const sample = "version\tOpenSSL 4.0.2 25 Aug 2026\n" +
+	"compiler\tcompiler: cc -fPIC -pthread -m64 -Wa,--noexecstack -Wall -O3 -DOPENSSL_USE_NODELETE -DL_ENDIAN\n" +
+	"platform\tplatform: linux-x86_64\n" +
+	"check\tok\n" +
+	"op\tML-KEM-768 encapsulate\t0.031250\t1000\n" +
+	"op\tML-KEM-768 decapsulate\t0.036000\t1000\n" +
+	"op\tML-DSA-65 sign\t0.412500\t1000\n" +
+	"op\tML-DSA-65 verify\t0.101000\t1000\n" +
+	"op\tEd25519 sign\t0.029000\t1000\n" +
+	"op\tECDSA P-256 sign\t0.021000\t1000\n" +
+	"op\tSHA3-256 64 KiB\t0.180000\t1000\n"
+
+func TestParse(t *testing.T) {
+	r, err := bench.Parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version != "OpenSSL 4.0.2 25 Aug 2026" || !strings.HasPrefix(r.Compiler, "compiler: cc ") || r.Platform != "platform: linux-x86_64" {
+		t.Errorf("identification: %+v", r)
+	}
+	if len(r.Ops) != len(bench.Ops) {
+		t.Fatalf("%d ops, want %d", len(r.Ops), len(bench.Ops))
+	}
+	for i, op := range r.Ops {
+		if op.Name != bench.Ops[i] || op.Calls != 1000 {
+			t.Errorf("op %d: %+v", i, op)
+		}
+	}
+	if ms, ok := r.MedianMS("ML-DSA-65 sign"); !ok || ms != 0.4125 {
+		t.Errorf("ML-DSA-65 sign: %v %v", ms, ok)
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	lines := strings.Split(strings.TrimSuffix(sample, "\n"), "\n")
+	without := func(i int) string {
+		return strings.Join(append(append([]string{}, lines[:i]...), lines[i+1:]...), "\n")
+	}
+	for name, in := range map[string]string{
+		"empty":            "",
+		"no version":       without(0),
+		"no compiler":      without(1),
+		"no check":         without(3),
+		"missing op":       without(len(lines) - 1),
+		"repeated op":      sample + "op\tSHA3-256 64 KiB\t0.18\t1000\n",
+		"unknown op":       sample + "op\tAES-128-GCM\t0.1\t1000\n",
+		"unknown record":   sample + "mean\t0.1\n",
+		"failed check":     strings.Replace(sample, "check\tok", "check\tfailed", 1),
+		"timing before ok": strings.Replace(sample, "check\tok\n", "", 1) + "check\tok\n",
+		"bad median":       strings.Replace(sample, "0.029000", "fast", 1),
+		"negative median":  strings.Replace(sample, "0.029000", "-1", 1),
+		"NaN median":       strings.Replace(sample, "0.029000", "NaN", 1),
+		"zero calls":       strings.Replace(sample, "0.029000\t1000", "0.029000\t0", 1),
+		"short op line":    strings.Replace(sample, "\t0.029000\t1000", "\t0.029", 1),
+		"space not tab":    strings.Replace(sample, "op\tEd25519 sign\t", "op Ed25519 sign\t", 1),
+		"repeated version": "version\tOpenSSL 4.0.2 25 Aug 2026\n" + sample,
+		"empty version":    strings.Replace(sample, "version\tOpenSSL 4.0.2 25 Aug 2026", "version\t", 1),
+	} {
+		if _, err := bench.Parse(strings.NewReader(in)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		in := append([]float64(nil), c.in...)
+		if got := bench.Median(c.in); got != c.want {
+			t.Errorf("Median(%v) = %v, want %v", c.in, got, c.want)
+		}
+		for i := range in {
+			if in[i] != c.in[i] {
+				t.Errorf("Median reordered its input")
+			}
+		}
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	tb := &bench.Table{Rows: []bench.Row{
+		{Op: "ML-DSA-65 sign", Path: bench.Paths["ML-DSA-65 sign"], OsslbuildMS: 0.4125, PycaWayMS: 3.8, Ratio: 3.8 / 0.4125},
+		{Op: "SHA3-256 64 KiB", Path: bench.Paths["SHA3-256 64 KiB"], OsslbuildMS: 0.18, PycaWayMS: 0.181, Ratio: 0.181 / 0.18},
+	}}
+	want := "| Operation | OpenSSL path | osslbuild (ms) | pyca way (ms) | pyca way / osslbuild |\n" +
+		"|---|---|---:|---:|---:|\n" +
+		"| ML-DSA-65 sign | C | 0.4125 | 3.800 | 9.2x |\n" +
+		"| SHA3-256 64 KiB | assembly | 0.1800 | 0.1810 | 1.0x |\n"
+	if got := tb.Markdown(); got != want {
+		t.Errorf("Markdown:\n%s\nwant:\n%s", got, want)
+	}
+	for _, op := range bench.Ops {
+		if p := bench.Paths[op]; p.Kind != "C" && p.Kind != "assembly" {
+			t.Errorf("%s: path %q", op, p.Kind)
+		}
+	}
+}
+
+// harness compiles bench/osslbench.c against artifact.
+func harness(t *testing.T, artifact string) string {
+	t.Helper()
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no cc")
+	}
+	exe := filepath.Join(t.TempDir(), "osslbench")
+	if err := bench.Compile(context.Background(), "", e2e.BenchOptions(t).Harness, artifact, exe); err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// TestHarnessChecks runs the harness (and its built-in correctness checks:
+// KEM round trip, signatures verify and tampered messages do not, SHA3-256
+// known answer) against osslbuild's linux-x86_64 artifact, with few calls.
+// No timing is asserted.
+func TestHarnessChecks(t *testing.T) {
+	art := e2e.LinuxX8664(t)
+	r, err := bench.Run(context.Background(), harness(t, art), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.Version, "OpenSSL "+e2e.Version+" ") {
+		t.Errorf("harness linked %q, want OpenSSL %s", r.Version, e2e.Version)
+	}
+	if cl := inspect.ParseCompilerLine(r.Compiler); cl.Opt != inspect.O3 {
+		t.Errorf("the library the harness ran says %q, want -O3", r.Compiler)
+	}
+	for _, op := range r.Ops {
+		if op.Calls != 5 {
+			t.Errorf("%s: %d calls, want 5", op.Name, op.Calls)
+		}
+	}
+}
+
+// TestHarnessRejectsBadFlag: usage errors are not results.
+func TestHarnessRejectsBadFlag(t *testing.T) {
+	exe := harness(t, e2e.LinuxX8664(t))
+	if _, err := bench.Run(context.Background(), exe, 0); err == nil {
+		t.Error("-n 0 accepted")
+	}
+}
+
+// TestAssemblyPathsAreLinked backs the "assembly" rows of Paths with the
+// artifact itself: its libcrypto.a holds the perlasm objects for Keccak and
+// P-256, and no assembly object for ML-KEM or ML-DSA.
+func TestAssemblyPathsAreLinked(t *testing.T) {
+	f, err := inspect.Inspect(filepath.Join(e2e.LinuxX8664(t), "lib", "libcrypto.a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := map[string]bool{}
+	for _, s := range f.Slices {
+		for _, o := range s.Objects {
+			members[o.Member] = true
+			if (strings.Contains(o.Member, "ml_kem") || strings.Contains(o.Member, "ml_dsa")) && strings.Contains(o.Member, "x86_64") {
+				t.Errorf("assembly for a path listed as C: %s", o.Member)
+			}
+		}
+	}
+	for _, m := range []string{"libcrypto-lib-keccak1600-x86_64.o", "libcrypto-lib-ecp_nistz256-x86_64.o", "libcrypto-lib-ecp_nistz256.o", "libcrypto-lib-ml_kem.o", "libcrypto-lib-curve25519.o"} {
+		if !members[m] {
+			t.Errorf("libcrypto.a has no %s", m)
+		}
+	}
+}
+
+// TestLibrary runs the whole comparison with few calls: both builds (from
+// the fixtures' caches), both harnesses, the table. No timing is asserted.
+// With -library.report=<file> it is also how the recorded result was made.
+func TestLibrary(t *testing.T) {
+	e2e.LinuxX8664(t) // build under the fixture locks first
+	e2e.PycaLinuxX8664(t)
+	o := e2e.BenchOptions(t)
+	o.Calls, o.Rounds = 5, 2
+	if *report != "" {
+		o.Calls, o.Rounds = *calls, *rounds
+	}
+	tb, err := bench.Library(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tb.Rows) != len(bench.Ops) {
+		t.Fatalf("%d rows, want %d", len(tb.Rows), len(bench.Ops))
+	}
+	for _, r := range tb.Rows {
+		if len(r.Osslbuild) != o.Rounds || len(r.PycaWay) != o.Rounds || r.Ratio <= 0 {
+			t.Errorf("%s: %+v", r.Op, r)
+		}
+	}
+	if tb.Osslbuild.Opt != "-O3" || tb.PycaWay.Opt != "-O0" {
+		t.Errorf("builds measured: osslbuild %s (%s), pyca way %s (%s)", tb.Osslbuild.Opt, tb.Osslbuild.Compiler, tb.PycaWay.Opt, tb.PycaWay.Compiler)
+	}
+	md := tb.Report("go test ./internal/bench -run TestLibrary")
+	t.Log("\n" + md)
+	if *report != "" {
+		writeReport(t, tb)
+	}
+}
+
+// TestWriteLibraryReport exercises the magefile's entry point (few calls,
+// one round) and the report's shape.
+func TestWriteLibraryReport(t *testing.T) {
+	e2e.LinuxX8664(t)
+	e2e.PycaLinuxX8664(t)
+	o := e2e.BenchOptions(t)
+	o.Calls, o.Rounds = 2, 1
+	dir := t.TempDir()
+	path, err := bench.WriteLibraryReport(context.Background(), o, dir, "go tool mage bench:library")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := filepath.Match(filepath.Join(dir, "library-????-??-??.md"), path); !ok {
+		t.Errorf("report written to %s", path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"- Command: `go tool mage bench:library`", "| Operation | OpenSSL path |", "| SHA3-256 64 KiB | assembly |", "effective -O0", "effective -O3", "- Machine: "} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("report lacks %q:\n%s", want, b)
+		}
+	}
+}

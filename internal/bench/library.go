@@ -1,0 +1,284 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/proc"
+)
+
+// Path is which kind of code computes an operation on linux-x86_64 in
+// OpenSSL 4.0.2, and where that was read from the sources. -O0 slows C
+// code; assembly is the same either way (only the C glue around it is
+// affected).
+type Path struct {
+	Kind     string // "C" or "assembly"
+	Evidence string
+}
+
+// Paths were checked against openssl-4.0.2 (Configurations and build.info
+// files, the sources, and the member list of the linux-x86_64 libcrypto.a;
+// TestAssemblyPathsAreLinked keeps the assembly claims honest).
+var Paths = map[string]Path{
+	"ML-KEM-768 encapsulate": {"C", "crypto/ml_kem/ml_kem.c, no assembly in crypto/ml_kem (its SHA3/SHAKE calls reach the keccak1600 assembly)"},
+	"ML-KEM-768 decapsulate": {"C", "as encapsulate"},
+	"ML-DSA-65 sign":         {"C", "crypto/ml_dsa/*.c, no assembly in crypto/ml_dsa (SHAKE via keccak1600 assembly)"},
+	"ML-DSA-65 verify":       {"C", "as sign"},
+	"Ed25519 sign":           {"C", "crypto/ec/curve25519.c: Ed25519 uses the ref10 base 2^25.5 field code in C; X25519_ASM (x25519-x86_64) serves only X25519's base 2^51/2^64 code; SHA-512 is assembly"},
+	"ECDSA P-256 sign":       {"assembly", "crypto/ec/build.info: ECP_NISTZ256_ASM with ecp_nistz256-x86_64.s (field, point and order arithmetic); ecp_nistz256.c and the ECDSA/BN glue are C"},
+	"SHA3-256 64 KiB":        {"assembly", "crypto/sha/build.info: KECCAK1600_ASM with keccak1600-x86_64.s"},
+}
+
+// Build describes one of the two builds compared.
+type Build struct {
+	Name     string // "osslbuild" or "pyca way"
+	Artifact string // artifact directory (include/, lib/)
+	Version  string // as the library reports it
+	Compiler string // libcrypto's "compiler:" line, as the library reports it
+	Opt      string // effective optimisation from that line
+}
+
+// Row is one operation's comparison.
+type Row struct {
+	Op          string
+	Path        Path
+	OsslbuildMS float64   // median over rounds of the per-round medians
+	PycaWayMS   float64   // likewise
+	Ratio       float64   // PycaWayMS / OsslbuildMS: how many times slower
+	Osslbuild   []float64 // per-round medians, in round order
+	PycaWay     []float64
+}
+
+// Table is the result of Library.
+type Table struct {
+	Calls, Rounds      int
+	Osslbuild, PycaWay Build
+	Rows               []Row
+	Machine            Machine
+	Started, Finished  time.Time
+	LoadAfter          string
+}
+
+// Library builds Options.Pipeline.Version for linux-x86_64 twice
+// (Osslbuild and PycaWay, each from its cache when unchanged), compiles the
+// harness against both, runs them interleaved for Rounds rounds (osslbuild,
+// pyca way, osslbuild, ...: a load change on a shared machine hits both
+// alike) with Calls calls per operation, and returns the comparison.
+func Library(ctx context.Context, o Options) (*Table, error) {
+	o.defaults()
+	a, err := Osslbuild(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	b, err := PycaWay(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if cl, err := LibcryptoCompilerLine(a); err != nil {
+		return nil, err
+	} else if !cl.Opt.AtLeast(inspect.O3) {
+		return nil, fmt.Errorf("bench: osslbuild libcrypto in %s is %s, not -O3: compiler: %s", a, cl.Opt, cl.Raw)
+	}
+	if err := os.MkdirAll(o.Pipeline.Work, 0o755); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	bin, err := os.MkdirTemp(o.Pipeline.Work, "bench-")
+	if err != nil {
+		return nil, fmt.Errorf("bench: harness directory: %w", err)
+	}
+	defer os.RemoveAll(bin)
+	t := &Table{Calls: o.Calls, Rounds: o.Rounds,
+		Osslbuild: Build{Name: "osslbuild", Artifact: a},
+		PycaWay:   Build{Name: "pyca way", Artifact: b}}
+	builds := []*Build{&t.Osslbuild, &t.PycaWay}
+	exe := map[*Build]string{}
+	for _, x := range builds {
+		exe[x] = filepath.Join(bin, strings.ReplaceAll(x.Name, " ", "-"))
+		if err := Compile(ctx, o.CC, o.Harness, x.Artifact, exe[x]); err != nil {
+			return nil, err
+		}
+	}
+	t.Machine = Describe(ctx)
+	t.Started = time.Now()
+	per := map[*Build][]*Result{}
+	for round := 1; round <= o.Rounds; round++ {
+		for _, x := range builds {
+			fmt.Fprintf(o.Pipeline.Log, "bench: round %d/%d: %s (%d calls per operation)\n", round, o.Rounds, x.Name, o.Calls)
+			res, err := Run(ctx, exe[x], o.Calls)
+			if err != nil {
+				return nil, fmt.Errorf("bench: %s build, round %d: %w", x.Name, round, err)
+			}
+			per[x] = append(per[x], res)
+		}
+	}
+	t.Finished = time.Now()
+	t.LoadAfter = loadavg()
+	for _, x := range builds {
+		r := per[x][0]
+		x.Version, x.Compiler = r.Version, r.Compiler
+		x.Opt = inspect.ParseCompilerLine(r.Compiler).Opt.String()
+	}
+	for _, op := range Ops {
+		row := Row{Op: op, Path: Paths[op]}
+		for _, r := range per[&t.Osslbuild] {
+			ms, _ := r.MedianMS(op) // Parse guarantees every op
+			row.Osslbuild = append(row.Osslbuild, ms)
+		}
+		for _, r := range per[&t.PycaWay] {
+			ms, _ := r.MedianMS(op)
+			row.PycaWay = append(row.PycaWay, ms)
+		}
+		row.OsslbuildMS, row.PycaWayMS = Median(row.Osslbuild), Median(row.PycaWay)
+		if row.OsslbuildMS > 0 {
+			row.Ratio = row.PycaWayMS / row.OsslbuildMS
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, nil
+}
+
+// Median of v (the mean of the middle two for an even count); 0 for none.
+func Median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Markdown renders the comparison table.
+func (t *Table) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| Operation | OpenSSL path | osslbuild (ms) | pyca way (ms) | pyca way / osslbuild |\n")
+	fmt.Fprintf(&b, "|---|---|---:|---:|---:|\n")
+	for _, r := range t.Rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1fx |\n", r.Op, r.Path.Kind, ms(r.OsslbuildMS), ms(r.PycaWayMS), r.Ratio)
+	}
+	return b.String()
+}
+
+// ms prints a time with about four significant digits.
+func ms(v float64) string {
+	switch {
+	case v >= 10:
+		return fmt.Sprintf("%.2f", v)
+	case v >= 1:
+		return fmt.Sprintf("%.3f", v)
+	default:
+		return fmt.Sprintf("%.4f", v)
+	}
+}
+
+// Report is the whole result file: when, where, how, what was compared,
+// the table, the per-round medians, and why the paths are what they are.
+func (t *Table) Report(command string) string {
+	var b strings.Builder
+	ver := t.Osslbuild.Version
+	if f := strings.Fields(ver); len(f) > 1 {
+		ver = f[1]
+	}
+	fmt.Fprintf(&b, "# Library speed: osslbuild vs the pyca way, OpenSSL %s, linux-x86_64\n\n", ver)
+	fmt.Fprintf(&b, "- Date: %s (measured %s to %s)\n", t.Started.UTC().Format("2006-01-02"), t.Started.UTC().Format("15:04:05"), t.Finished.UTC().Format("15:04:05 MST"))
+	fmt.Fprintf(&b, "- Machine: %s; %s; load average before %s, after %s\n", t.Machine.Model, t.Machine.CPUs, t.Machine.Load, t.LoadAfter)
+	fmt.Fprintf(&b, "- Command: `%s`\n", command)
+	fmt.Fprintf(&b, "- Method: bench/osslbench.c linked statically against each build's libcrypto.a; %d timed calls per operation per run, median per run; %d rounds run interleaved (osslbuild, pyca way, osslbuild, ...); the table gives the median of the per-round medians, and the ratio how many times slower the pyca way is. Each call is a fresh context, init, the operation, free. ML-KEM and ML-DSA keys come from fixed seeds and ML-DSA signs deterministically over a fixed set of messages, so both builds do the same work (bench/README.md). The machine is shared: the load figures say how busy it was; interleaving spreads that over both builds.\n", t.Calls, t.Rounds)
+	fmt.Fprintf(&b, "- pyca way: the same verified sources, toolchain and Configure argv, with `CFLAGS=%s` in Configure's environment (it replaces OpenSSL's `-Wall -O3`; the flag itself is already in the target's CNF_CFLAGS, so nothing else changes), built with `make build_libs` and `make install_dev`, no gate.\n\n", PycaCFLAGS)
+	for _, x := range []Build{t.Osslbuild, t.PycaWay} {
+		fmt.Fprintf(&b, "%s (%s, effective %s):\n\n    %s\n\n", x.Name, x.Version, x.Opt, x.Compiler)
+	}
+	b.WriteString(t.Markdown())
+	b.WriteString("\nPer-round medians (ms), osslbuild / pyca way:\n\n")
+	for _, r := range t.Rows {
+		fmt.Fprintf(&b, "- %s: %s / %s\n", r.Op, list(r.Osslbuild), list(r.PycaWay))
+	}
+	b.WriteString("\nOpenSSL paths on linux-x86_64 (checked in the 4.0.2 sources):\n\n")
+	for _, op := range Ops {
+		p := Paths[op]
+		fmt.Fprintf(&b, "- %s: %s. %s\n", op, p.Kind, p.Evidence)
+	}
+	return b.String()
+}
+
+func list(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = ms(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// WriteLibraryReport runs Library and writes its Report to
+// <dir>/library-<UTC date>.md, returning that path. command is how the run
+// was started, recorded in the report (e.g. "go tool mage bench:library").
+func WriteLibraryReport(ctx context.Context, o Options, dir, command string) (string, error) {
+	t, err := Library(ctx, o)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "library-"+t.Started.UTC().Format("2006-01-02")+".md")
+	if err := os.WriteFile(path, []byte(t.Report(command)), 0o644); err != nil {
+		return "", fmt.Errorf("bench: write report: %w", err)
+	}
+	return path, nil
+}
+
+// Machine describes where a measurement ran.
+type Machine struct {
+	Model string // lscpu "Model name"
+	CPUs  string // e.g. "2 CPUs (1 core per socket, 2 threads per core)"
+	Load  string // /proc/loadavg's 1, 5 and 15 minute averages
+}
+
+// Describe reads lscpu and /proc/loadavg; what it cannot read it says so
+// rather than failing the measurement.
+func Describe(ctx context.Context) Machine {
+	m := Machine{Model: "unknown CPU", CPUs: fmt.Sprintf("%d CPUs (runtime.NumCPU)", runtime.NumCPU()), Load: loadavg()}
+	out, err := proc.Output(ctx, proc.Cmd{Args: []string{"lscpu"}, Env: []string{"PATH=/usr/bin:/bin", "LANG=C", "LC_ALL=C"}})
+	if err != nil {
+		return m
+	}
+	f := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok {
+			f[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	if v := f["Model name"]; v != "" {
+		// A VM's model name can be as vague as "AMD EPYC": family and
+		// model say which generation it is.
+		m.Model = fmt.Sprintf("%s (CPU family %s, model %s)", v, f["CPU family"], f["Model"])
+		if h := f["Hypervisor vendor"]; h != "" {
+			m.Model += ", " + h + " guest"
+		}
+	}
+	if v := f["CPU(s)"]; v != "" {
+		m.CPUs = fmt.Sprintf("%s CPUs (cores per socket: %s, threads per core: %s)", v, f["Core(s) per socket"], f["Thread(s) per core"])
+	}
+	return m
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}

@@ -1,0 +1,30 @@
+package bench_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/bench"
+)
+
+// The recorded result in bench/ is made with the test fixtures' builds:
+//
+//	go test ./internal/bench -run TestLibrary -count=1 -timeout 60m -v \
+//	  -args -library.report=$PWD/bench/library-<date>.md
+//
+// (bench.WriteLibraryReport does the same from the magefile.)
+var (
+	report = flag.String("library.report", "", "TestLibrary: write the report to this file, measuring with -library.calls and -library.rounds")
+	calls  = flag.Int("library.calls", 1000, "timed calls per operation per run, with -library.report")
+	rounds = flag.Int("library.rounds", 3, "interleaved A/B rounds, with -library.report")
+)
+
+func writeReport(t *testing.T, tb *bench.Table) {
+	cmd := fmt.Sprintf("go test ./internal/bench -run TestLibrary -count=1 -timeout 60m -v -args -library.report=%s -library.calls=%d -library.rounds=%d", *report, *calls, *rounds)
+	if err := os.WriteFile(*report, []byte(tb.Report(cmd)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report written to %s", *report)
+}
