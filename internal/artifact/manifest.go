@@ -75,9 +75,11 @@ type Target struct {
 // Configure is the exact invocation.
 type Configure struct {
 	Argv    []string `json:"argv"`
-	Env     []string `json:"env"`               // as passed, with the build directory written as $WORK
-	Ignored []string `json:"ignored,omitempty"` // user variables that were set and not passed
-	CFLAGS  string   `json:"cflags"`            // CFLAGS in the generated Makefile
+	// Env is the complete environment passed, with the build directory
+	// written as $WORK. What the invoking user had set is deliberately not
+	// recorded: it had no effect, and would make the manifest differ.
+	Env    []string `json:"env"`
+	CFLAGS string   `json:"cflags"` // CFLAGS in the generated Makefile
 }
 
 // CompilerLine is a "compiler:" line found in a built library.

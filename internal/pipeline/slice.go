@@ -209,7 +209,6 @@ func buildSlice(ctx context.Context, o *Options, p *recipe.Plan, v *source.Verif
 		Configure: artifact.Configure{
 			Argv:    configure.Args(p),
 			Env:     scrubWork(env, work),
-			Ignored: configure.IgnoredSet(os.Environ()),
 			CFLAGS:  gate.CFLAGS,
 		},
 		SourceDateEpoch: tree.SourceDateEpoch,
