@@ -74,7 +74,7 @@ type Target struct {
 
 // Configure is the exact invocation.
 type Configure struct {
-	Argv    []string `json:"argv"`
+	Argv []string `json:"argv"`
 	// Env is the complete environment passed, with the build directory
 	// written as $WORK. What the invoking user had set is deliberately not
 	// recorded: it had no effect, and would make the manifest differ.

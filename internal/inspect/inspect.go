@@ -96,6 +96,16 @@ var formats = []format{
 	{FormatMachO, isMachO, thinSlice(FormatMachO)},
 	{FormatAr, isAr, thinSlice(FormatAr)},
 	{FormatELF, isELF, thinSlice(FormatELF)},
+	{FormatZip, isZip, container(FormatZip)},
+	{FormatGzip, isGzip, container(FormatGzip)},
+}
+
+// container refuses a zip or tar.gz: it holds files, walked by WalkZip and
+// WalkTarGz, not slices.
+func container(f Format) func(c *inspector, r io.ReaderAt, size int64) ([]Slice, error) {
+	return func(c *inspector, _ io.ReaderAt, _ int64) ([]Slice, error) {
+		return nil, fmt.Errorf("inspect %s: %w (it is a %s file)", c.path, ErrContainer, f)
+	}
 }
 
 func isFat(b []byte) bool {

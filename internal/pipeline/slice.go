@@ -207,9 +207,9 @@ func buildSlice(ctx context.Context, o *Options, p *recipe.Plan, v *source.Verif
 			MinOS: p.Target.MinOS, Flags: p.Target.Flags, Options: p.Options, Skipped: p.Skipped},
 		Toolchain: id,
 		Configure: artifact.Configure{
-			Argv:    configure.Args(p),
-			Env:     scrubWork(env, work),
-			CFLAGS:  gate.CFLAGS,
+			Argv:   configure.Args(p),
+			Env:    scrubWork(env, work),
+			CFLAGS: gate.CFLAGS,
 		},
 		SourceDateEpoch: tree.SourceDateEpoch,
 		CompilerLines:   lines,
