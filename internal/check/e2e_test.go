@@ -1,0 +1,132 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/e2e"
+)
+
+// osslbuild's own cross-built 4.0.2 slices pass -minopt=3, as a directory
+// and as the published tarball, with the manifest's deployment target.
+func TestE2EOwnSlices(t *testing.T) {
+	for _, tc := range []struct{ arch, artifact, minos string }{
+		{"arm64", "openssl-macos-arm64", "11.0"},
+		{"x86_64", "openssl-macos-x86-64", "10.12"},
+	} {
+		t.Run(tc.arch, func(t *testing.T) {
+			dist := filepath.Join(e2e.Slice(t, tc.arch), "dist")
+			for _, p := range []string{filepath.Join(dist, tc.artifact), filepath.Join(dist, tc.artifact+".tar.gz")} {
+				var out bytes.Buffer
+				err := Run(context.Background(), Options{Path: p, MinOpt: "3", Archs: []string{tc.arch}, Stdout: &out, Env: noEnv})
+				t.Logf("%s:\n%s", p, out.String())
+				if err != nil {
+					t.Fatalf("check %s: %v", p, err)
+				}
+				res, err := Check(context.Background(), Options{Path: p, MinOpt: "3"})
+				if err != nil || !res.OK {
+					t.Fatalf("check %s without -arch: %v %+v", p, err, res)
+				}
+				libs := map[string]bool{}
+				for _, b := range res.Binaries {
+					libs[filepath.Base(b.Name())] = true
+					if b.Artifact != tc.artifact || len(b.Slices) != 1 {
+						t.Errorf("%s: artifact %q, %d slices", b.Name(), b.Artifact, len(b.Slices))
+						continue
+					}
+					s := b.Slices[0]
+					if s.Arch != tc.arch || s.MinOS != tc.minos || s.MinOSMixed {
+						t.Errorf("%s: arch %s minos %s", b.Name(), s.Arch, s.MinOS)
+					}
+					if strings.HasSuffix(b.Name(), "libcrypto.a") &&
+						(s.Opt != "-O3" || !strings.HasPrefix(s.Version, "OpenSSL 4.0.2 ") || s.Platform != "darwin64-"+tc.arch+"-cc" ||
+							!strings.HasPrefix(s.Compiler, "cc -fPIC -arch "+tc.arch+" -O3 ")) {
+						t.Errorf("%s: %+v", b.Name(), s)
+					}
+				}
+				if !libs["libcrypto.a"] && !libs["libcrypto.a)"] {
+					t.Errorf("%s: no libcrypto.a among %v", p, libs)
+				}
+				if n := len(res.Binaries); n != 2 {
+					t.Errorf("%s: %d binaries, want libcrypto.a and libssl.a", p, n)
+				}
+			}
+		})
+	}
+}
+
+// The universal2 artifact (lipo of the two slices) passes -minopt=3, and
+// its manifest's slices make both architectures required.
+func TestE2EUniversal2(t *testing.T) {
+	dist := filepath.Join(e2e.Universal2(t), "dist")
+	for _, p := range []string{filepath.Join(dist, "openssl-macos-universal2"), filepath.Join(dist, "openssl-macos-universal2.tar.gz")} {
+		res, err := Check(context.Background(), Options{Path: p, MinOpt: "3"})
+		if err != nil || !res.OK {
+			t.Fatalf("check %s: %v %q", p, err, res.Failures)
+		}
+		for _, b := range res.Binaries {
+			if b.Format != "universal" || len(b.Slices) != 2 || b.Artifact != "openssl-macos-universal2" {
+				t.Errorf("%s: format %s, %d slices, artifact %q", b.Name(), b.Format, len(b.Slices), b.Artifact)
+			}
+			for _, s := range b.Slices {
+				if want := map[string]string{"arm64": "11.0", "x86_64": "10.12"}[s.Arch]; s.MinOS != want {
+					t.Errorf("%s %s: minos %s, want %s", b.Name(), s.Arch, s.MinOS, want)
+				}
+			}
+		}
+	}
+}
+
+// The pyca case: arm64 built with CFLAGS in Configure's environment (-O0),
+// lipo'd with osslbuild's good x86_64 slice into a wheel's extension
+// module. The check fails, names the arm64 slice as built without
+// optimisation and passes the x86_64 slice.
+func TestE2EPycaWheel(t *testing.T) {
+	needTools(t, "llvm-lipo-14")
+	bad := e2e.PycaArm64(t)
+	good := filepath.Join(e2e.Slice(t, "x86_64"), "dist", "openssl-macos-x86-64", "lib", "libcrypto.a")
+	dir := t.TempDir()
+	fat := filepath.Join(dir, "_rust.abi3.so")
+	run(t, dir, "llvm-lipo-14", "-create", bad, good, "-output", fat)
+	const member = "cryptography/hazmat/bindings/_rust.abi3.so"
+	whl := writeWheel(t, filepath.Join(dir, "cryptography-46.0.0-cp311-abi3-macosx_10_9_universal2.whl"),
+		wheelMember{name: "cryptography/__init__.py", data: "__version__ = '46.0.0'\n"},
+		wheelMember{name: member, file: fat})
+
+	var out bytes.Buffer
+	err := Run(context.Background(), Options{Path: whl, Archs: []string{"arm64", "x86_64"}, Stdout: &out, Env: noEnv})
+	t.Logf("\n%s", out.String())
+	if !errors.Is(err, ErrFailed) {
+		t.Fatalf("err = %v, want ErrFailed", err)
+	}
+	res, err := Check(context.Background(), Options{Path: whl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Binaries) != 1 || res.Binaries[0].Member != member || res.Binaries[0].Format != "universal" {
+		t.Fatalf("binaries: %+v", res.Binaries)
+	}
+	for _, s := range res.Binaries[0].Slices {
+		switch s.Arch {
+		case "arm64":
+			if s.OK || s.Opt != "-O0" || s.OptFlag != "" || s.MinOS != "11.0" || len(s.Problems) != 1 ||
+				!strings.Contains(s.Problems[0].Message, "built without optimisation (-O0)") {
+				t.Errorf("arm64: %+v", s)
+			}
+		case "x86_64":
+			if !s.OK || s.Opt != "-O3" || s.MinOS != "10.12" {
+				t.Errorf("x86_64: %+v", s)
+			}
+		default:
+			t.Errorf("unexpected slice %s", s.Arch)
+		}
+	}
+	want := whl + "(" + member + ") arm64: built without optimisation (-O0)"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q", want)
+	}
+}

@@ -1,0 +1,89 @@
+package check
+
+import (
+	"archive/zip"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/testfixture"
+)
+
+// wheelMember is one file of a test wheel: literal data, or a file on disk.
+type wheelMember struct {
+	name string
+	data string
+	file string
+}
+
+// writeWheel writes a zip shaped like a wheel (deflated members plus a
+// dist-info METADATA, WHEEL and RECORD) at path.
+func writeWheel(t testing.TB, path string, members ...wheelMember) string {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	di := "cryptography-46.0.0.dist-info/"
+	members = append(members,
+		wheelMember{name: di + "METADATA", data: "Metadata-Version: 2.1\nName: cryptography\nVersion: 46.0.0\n"},
+		wheelMember{name: di + "WHEEL", data: "Wheel-Version: 1.0\nGenerator: osslbuild-test\nRoot-Is-Purelib: false\nTag: cp311-abi3-macosx_10_9_universal2\n"},
+		wheelMember{name: di + "RECORD", data: ""})
+	for _, m := range members {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: m.name, Method: zip.Deflate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.file != "" {
+			src, err := os.Open(m.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = io.Copy(w, src)
+			src.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if _, err := io.WriteString(w, m.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// run runs a tool, failing the test with its output.
+func run(t testing.TB, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, out)
+	}
+}
+
+// needTools skips (fails under CI=true) when a tool is missing.
+func needTools(t testing.TB, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			testfixture.Missing(t, "%s not on PATH (apt-get install clang-14 llvm-14 gcc)", tool)
+		}
+	}
+}
+
+func abs(t testing.TB, p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

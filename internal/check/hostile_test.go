@@ -1,0 +1,190 @@
+package check
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/inspect"
+)
+
+// fatHeader is a universal header with one arm64 entry at offset, size.
+func fatHeader(offset, size uint32) []byte {
+	b := make([]byte, 8+20)
+	binary.BigEndian.PutUint32(b[0:], inspect.FatMagic)
+	binary.BigEndian.PutUint32(b[4:], 1)
+	binary.BigEndian.PutUint32(b[8:], 0x0100000c) // arm64
+	binary.BigEndian.PutUint32(b[16:], offset)
+	binary.BigEndian.PutUint32(b[20:], size)
+	binary.BigEndian.PutUint32(b[24:], 14)
+	return b
+}
+
+func zipOf(t testing.TB, method uint16, name string, data []byte) []byte {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: method})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(data)
+	zw.Close()
+	return buf.Bytes()
+}
+
+func tgzOf(t testing.TB, hdr *tar.Header, data io.Reader) []byte {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	if err := tw.WriteHeader(hdr); err != nil {
+		t.Fatal(err)
+	}
+	if data != nil {
+		if _, err := io.Copy(tw, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tw.Close()
+	gz.Close()
+	return buf.Bytes()
+}
+
+// zeros is an endless supply of a Mach-O magic followed by zero bytes.
+type zeros struct{ n int64 }
+
+func (z *zeros) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 0
+	}
+	if z.n == 0 && len(p) >= 4 {
+		binary.LittleEndian.PutUint32(p, 0xfeedfacf)
+	}
+	z.n += int64(len(p))
+	return len(p), nil
+}
+
+// Hostile inputs give an error naming the file (and member), never a panic
+// or an unbounded allocation; small Limits keep the test fast.
+func TestHostile(t *testing.T) {
+	dir := t.TempDir()
+	lim := inspect.Limits{MaxMemberBytes: 64 << 20, MaxTotalBytes: 96 << 20}
+	// A GNU ar header whose size field is 10 digits of 9s.
+	arOverflow := append([]byte(inspect.ArMagic), []byte("big.o/          0           0     0     644     9999999999`\n")...)
+	bomb := func() []byte { // 200 MiB of zeros deflate to ~200 KiB
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		w, _ := zw.CreateHeader(&zip.FileHeader{Name: "bomb.so", Method: zip.Deflate})
+		io.CopyN(w, &zeros{}, 200<<20)
+		zw.Close()
+		return buf.Bytes()
+	}()
+	lieSize := func() []byte { // central directory claims a small size; data is larger
+		b := zipOf(t, zip.Deflate, "x.so", append([]byte{0xcf, 0xfa, 0xed, 0xfe}, make([]byte, 1<<20)...))
+		i := bytes.LastIndex(b, []byte("PK\x01\x02"))
+		binary.LittleEndian.PutUint32(b[i+24:], 100) // uncompressed size
+		return b
+	}()
+	nestedZip := zipOf(t, zip.Store, "inner.whl", zipOf(t, zip.Deflate, "a.so", []byte("\x7fELF")))
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		limits  inspect.Limits
+		wantErr string
+		note    string
+	}{
+		{name: "truncated fat header", data: fatHeader(0, 0)[:12], wantErr: "fat"},
+		{name: "fat slice past end", data: append(fatHeader(4096, 1<<30), make([]byte, 100)...), wantErr: "past"},
+		{name: "ar member size overflow", data: arOverflow, wantErr: "size"},
+		{name: "truncated Mach-O", data: []byte{0xcf, 0xfa, 0xed, 0xfe, 0x0c, 0, 0, 1}, wantErr: "truncated"},
+		{name: "zip bomb (ratio)", data: bomb, limits: inspect.Limits{}, wantErr: "ratio above 100:1"},
+		{name: "zip bomb (per member)", data: bomb, limits: inspect.Limits{MaxMemberBytes: 8 << 20}, wantErr: "per-member limit"},
+		{name: "zip bomb (total)", data: bomb, limits: inspect.Limits{MaxTotalBytes: 8 << 20}, wantErr: "total limit"},
+		{name: "zip member larger than declared", data: lieSize, wantErr: "(x.so)"},
+		{name: "zip truncated", data: bomb[:len(bomb)/2], wantErr: "zip: not a valid zip file"},
+		{name: "nested zip", data: nestedZip, note: "inner.whl): nested archive, not inspected"},
+		{name: "tar declaring a huge member", data: tgzOf(t, &tar.Header{Name: "a/huge.a", Size: 1 << 40, Mode: 0o644, Typeflag: tar.TypeReg}, nil),
+			limits: lim, wantErr: "(a/huge.a): archive exceeds a safety limit: member declares 1099511627776 bytes"},
+		{name: "tar member of zeros (gzip ratio)", data: tgzOf(t, &tar.Header{Name: "a/z.a", Size: 60 << 20, Mode: 0o644, Typeflag: tar.TypeReg}, io.LimitReader(&zeros{}, 60<<20)),
+			limits: lim, wantErr: "ratio above 100:1"},
+		{name: "tar members past the total", data: tgzOf(t, &tar.Header{Name: "a/z.a", Size: 60 << 20, Mode: 0o644, Typeflag: tar.TypeReg}, io.LimitReader(&zeros{}, 60<<20)),
+			limits: inspect.Limits{MaxTotalBytes: 32 << 20, MaxRatio: 1 << 20}, wantErr: "total limit"},
+		{name: "tar truncated", data: tgzOf(t, &tar.Header{Name: "a/x.o", Size: 1 << 20, Mode: 0o644, Typeflag: tar.TypeReg}, io.LimitReader(&zeros{}, 1<<20))[:300],
+			wantErr: "x.tar.gz"},
+		{name: "not gzip after magic", data: []byte{0x1f, 0x8b, 0x08, 0, 0, 0}, wantErr: "gzip"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, "x.tar.gz")
+			if err := os.WriteFile(p, tc.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Check(context.Background(), Options{Path: p, Limits: tc.limits})
+			if err != nil {
+				t.Fatalf("Check: %v (want a failing Result)", err)
+			}
+			if res.OK {
+				t.Fatal("passed")
+			}
+			if tc.note != "" {
+				if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], tc.note) {
+					t.Errorf("notes %q", res.Notes)
+				}
+				return
+			}
+			if len(res.Binaries) != 1 || res.Binaries[0].Error == "" {
+				t.Fatalf("binaries %+v", res.Binaries)
+			}
+			msg := res.Binaries[0].Error
+			if !strings.Contains(msg, p) || !strings.Contains(msg, tc.wantErr) {
+				t.Errorf("error %q: want the file name and %q", msg, tc.wantErr)
+			}
+			t.Log(msg)
+		})
+	}
+}
+
+// Cancellation stops a walk promptly and is returned as an error, not a
+// verdict.
+func TestCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Check(ctx, Options{Path: t.TempDir()})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Options the user gets wrong are errors, not verdicts.
+func TestBadOptions(t *testing.T) {
+	for _, o := range []Options{{Path: "/nonexistent/x"}, {Path: t.TempDir(), MinOpt: "7x"}, {}} {
+		if _, err := Check(context.Background(), o); err == nil || errors.Is(err, ErrFailed) {
+			t.Errorf("%+v: err = %v", o, err)
+		}
+	}
+	// A file that is no binary, named explicitly, fails the check.
+	p := filepath.Join(t.TempDir(), "README")
+	os.WriteFile(p, []byte("hello"), 0o644)
+	res, err := Check(context.Background(), Options{Path: p})
+	if err != nil || res.OK || !strings.Contains(res.Binaries[0].Error, "unrecognised file format") {
+		t.Errorf("%v %+v", err, res)
+	}
+}
+
+func TestFromFlags(t *testing.T) {
+	three, arch, js := 3, " arm64, x86_64 ,", true
+	o := FromFlags("p", &three, &arch, &js)
+	if o.Path != "p" || o.MinOpt != "3" || strings.Join(o.Archs, "|") != "arm64|x86_64" || !o.JSON {
+		t.Errorf("%+v", o)
+	}
+	if o := FromFlags("p", nil, nil, nil); o.MinOpt != "" || o.Archs != nil || o.JSON {
+		t.Errorf("%+v", o)
+	}
+}

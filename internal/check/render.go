@@ -1,0 +1,169 @@
+package check
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/report"
+)
+
+// Rows is the result as report rows: one per slice, one per binary that
+// could not be inspected.
+func Rows(res *Result) []report.Row {
+	var rows []report.Row
+	for _, b := range res.Binaries {
+		name := display(res.Path, b)
+		if b.Error != "" || len(b.Slices) == 0 {
+			rows = append(rows, report.Row{Artifact: name, Digest: b.SHA256, Status: "ERROR"})
+			continue
+		}
+		for _, s := range b.Slices {
+			status := "ok"
+			var rules []string
+			for _, p := range append(append([]Problem{}, b.Problems...), s.Problems...) {
+				rules = append(rules, string(p.Rule))
+			}
+			if len(rules) > 0 {
+				status = "FAIL (" + strings.Join(dedup(rules), ", ") + ")"
+			}
+			rows = append(rows, report.Row{Artifact: name, Arch: s.Arch, Version: shortVersion(s.Version),
+				MinOS: s.MinOS, Opt: optCell(s), Compiler: s.Compiler, Digest: b.SHA256, Status: status})
+		}
+	}
+	return rows
+}
+
+// display names a binary for the table: relative to the directory that was
+// checked, so rows are not all one long common prefix.
+func display(root string, b Binary) string {
+	name := b.Name()
+	if rel, err := filepath.Rel(root, b.Path); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		name = rel
+		if b.Member != "" {
+			name += "(" + b.Member + ")"
+		}
+	}
+	return name
+}
+
+func dedup(s []string) []string {
+	var out []string
+	for _, x := range s {
+		if len(out) == 0 || !contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func contains(s []string, x string) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func optCell(s Slice) string {
+	switch {
+	case s.Compiler == "":
+		return ""
+	case s.OptFlag == "":
+		return s.Opt + " (no -O)"
+	}
+	return s.Opt
+}
+
+var versionNumber = regexp.MustCompile(`^OpenSSL (\S+)`)
+
+// shortVersion is "4.0.2" for "OpenSSL 4.0.2 25 Aug 2026".
+func shortVersion(v string) string {
+	if m := versionNumber.FindStringSubmatch(v); m != nil {
+		return m[1]
+	}
+	return v
+}
+
+// Text writes the table, then every failure and note in full, then a
+// one-line verdict.
+func Text(w io.Writer, res *Result) error {
+	if err := report.Table(w, Rows(res)); err != nil {
+		return err
+	}
+	var b strings.Builder
+	if len(res.Failures) > 0 || len(res.Notes) > 0 {
+		b.WriteString("\n")
+	}
+	for _, f := range res.Failures {
+		fmt.Fprintf(&b, "FAIL %s\n", report.Printable(f))
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(&b, "note: %s\n", report.Printable(n))
+	}
+	slices := 0
+	for _, bin := range res.Binaries {
+		slices += len(bin.Slices)
+	}
+	verdict := "ok"
+	if !res.OK {
+		verdict = fmt.Sprintf("FAILED (%d problems)", len(res.Failures))
+	}
+	fmt.Fprintf(&b, "\ncheck %s: %d binaries, %d slices, %d other files skipped; minimum %s: %s\n",
+		report.Printable(res.Path), len(res.Binaries), slices, res.Skipped, res.MinOpt, verdict)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Annotate writes one ::error annotation per failing slice, per binary
+// with a file-level problem (inspection error, missing architecture), and
+// one for a check that found nothing to judge.
+func Annotate(w io.Writer, res *Result) error {
+	emit := func(file, title, msg string) error {
+		return report.Error(w, report.Annotation{File: file, Title: title, Msg: msg})
+	}
+	for _, b := range res.Binaries {
+		// file= carries the path; the title names the member (or file) only,
+		// short enough to read in the annotation list.
+		short := b.Member
+		if short == "" {
+			short = filepath.Base(b.Path)
+		}
+		title := "osslbuild check: " + short
+		if b.Error != "" {
+			if err := emit(b.Path, title, b.Error); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(b.Problems) > 0 {
+			if err := emit(b.Path, title, joinProblems(b.Problems)); err != nil {
+				return err
+			}
+		}
+		for _, s := range b.Slices {
+			if len(s.Problems) == 0 {
+				continue
+			}
+			msg := fmt.Sprintf("%s %s: %s", b.Name(), s.Arch, joinProblems(s.Problems))
+			if err := emit(b.Path, title+" "+s.Arch, msg); err != nil {
+				return err
+			}
+		}
+	}
+	if res.nothing != "" {
+		return emit("", "osslbuild check: nothing to judge", res.nothing)
+	}
+	return nil
+}
+
+func joinProblems(ps []Problem) string {
+	msgs := make([]string, len(ps))
+	for i, p := range ps {
+		msgs[i] = p.Message
+	}
+	return strings.Join(msgs, "\n")
+}

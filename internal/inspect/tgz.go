@@ -1,0 +1,98 @@
+package inspect
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+func isGzip(b []byte) bool { return bytes.HasPrefix(b, []byte{0x1f, 0x8b, 0x08}) }
+
+// WalkTarGz offers every regular file of the gzip-compressed tar stream r
+// to fn, in archive order, reading r once from start to end. Skipped member
+// bytes are still inflated by gunzip, so the total and ratio limits count
+// the whole decompressed stream, not only what fn reads.
+func WalkTarGz(ctx context.Context, name string, r io.Reader, lim Limits, fn WalkFunc) error {
+	lim = lim.withDefaults()
+	cr := &countReader{r: r, ctx: ctx}
+	gz, err := gzip.NewReader(cr)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		return &FormatError{Path: name, Msg: "gzip: " + err.Error()}
+	}
+	defer gz.Close()
+	var inflated int64
+	stream := &streamLimit{r: gz, name: name, lim: lim, in: cr, out: &inflated}
+	tr := tar.NewReader(stream)
+	var total int64 // bytes offered to fn (sparse holes included)
+	for n := 0; ; n++ {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if errors.Is(err, ErrLimit) || ctx.Err() != nil {
+				return err
+			}
+			return &FormatError{Path: name, Offset: inflated, Msg: "tar: " + err.Error()}
+		}
+		if n >= lim.MaxMembers {
+			return fmt.Errorf("inspect %s: %w: more than %d entries", name, ErrLimit, lim.MaxMembers)
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			continue
+		}
+		where := location(name, hdr.Name)
+		if hdr.Size > lim.MaxMemberBytes {
+			return fmt.Errorf("inspect %s: %w: member declares %d bytes (per-member limit %d)", where, ErrLimit, hdr.Size, lim.MaxMemberBytes)
+		}
+		mr := &memberReader{r: tr, ctx: ctx, where: where, lim: lim, total: &total}
+		if err := fn(Member{Name: hdr.Name, Size: hdr.Size}, mr); err != nil {
+			return err
+		}
+	}
+}
+
+// countReader counts compressed bytes and stops on cancellation.
+type countReader struct {
+	r   io.Reader
+	ctx context.Context
+	n   int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// streamLimit bounds the whole inflated stream: total bytes and the
+// inflated/compressed ratio.
+type streamLimit struct {
+	r    io.Reader
+	name string
+	lim  Limits
+	in   *countReader
+	out  *int64
+}
+
+func (s *streamLimit) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	*s.out += int64(n)
+	switch {
+	case *s.out > s.lim.MaxTotalBytes:
+		return n, fmt.Errorf("inspect %s: %w: gzip stream inflates to more than %d bytes (total limit)", s.name, ErrLimit, s.lim.MaxTotalBytes)
+	case *s.out > RatioFloor && *s.out/max(s.in.n, 1) > s.lim.MaxRatio:
+		return n, fmt.Errorf("inspect %s: %w: %d compressed bytes inflate to more than %d (ratio above %d:1, a gzip bomb?)", s.name, ErrLimit, s.in.n, *s.out, s.lim.MaxRatio)
+	}
+	return n, err
+}

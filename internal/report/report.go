@@ -1,0 +1,172 @@
+// Package report renders results for people and machines: an aligned text
+// table, a Markdown table for the GitHub Actions step summary, workflow
+// commands (::group::, ::error::) and JSON. It knows nothing about OpenSSL
+// or about how results were found; the check target and the build targets
+// fill its Rows.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Row is one line of a summary: one architecture slice of one artifact.
+type Row struct {
+	Artifact string // file, or "file(member)" inside an archive
+	Arch     string
+	Version  string // OpenSSL version, e.g. "4.0.2"
+	MinOS    string // deployment target, "" when not Mach-O
+	Opt      string // effective optimisation, e.g. "-O3"
+	Compiler string // the "compiler:" line without its prefix
+	Digest   string // sha256 of the artifact, "" when not computed
+	Status   string // "ok", or the failure in a few words
+}
+
+// CompilerWidth is how much of a compiler line the text table shows: enough
+// for "cc -fPIC -arch arm64 -O3 -Wall -mmacosx-version-min=11.0".
+const CompilerWidth = 64
+
+// Table writes rows as a text table aligned with spaces. Compiler lines are
+// cut to CompilerWidth runes (the Opt column already says what matters);
+// the digest is left to the Markdown and JSON forms.
+func Table(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ARTIFACT\tARCH\tVERSION\tMINOS\tOPT\tSTATUS\tCOMPILER")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			cell(r.Artifact), cell(r.Arch), cell(r.Version), cell(r.MinOS), cell(r.Opt), cell(r.Status),
+			Truncate(Printable(r.Compiler), CompilerWidth))
+	}
+	return tw.Flush()
+}
+
+// cell makes a table cell: printable, one line, "-" when empty.
+func cell(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return strings.ReplaceAll(Printable(s), "\t", " ")
+}
+
+// Printable replaces control characters (a hostile member name could carry
+// terminal escape sequences or newlines) with "?", which keeps columns
+// aligned where U+FFFD might not be one cell wide.
+func Printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\t' || r == utf8.RuneError {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// Truncate cuts s to n runes, ending with "…" when cut.
+func Truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// Markdown writes rows as a GitHub-flavoured Markdown table under a level-3
+// heading, compiler lines in full and in code spans.
+func Markdown(w io.Writer, title string, rows []Row) error {
+	var b strings.Builder
+	if title != "" {
+		fmt.Fprintf(&b, "### %s\n\n", mdText(title))
+	}
+	b.WriteString("| artifact | arch | version | minos | opt | status | compiler | sha256 |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			mdText(r.Artifact), mdText(r.Arch), mdText(r.Version), mdText(r.MinOS), mdText(r.Opt),
+			mdText(r.Status), mdCode(r.Compiler), mdCode(r.Digest))
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdText escapes a table cell: pipes would split it, newlines end the row,
+// and Markdown/HTML punctuation would be interpreted.
+func mdText(s string) string {
+	if s == "" {
+		return "-"
+	}
+	var b strings.Builder
+	for _, r := range Printable(s) {
+		switch r {
+		case '|', '\\', '`', '*', '_', '[', ']', '<', '>', '#', '~':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\t':
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdCode puts s in a code span; inside one only "|" needs escaping in a
+// table, and a backtick in s gets a longer fence.
+func mdCode(s string) string {
+	if s == "" {
+		return "-"
+	}
+	s = strings.ReplaceAll(strings.ReplaceAll(Printable(s), "\t", " "), "|", `\|`)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	return fence + " " + s + " " + fence
+}
+
+// Env reads the environment; tests pass a map's lookup.
+type Env func(string) string
+
+func (e Env) get(k string) string {
+	if e == nil {
+		return os.Getenv(k)
+	}
+	return e(k)
+}
+
+// InActions reports whether this is a GitHub Actions run (GITHUB_ACTIONS=true).
+func InActions(env Env) bool { return env.get("GITHUB_ACTIONS") == "true" }
+
+// AppendSummary appends the Markdown table to the file named by
+// GITHUB_STEP_SUMMARY. It does nothing when the variable is unset.
+func AppendSummary(env Env, title string, rows []Row) error {
+	path := env.get("GITHUB_STEP_SUMMARY")
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("step summary: %w", err)
+	}
+	err = Markdown(f, title, rows)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("step summary %s: %w", path, err)
+	}
+	return nil
+}
+
+// JSON writes v indented, with a final newline.
+func JSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

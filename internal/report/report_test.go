@@ -1,0 +1,122 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestEscape(t *testing.T) {
+	for _, tc := range []struct{ in, data, prop string }{
+		{"plain", "plain", "plain"},
+		{"100%", "100%25", "100%25"},
+		{"a\r\nb", "a%0D%0Ab", "a%0D%0Ab"},
+		{"x:y,z", "x:y,z", "x%3Ay%2Cz"},
+		{"%0A", "%250A", "%250A"}, // an escape sequence in data stays literal
+	} {
+		if got := EscapeData(tc.in); got != tc.data {
+			t.Errorf("EscapeData(%q) = %q, want %q", tc.in, got, tc.data)
+		}
+		if got := EscapeProperty(tc.in); got != tc.prop {
+			t.Errorf("EscapeProperty(%q) = %q, want %q", tc.in, got, tc.prop)
+		}
+	}
+}
+
+func TestAnnotations(t *testing.T) {
+	var b bytes.Buffer
+	Error(&b, Annotation{File: "dist/a,b.whl", Title: "check: arm64", Msg: "built without optimisation (-O0)\nsecond line 50%"})
+	Warning(&b, Annotation{Msg: "no properties"})
+	Notice(&b, Annotation{File: "f", Line: 3, Msg: "m"})
+	want := "::error file=dist/a%2Cb.whl,title=check%3A arm64::built without optimisation (-O0)%0Asecond line 50%25\n" +
+		"::warning::no properties\n" +
+		"::notice file=f,line=3::m\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestGroup(t *testing.T) {
+	fail := errors.New("boom")
+	var b bytes.Buffer
+	actions := func(k string) string { return map[string]string{"GITHUB_ACTIONS": "true"}[k] }
+	err := Group(&b, actions, "build arm64", func() error { b.WriteString("inside\n"); return fail })
+	if err != fail || b.String() != "::group::build arm64\ninside\n::endgroup::\n" {
+		t.Errorf("%v %q", err, b.String())
+	}
+	b.Reset()
+	Group(&b, func(string) string { return "" }, "build arm64", func() error { return nil })
+	if b.String() != "== build arm64 ==\n" {
+		t.Errorf("%q", b.String())
+	}
+}
+
+var rows = []Row{
+	{Artifact: "dist/x.whl(pkg/_rust.abi3.so)", Arch: "arm64", Version: "4.0.2", MinOS: "11.0", Opt: "-O0 (no -O)",
+		Compiler: "cc -fPIC -arch arm64 -mmacosx-version-min=11.0 -DL_ENDIAN -DOPENSSL_PIC -D_REENTRANT -DNDEBUG -DEXTRA", Status: "FAIL (optimisation)", Digest: "ab12"},
+	{Artifact: "lib|odd\x1b[31m", Arch: "x86_64", Opt: "-O3", Compiler: "a `b` | c", Status: "ok"},
+}
+
+func TestTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := Table(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines:\n%s", len(lines), b.String())
+	}
+	col := strings.Index(lines[0], "ARCH")
+	if !strings.HasPrefix(lines[1][col:], "arm64 ") || !strings.HasPrefix(lines[2][col:], "x86_64 ") {
+		t.Errorf("ARCH column not aligned:\n%s", b.String())
+	}
+	if strings.Contains(b.String(), "\x1b") {
+		t.Error("control character reached the terminal")
+	}
+	if !strings.HasSuffix(lines[1], "…") || strings.Contains(lines[1], "-DEXTRA") {
+		t.Errorf("long compiler line not cut: %q", lines[1])
+	}
+	if !strings.Contains(lines[2], " - ") { // empty cells show "-"
+		t.Errorf("empty cell: %q", lines[2])
+	}
+}
+
+func TestMarkdownAndSummary(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "summary.md")
+	env := func(k string) string { return map[string]string{"GITHUB_STEP_SUMMARY": p}[k] }
+	if err := AppendSummary(env, "check *x*", rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := AppendSummary(env, "again", rows[:1]); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "### check \\*x\\*\n\n" +
+		"| artifact | arch | version | minos | opt | status | compiler | sha256 |\n" +
+		"|---|---|---|---|---|---|---|---|\n" +
+		"| dist/x.whl(pkg/\\_rust.abi3.so) | arm64 | 4.0.2 | 11.0 | -O0 (no -O) | FAIL (optimisation) | ` cc -fPIC -arch arm64 -mmacosx-version-min=11.0 -DL_ENDIAN -DOPENSSL_PIC -D_REENTRANT -DNDEBUG -DEXTRA ` | ` ab12 ` |\n" +
+		"| lib\\|odd?\\[31m | x86\\_64 | - | - | -O3 | ok | `` a `b` \\| c `` | - |\n\n" +
+		"### again\n\n"
+	if !strings.HasPrefix(string(b), want) {
+		t.Errorf("got\n%s\nwant prefix\n%s", b, want)
+	}
+	// Unset: nothing written, no error.
+	if err := AppendSummary(func(string) string { return "" }, "x", rows); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestJSON(t *testing.T) {
+	var b bytes.Buffer
+	JSON(&b, map[string]string{"a": "<b>"})
+	if b.String() != "{\n  \"a\": \"<b>\"\n}\n" {
+		t.Errorf("%q", b.String())
+	}
+}
