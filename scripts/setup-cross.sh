@@ -24,7 +24,7 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq clang-14 llvm-14 perl make >/dev/null
 fi
 
-if [ ! -f "$headers/any-macos-any/stdio.h" ]; then
+if [ ! -f "$headers/.complete" ]; then
 	mkdir -p "$(dirname "$headers")"
 	work=$(mktemp -d "$(dirname "$headers")/.npm.XXXXXX")
 	trap 'rm -rf "$work"' EXIT
@@ -39,5 +39,6 @@ if [ ! -f "$headers/any-macos-any/stdio.h" ]; then
 		package/lib/libc/include/x86_64-macos.11-none
 	rm -rf "$headers"
 	mv "$work/x/package/lib/libc/include" "$headers"
+	touch "$headers/.complete"
 fi
 echo "setup-cross: clang-14 $(clang-14 --version | sed -n '1s/.*version \([^ ]*\).*/\1/p'), macOS headers in $headers" >&2

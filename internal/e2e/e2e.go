@@ -168,6 +168,9 @@ func Shared(t testing.TB, name string, build func(dir string) error) string {
 }
 
 func lock(t testing.TB, path string) func() {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		t.Fatal(err)
