@@ -172,6 +172,14 @@ func parse(name string, data []byte) (Patch, error) {
 	if p.AppliesTo, p.alts, err = appliesTo(preamble); err != nil {
 		return p, fmt.Errorf("patch %s: %w", name, err)
 	}
+	// git diffs name files without their a/ b/ prefixes already; a
+	// traditional unified diff (diff -u, diff -ruN of two trees) names them
+	// verbatim, so strip the first component as patch -p1 would.
+	if !bytes.Contains(data, []byte("diff --git ")) {
+		for _, f := range files {
+			f.OldName, f.NewName = stripOne(f.OldName), stripOne(f.NewName)
+		}
+	}
 	for _, f := range files {
 		if f.IsRename || f.IsCopy {
 			return p, fmt.Errorf("patch %s: %s: %w: renames and copies", name, f.OldName, ErrUnsupported)
@@ -190,6 +198,18 @@ func parse(name string, data []byte) (Patch, error) {
 	}
 	p.diffs = files
 	return p, nil
+}
+
+// stripOne drops a path's first component ("b/crypto/x.c" -> "crypto/x.c").
+func stripOne(name string) string {
+	if name == "" {
+		return ""
+	}
+	_, rest, ok := strings.Cut(name, "/")
+	if !ok {
+		return name // a bare name has nothing to strip; fs.ValidPath decides
+	}
+	return rest
 }
 
 // appliesTo finds the single Applies-To line of a preamble and parses it.
