@@ -135,7 +135,7 @@ func Run(ctx context.Context, o Options) (string, error) {
 		return "", err
 	}
 	if err := run("universal2", mage("build:universal2", "-rebuild"), sequential, "osslbuild build:universal2", "reference: two sequential slices + lipo",
-		"osslbuild runs the slices side by side with half the jobs each; the reference runs them one after the other."); err != nil {
+		"osslbuild runs the slices side by side under one make jobserver of -jobs slots; the reference runs them one after the other, each at -jobs."); err != nil {
 		return "", err
 	}
 	// A cache hit against a full build. The arm64 comparison's osslbuild
