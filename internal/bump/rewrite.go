@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/hashicorp/go-version"
 
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
@@ -32,8 +34,9 @@ var (
 	commentRe = regexp.MustCompile(`^[ \t]*#`)
 )
 
-// rewrite inserts rel as a new [[release]] block before the first existing
-// one (and before any comment lines attached directly above it), formatted
+// rewrite inserts rel as a new [[release]] block keeping releases newest
+// first: before the first older release (and before any comment lines
+// attached directly above it), or after the last one; formatted
 // as the existing blocks are, and when setDefault sets the top-level
 // default to rel.Version, keeping any comment after the value.
 func rewrite(orig []byte, rel recipe.Release, setDefault bool) ([]byte, error) {
@@ -44,14 +47,27 @@ func rewrite(orig []byte, rel recipe.Release, setDefault bool) ([]byte, error) {
 	lines := strings.SplitAfter(string(orig), "\n")
 	body := func(l string) string { return strings.TrimRight(l, "\r\n") }
 
-	firstHeader, firstRelease := -1, -1
+	// Releases stay newest first: the new block goes before the first
+	// release older than it, or after the last one.
+	firstHeader, firstRelease, before := -1, -1, -1
+	newV, err := version.NewVersion(rel.Version)
+	if err != nil {
+		return nil, err
+	}
 	for i, l := range lines {
 		if firstHeader < 0 && tableHeaderRe.MatchString(body(l)) {
 			firstHeader = i
 		}
-		if releaseHeaderRe.MatchString(body(l)) {
+		if !releaseHeaderRe.MatchString(body(l)) {
+			continue
+		}
+		if firstRelease < 0 {
 			firstRelease = i
-			break
+		}
+		if before < 0 {
+			if v := blockVersion(lines[i+1:], body); v != nil && v.LessThan(newV) {
+				before = i
+			}
 		}
 	}
 	if firstRelease < 0 {
@@ -76,16 +92,47 @@ func rewrite(orig []byte, rel recipe.Release, setDefault bool) ([]byte, error) {
 		lines[found] = defaultRe.ReplaceAllString(body(l), `${1}`+strconv.Quote(rel.Version)+`${3}`) + ending
 	}
 
-	at := firstRelease
-	for at > 0 && commentRe.MatchString(lines[at-1]) {
+	block := formatRelease(rel, nl) + nl
+	at := before
+	if at < 0 {
+		// Older than every release: append, separated by one blank line.
+		at = len(lines)
+		if at > 0 && !strings.HasSuffix(lines[at-1], "\n") {
+			lines[at-1] += nl
+		}
+		if at > 0 && strings.TrimSpace(lines[at-1]) != "" {
+			block = nl + block
+		}
+		block = strings.TrimSuffix(block, nl)
+	}
+	for at > 0 && at < len(lines) && commentRe.MatchString(lines[at-1]) {
 		at--
 	}
-	block := formatRelease(rel, nl) + nl
 	out := make([]string, 0, len(lines)+1)
 	out = append(out, lines[:at]...)
 	out = append(out, block)
 	out = append(out, lines[at:]...)
 	return []byte(strings.Join(out, "")), nil
+}
+
+var versionLineRe = regexp.MustCompile(`^[ \t]*version[ \t]*=[ \t]*"([^"]*)"`)
+
+// blockVersion reads the version = "..." line of the block that starts
+// after a [[release]] header, up to the next table header.
+func blockVersion(lines []string, body func(string) string) *version.Version {
+	for _, l := range lines {
+		if tableHeaderRe.MatchString(body(l)) {
+			return nil
+		}
+		if m := versionLineRe.FindStringSubmatch(body(l)); m != nil {
+			v, err := version.NewVersion(m[1])
+			if err != nil {
+				return nil
+			}
+			return v
+		}
+	}
+	return nil
 }
 
 // formatRelease writes a [[release]] block in the layout of
@@ -112,7 +159,7 @@ func formatRelease(rel recipe.Release, nl string) string {
 
 // checkRewrite proves the textual edit did exactly what was meant: the new
 // text is a valid recipe, and it decodes to the old recipe's data with rel
-// as its first release and (when setDefault) the new default, and nothing
+// in version order and (when setDefault) the new default, and nothing
 // else changed.
 func checkRewrite(path string, orig, updated []byte, rel recipe.Release, setDefault bool) error {
 	if _, err := recipe.Parse(path, updated); err != nil {
@@ -143,7 +190,21 @@ func checkRewrite(path string, orig, updated []byte, rel recipe.Release, setDefa
 		"urls":    strs(rel.URLs),
 		"signers": strs(rel.Signers),
 	}
-	before["release"] = append([]map[string]any{entry}, rels...)
+	// Where rewrite put it: before the first older release, else last.
+	newV, err := version.NewVersion(rel.Version)
+	if err != nil {
+		return err
+	}
+	at := len(rels)
+	for i, r := range rels {
+		if s, ok := r["version"].(string); ok {
+			if v, err := version.NewVersion(s); err == nil && v.LessThan(newV) {
+				at = i
+				break
+			}
+		}
+	}
+	before["release"] = slices.Insert(rels, at, entry)
 	if setDefault {
 		before["default"] = rel.Version
 	}

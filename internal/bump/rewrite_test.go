@@ -5,8 +5,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/go-version"
 
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
@@ -103,10 +106,10 @@ func TestRewriteCRLF(t *testing.T) {
 }
 
 // TestRewriteCaught: a layout the textual edit misreads (a "[[release]]"
-// line inside a multi-line string) must be caught by checkRewrite, not
-// written.
+// block inside a multi-line string, older than the new release, so the
+// edit lands inside the string) must be caught by checkRewrite, not written.
 func TestRewriteCaught(t *testing.T) {
-	tricky := strings.Replace(miniRecipe, `configure = "linux-x86_64"`, "configure = \"\"\"\n[[release]]\n\"\"\"", 1)
+	tricky := strings.Replace(miniRecipe, `configure = "linux-x86_64"`, "configure = \"\"\"\n[[release]]\nversion = \"0.9.0\"\n\"\"\"", 1)
 	if _, err := recipe.Parse("tricky.toml", []byte(tricky)); err != nil {
 		t.Fatalf("tricky recipe should be valid: %v", err)
 	}
@@ -272,4 +275,45 @@ func TestUnifiedDiffRoundTrip(t *testing.T) {
 			t.Fatalf("case %d: applying\n%s\nto %q gave %q, want %q", i, d, a, got, b)
 		}
 	}
+}
+
+// TestRewriteVersionOrder: a release lands where it keeps the real recipe
+// newest first: first, between two releases, or last.
+func TestRewriteVersionOrder(t *testing.T) {
+	base, err := os.ReadFile("../../recipes/openssl.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"9.0.0", "3.5.99", "3.0.21", "1.1.1"} {
+		rel := newRel(v)
+		got, err := rewrite(base, rel, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkRewrite("openssl.toml", base, got, rel, false); err != nil {
+			t.Errorf("%s: %v", v, err)
+		}
+		r, err := recipe.Parse("openssl.toml", got)
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		var order []string
+		for _, x := range r.Releases {
+			order = append(order, x.Version)
+		}
+		if !newestFirst(order) || !slices.Contains(order, v) {
+			t.Errorf("%s: order %v, want it included, newest first", v, order)
+		}
+	}
+}
+
+func newestFirst(vs []string) bool {
+	for i := 1; i < len(vs); i++ {
+		a, _ := version.NewVersion(vs[i-1])
+		b, _ := version.NewVersion(vs[i])
+		if a == nil || b == nil || !a.GreaterThan(b) {
+			return false
+		}
+	}
+	return true
 }
