@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/osslbuild/osslbuild/internal/inspect"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
@@ -114,9 +115,36 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("artifact %s: %w", dir, err)
 	}
-	var m Manifest
-	if err := json.Unmarshal(b, &m); err != nil {
+	m, err := ParseManifest(b)
+	if err != nil {
 		return nil, fmt.Errorf("artifact %s: %s: %w", dir, ManifestName, err)
 	}
+	return m, nil
+}
+
+// ParseManifest decodes a manifest.json's bytes.
+func ParseManifest(b []byte) (*Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
 	return &m, nil
+}
+
+// CompilerLinesOf lists the "compiler:" lines inspect found in lib, per
+// slice, as the manifest records them.
+func CompilerLinesOf(f *inspect.File, lib string) []CompilerLine {
+	if f == nil {
+		return nil
+	}
+	var out []CompilerLine
+	for _, s := range f.Slices {
+		for _, bi := range s.BuildInfo {
+			if bi.Kind == inspect.InfoCompiler {
+				out = append(out, CompilerLine{Arch: s.Arch, Library: lib, Member: bi.Member, Line: bi.Text,
+					Opt: inspect.ParseCompilerLine(bi.Text).Opt.String()})
+			}
+		}
+	}
+	return out
 }

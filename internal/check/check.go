@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -337,12 +336,12 @@ func (c *checker) archivedManifest(p string, m inspect.Member, r io.Reader) erro
 		c.fail(fmt.Sprintf("%s(%s): manifest larger than %d bytes", p, m.Name, maxManifest))
 		return nil
 	}
-	var man artifact.Manifest
-	if err := json.Unmarshal(b, &man); err != nil {
+	man, err := artifact.ParseManifest(b)
+	if err != nil {
 		c.fail(fmt.Sprintf("%s(%s): %v", p, m.Name, err))
 		return nil
 	}
-	c.addRoot(p, path.Dir(m.Name), &man)
+	c.addRoot(p, path.Dir(m.Name), man)
 	return nil
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/build"
 	"github.com/osslbuild/osslbuild/internal/configure"
-	"github.com/osslbuild/osslbuild/internal/inspect"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
@@ -52,7 +51,11 @@ func Slice(ctx context.Context, o Options, target string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := obtainSlice(ctx, &o, p, v, tc)
+	id, err := tc.Identity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := obtainSlice(ctx, &o, p, v, tc, id)
 	if err != nil {
 		return nil, err
 	}
@@ -76,11 +79,7 @@ type builtSlice struct {
 
 // obtainSlice serves the slice from the artifact cache when its inputs are
 // unchanged (and it still validates), else builds and caches it.
-func obtainSlice(ctx context.Context, o *Options, p *recipe.Plan, v *source.Verified, tc toolchain.Toolchain) (*builtSlice, error) {
-	id, err := tc.Identity(ctx)
-	if err != nil {
-		return nil, err
-	}
+func obtainSlice(ctx context.Context, o *Options, p *recipe.Plan, v *source.Verified, tc toolchain.Toolchain, id toolchain.Identity) (*builtSlice, error) {
 	key, err := cacheKey(p, v, id)
 	if err != nil {
 		return nil, err
@@ -94,7 +93,7 @@ func obtainSlice(ctx context.Context, o *Options, p *recipe.Plan, v *source.Veri
 			return s, nil
 		}
 	}
-	s, err := buildSlice(ctx, o, p, v, tc)
+	s, err := buildSlice(ctx, o, p, v, tc, id)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +105,7 @@ func obtainSlice(ctx context.Context, o *Options, p *recipe.Plan, v *source.Veri
 
 // buildSlice runs every stage up to a validated artifact tree with its
 // manifest. Nothing is written outside o.Work.
-func buildSlice(ctx context.Context, o *Options, p *recipe.Plan, v *source.Verified, tc toolchain.Toolchain) (_ *builtSlice, err error) {
+func buildSlice(ctx context.Context, o *Options, p *recipe.Plan, v *source.Verified, tc toolchain.Toolchain, id toolchain.Identity) (_ *builtSlice, err error) {
 	name := p.Target.Artifact
 	if err := os.MkdirAll(o.Work, 0o755); err != nil {
 		return nil, err
@@ -143,10 +142,6 @@ func buildSlice(ctx context.Context, o *Options, p *recipe.Plan, v *source.Verif
 		return os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0o644)
 	}
 
-	id, err := tc.Identity(ctx)
-	if err != nil {
-		return nil, err
-	}
 	tree, err := source.Unpack(ctx, v, filepath.Join(work, "src"), patches.FS)
 	if err != nil {
 		return nil, err
@@ -243,25 +238,9 @@ func validateSlice(dir string, p *recipe.Plan) ([]artifact.CompilerLine, error) 
 			errs = append(errs, err)
 			continue
 		}
-		lines = append(lines, compilerLines(rep.File, lib)...)
+		lines = append(lines, artifact.CompilerLinesOf(rep.File, lib)...)
 	}
 	return lines, errors.Join(errs...)
-}
-
-func compilerLines(f *inspect.File, lib string) []artifact.CompilerLine {
-	var out []artifact.CompilerLine
-	if f == nil {
-		return nil
-	}
-	for _, s := range f.Slices {
-		for _, bi := range s.BuildInfo {
-			if bi.Kind == inspect.InfoCompiler {
-				cl := inspect.ParseCompilerLine(bi.Text)
-				out = append(out, artifact.CompilerLine{Arch: s.Arch, Library: lib, Member: bi.Member, Line: bi.Text, Opt: cl.Opt.String()})
-			}
-		}
-	}
-	return out
 }
 
 func sourceRef(v *source.Verified) artifact.Source {

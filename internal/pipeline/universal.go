@@ -43,6 +43,10 @@ func Universal2(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	id, err := tc.Identity(ctx)
+	if err != nil {
+		return nil, err
+	}
 	// One job budget for both slices, a make jobserver: while one slice
 	// unpacks, configures or archives (serial phases), or once it is done,
 	// the other's make takes the free slots.
@@ -62,7 +66,7 @@ func Universal2(ctx context.Context, o Options) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			built[i], errs[i] = obtainSlice(ctx, &so, p, v, tc)
+			built[i], errs[i] = obtainSlice(ctx, &so, p, v, tc, id)
 			if errs[i] != nil {
 				cancel() // stop the other slice: the pair cannot be merged
 			}

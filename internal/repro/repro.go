@@ -7,17 +7,15 @@ package repro
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"debug/macho"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/inspect"
 )
 
@@ -38,11 +36,11 @@ func (d Difference) String() string {
 
 // CompareTrees compares every file under a and b.
 func CompareTrees(a, b string) ([]Difference, error) {
-	ha, err := hashTree(a)
+	ha, err := artifact.HashTree(a)
 	if err != nil {
 		return nil, err
 	}
-	hb, err := hashTree(b)
+	hb, err := artifact.HashTree(b)
 	if err != nil {
 		return nil, err
 	}
@@ -248,31 +246,6 @@ func firstDifference(a, b []byte) string {
 		return fmt.Sprintf("%q", x[lo:hi])
 	}
 	return fmt.Sprintf("first difference at byte %d: %s vs %s", i, ctx(a), ctx(b))
-}
-
-func hashTree(dir string) (map[string]string, error) {
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		h := sha256.New()
-		if _, err := io.Copy(h, f); err != nil {
-			return err
-		}
-		out[filepath.ToSlash(rel)] = hex.EncodeToString(h.Sum(nil))
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("compare %s: %w", dir, err)
-	}
-	return out, nil
 }
 
 // FindStrings reports every file under dir that contains any of needles

@@ -18,7 +18,6 @@ import (
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
-	"github.com/osslbuild/osslbuild/internal/inspect"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/internal/validate"
 )
@@ -163,15 +162,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string) 
 		if err != nil {
 			return nil, fmt.Errorf("merged %s: %w", lib, err)
 		}
-		for _, s := range rep.File.Slices {
-			for _, bi := range s.BuildInfo {
-				if bi.Kind == inspect.InfoCompiler {
-					m.CompilerLines = append(m.CompilerLines, artifact.CompilerLine{
-						Arch: s.Arch, Library: lib, Member: bi.Member, Line: bi.Text,
-						Opt: inspect.ParseCompilerLine(bi.Text).Opt.String()})
-				}
-			}
-		}
+		m.CompilerLines = append(m.CompilerLines, artifact.CompilerLinesOf(rep.File, lib)...)
 	}
 	if err := artifact.WriteSBOM(dst, m); err != nil {
 		return nil, err
