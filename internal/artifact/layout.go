@@ -13,6 +13,9 @@ import (
 	"strings"
 )
 
+// Libraries are the static libraries every artifact holds under lib/.
+var Libraries = []string{"libcrypto.a", "libssl.a"}
+
 // Layout copies the installed tree stage+prefix into dst (which must not
 // exist), keeping only include/ and lib/ (libraries, pkgconfig, cmake), and
 // rewrites pkgconfig files to be relocatable. It returns the relative paths

@@ -40,7 +40,8 @@ func WriteSBOM(dir string, m *Manifest) error {
 		*src.ExternalReferences = append(*src.ExternalReferences, cdx.ExternalReference{Type: cdx.ERTypeDistribution, URL: m.OpenSSL.URL})
 	}
 	var libs []cdx.Component
-	for _, rel := range []string{"lib/libcrypto.a", "lib/libssl.a"} {
+	for _, lib := range Libraries {
+		rel := "lib/" + lib
 		sum, err := FileSHA256(filepath.Join(dir, rel))
 		if err != nil {
 			return fmt.Errorf("sbom: %w", err)

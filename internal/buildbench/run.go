@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/fetch"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
@@ -102,12 +103,12 @@ func Run(ctx context.Context, o Options) (string, error) {
 			total.Wall += s.Wall
 			total.User += s.User
 			total.Sys += s.Sys
-			for _, lib := range []string{"libcrypto.a", "libssl.a"} {
+			for _, lib := range artifact.Libraries {
 				libs[i] = append(libs[i], filepath.Join(d, "artifact", plans[t].Recipe.Prefix, "lib", lib))
 			}
 		}
 		start := time.Now()
-		for j, lib := range []string{"libcrypto.a", "libssl.a"} {
+		for j, lib := range artifact.Libraries {
 			if err := tc.Lipo(ctx, filepath.Join(dir, lib), libs[0][j], libs[1][j]); err != nil {
 				return total, err
 			}

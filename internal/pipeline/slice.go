@@ -20,7 +20,7 @@ import (
 )
 
 // Libraries are the static libraries every artifact must hold.
-var Libraries = []string{"libcrypto.a", "libssl.a"}
+var Libraries = artifact.Libraries
 
 // Result is a published artifact.
 type Result struct {
