@@ -9,12 +9,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/magefile/mage/mg"
 
 	"github.com/osslbuild/osslbuild/internal/bench"
+	"github.com/osslbuild/osslbuild/internal/bump"
 	"github.com/osslbuild/osslbuild/internal/check"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/repro"
+	"github.com/osslbuild/osslbuild/internal/targets"
 )
 
 // Aliases give targets names Go identifiers cannot have.
@@ -30,72 +34,71 @@ func Check(ctx context.Context, path string, minopt *int, arch *string, json *bo
 // Source fetches and unpacks verified OpenSSL sources.
 type Source mg.Namespace
 
-// Build builds artifacts into dist/.
-type Build mg.Namespace
-
-// opts gathers the flags common to the targets; the environment supplies
-// OSSLBUILD_CACHE, OSSLBUILD_MIRROR, OSSLBUILD_OFFLINE, OSSLBUILD_TOOLCHAIN.
-func opts(version *string, jobs *int, out *string, rebuild *bool) pipeline.Options {
-	var o pipeline.Options
-	if rebuild != nil {
-		o.Rebuild = *rebuild
-	}
-	if version != nil {
-		o.Version = *version
-	}
-	if jobs != nil {
-		o.Jobs = *jobs
-	}
-	if out != nil {
-		o.Out = *out
-	}
-	o.FromEnv()
-	return o
-}
-
 // Fetch downloads the release (-version=X.Y.Z, default from the recipe) into the cache and verifies its sha256, size and OpenPGP signature.
 func (Source) Fetch(ctx context.Context, version *string) error {
-	_, err := pipeline.Fetch(ctx, opts(version, nil, nil, nil))
+	s, err := targets.Settings(version, nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	_, err = pipeline.Fetch(ctx, s, targets.Runtime())
 	return err
 }
 
 // Unpack gives a verified, patched source tree (-dest=DIR, default build/src/openssl-X.Y.Z).
 func (Source) Unpack(ctx context.Context, version *string, dest *string) error {
-	d := ""
-	if dest != nil {
-		d = *dest
+	s, err := targets.Settings(version, nil, nil, nil)
+	if err != nil {
+		return err
 	}
-	_, err := pipeline.Unpack(ctx, opts(version, nil, nil, nil), d)
+	_, err = pipeline.Unpack(ctx, s, targets.Runtime(), targets.Deref(dest))
 	return err
 }
 
+// Build builds artifacts into dist/.
+type Build mg.Namespace
+
 // Arm64 builds and validates dist/openssl-macos-arm64 (-version, -jobs, -out, -rebuild).
 func (Build) Arm64(ctx context.Context, version *string, jobs *int, out *string, rebuild *bool) error {
-	_, err := pipeline.Slice(ctx, opts(version, jobs, out, rebuild), "arm64")
-	return err
+	return slice(ctx, "arm64", version, jobs, out, rebuild)
 }
 
 // X86_64 builds and validates dist/openssl-macos-x86-64 (-version, -jobs, -out, -rebuild).
 func (Build) X86_64(ctx context.Context, version *string, jobs *int, out *string, rebuild *bool) error {
-	_, err := pipeline.Slice(ctx, opts(version, jobs, out, rebuild), "x86_64")
-	return err
+	return slice(ctx, "x86_64", version, jobs, out, rebuild)
 }
 
 // LinuxX86_64 builds and validates dist/openssl-linux-x86_64 natively (ELF objects; also build:linux-x86_64).
 func (Build) LinuxX86_64(ctx context.Context, version *string, jobs *int, out *string, rebuild *bool) error {
-	_, err := pipeline.Slice(ctx, opts(version, jobs, out, rebuild), "linux-x86_64")
-	return err
+	return slice(ctx, "linux-x86_64", version, jobs, out, rebuild)
 }
 
 // Universal2 builds both slices side by side (one -jobs budget) and merges them into dist/openssl-macos-universal2.
 func (Build) Universal2(ctx context.Context, version *string, jobs *int, out *string, rebuild *bool) error {
-	_, err := pipeline.Universal2(ctx, opts(version, jobs, out, rebuild))
+	s, err := targets.Settings(version, jobs, out, rebuild)
+	if err != nil {
+		return err
+	}
+	_, err = pipeline.Universal2(ctx, s, targets.Runtime())
 	return err
 }
 
 // Merge merges two slice artifacts built elsewhere (directories or .tar.gz) into dist/openssl-macos-universal2 (-out).
 func (Build) Merge(ctx context.Context, arm64, x86_64 string, out *string) error {
-	_, err := pipeline.Merge(ctx, opts(nil, nil, out, nil), arm64, x86_64)
+	s, err := targets.Settings(nil, nil, out, nil)
+	if err != nil {
+		return err
+	}
+	_, err = pipeline.Merge(ctx, s, targets.Runtime(), arm64, x86_64)
+	return err
+}
+
+// slice builds one recipe target and publishes it.
+func slice(ctx context.Context, target string, version *string, jobs *int, out *string, rebuild *bool) error {
+	s, err := targets.Settings(version, jobs, out, rebuild)
+	if err != nil {
+		return err
+	}
+	_, err = pipeline.Slice(ctx, s, targets.Runtime(), target, nil)
 	return err
 }
 
@@ -104,11 +107,15 @@ type Verify mg.Namespace
 
 // Reproducible builds twice in different directories, the second with a hostile environment, TZ and umask, and requires identical tarballs (-arch=arm64|x86_64|universal2, default arm64).
 func (Verify) Reproducible(ctx context.Context, arch *string, version *string) error {
+	s, err := targets.Settings(version, nil, nil, nil)
+	if err != nil {
+		return err
+	}
 	a := "arm64"
 	if arch != nil {
 		a = *arch
 	}
-	return pipeline.VerifyReproducible(ctx, opts(version, nil, nil, nil), a)
+	return repro.Verify(ctx, s, targets.Runtime(), a)
 }
 
 // Recipe edits recipes/openssl.toml.
@@ -116,7 +123,11 @@ type Recipe mg.Namespace
 
 // Bump adds a verified release to the recipe: an X.Y.Z version, or X.Y for the newest of that series (-dryrun to only print the diff).
 func (Recipe) Bump(ctx context.Context, version string, dryrun *bool) error {
-	return pipeline.Bump(ctx, version, dryrun != nil && *dryrun)
+	s, err := targets.Settings(nil, nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	return bump.Target(ctx, s.Fetch, version, dryrun != nil && *dryrun, os.Stdout)
 }
 
 // Bench measures osslbuild against what it replaces.
@@ -124,30 +135,22 @@ type Bench mg.Namespace
 
 // Build times build:arm64 against pyca's shell sequence, build:universal2 against two sequential builds + lipo, and a cache hit against a full build, interleaved A/B (-rounds=3, -only=arm64|universal2|cache).
 func (Bench) Build(ctx context.Context, rounds *int, only *string, version *string) error {
-	return pipeline.BenchBuild(ctx, opts(version, nil, nil, nil), deref(rounds), derefs(only))
+	s, err := targets.Settings(version, nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	return bench.BuildReport(ctx, s, targets.Deref(rounds), targets.Deref(only))
 }
 
 // Library builds 4.0.2 for linux-x86_64 with osslbuild and the way pyca's step did (CFLAGS in Configure's environment: -O0), runs bench/osslbench.c against both, interleaved, and writes bench/library-<date>.md.
 func (Bench) Library(ctx context.Context) error {
-	var o bench.Options
-	o.Pipeline.FromEnv()
-	path, err := bench.WriteLibraryReport(ctx, o, "bench", "go tool mage bench:library")
+	s, err := targets.Settings(nil, nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	path, err := bench.WriteLibraryReport(ctx, bench.Options{Settings: s, Runtime: targets.Runtime()}, "bench", "go tool mage bench:library")
 	if err == nil {
 		fmt.Println("bench:library: wrote", path)
 	}
 	return err
-}
-
-func deref(p *int) int {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
-func derefs(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }

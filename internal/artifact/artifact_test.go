@@ -2,6 +2,7 @@ package artifact
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -37,11 +38,11 @@ func TestTarballDeterministic(t *testing.T) {
 	os.Chtimes(filepath.Join(b, "include/openssl/ssl.h"), time.Now(), time.Unix(12345, 0))
 	mtime := time.Unix(1787657968, 0)
 	var ta, tb bytes.Buffer
-	da, err := WriteTarball(a, "x", mtime, &ta)
+	da, err := WriteTarball(context.Background(), a, "x", mtime, &ta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := WriteTarball(b, "x", mtime, &tb)
+	db, err := WriteTarball(context.Background(), b, "x", mtime, &tb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestTarballDeterministic(t *testing.T) {
 	// A content change changes the digest.
 	os.WriteFile(filepath.Join(b, "lib/libcrypto.a"), []byte("crypt0"), 0o644)
 	var tc bytes.Buffer
-	dc, _ := WriteTarball(b, "x", mtime, &tc)
+	dc, _ := WriteTarball(context.Background(), b, "x", mtime, &tc)
 	if dc.SHA256 == da.SHA256 || dc.TarSHA256 == da.TarSHA256 {
 		t.Error("content change did not change the digest")
 	}
@@ -61,7 +62,7 @@ func TestTarballRefusesSymlink(t *testing.T) {
 	d := t.TempDir()
 	writeTree(t, d, map[string]string{"a": "x"})
 	os.Symlink("/etc/passwd", filepath.Join(d, "link"))
-	if _, err := WriteTarball(d, "x", time.Unix(0, 0), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "link") {
+	if _, err := WriteTarball(context.Background(), d, "x", time.Unix(0, 0), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "link") {
 		t.Errorf("want refusal naming the symlink, got %v", err)
 	}
 }
@@ -89,7 +90,7 @@ func TestPublishAtomicAndReplaces(t *testing.T) {
 	for i, body := range []string{"one", "two"} {
 		src := filepath.Join(t.TempDir(), "tree")
 		writeTree(t, src, map[string]string{"lib/libcrypto.a": body})
-		p, err := Publish(src, out, "openssl-macos-arm64", time.Unix(0, 0))
+		p, err := Publish(context.Background(), src, out, "openssl-macos-arm64", time.Unix(0, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +117,7 @@ func TestManifestFiles(t *testing.T) {
 	d := t.TempDir()
 	writeTree(t, d, map[string]string{"lib/libssl.a": "ssl"})
 	m := &Manifest{Name: "n"}
-	if err := WriteManifest(d, m); err != nil {
+	if err := WriteManifest(context.Background(), d, m); err != nil {
 		t.Fatal(err)
 	}
 	r, err := ReadManifest(d)

@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -94,8 +95,8 @@ type CompilerLine struct {
 
 // WriteManifest hashes every file in dir (except the manifest itself), stores
 // the digests in m.Files and writes dir/manifest.json.
-func WriteManifest(dir string, m *Manifest) error {
-	files, err := HashTree(dir)
+func WriteManifest(ctx context.Context, dir string, m *Manifest) error {
+	files, err := HashTree(ctx, dir)
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,7 @@
 package artifact
 
 import (
-	"crypto/rand"
-	"encoding/hex"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,7 +21,7 @@ type Published struct {
 // temporary directory inside out and renamed into place only when complete,
 // under a lock so two builds publishing the same name cannot interleave.
 // On error nothing new is left in out.
-func Publish(dir, out, name string, mtime time.Time) (*Published, error) {
+func Publish(ctx context.Context, dir, out, name string, mtime time.Time) (*Published, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("publish %s: %w", name, err)
 	}
@@ -42,7 +41,7 @@ func Publish(dir, out, name string, mtime time.Time) (*Published, error) {
 	if err != nil {
 		return nil, fmt.Errorf("publish %s: %w", name, err)
 	}
-	d, err := WriteTarball(dir, name, mtime, f)
+	d, err := WriteTarball(ctx, dir, name, mtime, f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -92,11 +91,4 @@ func lock(path string) (func(), error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-}
-
-// TempName returns a unique suffix for private work directories.
-func TempName() string {
-	b := make([]byte, 6)
-	rand.Read(b)
-	return hex.EncodeToString(b)
 }

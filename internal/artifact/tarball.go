@@ -3,6 +3,7 @@ package artifact
 import (
 	"archive/tar"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // Digests of a written tarball.
@@ -27,7 +30,7 @@ type Digests struct {
 // with no names, modes normalised to 0755 (dirs and executables) or 0644,
 // and a gzip header with no name and no time. The same tree gives the same
 // bytes whatever the umask, owner, timestamps or directory order.
-func WriteTarball(dir, top string, mtime time.Time, out io.Writer) (Digests, error) {
+func WriteTarball(ctx context.Context, dir, top string, mtime time.Time, out io.Writer) (Digests, error) {
 	var paths []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -86,7 +89,7 @@ func WriteTarball(dir, top string, mtime time.Time, out io.Writer) (Digests, err
 			if err != nil {
 				return Digests{}, err
 			}
-			_, err = io.Copy(tw, f)
+			_, err = io.Copy(tw, ctxio.Reader(ctx, f))
 			f.Close()
 			if err != nil {
 				return Digests{}, fmt.Errorf("tarball %s: %w", p, err)
@@ -117,10 +120,13 @@ func (c *countWriter) Write(p []byte) (int, error) {
 
 // HashTree returns the sha256 of every regular file under dir, keyed by
 // slash-separated relative path.
-func HashTree(dir string) (map[string]string, error) {
+func HashTree(ctx context.Context, dir string) (map[string]string, error) {
 	out := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)

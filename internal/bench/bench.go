@@ -1,31 +1,37 @@
-// Package bench measures the libraries osslbuild builds: a small C program
-// (bench/osslbench.c) linked statically against an artifact's libcrypto.a
-// times a few operations, and Library compares osslbuild's linux-x86_64
-// build with the same sources built "the pyca way" (CFLAGS in Configure's
-// environment, which replaces OpenSSL's -O3 and leaves the C code at -O0).
+// Package bench measures osslbuild against what it replaces, with the
+// real thing on both sides, interleaved, as ratios:
 //
-// The point is the shape of the result, not its absolute numbers: C code
-// paths (ML-KEM, ML-DSA, Ed25519) several times slower in the pyca-way
-// build, assembly paths (SHA3-256, P-256) about equal. No test asserts a
-// timing; tests check the harness's correctness checks and the builds'
-// compiler lines.
+//   - library speed (Library, bench:library): a small C program
+//     (bench/osslbench.c) linked statically against an artifact's
+//     libcrypto.a times a few operations, comparing osslbuild's
+//     linux-x86_64 build with the same sources built the pyca way
+//     (pipeline.PycaWay: CFLAGS in Configure's environment, which replaces
+//     OpenSSL's -O3 and leaves the C code at -O0). C code paths (ML-KEM,
+//     ML-DSA, Ed25519) come out several times slower the pyca way, assembly
+//     paths (SHA3-256, P-256) about equal;
+//   - build time (BuildTime, bench:build): osslbuild's targets as whole
+//     processes against the shell step they replace (timing.go).
+//
+// No test asserts a timing; tests check the harness's correctness checks,
+// the measurement plumbing and the builds' compiler lines.
 package bench
 
 import (
 	"os"
 	"path/filepath"
-	"runtime"
-	"time"
+	"slices"
 
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 )
 
-// Options for Library and the builds it runs.
+// Options for Library and the two builds it measures.
 type Options struct {
-	// Pipeline are the build options shared by both builds: Version ("" =
-	// Version), Out ("" = <Work>/bench/dist), Work, Jobs, Fetch (its
-	// CacheDir also holds the pyca-way build), Log, Recipe, Toolchain.
-	Pipeline pipeline.Options
+	// Settings are shared by both builds: Version ("" = Version), Out (""
+	// = <Work>/bench/dist), Work, Jobs, Fetch (its CacheDir holds both
+	// builds' artifact cache entries), Recipe, Toolchain.
+	Settings pipeline.Settings
+	// Runtime runs both builds (Log also receives the benchmark's account).
+	Runtime pipeline.Runtime
 	// Harness is the C source of the benchmark; "" = bench/osslbench.c
 	// under the current directory (the repository root under mage).
 	Harness string
@@ -41,24 +47,18 @@ type Options struct {
 const DefaultHarness = "bench/osslbench.c"
 
 func (o *Options) defaults() {
-	if o.Pipeline.Version == "" {
-		o.Pipeline.Version = Version
+	if o.Settings.Version == "" {
+		o.Settings.Version = Version
 	}
-	if o.Pipeline.Work == "" {
-		o.Pipeline.Work = "build"
+	if o.Settings.Work == "" {
+		o.Settings.Work = "build"
 	}
-	if o.Pipeline.Out == "" {
+	if o.Settings.Out == "" {
 		// Not dist/: a benchmark run must not replace the user's artifacts.
-		o.Pipeline.Out = filepath.Join(o.Pipeline.Work, "bench", "dist")
+		o.Settings.Out = filepath.Join(o.Settings.Work, "bench", "dist")
 	}
-	if o.Pipeline.Jobs <= 0 {
-		o.Pipeline.Jobs = runtime.NumCPU()
-	}
-	if o.Pipeline.Log == nil {
-		o.Pipeline.Log = os.Stdout
-	}
-	if o.Pipeline.ProgressInterval == 0 {
-		o.Pipeline.ProgressInterval = 30 * time.Second
+	if o.Runtime.Log == nil {
+		o.Runtime.Log = os.Stdout
 	}
 	if o.Harness == "" {
 		o.Harness = DefaultHarness
@@ -74,8 +74,16 @@ func (o *Options) defaults() {
 	}
 }
 
-// pipelineOptions are the options both builds run with.
-func (o Options) pipelineOptions() (pipeline.Options, error) {
-	o.defaults()
-	return o.Pipeline, nil
+// Median of v (the mean of the middle two for an even count); 0 for none.
+// Every median in this package is this one.
+func Median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -68,7 +67,7 @@ type Table struct {
 	LoadAfter          string
 }
 
-// Library builds Options.Pipeline.Version for linux-x86_64 twice
+// Library builds Options.Settings.Version for linux-x86_64 twice
 // (Osslbuild and PycaWay, each from its cache when unchanged), compiles the
 // harness against both, runs them interleaved for Rounds rounds (osslbuild,
 // pyca way, osslbuild, ...: a load change on a shared machine hits both
@@ -88,10 +87,10 @@ func Library(ctx context.Context, o Options) (*Table, error) {
 	} else if !cl.Opt.AtLeast(inspect.O3) {
 		return nil, fmt.Errorf("bench: osslbuild libcrypto in %s is %s, not -O3: compiler: %s", a, cl.Opt, cl.Raw)
 	}
-	if err := os.MkdirAll(o.Pipeline.Work, 0o755); err != nil {
+	if err := os.MkdirAll(o.Settings.Work, 0o755); err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	bin, err := os.MkdirTemp(o.Pipeline.Work, "bench-")
+	bin, err := os.MkdirTemp(o.Settings.Work, "bench-")
 	if err != nil {
 		return nil, fmt.Errorf("bench: harness directory: %w", err)
 	}
@@ -112,7 +111,7 @@ func Library(ctx context.Context, o Options) (*Table, error) {
 	per := map[*Build][]*Result{}
 	for round := 1; round <= o.Rounds; round++ {
 		for _, x := range builds {
-			fmt.Fprintf(o.Pipeline.Log, "bench: round %d/%d: %s (%d calls per operation)\n", round, o.Rounds, x.Name, o.Calls)
+			fmt.Fprintf(o.Runtime.Log, "bench: round %d/%d: %s (%d calls per operation)\n", round, o.Rounds, x.Name, o.Calls)
 			res, err := Run(ctx, exe[x], o.Calls)
 			if err != nil {
 				return nil, fmt.Errorf("bench: %s build, round %d: %w", x.Name, round, err)
@@ -144,19 +143,6 @@ func Library(ctx context.Context, o Options) (*Table, error) {
 		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
-}
-
-// Median of v (the mean of the middle two for an even count); 0 for none.
-func Median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // Markdown renders the comparison table.

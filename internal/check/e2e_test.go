@@ -19,7 +19,7 @@ func TestE2EOwnSlices(t *testing.T) {
 		{"x86_64", "openssl-macos-x86-64", "10.12"},
 	} {
 		t.Run(tc.arch, func(t *testing.T) {
-			dist := filepath.Join(e2e.Slice(t, tc.arch), "dist")
+			dist := filepath.Dir(e2e.Slice(t, tc.arch))
 			for _, p := range []string{filepath.Join(dist, tc.artifact), filepath.Join(dist, tc.artifact+".tar.gz")} {
 				var out bytes.Buffer
 				err := Run(context.Background(), Options{Path: p, MinOpt: "3", Archs: []string{tc.arch}, Stdout: &out, Env: noEnv})
@@ -88,7 +88,7 @@ func TestE2EUniversal2(t *testing.T) {
 func TestE2EPycaWheel(t *testing.T) {
 	needTools(t, "llvm-lipo-14")
 	bad := e2e.PycaArm64(t)
-	good := filepath.Join(e2e.Slice(t, "x86_64"), "dist", "openssl-macos-x86-64", "lib", "libcrypto.a")
+	good := filepath.Join(e2e.Slice(t, "x86_64"), "lib", "libcrypto.a")
 	dir := t.TempDir()
 	fat := filepath.Join(dir, "_rust.abi3.so")
 	run(t, dir, "llvm-lipo-14", "-create", bad, good, "-output", fat)

@@ -168,7 +168,7 @@ func TestInputKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := artifact.WriteTarball(art, "openssl-macos-arm64", time.Unix(0, 0), f); err != nil {
+	if _, err := artifact.WriteTarball(context.Background(), art, "openssl-macos-arm64", time.Unix(0, 0), f); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -112,10 +112,18 @@ func Env(tc toolchain.Env, work string, sourceDateEpoch int64) ([]string, error)
 // Run runs Configure in the source tree src with env, writing its output to
 // log.
 func Run(ctx context.Context, src string, p *recipe.Plan, env []string, log io.Writer) error {
-	args := Args(p)
+	if err := RunArgs(ctx, src, Args(p), env, log); err != nil {
+		return fmt.Errorf("configure %s for %s: %w", p.Release.Version, p.Target.Name, err)
+	}
+	return nil
+}
+
+// RunArgs runs the Configure argv args in src with env, writing its output
+// to log.
+func RunArgs(ctx context.Context, src string, args, env []string, log io.Writer) error {
 	fmt.Fprintf(log, "+ %s\n", strings.Join(args, " "))
 	if err := proc.Run(ctx, proc.Cmd{Args: args, Dir: src, Env: env, Stdout: log, Stderr: log}); err != nil {
-		return fmt.Errorf("configure %s for %s: %w", p.Release.Version, p.Target.Name, err)
+		return fmt.Errorf("configure: %w", err)
 	}
 	return nil
 }

@@ -3,9 +3,10 @@
 // at most once per source state: go test runs package binaries in parallel,
 // so builds are shared through a directory and serialised with a lock.
 //
-// The directory is $OSSLBUILD_E2E_DIR, else <repo>/.fixtures/e2e. Entries are
-// keyed by a digest of this repository's Go sources, recipes and patches,
-// so a stale build from older code is never reused.
+// The directory is $OSSLBUILD_E2E_DIR, else <repo>/.fixtures/e2e. Entries,
+// and the artifact cache the builds use, are keyed by a digest of this
+// repository's Go sources, recipes and patches (Key), so a stale build from
+// older code is never reused.
 package e2e
 
 import (
@@ -13,7 +14,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,6 +24,7 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
@@ -44,17 +45,10 @@ var (
 	key     string
 )
 
-// buildInputs are the parts of the repository that decide what a build
-// produces (the pipeline's packages and data).
-var buildInputs = []string{
-	"internal/pipeline", "internal/source", "internal/fetch", "internal/signature", "internal/unpack",
-	"internal/patch", "internal/toolchain", "internal/configure", "internal/build", "internal/artifact",
-	"internal/universal", "internal/validate", "internal/inspect", "internal/recipe", "internal/proc",
-	"recipes", "patches", "keys", "go.mod", "go.sum",
-}
-
-// Key digests the inputs that decide what a build produces.
-// OSSLBUILD_E2E_KEY overrides it, to reuse fixtures while editing.
+// Key digests what decides a build's bytes: every non-test Go file of the
+// module, the recipes, patches and keys, go.mod and go.sum, so no fixture
+// built by older code is ever reused. OSSLBUILD_E2E_KEY overrides it, to
+// reuse fixtures while editing.
 func Key() string {
 	keyOnce.Do(func() {
 		if k := os.Getenv("OSSLBUILD_E2E_KEY"); k != "" {
@@ -63,22 +57,31 @@ func Key() string {
 		}
 		root := testfixture.RepoRoot()
 		h := sha256.New()
-		for _, top := range buildInputs {
-			filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
-				if err != nil || d.IsDir() || strings.HasSuffix(p, "_test.go") || strings.Contains(p, "/testdata/") {
-					return nil
-				}
-				rel, _ := filepath.Rel(root, p)
-				f, err := os.Open(p)
-				if err != nil {
-					return nil
-				}
-				defer f.Close()
-				fmt.Fprintf(h, "%s\x00", rel)
-				io.Copy(h, f)
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
 				return nil
-			})
-		}
+			}
+			rel, _ := filepath.Rel(root, p)
+			rel = filepath.ToSlash(rel)
+			if d.IsDir() {
+				if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || rel == "dist" || rel == "build") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			top, _, _ := strings.Cut(rel, "/")
+			if !d.Type().IsRegular() || strings.HasSuffix(rel, "_test.go") ||
+				!(strings.HasSuffix(rel, ".go") || top == "recipes" || top == "patches" || top == "keys" || rel == "go.mod" || rel == "go.sum") {
+				return nil
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return nil
+			}
+			fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
+			h.Write(b)
+			return nil
+		})
 		key = hex.EncodeToString(h.Sum(nil))[:16]
 	})
 	return key
@@ -100,20 +103,27 @@ func Require(t testing.TB) {
 	testfixture.Get(t, Version)
 }
 
-// Options are the pipeline options the fixtures build with: the release
-// fixtures as an offline mirror, a cache inside dir.
-func Options(t testing.TB, dir string) pipeline.Options {
-	o := pipeline.Options{
+// Settings are what the fixtures build with: the release fixtures as an
+// offline mirror, output and work under dir, and an artifact cache of
+// their own per Key (test binaries cannot tell osslbuild's revision, so a
+// cache shared across source states could serve slices built by older
+// code).
+func Settings(t testing.TB, dir string) pipeline.Settings {
+	s := pipeline.Settings{
 		Version: Version,
 		Out:     filepath.Join(dir, "dist"),
 		Work:    filepath.Join(dir, "work"),
 		Jobs:    runtime.NumCPU(),
-		Log:     &testLog{t: t},
 	}
-	o.Fetch.Mirror = testfixture.Dir()
-	o.Fetch.Offline = true
-	o.Fetch.CacheDir = filepath.Join(Dir(), "cache")
-	return o
+	s.Fetch.Mirror = testfixture.Dir()
+	s.Fetch.Offline = true
+	s.Fetch.CacheDir = filepath.Join(Dir(), Key(), "cache")
+	return s
+}
+
+// Runtime logs to t and records the fixture key as osslbuild's revision.
+func Runtime(t testing.TB) pipeline.Runtime {
+	return pipeline.Runtime{Log: &testLog{t: t}, Revision: "test-" + Key()}
 }
 
 // Universal2 returns the fixture directory holding, under dist/, the
@@ -123,16 +133,25 @@ func Universal2(t testing.TB) string {
 	t.Helper()
 	Require(t)
 	return Shared(t, "universal2", func(dir string) error {
-		_, err := pipeline.Universal2(context.Background(), Options(t, dir))
+		_, err := pipeline.Universal2(context.Background(), Settings(t, dir), Runtime(t))
 		return err
 	})
 }
 
-// Slice returns the fixture directory whose dist/ holds the published
-// artifact for target (arm64 or x86_64): the slices of Universal2.
+// Slice returns the published artifact directory of target (a recipe
+// target of universal2: arm64 or x86_64), from the Universal2 fixture.
 func Slice(t testing.TB, target string) string {
 	t.Helper()
-	return Universal2(t)
+	dist := filepath.Join(Universal2(t), "dist")
+	r, err := recipe.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt, err := r.Target(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dist, tt.Artifact)
 }
 
 // Shared runs build once for name (per Key), in a fresh directory that is

@@ -31,16 +31,15 @@ func RequireLinux(t testing.TB) {
 	testfixture.Get(t, Version)
 }
 
-// BenchOptions are the options the linux-x86_64 fixtures build with. Unlike
-// Shared fixtures they are not keyed by Key(): both builds sit in the
-// caches under Dir()/cache (pipeline's artifact cache and bench's pyca-way
-// cache), which are keyed by the build's own inputs, so the benchmark
-// report run (go test -run TestLibrary -args -library.report=...) reuses
-// what the tests built.
+// BenchOptions are the options the linux-x86_64 fixtures build with. Both
+// builds sit in the artifact cache of this Key (see Settings), so the
+// benchmark report run (go test -run TestLibrary -args
+// -library.report=...) reuses what the tests built.
 func BenchOptions(t testing.TB) bench.Options {
-	dir := filepath.Join(Dir(), "linux-x86_64")
+	dir := filepath.Join(Dir(), Key(), "linux-x86_64")
 	return bench.Options{
-		Pipeline: Options(t, dir),
+		Settings: Settings(t, dir),
+		Runtime:  Runtime(t),
 		Harness:  filepath.Join(testfixture.RepoRoot(), bench.DefaultHarness),
 	}
 }

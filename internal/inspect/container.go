@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
@@ -71,6 +72,9 @@ func (l Limits) withDefaults() Limits {
 type Member struct {
 	Name string // as stored in the archive
 	Size int64  // declared uncompressed size (the stream is still bounded by Limits)
+	// Tar is the whole header of a tar entry (type, mode, times, owner,
+	// PAX records), nil for other containers.
+	Tar *tar.Header
 }
 
 // WalkFunc receives each member with a stream of its bytes. It may read

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"bufio"
+	"bytes"
 	"debug/macho"
 	"encoding/binary"
 	"fmt"
@@ -132,6 +133,14 @@ type MachO struct {
 	Is64     bool
 	NCmds    uint32
 	Versions []BuildVersion // in load-command order
+	Sections []Section      // of every LC_SEGMENT/LC_SEGMENT_64, in order
+}
+
+// Section is one Mach-O section header: where its bytes are in the file.
+type Section struct {
+	Segment, Name string
+	Offset        uint32 // file offset; 0 for zero-fill sections
+	Size          uint64
 }
 
 // TypeName is "object", "dylib", "executable", ...
@@ -247,33 +256,34 @@ func ParseMachO(r io.ReaderAt, size int64) (*MachO, error) {
 	if int64(m.NCmds) > sizeofcmds/8 {
 		return nil, malformed(16, "ncmds %d cannot fit in sizeofcmds %d (each load command is at least 8 bytes)", m.NCmds, sizeofcmds)
 	}
-	vs, err := walkLoadCommands(io.NewSectionReader(r, hdrSize, sizeofcmds), bo, m.NCmds, sizeofcmds)
+	vs, secs, err := walkLoadCommands(io.NewSectionReader(r, hdrSize, sizeofcmds), bo, m.NCmds, sizeofcmds)
 	if err != nil {
 		return nil, shift(err, hdrSize)
 	}
-	m.Versions = vs
+	m.Versions, m.Sections = vs, secs
 	return m, nil
 }
 
 // walkLoadCommands decodes the deployment-target commands among ncmds load
 // commands in a stream of exactly sizeofcmds bytes. Offsets in errors are
 // relative to the start of the load commands.
-func walkLoadCommands(r io.Reader, bo binary.ByteOrder, ncmds uint32, sizeofcmds int64) ([]BuildVersion, error) {
+func walkLoadCommands(r io.Reader, bo binary.ByteOrder, ncmds uint32, sizeofcmds int64) ([]BuildVersion, []Section, error) {
 	br := bufio.NewReaderSize(r, 4096)
 	var vs []BuildVersion
-	var buf [24]byte
+	var secs []Section
+	var buf [80]byte
 	off := int64(0)
 	for i := uint32(0); i < ncmds; i++ {
 		if sizeofcmds-off < 8 {
-			return nil, malformed(off, "load command %d: expected an 8-byte header, %d bytes of sizeofcmds left", i, sizeofcmds-off)
+			return nil, nil, malformed(off, "load command %d: expected an 8-byte header, %d bytes of sizeofcmds left", i, sizeofcmds-off)
 		}
 		if _, err := io.ReadFull(br, buf[:8]); err != nil {
-			return nil, fmt.Errorf("read load command %d: %w", i, err)
+			return nil, nil, fmt.Errorf("read load command %d: %w", i, err)
 		}
 		cmd := macho.LoadCmd(bo.Uint32(buf[0:]))
 		cmdsize := int64(bo.Uint32(buf[4:]))
 		if cmdsize < 8 || cmdsize > sizeofcmds-off {
-			return nil, malformed(off, "load command %d (cmd %#x): cmdsize %d: expected 8 to %d", i, uint32(cmd), cmdsize, sizeofcmds-off)
+			return nil, nil, malformed(off, "load command %d (cmd %#x): cmdsize %d: expected 8 to %d", i, uint32(cmd), cmdsize, sizeofcmds-off)
 		}
 		body := cmdsize - 8
 		var need int64
@@ -282,13 +292,27 @@ func walkLoadCommands(r io.Reader, bo binary.ByteOrder, ncmds uint32, sizeofcmds
 			need = 16 // platform, minos, sdk, ntools
 		case LCVersionMinMacOSX, LCVersionMinIPhoneOS, LCVersionMinTVOS, LCVersionMinWatchOS:
 			need = 8 // version, sdk
+		case macho.LoadCmdSegment64:
+			need = 64 // segname .. flags; nsects at 56
+		case macho.LoadCmdSegment:
+			need = 48 // nsects at 40
 		}
 		if body < need {
-			return nil, malformed(off, "load command %d (cmd %#x): cmdsize %d is too small: expected at least %d", i, uint32(cmd), cmdsize, need+8)
+			return nil, nil, malformed(off, "load command %d (cmd %#x): cmdsize %d is too small: expected at least %d", i, uint32(cmd), cmdsize, need+8)
 		}
-		if need > 0 {
+		if cmd == macho.LoadCmdSegment64 || cmd == macho.LoadCmdSegment {
 			if _, err := io.ReadFull(br, buf[:need]); err != nil {
-				return nil, fmt.Errorf("read load command %d: %w", i, err)
+				return nil, nil, fmt.Errorf("read load command %d: %w", i, err)
+			}
+			s, used, err := readSections(br, bo, buf[:need], cmd == macho.LoadCmdSegment64, body-need)
+			if err != nil {
+				return nil, nil, malformed(off, "load command %d (segment): %v", i, err)
+			}
+			secs = append(secs, s...)
+			need += used
+		} else if need > 0 {
+			if _, err := io.ReadFull(br, buf[:need]); err != nil {
+				return nil, nil, fmt.Errorf("read load command %d: %w", i, err)
 			}
 			v := BuildVersion{Cmd: cmd}
 			switch cmd {
@@ -307,9 +331,45 @@ func walkLoadCommands(r io.Reader, bo binary.ByteOrder, ncmds uint32, sizeofcmds
 			vs = append(vs, v)
 		}
 		if _, err := br.Discard(int(body - need)); err != nil {
-			return nil, fmt.Errorf("skip load command %d: %w", i, err)
+			return nil, nil, fmt.Errorf("skip load command %d: %w", i, err)
 		}
 		off += cmdsize
 	}
-	return vs, nil
+	return vs, secs, nil
+}
+
+// readSections reads the section headers that follow a segment command
+// (seg, its fixed part) within left bytes; it returns them and the bytes
+// read.
+func readSections(br *bufio.Reader, bo binary.ByteOrder, seg []byte, is64 bool, left int64) ([]Section, int64, error) {
+	nsOff, hdr := 40, int64(68)
+	if is64 {
+		nsOff, hdr = 56, 80
+	}
+	n := int64(bo.Uint32(seg[nsOff:]))
+	if n*hdr > left {
+		return nil, 0, fmt.Errorf("%d sections of %d bytes: expected at most %d bytes", n, hdr, left)
+	}
+	var b [80]byte
+	out := make([]Section, 0, n)
+	for k := int64(0); k < n; k++ {
+		if _, err := io.ReadFull(br, b[:hdr]); err != nil {
+			return nil, 0, err
+		}
+		s := Section{Name: cstr(b[0:16]), Segment: cstr(b[16:32])}
+		if is64 {
+			s.Size, s.Offset = bo.Uint64(b[40:]), bo.Uint32(b[48:])
+		} else {
+			s.Size, s.Offset = uint64(bo.Uint32(b[36:])), bo.Uint32(b[40:])
+		}
+		out = append(out, s)
+	}
+	return out, n * hdr, nil
+}
+
+func cstr(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
 }

@@ -17,6 +17,18 @@ func isGzip(b []byte) bool { return bytes.HasPrefix(b, []byte{0x1f, 0x8b, 0x08})
 // bytes are still inflated by gunzip, so the total and ratio limits count
 // the whole decompressed stream, not only what fn reads.
 func WalkTarGz(ctx context.Context, name string, r io.Reader, lim Limits, fn WalkFunc) error {
+	return walkTarGz(ctx, name, r, lim, false, fn)
+}
+
+// WalkTarGzEntries is WalkTarGz for every entry: directories, links and
+// special files too (their stream is empty), each with its full header in
+// Member.Tar. Extraction and reproducibility checks read archives through
+// it, so every reader of a .tar.gz shares the same limits.
+func WalkTarGzEntries(ctx context.Context, name string, r io.Reader, lim Limits, fn WalkFunc) error {
+	return walkTarGz(ctx, name, r, lim, true, fn)
+}
+
+func walkTarGz(ctx context.Context, name string, r io.Reader, lim Limits, all bool, fn WalkFunc) error {
 	lim = lim.withDefaults()
 	cr := &countReader{r: r, ctx: ctx}
 	gz, err := gzip.NewReader(cr)
@@ -45,7 +57,7 @@ func WalkTarGz(ctx context.Context, name string, r io.Reader, lim Limits, fn Wal
 		if n >= lim.MaxMembers {
 			return fmt.Errorf("inspect %s: %w: more than %d entries", name, ErrLimit, lim.MaxMembers)
 		}
-		if hdr.Typeflag != tar.TypeReg {
+		if hdr.Typeflag != tar.TypeReg && !all {
 			continue
 		}
 		where := location(name, hdr.Name)
@@ -53,7 +65,7 @@ func WalkTarGz(ctx context.Context, name string, r io.Reader, lim Limits, fn Wal
 			return fmt.Errorf("inspect %s: %w: member declares %d bytes (per-member limit %d)", where, ErrLimit, hdr.Size, lim.MaxMemberBytes)
 		}
 		mr := &memberReader{r: tr, ctx: ctx, where: where, lim: lim, total: &total}
-		if err := fn(Member{Name: hdr.Name, Size: hdr.Size}, mr); err != nil {
+		if err := fn(Member{Name: hdr.Name, Size: hdr.Size, Tar: hdr}, mr); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/e2e"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/report"
 )
 
 // TestActionsOutput runs build:merge with GITHUB_ACTIONS=true and a step
@@ -22,11 +23,12 @@ func TestActionsOutput(t *testing.T) {
 	summary := filepath.Join(t.TempDir(), "summary.md")
 	env := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": summary}
 	var log bytes.Buffer
-	o := e2e.Options(t, t.TempDir())
-	o.Log = &log
-	o.Env = func(k string) string { return env[k] }
+	o := e2e.Settings(t, t.TempDir())
+	rt := e2e.Runtime(t)
+	rt.Log = &log
+	rt.Observer = &report.Builds{W: &log, Env: func(k string) string { return env[k] }}
 
-	if _, err := pipeline.Merge(context.Background(), o, filepath.Join(dist, "openssl-macos-arm64"), filepath.Join(dist, "openssl-macos-x86-64")); err != nil {
+	if _, err := pipeline.Merge(context.Background(), o, rt, filepath.Join(dist, "openssl-macos-arm64"), filepath.Join(dist, "openssl-macos-x86-64")); err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(summary)
@@ -56,7 +58,7 @@ func TestActionsOutput(t *testing.T) {
 		}
 	}
 	log.Reset()
-	if _, err := pipeline.Merge(context.Background(), o, bad, filepath.Join(dist, "openssl-macos-x86-64")); err == nil {
+	if _, err := pipeline.Merge(context.Background(), o, rt, bad, filepath.Join(dist, "openssl-macos-x86-64")); err == nil {
 		t.Fatal("merge accepted an -O0 slice")
 	}
 	out := log.String()

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,7 +13,6 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/patch"
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/patches"
 )
@@ -20,10 +20,44 @@ import (
 // The artifact cache keeps validated slice artifact trees, keyed by
 // everything that determines their bytes, so a repeated build with unchanged
 // inputs re-validates and republishes in seconds. An entry that no longer
-// validates is deleted, never served.
+// validates is deleted, never served. It wraps any builder.
+type cachingBuilder struct {
+	run     *run
+	variant *Variant
+	inner   builder
+}
 
-// cacheKey digests the inputs of one slice build.
-func cacheKey(p *recipe.Plan, v *source.Verified, id toolchain.Identity) (string, error) {
+func (c *cachingBuilder) build(ctx context.Context, p *recipe.Plan) (*built, error) {
+	r := c.run
+	_, id, err := r.toolchain(ctx, p.Target)
+	if err != nil {
+		return nil, err
+	}
+	key, err := cacheKey(p, c.variant, r.Revision, id)
+	if err != nil {
+		return nil, err
+	}
+	root, err := cacheDir(r.Fetch.CacheDir)
+	if err != nil {
+		return nil, err
+	}
+	entry := filepath.Join(root, "artifacts", key)
+	if b, ok, err := c.lookup(ctx, entry, p); err != nil || ok {
+		return b, err
+	}
+	b, err := c.inner.build(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := store(ctx, entry, b); err != nil {
+		r.logf("%s: warning: not cached: %v", b.manifest.Name, err)
+	}
+	return b, nil
+}
+
+// cacheKey digests the inputs of one slice build. The pinned source digest
+// stands for the verified tarball: nothing else can get past verification.
+func cacheKey(p *recipe.Plan, v *Variant, revision string, id toolchain.Identity) (string, error) {
 	ps, err := patch.Select(patches.FS, p.Release.Version)
 	if err != nil {
 		return "", err
@@ -35,13 +69,14 @@ func cacheKey(p *recipe.Plan, v *source.Verified, id toolchain.Identity) (string
 	in := struct {
 		Format    int
 		Osslbuild string
+		Variant   string
 		Recipe    string
 		Target    string
 		Options   []string
 		Source    string
 		Patches   []string
 		Toolchain toolchain.Identity
-	}{1, Version(), p.Recipe.SHA256, p.Target.Name, p.Options, v.Tarball.SHA256, pd, id}
+	}{2, revision, v.Name, p.Recipe.SHA256, p.Target.Name, p.Options, p.Release.SHA256, pd, id}
 	b, err := json.Marshal(in)
 	if err != nil {
 		return "", err
@@ -50,38 +85,41 @@ func cacheKey(p *recipe.Plan, v *source.Verified, id toolchain.Identity) (string
 	return hex.EncodeToString(sum[:]), nil
 }
 
-func (o *Options) cacheDir() (string, error) {
-	if o.Fetch.CacheDir != "" {
-		return filepath.Abs(o.Fetch.CacheDir)
+// cacheDir is the cache root: dir, else <user cache dir>/osslbuild, the
+// one the fetch cache uses too.
+func cacheDir(dir string) (string, error) {
+	if dir != "" {
+		return filepath.Abs(dir)
 	}
 	d, err := os.UserCacheDir()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("locate cache directory (set OSSLBUILD_CACHE): %w", err)
 	}
 	return filepath.Join(d, "osslbuild"), nil
 }
 
-// cachedSlice returns a copy of the cached artifact tree for key, validated
-// again, placed in a fresh private directory; ok is false on a miss.
-func cachedSlice(o *Options, key string, p *recipe.Plan) (_ *builtSlice, ok bool, _ error) {
-	root, err := o.cacheDir()
-	if err != nil {
-		return nil, false, err
-	}
-	entry := filepath.Join(root, "artifacts", key, p.Target.Artifact)
-	if _, err := os.Stat(filepath.Join(entry, artifact.ManifestName)); err != nil {
+// lookup returns a copy of the cached tree in entry, re-validated, in a
+// fresh private directory; ok is false on a miss.
+func (c *cachingBuilder) lookup(ctx context.Context, entry string, p *recipe.Plan) (_ *built, ok bool, _ error) {
+	r := c.run
+	name := artifactName(p, c.variant)
+	tree := filepath.Join(entry, name)
+	if _, err := os.Stat(filepath.Join(tree, artifact.ManifestName)); err != nil {
 		return nil, false, nil
 	}
-	discard := func(why error) (*builtSlice, bool, error) {
-		o.logf("%s: cached artifact %s is invalid, discarding it: %v", p.Target.Artifact, entry, why)
-		os.RemoveAll(filepath.Dir(entry))
+	discard := func(why error) (*built, bool, error) {
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+		r.logf("%s: cached artifact %s is invalid, discarding it: %v", name, tree, why)
+		os.RemoveAll(entry)
 		return nil, false, nil
 	}
-	m, err := artifact.ReadManifest(entry)
+	m, err := artifact.ReadManifest(tree)
 	if err != nil {
 		return discard(err)
 	}
-	files, err := artifact.HashTree(entry)
+	files, err := artifact.HashTree(ctx, tree)
 	if err != nil {
 		return discard(err)
 	}
@@ -94,48 +132,48 @@ func cachedSlice(o *Options, key string, p *recipe.Plan) (_ *builtSlice, ok bool
 			return discard(fmt.Errorf("%s: sha256 %s, manifest says %s", f, files[f], sum))
 		}
 	}
-	if _, err := validateSlice(entry, p); err != nil {
+	// The variant's own validation stage, over the cached tree.
+	if err := c.variant.stage("validate").run(ctx, &job{run: r, plan: p, name: name, dir: tree}); err != nil {
 		return discard(err)
 	}
-	if err := os.MkdirAll(o.Work, 0o755); err != nil {
+	if err := os.MkdirAll(r.Work, 0o755); err != nil {
 		return nil, false, err
 	}
-	work, err := os.MkdirTemp(o.Work, p.Target.Artifact+"-cached-")
+	work, err := os.MkdirTemp(r.Work, name+"-cached-")
 	if err != nil {
 		return nil, false, err
 	}
-	dir := filepath.Join(work, p.Target.Artifact)
-	if err := os.CopyFS(dir, os.DirFS(entry)); err != nil {
+	dir := filepath.Join(work, name)
+	if err := os.CopyFS(dir, os.DirFS(tree)); err != nil {
 		os.RemoveAll(work)
-		return nil, false, fmt.Errorf("%s: copy from cache: %w", p.Target.Artifact, err)
+		return nil, false, fmt.Errorf("%s: copy from cache: %w", name, err)
 	}
-	o.logf("%s: cache hit (%s): re-validated, no build needed", p.Target.Artifact, key[:12])
-	return &builtSlice{dir: dir, manifest: m, cleanup: func() { os.RemoveAll(work) }}, true, nil
+	r.logf("%s: cache hit (%s): re-validated, no build needed", name, filepath.Base(entry)[:12])
+	return &built{dir: dir, manifest: m, release: func() { os.RemoveAll(work) }}, true, nil
 }
 
-// storeSlice copies a validated artifact tree into the cache, atomically.
-func storeSlice(o *Options, key string, s *builtSlice) error {
-	root, err := o.cacheDir()
-	if err != nil {
-		return err
-	}
-	final := filepath.Join(root, "artifacts", key)
-	if _, err := os.Stat(final); err == nil {
+// store copies a validated artifact tree into the cache entry, atomically.
+func store(ctx context.Context, entry string, b *built) error {
+	if _, err := os.Stat(entry); err == nil {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(entry), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(final), ".tmp-"+key[:12]+"-")
+	key := filepath.Base(entry)
+	tmp, err := os.MkdirTemp(filepath.Dir(entry), ".tmp-"+key[:12]+"-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := os.CopyFS(filepath.Join(tmp, filepath.Base(s.dir)), os.DirFS(s.dir)); err != nil {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := os.CopyFS(filepath.Join(tmp, filepath.Base(b.dir)), os.DirFS(b.dir)); err != nil {
 		return fmt.Errorf("artifact cache: %w", err)
 	}
-	if err := os.Rename(tmp, final); err != nil && !errors.Is(err, os.ErrExist) {
-		if _, serr := os.Stat(final); serr == nil {
+	if err := os.Rename(tmp, entry); err != nil && !errors.Is(err, os.ErrExist) {
+		if _, serr := os.Stat(entry); serr == nil {
 			return nil // another build stored the same entry first
 		}
 		return fmt.Errorf("artifact cache: %w", err)

@@ -7,30 +7,27 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/e2e"
-	"github.com/osslbuild/osslbuild/internal/fetch"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
-	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
 func TestCacheKeyChangesWithEveryInput(t *testing.T) {
 	p := plan(t, "arm64")
-	v := &source.Verified{Release: p.Release, Tarball: fetch.Result{SHA256: p.Release.SHA256}}
 	id := toolchain.Identity{Kind: "cross", Compiler: "clang 14"}
-	base, err := pipeline.CacheKey(p, v, id)
+	base, err := pipeline.CacheKey(p, pipeline.Osslbuild, "rev1", id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := pipeline.CacheKey(p, v, id); again != base {
+	if again, _ := pipeline.CacheKey(p, pipeline.Osslbuild, "rev1", id); again != base {
 		t.Fatal("key is not stable")
 	}
 	variants := map[string]func() string{
-		"target": func() string { k, _ := pipeline.CacheKey(plan(t, "x86_64"), v, id); return k },
+		"target": func() string { k, _ := pipeline.CacheKey(plan(t, "x86_64"), pipeline.Osslbuild, "rev1", id); return k },
 		"options": func() string {
 			q := *p
 			q.Options = append([]string{}, p.Options...)
 			q.Options[0] = "zlib"
-			k, _ := pipeline.CacheKey(&q, v, id)
+			k, _ := pipeline.CacheKey(&q, pipeline.Osslbuild, "rev1", id)
 			return k
 		},
 		"recipe": func() string {
@@ -38,19 +35,21 @@ func TestCacheKeyChangesWithEveryInput(t *testing.T) {
 			r.SHA256 = strings.Repeat("0", 64)
 			q := *p
 			q.Recipe = &r
-			k, _ := pipeline.CacheKey(&q, v, id)
+			k, _ := pipeline.CacheKey(&q, pipeline.Osslbuild, "rev1", id)
 			return k
 		},
 		"source": func() string {
-			w := *v
-			w.Tarball.SHA256 = strings.Repeat("1", 64)
-			k, _ := pipeline.CacheKey(p, &w, id)
+			q := *p
+			q.Release.SHA256 = strings.Repeat("1", 64)
+			k, _ := pipeline.CacheKey(&q, pipeline.Osslbuild, "rev1", id)
 			return k
 		},
 		"toolchain": func() string {
-			k, _ := pipeline.CacheKey(p, v, toolchain.Identity{Kind: "macos", Compiler: "Apple clang 17"})
+			k, _ := pipeline.CacheKey(p, pipeline.Osslbuild, "rev1", toolchain.Identity{Kind: "macos", Compiler: "Apple clang 17"})
 			return k
 		},
+		"osslbuild revision": func() string { k, _ := pipeline.CacheKey(p, pipeline.Osslbuild, "rev2", id); return k },
+		"variant":            func() string { k, _ := pipeline.CacheKey(p, pipeline.PycaWay, "rev1", id); return k },
 	}
 	for name, f := range variants {
 		if f() == base {
@@ -62,9 +61,9 @@ func TestCacheKeyChangesWithEveryInput(t *testing.T) {
 // TestCacheServesOnlyValidEntries stores a real validated slice, serves it,
 // then corrupts it: a corrupted entry is discarded, not served.
 func TestCacheServesOnlyValidEntries(t *testing.T) {
-	src := filepath.Join(e2e.Slice(t, "arm64"), "dist", "openssl-macos-arm64")
+	src := e2e.Slice(t, "arm64")
 	p := plan(t, "arm64")
-	o := pipeline.Options{Work: t.TempDir(), Log: &strings.Builder{}}
+	o := pipeline.Settings{Work: t.TempDir()}
 	o.Fetch.CacheDir = t.TempDir()
 	key := strings.Repeat("ab", 32)
 	if _, ok, err := pipeline.CacheLookup(o, key, p); ok || err != nil {

@@ -1,7 +1,10 @@
-// Package pipeline is the one place that knows the order of a build's
-// stages: source (fetch, verify, unpack, patch), toolchain, configure (with
-// its gate), make, layout, validate, manifest, publish. Each stage lives in
-// its own package; the magefile calls one function here per target.
+// Package pipeline is the one place that knows the order of a build. The
+// slice build is a table of stages (stages.go), each in a file of its own;
+// caching and a shared make job budget wrap the builder that runs the table
+// (builder.go, cache.go), and universal2 runs two slice builds and merges
+// them (universal.go). Every stage delegates to the package that owns its
+// idea (source, toolchain, configure, build, artifact, validate); the
+// magefile calls one function here per target.
 package pipeline
 
 import (
@@ -15,16 +18,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/build"
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/fetch"
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/report"
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/patches"
 )
 
-// Options are what a user can set on a build target.
-type Options struct {
+// Settings are what a user chooses for a build: target flags and the
+// OSSLBUILD_* environment variables (FromEnv).
+type Settings struct {
 	Recipe    string // recipe name or path; "" = the embedded default
 	Version   string // release; "" = the recipe's default
 	Out       string // output directory; "" = dist
@@ -35,93 +38,140 @@ type Options struct {
 	Rebuild   bool   // build even when the artifact cache has a valid entry
 
 	Fetch fetch.Options // cache, mirror, offline
+}
 
+// FromEnv fills the settings users give through the environment (getenv;
+// nil means os.Getenv): OSSLBUILD_CACHE, OSSLBUILD_MIRROR,
+// OSSLBUILD_OFFLINE, OSSLBUILD_TOOLCHAIN, OSSLBUILD_WORK. A value that
+// cannot mean anything (OSSLBUILD_OFFLINE=maybe) is an error, never a
+// silent default.
+func (s *Settings) FromEnv(getenv func(string) string) error {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if s.Fetch.CacheDir == "" {
+		s.Fetch.CacheDir = getenv("OSSLBUILD_CACHE")
+	}
+	if s.Fetch.Mirror == "" {
+		s.Fetch.Mirror = getenv("OSSLBUILD_MIRROR")
+	}
+	off, err := EnvBool("OSSLBUILD_OFFLINE", getenv("OSSLBUILD_OFFLINE"))
+	if err != nil {
+		return err
+	}
+	s.Fetch.Offline = s.Fetch.Offline || off
+	if s.Toolchain == "" {
+		s.Toolchain = getenv("OSSLBUILD_TOOLCHAIN")
+	}
+	if s.Work == "" {
+		s.Work = getenv("OSSLBUILD_WORK")
+	}
+	return nil
+}
+
+// EnvBool parses the boolean environment variable name: 1, true, yes, on
+// and 0, false, no, off in any case; empty (unset) is false; anything else
+// is an error naming the variable.
+func EnvBool(name, v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "", "0", "false", "no", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s=%q: want 1/true/yes/on or 0/false/no/off", name, v)
+}
+
+func (s *Settings) defaults() {
+	if s.Out == "" {
+		s.Out = "dist"
+	}
+	if s.Work == "" {
+		s.Work = "build"
+	}
+	if s.Jobs <= 0 {
+		s.Jobs = runtime.NumCPU()
+	}
+}
+
+// Runtime is what runs a build, as opposed to what it builds: where its
+// account goes and who else hears of it. The zero value prints to stdout.
+type Runtime struct {
 	// Log receives progress and the short account of each stage.
 	Log io.Writer
-	// Env reads GITHUB_ACTIONS and GITHUB_STEP_SUMMARY; nil means the
-	// process environment.
-	Env report.Env
+	// Observer hears of build logs, failures and published artifacts (the
+	// GitHub Actions front end: log groups, annotations, step summary).
+	Observer Observer
 	// ProgressInterval spaces plain progress lines off a terminal.
 	ProgressInterval time.Duration
-
-	shared *build.Jobs // a job budget shared by concurrent slices
+	// Environ is the invoker's environment, read only to say which of its
+	// variables are ignored; nil means os.Environ(). It never reaches a build.
+	Environ []string
+	// Revision is osslbuild's own version for manifests and cache keys;
+	// "" means Version().
+	Revision string
 }
 
-// FromEnv fills the options users set through the environment:
-// OSSLBUILD_CACHE, OSSLBUILD_MIRROR, OSSLBUILD_OFFLINE, OSSLBUILD_TOOLCHAIN,
-// OSSLBUILD_WORK (private build directories; default build/).
-func (o *Options) FromEnv() {
-	if o.Fetch.CacheDir == "" {
-		o.Fetch.CacheDir = os.Getenv("OSSLBUILD_CACHE")
-	}
-	if o.Fetch.Mirror == "" {
-		o.Fetch.Mirror = os.Getenv("OSSLBUILD_MIRROR")
-	}
-	if v := os.Getenv("OSSLBUILD_OFFLINE"); v == "1" || v == "true" {
-		o.Fetch.Offline = true
-	}
-	if o.Toolchain == "" {
-		o.Toolchain = os.Getenv("OSSLBUILD_TOOLCHAIN")
-	}
-	if o.Work == "" {
-		o.Work = os.Getenv("OSSLBUILD_WORK")
-	}
+// Observer is told what a CI front end reports; every method must be safe
+// for concurrent use (two slices build at once).
+type Observer interface {
+	BuildLog(name, path string)                              // a slice's full build log, when its build ends
+	Failed(name string, err error)                           // a slice or merge failed
+	Published(m *artifact.Manifest, pub *artifact.Published) // an artifact reached the output directory
 }
 
-func (o *Options) defaults() {
-	if o.Out == "" {
-		o.Out = "dist"
+func (rt *Runtime) defaults() {
+	if rt.Log == nil {
+		rt.Log = os.Stdout
 	}
-	if o.Work == "" {
-		o.Work = "build"
+	if rt.ProgressInterval == 0 {
+		rt.ProgressInterval = 30 * time.Second
 	}
-	if o.Jobs <= 0 {
-		o.Jobs = runtime.NumCPU()
+	if rt.Environ == nil {
+		rt.Environ = os.Environ()
 	}
-	if o.Log == nil {
-		o.Log = os.Stdout
+	if rt.Revision == "" {
+		rt.Revision = Version()
 	}
-	if o.ProgressInterval == 0 {
-		o.ProgressInterval = 30 * time.Second
+	if rt.Observer == nil {
+		rt.Observer = nopObserver{}
 	}
 }
 
-func (o *Options) logf(format string, args ...any) {
-	fmt.Fprintf(o.Log, format+"\n", args...)
+func (rt *Runtime) logf(format string, args ...any) {
+	fmt.Fprintf(rt.Log, format+"\n", args...)
 }
 
-func loadRecipe(o Options) (*recipe.Recipe, error) { return recipe.Load(o.Recipe) }
+type nopObserver struct{}
+
+func (nopObserver) BuildLog(string, string)                           {}
+func (nopObserver) Failed(string, error)                              {}
+func (nopObserver) Published(*artifact.Manifest, *artifact.Published) {}
+
+// Result is a published artifact.
+type Result struct {
+	Plan      *recipe.Plan // nil for a merge
+	Published *artifact.Published
+	Manifest  *artifact.Manifest
+}
 
 // Fetch is the source:fetch target: download and verify a release.
-func Fetch(ctx context.Context, o Options) (*source.Verified, error) {
-	o.defaults()
-	r, err := loadRecipe(o)
+func Fetch(ctx context.Context, s Settings, rt Runtime) (*source.Verified, error) {
+	r, err := newRun(s, rt)
 	if err != nil {
 		return nil, err
 	}
-	rel, err := r.Release(o.Version)
+	rel, err := r.recipe.Release(s.Version)
 	if err != nil {
 		return nil, err
 	}
-	return fetchRelease(ctx, &o, rel)
+	return r.source(ctx, rel)
 }
 
-func fetchRelease(ctx context.Context, o *Options, rel recipe.Release) (*source.Verified, error) {
-	f, err := fetch.New(o.Fetch)
-	if err != nil {
-		return nil, err
-	}
-	v, err := source.Fetch(ctx, f, rel)
-	if err != nil {
-		return nil, err
-	}
-	o.logf("source: %s", v.Describe())
-	return v, nil
-}
-
-// Unpack is the source:unpack target: a verified, patched tree at dest.
-func Unpack(ctx context.Context, o Options, dest string) (*source.Tree, error) {
-	v, err := Fetch(ctx, o)
+// Unpack is the source:unpack target: a verified, patched tree at dest
+// (default build/src/openssl-X.Y.Z).
+func Unpack(ctx context.Context, s Settings, rt Runtime, dest string) (*source.Tree, error) {
+	v, err := Fetch(ctx, s, rt)
 	if err != nil {
 		return nil, err
 	}
@@ -135,16 +185,9 @@ func Unpack(ctx context.Context, o Options, dest string) (*source.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.Log = orStdout(o.Log)
-	fmt.Fprintf(o.Log, "source: unpacked into %s (%d patches applied)\n", dest, len(t.Patches))
+	rt.defaults()
+	rt.logf("source: unpacked into %s (%d patches applied)", dest, len(t.Patches))
 	return t, nil
-}
-
-func orStdout(w io.Writer) io.Writer {
-	if w == nil {
-		return os.Stdout
-	}
-	return w
 }
 
 // Version is osslbuild's own version for manifests: the module version when

@@ -3,7 +3,6 @@ package pipeline_test
 import (
 	"archive/tar"
 	"compress/gzip"
-	"context"
 	"errors"
 	"io"
 	"os"
@@ -47,9 +46,8 @@ func plan(t *testing.T, target string) *recipe.Plan {
 func TestSliceEndToEnd(t *testing.T) {
 	for _, target := range []string{"arm64", "x86_64"} {
 		t.Run(target, func(t *testing.T) {
-			out := filepath.Join(e2e.Slice(t, target), "dist")
-			name := artifactName[target]
-			dir := filepath.Join(out, name)
+			dir := e2e.Slice(t, target)
+			out, name := filepath.Dir(dir), artifactName[target]
 			for _, f := range []string{"include/openssl/ssl.h", "include/openssl/opensslv.h", "include/openssl/configuration.h",
 				"lib/libcrypto.a", "lib/libssl.a", "lib/pkgconfig/libcrypto.pc", "lib/pkgconfig/libssl.pc", "lib/pkgconfig/openssl.pc",
 				"lib/cmake/OpenSSL/OpenSSLConfig.cmake", "manifest.json"} {
@@ -73,7 +71,7 @@ func TestSliceEndToEnd(t *testing.T) {
 			}
 			// An independent reading of one object's deployment target.
 			p := plan(t, target)
-			for _, lib := range pipeline.Libraries {
+			for _, lib := range artifact.Libraries {
 				if _, err := validate.StaticLibrary(filepath.Join(dir, "lib", lib), pipeline.Expect(p, lib)); err != nil {
 					t.Errorf("published %s fails validation: %v", lib, err)
 				}
@@ -146,8 +144,8 @@ func checkTarball(t *testing.T, path, name string) {
 // real, validated libcrypto.a: first an -O0 compiled one, then one for the
 // other architecture. Validation must refuse each, naming the member.
 func TestValidatorRefusesCorruptedSlice(t *testing.T) {
-	arm := filepath.Join(e2e.Slice(t, "arm64"), "dist", "openssl-macos-arm64", "lib", "libcrypto.a")
-	x86 := filepath.Join(e2e.Slice(t, "x86_64"), "dist", "openssl-macos-x86-64", "lib", "libcrypto.a")
+	arm := filepath.Join(e2e.Slice(t, "arm64"), "lib", "libcrypto.a")
+	x86 := filepath.Join(e2e.Slice(t, "x86_64"), "lib", "libcrypto.a")
 	p := plan(t, "arm64")
 	exp := pipeline.Expect(p, "libcrypto.a")
 	tmp := t.TempDir()
@@ -207,5 +205,3 @@ func run(t *testing.T, args ...string) {
 		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
-
-var _ = context.Background

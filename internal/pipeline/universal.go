@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/build"
@@ -18,80 +17,70 @@ import (
 	"github.com/osslbuild/osslbuild/internal/unpack"
 )
 
-// Universal2 builds the arm64 and x86_64 slices concurrently, publishes
-// them, and merges the published slices exactly as Merge would, so a merge
-// of the same slices elsewhere gives the same bytes.
-func Universal2(ctx context.Context, o Options) (*Result, error) {
-	o.defaults()
-	r, err := recipe.Load(o.Recipe)
+// Universal2 builds the recipe's two macOS slices side by side under one
+// make job budget, publishes them, and merges the published slices exactly
+// as Merge would, so a merge of the same slices elsewhere gives the same
+// bytes.
+func Universal2(ctx context.Context, s Settings, rt Runtime) (*Result, error) {
+	r, err := newRun(s, rt)
 	if err != nil {
 		return nil, err
 	}
-	tc, err := toolchain.New(o.Toolchain)
+	targets, err := r.recipe.Universal2()
 	if err != nil {
 		return nil, err
 	}
 	var plans []*recipe.Plan
-	for _, t := range []string{"arm64", "x86_64"} {
-		p, err := r.Plan(o.Version, t)
+	for _, t := range targets {
+		p, err := r.plan(t)
 		if err != nil {
 			return nil, err
 		}
 		plans = append(plans, p)
 	}
-	v, err := fetchRelease(ctx, &o, plans[0].Release)
-	if err != nil {
-		return nil, err
-	}
-	id, err := tc.Identity(ctx)
-	if err != nil {
-		return nil, err
-	}
-	// One job budget for both slices, a make jobserver: while one slice
-	// unpacks, configures or archives (serial phases), or once it is done,
-	// the other's make takes the free slots.
-	jobs, err := build.NewJobs(o.Jobs)
+	jobs, err := build.NewJobs(r.Jobs)
 	if err != nil {
 		return nil, err
 	}
 	defer jobs.Close()
-	so := o
-	so.shared = jobs
+	b := budgeted{inner: r.builder(Osslbuild), jobs: jobs}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	built := make([]*builtSlice, len(plans))
+	done := make([]*built, len(plans))
 	errs := make([]error, len(plans))
 	var wg sync.WaitGroup
 	for i, p := range plans {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			built[i], errs[i] = obtainSlice(ctx, &so, p, v, tc, id)
+			done[i], errs[i] = b.build(ctx, p)
 			if errs[i] != nil {
 				cancel() // stop the other slice: the pair cannot be merged
 			}
 		}()
 	}
 	wg.Wait()
-	for _, b := range built {
-		if b != nil {
-			defer b.cleanup()
+	for _, d := range done {
+		if d != nil {
+			defer d.release()
 		}
 	}
 	if err := firstReal(errs); err != nil {
 		return nil, err
 	}
 	var dirs []string
-	for i, b := range built {
-		pub, err := artifact.Publish(b.dir, o.Out, plans[i].Target.Artifact, time.Unix(b.manifest.SourceDateEpoch, 0))
+	for _, d := range done {
+		pub, err := r.publish(ctx, d)
 		if err != nil {
 			return nil, err
 		}
-		o.logf("%s: published %s (sha256 %s)", plans[i].Target.Artifact, pub.Tarball, pub.Digests.SHA256)
-		o.summarise(b.manifest, pub)
 		dirs = append(dirs, pub.Dir)
 	}
-	return mergeDirs(ctx, &o, tc, dirs[0], dirs[1])
+	tc, _, err := r.toolchain(ctx, plans[0].Target)
+	if err != nil {
+		return nil, err
+	}
+	return r.merge(ctx, tc, dirs[0], dirs[1])
 }
 
 // firstReal prefers a slice's own failure over the cancellation it caused
@@ -113,16 +102,19 @@ func firstReal(errs []error) error {
 
 // Merge is build:merge: two slice artifacts built elsewhere (each a
 // directory or a .tar.gz) into dist/openssl-macos-universal2.
-func Merge(ctx context.Context, o Options, a, b string) (*Result, error) {
-	o.defaults()
-	tc, err := toolchain.New(o.Toolchain)
+func Merge(ctx context.Context, s Settings, rt Runtime, a, b string) (*Result, error) {
+	r, err := newRun(s, rt)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(o.Work, 0o755); err != nil {
+	tc, err := toolchain.New(r.Toolchain)
+	if err != nil {
 		return nil, err
 	}
-	work, err := os.MkdirTemp(o.Work, "merge-")
+	if err := os.MkdirAll(r.Work, 0o755); err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp(r.Work, "merge-")
 	if err != nil {
 		return nil, err
 	}
@@ -135,10 +127,10 @@ func Merge(ctx context.Context, o Options, a, b string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mergeDirs(ctx, &o, tc, da, db)
+	return r.merge(ctx, tc, da, db)
 }
 
-func mergeDirs(ctx context.Context, o *Options, tc toolchain.Toolchain, a, b string) (*Result, error) {
+func (r *run) merge(ctx context.Context, tc toolchain.Toolchain, a, b string) (*Result, error) {
 	sa, err := universal.Load(a)
 	if err != nil {
 		return nil, err
@@ -147,10 +139,10 @@ func mergeDirs(ctx context.Context, o *Options, tc toolchain.Toolchain, a, b str
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(o.Work, 0o755); err != nil {
+	if err := os.MkdirAll(r.Work, 0o755); err != nil {
 		return nil, err
 	}
-	work, err := os.MkdirTemp(o.Work, universal.Name+"-")
+	work, err := os.MkdirTemp(r.Work, universal.Name+"-")
 	if err != nil {
 		return nil, err
 	}
@@ -158,21 +150,19 @@ func mergeDirs(ctx context.Context, o *Options, tc toolchain.Toolchain, a, b str
 	dst := filepath.Join(work, universal.Name)
 	m, err := universal.Merge(ctx, tc, sa, sb, dst)
 	if err != nil {
-		o.annotate(universal.Name, err)
+		r.Observer.Failed(universal.Name, err)
 		return nil, err
 	}
 	if len(m.HeaderDispatch) > 0 {
-		o.logf("%s: headers that differ between the slices, merged with a per-architecture dispatch: %s", universal.Name, strings.Join(m.HeaderDispatch, ", "))
+		r.logf("%s: headers that differ between the slices, merged with a per-architecture dispatch: %s", universal.Name, strings.Join(m.HeaderDispatch, ", "))
 	}
 	for _, l := range m.CompilerLines {
-		o.logf("%s: validated %s %s: %s", universal.Name, l.Library, l.Arch, l.Line)
+		r.logf("%s: validated %s %s: %s", universal.Name, l.Library, l.Arch, l.Line)
 	}
-	pub, err := artifact.Publish(dst, o.Out, universal.Name, time.Unix(m.SourceDateEpoch, 0))
+	pub, err := r.publish(ctx, &built{dir: dst, manifest: m})
 	if err != nil {
 		return nil, err
 	}
-	o.logf("%s: published %s and %s (sha256 %s)", universal.Name, pub.Dir, pub.Tarball, pub.Digests.SHA256)
-	o.summarise(m, pub)
 	return &Result{Published: pub, Manifest: m}, nil
 }
 
@@ -197,10 +187,8 @@ func artifactDir(ctx context.Context, path, work string) (string, error) {
 			return "", fmt.Errorf("artifact %s: sha256 %s does not match %s.sha256 (%s)", path, got, filepath.Base(path), strings.TrimSpace(string(want)))
 		}
 	}
-	res, err := unpack.Extract(ctx, path, work, unpack.Options{MaxBytes: 1 << 30})
-	if err != nil {
+	if _, err := unpack.Extract(ctx, path, work, unpack.Options{MaxBytes: 1 << 30}); err != nil {
 		return "", fmt.Errorf("artifact %s: %w", path, err)
 	}
-	_ = res
 	return work, nil
 }

@@ -325,3 +325,19 @@ func (r *Recipe) Target(name string) (Target, error) {
 	}
 	return t, nil
 }
+
+// Universal2 names the targets a universal2 artifact merges: every macOS
+// target, sorted by name. It needs exactly two, of different architectures.
+func (r *Recipe) Universal2() ([]string, error) {
+	var names []string
+	for n, t := range r.Targets {
+		if t.OS == "macos" {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	if len(names) != 2 || r.Targets[names[0]].Arch == r.Targets[names[1]].Arch {
+		return nil, fmt.Errorf("recipe %s: universal2 needs two macOS targets of different architectures, have %q", r.Path, names)
+	}
+	return names, nil
+}

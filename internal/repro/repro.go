@@ -1,21 +1,27 @@
-// Package repro compares two builds that should be byte-identical and, when
-// they are not, says where they differ: the file, for a static library the
-// archive member (per architecture slice), and for an object its first
+// Package repro proves builds reproducible (verify:reproducible: two builds
+// in different directories, the second in a hostile environment) and, when
+// two outputs that should be byte-identical are not, says where they
+// differ: the tarball entry and header field, the file, for a static library
+// the archive member (per architecture slice), and for an object its first
 // differing section and string. It also searches outputs for strings that
 // must not be in them, such as a build directory's path.
 package repro
 
 import (
+	"archive/tar"
 	"bytes"
-	"debug/macho"
+	"context"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
-	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/inspect"
 )
 
@@ -34,68 +40,169 @@ func (d Difference) String() string {
 	return loc + ": " + d.Detail
 }
 
-// CompareTrees compares every file under a and b.
-func CompareTrees(a, b string) ([]Difference, error) {
-	ha, err := artifact.HashTree(a)
-	if err != nil {
-		return nil, err
-	}
-	hb, err := artifact.HashTree(b)
-	if err != nil {
-		return nil, err
-	}
-	names := map[string]bool{}
-	for n := range ha {
-		names[n] = true
-	}
-	for n := range hb {
-		names[n] = true
-	}
-	var sorted []string
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
-	var diffs []Difference
-	for _, n := range sorted {
-		switch {
-		case ha[n] == "":
-			diffs = append(diffs, Difference{Path: n, Detail: "only in the second build"})
-		case hb[n] == "":
-			diffs = append(diffs, Difference{Path: n, Detail: "only in the first build"})
-		case ha[n] != hb[n]:
-			d, err := CompareFiles(filepath.Join(a, n), filepath.Join(b, n))
-			if err != nil {
-				return nil, err
-			}
-			for i := range d {
-				d[i].Path = n
-			}
-			diffs = append(diffs, d...)
-		}
-	}
-	return diffs, nil
+// entry is one file of a tree or one tarball entry.
+type entry struct {
+	hdr  *tar.Header // nil for a file on disk
+	data []byte
 }
 
-// CompareFiles explains how two differing files differ.
-func CompareFiles(a, b string) ([]Difference, error) {
-	ba, err := os.ReadFile(a)
+// CompareTrees compares every regular file under a and b.
+func CompareTrees(ctx context.Context, a, b string) ([]Difference, error) {
+	ea, err := readTree(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	bb, err := os.ReadFile(b)
+	eb, err := readTree(ctx, b)
 	if err != nil {
 		return nil, err
 	}
+	return compareEntries(ea, eb, nil), nil
+}
+
+// CompareTarballs compares two .tar.gz files entry by entry: the order of
+// the entries, every header field that a tar writer sets, and the bytes,
+// which for libraries and objects are explained down to the member and
+// section. It reads the archives through inspect's walker and limits.
+func CompareTarballs(ctx context.Context, a, b string) ([]Difference, error) {
+	ea, oa, err := readTarball(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	eb, ob, err := readTarball(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	var diffs []Difference
+	if !slices.Equal(oa, ob) && len(oa) == len(ob) {
+		for i := range oa {
+			if oa[i] != ob[i] {
+				diffs = append(diffs, Difference{Path: oa[i], Detail: fmt.Sprintf("entry %d: %s vs %s: the entries are in another order", i, oa[i], ob[i])})
+				break
+			}
+		}
+	}
+	return compareEntries(ea, eb, diffs), nil
+}
+
+func readTree(ctx context.Context, dir string) (map[string]entry, error) {
+	out := map[string]entry{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = entry{data: b}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("compare %s: %w", dir, err)
+	}
+	return out, nil
+}
+
+func readTarball(ctx context.Context, path string) (map[string]entry, []string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compare: %w", err)
+	}
+	defer f.Close()
+	out := map[string]entry{}
+	var order []string
+	err = inspect.WalkTarGzEntries(ctx, filepath.Base(path), f, inspect.Limits{}, func(m inspect.Member, r io.Reader) error {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return err
+		}
+		name := m.Name
+		if _, dup := out[name]; dup {
+			name = fmt.Sprintf("%s#%d", name, len(order))
+		}
+		out[name] = entry{hdr: m.Tar, data: b}
+		order = append(order, name)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("compare %s: %w", path, err)
+	}
+	return out, order, nil
+}
+
+func compareEntries(ea, eb map[string]entry, diffs []Difference) []Difference {
+	names := slices.Sorted(maps.Keys(ea))
+	for n := range eb {
+		if _, ok := ea[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		x, okx := ea[n]
+		y, oky := eb[n]
+		switch {
+		case !okx:
+			diffs = append(diffs, Difference{Path: n, Detail: "only in the second build"})
+			continue
+		case !oky:
+			diffs = append(diffs, Difference{Path: n, Detail: "only in the first build"})
+			continue
+		}
+		if x.hdr != nil && y.hdr != nil {
+			for _, h := range headerDifferences(x.hdr, y.hdr) {
+				diffs = append(diffs, Difference{Path: n, Detail: h})
+			}
+		}
+		if !bytes.Equal(x.data, y.data) {
+			for _, d := range CompareBytes(n, x.data, y.data) {
+				d.Path = n
+				diffs = append(diffs, d)
+			}
+		}
+	}
+	return diffs
+}
+
+// headerDifferences names each tar header field that differs.
+func headerDifferences(a, b *tar.Header) []string {
+	var out []string
+	field := func(name string, x, y any) {
+		if x != y {
+			out = append(out, fmt.Sprintf("tar header %s: %v vs %v", name, x, y))
+		}
+	}
+	field("type", string(a.Typeflag), string(b.Typeflag))
+	field("mode", fmt.Sprintf("%#o", a.Mode), fmt.Sprintf("%#o", b.Mode))
+	field("size", a.Size, b.Size)
+	field("mtime", a.ModTime.UTC().Format(time.RFC3339Nano), b.ModTime.UTC().Format(time.RFC3339Nano))
+	field("uid", a.Uid, b.Uid)
+	field("gid", a.Gid, b.Gid)
+	field("uname", a.Uname, b.Uname)
+	field("gname", a.Gname, b.Gname)
+	field("linkname", a.Linkname, b.Linkname)
+	field("format", a.Format.String(), b.Format.String())
+	field("pax records", fmt.Sprint(a.PAXRecords), fmt.Sprint(b.PAXRecords))
+	return out
+}
+
+// CompareBytes explains how two differing files differ: member by member
+// for static libraries, section by section for objects, else the first
+// differing byte.
+func CompareBytes(name string, ba, bb []byte) []Difference {
 	if bytes.Equal(ba, bb) {
-		return nil, nil
+		return nil
 	}
-	fa, errA := inspect.InspectReader(a, bytes.NewReader(ba), int64(len(ba)))
-	fb, errB := inspect.InspectReader(b, bytes.NewReader(bb), int64(len(bb)))
+	fa, errA := inspect.InspectReader(name, bytes.NewReader(ba), int64(len(ba)))
+	fb, errB := inspect.InspectReader(name, bytes.NewReader(bb), int64(len(bb)))
 	if errA == nil && errB == nil && (fa.Format == inspect.FormatAr || fa.Format == inspect.FormatFat) {
-		return compareLibraries(fa, fb, ba, bb), nil
+		return compareLibraries(fa, fb, ba, bb)
 	}
-	return []Difference{{Path: a, Detail: firstDifference(ba, bb)}}, nil
+	return []Difference{{Path: name, Detail: objectDifference(ba, bb)}}
 }
 
 // compareLibraries compares static libraries slice by slice, member by member.
@@ -163,34 +270,35 @@ func members(s inspect.Slice, file []byte) map[string][]byte {
 	return out
 }
 
-// objectDifference names the first differing Mach-O section and string.
+// objectDifference names the first differing Mach-O section and string,
+// reading the sections through inspect.
 func objectDifference(a, b []byte) string {
-	oa, errA := macho.NewFile(bytes.NewReader(a))
-	ob, errB := macho.NewFile(bytes.NewReader(b))
+	oa, errA := inspect.ParseMachO(bytes.NewReader(a), int64(len(a)))
+	ob, errB := inspect.ParseMachO(bytes.NewReader(b), int64(len(b)))
 	if errA != nil || errB != nil {
 		return firstDifference(a, b)
 	}
-	detail := ""
-	for _, sa := range oa.Sections {
-		sb := ob.Section(sa.Name)
-		if sb == nil || sb.Seg != sa.Seg {
-			detail = fmt.Sprintf("section %s,%s missing from the second build", sa.Seg, sa.Name)
-			break
+	data := func(f []byte, s inspect.Section) []byte {
+		if s.Offset == 0 || uint64(s.Offset)+s.Size > uint64(len(f)) {
+			return nil
 		}
-		da, _ := sa.Data()
-		db, _ := sb.Data()
+		return f[s.Offset : uint64(s.Offset)+s.Size]
+	}
+	for _, sa := range oa.Sections {
+		i := slices.IndexFunc(ob.Sections, func(s inspect.Section) bool { return s.Segment == sa.Segment && s.Name == sa.Name })
+		if i < 0 {
+			return fmt.Sprintf("section %s,%s missing from the second build", sa.Segment, sa.Name)
+		}
+		da, db := data(a, sa), data(b, ob.Sections[i])
 		if !bytes.Equal(da, db) {
-			detail = fmt.Sprintf("section %s,%s differs (%d vs %d bytes)", sa.Seg, sa.Name, len(da), len(db))
+			detail := fmt.Sprintf("section %s,%s differs (%d vs %d bytes)", sa.Segment, sa.Name, len(da), len(db))
 			if s := stringDifference(da, db); s != "" {
 				detail += "; " + s
 			}
-			break
+			return detail
 		}
 	}
-	if detail == "" {
-		detail = "sections identical; headers, symbols or relocations differ: " + firstDifference(a, b)
-	}
-	return detail
+	return "sections identical; headers, symbols or relocations differ: " + firstDifference(a, b)
 }
 
 // stringDifference names the first printable string that differs.
@@ -250,10 +358,13 @@ func firstDifference(a, b []byte) string {
 
 // FindStrings reports every file under dir that contains any of needles
 // (e.g. the build directories, which must not leak into outputs).
-func FindStrings(dir string, needles []string) ([]string, error) {
+func FindStrings(ctx context.Context, dir string, needles []string) ([]string, error) {
 	var hits []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		b, err := os.ReadFile(p)

@@ -1,11 +1,14 @@
 package repro
 
 import (
+	"context"
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/osslbuild/osslbuild/internal/testfixture"
 )
@@ -53,7 +56,7 @@ func TestCompareTreesNamesMemberSectionString(t *testing.T) {
 		os.WriteFile(filepath.Join(x.tree, "same.h"), []byte("x"), 0o644)
 	}
 	os.WriteFile(filepath.Join(tb, "extra.pc"), []byte("prefix=/tmp/rB"), 0o644)
-	diffs, err := CompareTrees(ta, tb)
+	diffs, err := CompareTrees(context.Background(), ta, tb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,10 +82,9 @@ func TestCompareTreesNamesMemberSectionString(t *testing.T) {
 			t.Fatalf("%v: %s", err, out)
 		}
 	}
-	d, err := CompareFiles(fa, fb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ra, _ := os.ReadFile(fa)
+	rb, _ := os.ReadFile(fb)
+	d := CompareBytes("libcrypto.a", ra, rb)
 	if len(d) != 1 || d[0].Member != "arm64:libcrypto-lib-cversion.o" {
 		t.Errorf("universal diff = %v", d)
 	}
@@ -92,14 +94,14 @@ func TestCompareTextFile(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(a, "libcrypto.pc"), []byte("prefix=/opt/a\n"), 0o644)
 	os.WriteFile(filepath.Join(b, "libcrypto.pc"), []byte("prefix=/opt/b\n"), 0o644)
-	d, err := CompareTrees(a, b)
+	d, err := CompareTrees(context.Background(), a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(d) != 1 || !strings.Contains(d[0].String(), "libcrypto.pc: first difference at byte 12") {
 		t.Errorf("got %v", d)
 	}
-	d, _ = CompareTrees(a, a)
+	d, _ = CompareTrees(context.Background(), a, a)
 	if len(d) != 0 {
 		t.Errorf("a tree differs from itself: %v", d)
 	}
@@ -109,8 +111,49 @@ func TestFindStrings(t *testing.T) {
 	d := t.TempDir()
 	os.WriteFile(filepath.Join(d, "a"), []byte("xx/tmp/build-1/yy"), 0o644)
 	os.WriteFile(filepath.Join(d, "b"), []byte("clean"), 0o644)
-	hits, err := FindStrings(d, []string{"/tmp/build-1", "/tmp/build-2"})
+	hits, err := FindStrings(context.Background(), d, []string{"/tmp/build-1", "/tmp/build-2"})
 	if err != nil || len(hits) != 1 || !strings.HasPrefix(hits[0], "a contains") {
 		t.Errorf("hits = %v, %v", hits, err)
+	}
+}
+
+// TestCompareTarballsNamesHeaderFields: two tarballs of identical trees that
+// differ only in their entries' headers are explained field by field, not
+// as "the encoding differs"; a content difference names the entry.
+func TestCompareTarballsNamesHeaderFields(t *testing.T) {
+	tree := t.TempDir()
+	os.MkdirAll(filepath.Join(tree, "include"), 0o755)
+	os.WriteFile(filepath.Join(tree, "include", "a.h"), []byte("#define A 1\n"), 0o644)
+	write := func(mtime time.Time) string {
+		p := filepath.Join(t.TempDir(), "x.tar.gz")
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := artifact.WriteTarball(context.Background(), tree, "x", mtime, f); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b := write(time.Unix(1000, 0)), write(time.Unix(2000, 0))
+	d, err := CompareTarballs(context.Background(), a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Summary(d, 10)
+	for _, want := range []string{"x/include/a.h: tar header mtime: 1970-01-01T00:16:40Z vs 1970-01-01T00:33:20Z", "x/: tar header mtime"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("differences lack %q:%s", want, got)
+		}
+	}
+	if d, _ := CompareTarballs(context.Background(), a, a); len(d) != 0 {
+		t.Errorf("a tarball differs from itself: %v", d)
+	}
+	os.WriteFile(filepath.Join(tree, "include", "a.h"), []byte("#define A 2\n"), 0o644)
+	c := write(time.Unix(1000, 0))
+	d, _ = CompareTarballs(context.Background(), a, c)
+	if len(d) != 1 || d[0].Path != "x/include/a.h" || !strings.Contains(d[0].Detail, "first difference at byte 10") {
+		t.Errorf("content difference: %v", d)
 	}
 }

@@ -20,7 +20,7 @@ import (
 
 // Toolchain prepares the tools for one target and merges slices.
 type Toolchain interface {
-	// Kind is "macos" or "cross".
+	// Kind is "macos", "cross" or "linux".
 	Kind() string
 	// Prepare writes the wrapper directory for target into dir (which must
 	// not exist) and returns what the build environment needs.

@@ -167,7 +167,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string) 
 	if err := artifact.WriteSBOM(dst, m); err != nil {
 		return nil, err
 	}
-	if err := artifact.WriteManifest(dst, m); err != nil {
+	if err := artifact.WriteManifest(ctx, dst, m); err != nil {
 		return nil, err
 	}
 	return m, nil

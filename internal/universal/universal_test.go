@@ -77,7 +77,7 @@ func makeSlice(t *testing.T, s sliceSpec) Slice {
 		OpenSSL: artifact.Source{Version: s.version, SHA256: "src-" + s.version},
 		Target:  artifact.Target{Name: s.arch, Configure: s.configure, OS: "macos", Arch: s.arch, MinOS: s.minOS, Flags: s.flags},
 	}
-	if err := artifact.WriteManifest(dir, m); err != nil {
+	if err := artifact.WriteManifest(context.Background(), dir, m); err != nil {
 		t.Fatal(err)
 	}
 	return Slice{Dir: dir, Manifest: m}
@@ -122,8 +122,8 @@ func TestMergeGood(t *testing.T) {
 	if _, err := Merge(context.Background(), tc, x86, arm, dst2); err != nil {
 		t.Fatal(err)
 	}
-	h1, _ := artifact.HashTree(dst)
-	h2, _ := artifact.HashTree(dst2)
+	h1, _ := artifact.HashTree(context.Background(), dst)
+	h2, _ := artifact.HashTree(context.Background(), dst2)
 	for k, v := range h1 {
 		if h2[k] != v {
 			t.Errorf("%s differs between two merges (input order swapped)", k)

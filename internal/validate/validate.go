@@ -40,6 +40,10 @@ type Expect struct {
 	// libssl has none; leave it false there. A line that is present is
 	// checked either way, and more than one is always a violation.
 	RequireCompilerLine bool
+	// NoOptFlag turns the optimisation rule around: the compiler line must
+	// carry no -O flag at all. Only the pyca-way build, which reproduces the
+	// -O0 bug on purpose, expects that.
+	NoOptFlag bool
 }
 
 // Rule names the kind of a violation, for callers that group or filter.
@@ -394,7 +398,13 @@ func (c *checker) compilerLine(arch string, l inspect.BuildInfo, exp Expect) {
 		c.add(arch, l.Member, RuleCompilerLine, "a compiler line", "truncated",
 			"compiler line is longer than %d bytes and was cut: %s", inspect.MaxBuildInfoLen, q)
 	}
-	if !cl.Opt.AtLeast(exp.MinOpt) {
+	switch {
+	case exp.NoOptFlag:
+		if cl.OptFlag != "" {
+			c.add(arch, l.Member, RuleOptimisation, "no -O flag", cl.OptFlag,
+				"compiler line has %q, expected none (a build made the pyca way, without optimisation): %s", cl.OptFlag, q)
+		}
+	case !cl.Opt.AtLeast(exp.MinOpt):
 		if cl.OptFlag == "" {
 			c.add(arch, l.Member, RuleOptimisation, "at least "+exp.MinOpt.String(), "no -O flag (-O0)",
 				"compiler line has no -O flag (built without optimisation (-O0)), expected at least %s: %s", exp.MinOpt, q)

@@ -1,51 +1,63 @@
-package pipeline
+package report
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
-	"github.com/osslbuild/osslbuild/internal/report"
 	"github.com/osslbuild/osslbuild/internal/validate"
 )
 
-// GitHub Actions-native output: when GITHUB_ACTIONS=true, a slice's full
-// build log is folded into a group, every validation failure becomes an
-// ::error:: annotation naming the file and slice, and each published
-// artifact adds one row per slice to the step summary.
+// Builds is the GitHub Actions front end of the build targets (a
+// pipeline.Observer): when GITHUB_ACTIONS=true, a slice's full build log is
+// folded into a group, every validation failure becomes an ::error::
+// annotation naming the file and slice, and each published artifact adds
+// one row per slice to the step summary. Outside Actions it does nothing.
+type Builds struct {
+	W   io.Writer // the build's log
+	Env Env       // nil: the process environment
+	mu  sync.Mutex
+}
 
-func (o *Options) actions() bool { return report.InActions(o.Env) }
+func (b *Builds) actions() bool { return InActions(b.Env) }
 
-// foldLog prints the build log inside a ::group:: in Actions.
-func (o *Options) foldLog(name, logPath string) {
-	if !o.actions() {
+// BuildLog prints the build log inside a ::group::.
+func (b *Builds) BuildLog(name, logPath string) {
+	if !b.actions() {
 		return
 	}
-	b, err := os.ReadFile(logPath)
+	data, err := os.ReadFile(logPath)
 	if err != nil {
 		return
 	}
-	report.Group(o.Log, o.Env, name+": full build log", func() error {
-		_, err := o.Log.Write(b)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	Group(b.W, b.Env, name+": full build log", func() error {
+		_, err := b.W.Write(data)
 		return err
 	})
 }
 
-// annotate turns validation failures in err into ::error:: annotations.
-func (o *Options) annotate(name string, err error) {
-	if !o.actions() || err == nil {
+// Failed turns the validation failures in err into ::error:: annotations,
+// or annotates the failure as a whole.
+func (b *Builds) Failed(name string, err error) {
+	if !b.actions() || err == nil {
 		return
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	var ve *validate.Error
 	found := false
 	for _, e := range flatten(err) {
 		if errors.As(e, &ve) {
 			found = true
 			for _, v := range ve.Violations {
-				report.Error(o.Log, report.Annotation{
+				Error(b.W, Annotation{
 					File:  relPath(ve.Path),
 					Title: fmt.Sprintf("%s %s: %s", name, v.Arch, v.Rule),
 					Msg:   v.String(),
@@ -54,7 +66,16 @@ func (o *Options) annotate(name string, err error) {
 		}
 	}
 	if !found {
-		report.Error(o.Log, report.Annotation{Title: name + ": build failed", Msg: err.Error()})
+		Error(b.W, Annotation{Title: name + ": build failed", Msg: err.Error()})
+	}
+}
+
+// Published appends the artifact's slices to the step summary.
+func (b *Builds) Published(m *artifact.Manifest, pub *artifact.Published) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := AppendSummary(b.Env, "osslbuild: "+m.Name, SummaryRows(m, pub)); err != nil {
+		fmt.Fprintf(b.W, "warning: %v\n", err)
 	}
 }
 
@@ -81,17 +102,9 @@ func relPath(p string) string {
 	return p
 }
 
-// summarise appends the published artifact's slices to the step summary.
-func (o *Options) summarise(m *artifact.Manifest, pub *artifact.Published) {
-	rows := SummaryRows(m, pub)
-	if err := report.AppendSummary(o.Env, "osslbuild: "+m.Name, rows); err != nil {
-		o.logf("warning: %v", err)
-	}
-}
-
 // SummaryRows is one row per slice and library carrying a compiler line:
 // version, arch, minos, compiler line, optimisation, tarball digest.
-func SummaryRows(m *artifact.Manifest, pub *artifact.Published) []report.Row {
+func SummaryRows(m *artifact.Manifest, pub *artifact.Published) []Row {
 	minos := map[string]string{}
 	if len(m.Slices) == 0 {
 		minos[m.Target.Arch] = m.Target.MinOS
@@ -99,9 +112,9 @@ func SummaryRows(m *artifact.Manifest, pub *artifact.Published) []report.Row {
 	for _, s := range m.Slices {
 		minos[s.Target.Arch] = s.Target.MinOS
 	}
-	var rows []report.Row
+	var rows []Row
 	for _, l := range m.CompilerLines {
-		rows = append(rows, report.Row{
+		rows = append(rows, Row{
 			Artifact: filepath.Base(pub.Tarball) + "(" + l.Library + ")",
 			Arch:     l.Arch,
 			Version:  m.OpenSSL.Version,

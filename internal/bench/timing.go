@@ -1,9 +1,9 @@
-// Package buildbench measures what osslbuild costs in CI minutes against the
-// shell step it replaces, side by side on the same machine and toolchain:
-// interleaved A/B rounds, medians, ratios and CPU utilisation. Each side runs
-// as a process of its own; wait4 reports its CPU time including every
-// compiler it ran.
-package buildbench
+package bench
+
+// Build time: what osslbuild costs in CI minutes against the shell step it
+// replaces, side by side on the same machine and toolchain: interleaved A/B
+// rounds, medians, ratios and CPU utilisation. Each side runs as a process
+// of its own; wait4 reports its CPU time including every compiler it ran.
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,14 +35,8 @@ func (s Sample) Util(cores int) float64 {
 	return float64(s.User+s.Sys) / (float64(s.Wall) * float64(cores))
 }
 
-// Case is one side of a comparison.
-type Case struct {
-	Name string
-	Run  func(ctx context.Context, dir string) error // runs one process tree; see Measure
-}
-
-// Result is a comparison's samples.
-type Result struct {
+// Comparison is the samples of two sides.
+type Comparison struct {
 	Name    string // comparison
 	A, B    string // case names
 	SA, SB  []Sample
@@ -51,16 +44,20 @@ type Result struct {
 	Comment string
 }
 
-// Median of the samples' wall times, with that sample's CPU times.
-func median(s []Sample) Sample {
-	c := append([]Sample{}, s...)
-	sort.Slice(c, func(i, j int) bool { return c[i].Wall < c[j].Wall })
-	return c[len(c)/2]
+// medianSample is the median wall time and the median CPU times of s.
+func medianSample(s []Sample) Sample {
+	var wall, user, sys []float64
+	for _, x := range s {
+		wall = append(wall, float64(x.Wall))
+		user = append(user, float64(x.User))
+		sys = append(sys, float64(x.Sys))
+	}
+	return Sample{Wall: time.Duration(Median(wall)), User: time.Duration(Median(user)), Sys: time.Duration(Median(sys))}
 }
 
 // Row renders the result as a Markdown table row.
-func (r Result) Row() string {
-	a, b := median(r.SA), median(r.SB)
+func (r Comparison) Row() string {
+	a, b := medianSample(r.SA), medianSample(r.SB)
 	return fmt.Sprintf("| %s | %s: %s (%.0f%% CPU) | %s: %s (%.0f%% CPU) | %.2f | %d |",
 		r.Name, r.A, round(a.Wall), 100*a.Util(r.Cores), r.B, round(b.Wall), 100*b.Util(r.Cores),
 		float64(a.Wall)/float64(b.Wall), len(r.SA))
@@ -101,8 +98,8 @@ func Command(ctx context.Context, dir string, env []string, log io.Writer, argv 
 
 // Interleave runs A and B alternately for rounds rounds (A,B,A,B...), each in
 // a fresh directory under root, so drift in machine load hits both sides.
-func Interleave(ctx context.Context, name string, rounds int, root string, a, b func(ctx context.Context, dir string) (Sample, error), an, bn string) (Result, error) {
-	r := Result{Name: name, A: an, B: bn, Cores: runtime.NumCPU()}
+func Interleave(ctx context.Context, name string, rounds int, root string, a, b func(ctx context.Context, dir string) (Sample, error), an, bn string) (Comparison, error) {
+	r := Comparison{Name: name, A: an, B: bn, Cores: runtime.NumCPU()}
 	for i := 0; i < rounds; i++ {
 		for _, side := range []struct {
 			f   func(context.Context, string) (Sample, error)

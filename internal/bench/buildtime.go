@@ -1,4 +1,4 @@
-package buildbench
+package bench
 
 import (
 	"context"
@@ -13,13 +13,14 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/fetch"
+	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
-// Options for Run.
-type Options struct {
+// BuildOptions for BuildTime.
+type BuildOptions struct {
 	Repo    string        // repository root, where `go tool mage` runs
 	Version string        // release; "" = recipe default
 	Rounds  int           // interleaved rounds per comparison
@@ -30,8 +31,9 @@ type Options struct {
 	Log     io.Writer     // build output of every run (not the table)
 }
 
-// Run performs the comparisons and returns the Markdown report.
-func Run(ctx context.Context, o Options) (string, error) {
+// BuildTime performs the bench:build comparisons and returns the Markdown
+// report.
+func BuildTime(ctx context.Context, o BuildOptions) (string, error) {
 	if o.Rounds < 1 {
 		o.Rounds = 3
 	}
@@ -117,7 +119,7 @@ func Run(ctx context.Context, o Options) (string, error) {
 		return total, nil
 	}
 
-	var results []Result
+	var results []Comparison
 	run := func(name string, a, b func(context.Context, string) (Sample, error), an, bn, comment string) error {
 		if o.Only != "" && o.Only != name {
 			return nil
@@ -156,7 +158,7 @@ func Run(ctx context.Context, o Options) (string, error) {
 			}
 		}
 		fmt.Fprintf(o.Log, "bench:build: cache: %d cache hits\n", o.Rounds)
-		res := Result{Name: "cache", A: "build:arm64 (cache hit)", B: "build:arm64 -rebuild", Cores: runtime.NumCPU(),
+		res := Comparison{Name: "cache", A: "build:arm64 (cache hit)", B: "build:arm64 -rebuild", Cores: runtime.NumCPU(),
 			Comment: "A hit re-validates the cached artifact (every object, the compiler line) and republishes it."}
 		for i := 0; i < o.Rounds; i++ {
 			dir := filepath.Join(work, fmt.Sprintf("cache-hit-%d", i))
@@ -181,10 +183,10 @@ func Run(ctx context.Context, o Options) (string, error) {
 		}
 		results = append(results, res)
 	}
-	return report(results, o), nil
+	return buildReport(results, o), nil
 }
 
-func report(results []Result, o Options) string {
+func buildReport(results []Comparison, o BuildOptions) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", Header)
 	for _, r := range results {
@@ -206,4 +208,38 @@ func samples(name string, s []Sample) string {
 		parts = append(parts, fmt.Sprintf("%s/%s", round(x.Wall), round(x.User+x.Sys)))
 	}
 	return name + " " + strings.Join(parts, ", ")
+}
+
+// BuildReport is bench:build: it runs BuildTime with the user's settings
+// and prints the Markdown report; build output goes to
+// <work>/bench-build.log.
+func BuildReport(ctx context.Context, s pipeline.Settings, rounds int, only string) error {
+	if s.Work == "" {
+		s.Work = "build"
+	}
+	repo, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.Work, 0o755); err != nil {
+		return err
+	}
+	logf, err := os.Create(filepath.Join(s.Work, "bench-build.log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	work, err := os.MkdirTemp(s.Work, "bench-build-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	rep, err := BuildTime(ctx, BuildOptions{
+		Repo: repo, Version: s.Version, Rounds: rounds, Jobs: s.Jobs, Work: work, Fetch: s.Fetch, Only: only, Log: logf,
+	})
+	if err != nil {
+		return fmt.Errorf("bench:build (log: %s): %w", logf.Name(), err)
+	}
+	fmt.Print(rep)
+	return nil
 }

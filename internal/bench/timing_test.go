@@ -1,4 +1,4 @@
-package buildbench
+package bench
 
 import (
 	"context"
@@ -68,8 +68,8 @@ func TestInterleaveOrderAndMedian(t *testing.T) {
 	if strings.Join(order, "") != "ababab" {
 		t.Errorf("order %v, want interleaved", order)
 	}
-	if median(r.SA).Wall != 2*time.Second || median(r.SB).Wall != 5*time.Second {
-		t.Errorf("medians %v %v", median(r.SA).Wall, median(r.SB).Wall)
+	if medianSample(r.SA).Wall != 2*time.Second || medianSample(r.SB).Wall != 5*time.Second {
+		t.Errorf("medians %v %v", medianSample(r.SA).Wall, medianSample(r.SB).Wall)
 	}
 	if row := r.Row(); !strings.Contains(row, "| 0.40 | 3 |") {
 		t.Errorf("row %s", row)

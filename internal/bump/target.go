@@ -1,0 +1,26 @@
+package bump
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/osslbuild/osslbuild/internal/fetch"
+)
+
+// Target is recipe:bump: arg is X.Y.Z, or X.Y for the newest release of a
+// series; the diff is printed to w.
+func Target(ctx context.Context, f fetch.Options, arg string, dryRun bool, w io.Writer) error {
+	o := Options{Fetch: f, SeedCache: true, DryRun: dryRun, Log: w}
+	if seriesRe.MatchString(arg) {
+		o.Series = arg
+	} else {
+		o.Version = arg
+	}
+	diff, err := Run(ctx, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(w, diff)
+	return nil
+}

@@ -1,0 +1,236 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/build"
+	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/fetch"
+	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/source"
+	"github.com/osslbuild/osslbuild/internal/toolchain"
+)
+
+// run is one invocation of a target: the settings and runtime with their
+// defaults, the recipe, and what every slice of the invocation shares
+// (verified sources, toolchains and their identities, probed once).
+type run struct {
+	Settings
+	Runtime
+	recipe *recipe.Recipe
+
+	mu      sync.Mutex
+	sources map[string]*once[*source.Verified]
+	tools   map[string]*once[tool]
+}
+
+type tool struct {
+	tc toolchain.Toolchain
+	id toolchain.Identity
+}
+
+// once memoises one value per key across goroutines.
+type once[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
+
+func newRun(s Settings, rt Runtime) (*run, error) {
+	s.defaults()
+	rt.defaults()
+	r, err := recipe.Load(s.Recipe)
+	if err != nil {
+		return nil, err
+	}
+	if ign := configure.IgnoredSet(rt.Environ); len(ign) > 0 {
+		rt.logf("note: %s set in your environment: ignored. The build environment is constructed, not inherited (CFLAGS in the environment of Configure replaces OpenSSL's -O3).", strings.Join(ign, ", "))
+	}
+	return &run{Settings: s, Runtime: rt, recipe: r,
+		sources: map[string]*once[*source.Verified]{}, tools: map[string]*once[tool]{}}, nil
+}
+
+func memo[T any](r *run, m map[string]*once[T], key string, f func() (T, error)) (T, error) {
+	r.mu.Lock()
+	o := m[key]
+	if o == nil {
+		o = &once[T]{}
+		m[key] = o
+	}
+	r.mu.Unlock()
+	o.once.Do(func() { o.v, o.err = f() })
+	return o.v, o.err
+}
+
+// source fetches and verifies a release once per invocation.
+func (r *run) source(ctx context.Context, rel recipe.Release) (*source.Verified, error) {
+	return memo(r, r.sources, rel.Version, func() (*source.Verified, error) {
+		f, err := fetch.New(r.Fetch)
+		if err != nil {
+			return nil, err
+		}
+		v, err := source.Fetch(ctx, f, rel)
+		if err != nil {
+			return nil, err
+		}
+		r.logf("source: %s", v.Describe())
+		return v, nil
+	})
+}
+
+// toolchain returns the toolchain for target and its identity, probed once
+// per kind of toolchain.
+func (r *run) toolchain(ctx context.Context, t recipe.Target) (toolchain.Toolchain, toolchain.Identity, error) {
+	tc, err := toolchain.For(r.Toolchain, t)
+	if err != nil {
+		return nil, toolchain.Identity{}, err
+	}
+	got, err := memo(r, r.tools, tc.Kind(), func() (tool, error) {
+		id, err := tc.Identity(ctx)
+		return tool{tc, id}, err
+	})
+	return got.tc, got.id, err
+}
+
+// plan resolves the recipe for target at the settings' version.
+func (r *run) plan(target string) (*recipe.Plan, error) { return r.recipe.Plan(r.Version, target) }
+
+// built is a validated artifact tree in a private directory, ready to
+// publish; release removes the directory.
+type built struct {
+	dir      string
+	manifest *artifact.Manifest
+	release  func()
+}
+
+// A builder turns a plan into a built slice. The stage table is one;
+// caching wraps it (cache.go).
+type builder interface {
+	build(ctx context.Context, p *recipe.Plan) (*built, error)
+}
+
+// stageBuilder runs a variant's stage table in a fresh private directory.
+type stageBuilder struct {
+	run     *run
+	variant *Variant
+}
+
+func (b *stageBuilder) build(ctx context.Context, p *recipe.Plan) (_ *built, err error) {
+	r := b.run
+	name := artifactName(p, b.variant)
+	if err := os.MkdirAll(r.Work, 0o755); err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp(r.Work, name+"-")
+	if err != nil {
+		return nil, fmt.Errorf("%s: build directory: %w", name, err)
+	}
+	work, _ = filepath.Abs(work)
+	j := &job{run: r, plan: p, name: name, work: work, logPath: work + ".log"}
+	release := func() {
+		if !r.Keep {
+			os.RemoveAll(work)
+		}
+	}
+	if err := os.WriteFile(j.logPath, nil, 0o644); err != nil {
+		release()
+		return nil, err
+	}
+	defer func() {
+		r.Observer.BuildLog(name, j.logPath)
+		if err != nil {
+			r.Observer.Failed(name, err)
+			// Keep the log for the post-mortem; the half-built tree goes
+			// unless asked to keep it.
+			release()
+			err = fmt.Errorf("%w\n(full log: %s)", err, j.logPath)
+		}
+	}()
+	if err := runStages(ctx, b.variant.stages, j); err != nil {
+		return nil, err
+	}
+	return &built{dir: j.dir, manifest: j.manifest, release: release}, nil
+}
+
+// artifactName is the target's artifact name, with the variant's suffix.
+func artifactName(p *recipe.Plan, v *Variant) string {
+	if v.Name == "" {
+		return p.Target.Artifact
+	}
+	return p.Target.Artifact + "-" + v.Name
+}
+
+// budgeted shares one make job budget (a jobserver) among the builds it
+// wraps: while one slice unpacks, configures or archives, or once it is
+// done, another's make takes the free slots.
+type budgeted struct {
+	inner builder
+	jobs  *build.Jobs
+}
+
+type jobsKey struct{}
+
+func (b budgeted) build(ctx context.Context, p *recipe.Plan) (*built, error) {
+	return b.inner.build(context.WithValue(ctx, jobsKey{}, b.jobs), p)
+}
+
+// sharedJobs is the budget a budgeted builder put in ctx, or nil.
+func sharedJobs(ctx context.Context) *build.Jobs {
+	j, _ := ctx.Value(jobsKey{}).(*build.Jobs)
+	return j
+}
+
+// builder is the slice builder for variant: the stage table behind the
+// artifact cache, unless the user asked to rebuild.
+func (r *run) builder(v *Variant) builder {
+	var b builder = &stageBuilder{run: r, variant: v}
+	if !r.Rebuild {
+		b = &cachingBuilder{run: r, variant: v, inner: b}
+	}
+	return b
+}
+
+// publish moves a built slice to the output directory and tells the
+// observer.
+func (r *run) publish(ctx context.Context, b *built) (*artifact.Published, error) {
+	pub, err := artifact.Publish(ctx, b.dir, r.Out, b.manifest.Name, time.Unix(b.manifest.SourceDateEpoch, 0))
+	if err != nil {
+		return nil, err
+	}
+	r.logf("%s: published %s and %s (sha256 %s)", b.manifest.Name, pub.Dir, pub.Tarball, pub.Digests.SHA256)
+	r.Observer.Published(b.manifest, pub)
+	return pub, nil
+}
+
+// Slice builds one recipe target (build:arm64, build:x86_64,
+// build:linux-x86_64) as variant (nil: Osslbuild) and publishes it.
+func Slice(ctx context.Context, s Settings, rt Runtime, target string, variant *Variant) (*Result, error) {
+	if variant == nil {
+		variant = Osslbuild
+	}
+	r, err := newRun(s, rt)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.plan(target)
+	if err != nil {
+		return nil, err
+	}
+	b, err := r.builder(variant).build(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	defer b.release()
+	pub, err := r.publish(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Plan: p, Published: pub, Manifest: b.manifest}, nil
+}

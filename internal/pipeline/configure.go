@@ -1,0 +1,71 @@
+package pipeline
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/configure"
+)
+
+// runConfigure runs OpenSSL's Configure with the plan's argv: every flag an
+// argument, none in the environment.
+func runConfigure(ctx context.Context, j *job) error {
+	j.argv = configure.Args(j.plan)
+	j.run.logf("%s: %s", j.name, strings.Join(j.argv, " "))
+	return j.configure(ctx)
+}
+
+func (j *job) configure(ctx context.Context) error {
+	lf, err := os.OpenFile(j.logPath, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	return configure.RunArgs(ctx, j.tree.Dir, j.argv, j.env, lf)
+}
+
+// gateO3 reads the generated Makefile and refuses to spend minutes in make
+// unless the effective optimisation is -O3, every recipe flag is there and
+// the platform is the recipe's.
+func gateO3(ctx context.Context, j *job) (err error) {
+	j.makefile, j.gate, err = configure.Gate(j.tree.Dir, j.plan)
+	if err != nil {
+		return err
+	}
+	j.run.logf("%s: gate passed: CFLAGS=%s (effective %s); compile flags: %s", j.name, j.gate.CFLAGS, j.gate.EffectiveOpt, j.gate.CompileFlags)
+	return nil
+}
+
+// PycaStandInCFLAGS stands in for the target's flags in the pyca-way build
+// of a target that has none (linux-x86_64): an environment CFLAGS must be
+// set to trigger Configure's replacement. -Wa,--noexecstack is already in
+// linux-x86_64's CNF_CFLAGS, so repeating it changes no object: the only
+// difference from osslbuild's build is that "-Wall -O3" is gone.
+const PycaStandInCFLAGS = "-Wa,--noexecstack"
+
+// configurePycaWay stands in for the gate in the PycaWay variant: Configure
+// runs again as pyca's step ran it, the target's flags moved from the
+// command line into CFLAGS in its environment. Configure takes that CFLAGS
+// as a replacement for the target's "-O3 -Wall", so the libraries come out
+// at -O0. make then runs in that environment too, as it did there.
+func configurePycaWay(ctx context.Context, j *job) (err error) {
+	cflags := strings.Join(j.plan.Target.Flags, " ")
+	if cflags == "" {
+		cflags = PycaStandInCFLAGS
+	}
+	j.argv = slices.DeleteFunc(slices.Clone(j.argv), func(a string) bool { return slices.Contains(j.plan.Target.Flags, a) })
+	j.env = append(slices.DeleteFunc(slices.Clone(j.env), func(kv string) bool { return strings.HasPrefix(kv, "CFLAGS=") }), "CFLAGS="+cflags)
+	j.run.logf("%s: CFLAGS=%s %s (the pyca way: CFLAGS in Configure's environment)", j.name, cflags, strings.Join(j.argv, " "))
+	if err := j.configure(ctx); err != nil {
+		return err
+	}
+	j.makefile, err = configure.ReadMakefile(j.tree.Dir)
+	if err != nil {
+		return err
+	}
+	j.gate = configure.GateResult{CFLAGS: j.makefile.Vars["CFLAGS"], CompileFlags: j.makefile.CompileFlags()}
+	j.run.logf("%s: Makefile CFLAGS=%s (OpenSSL's -O3 -Wall replaced)", j.name, j.gate.CFLAGS)
+	return nil
+}

@@ -1,0 +1,86 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/source"
+)
+
+// record writes manifest.json (how the slice was made, and the sha256 of
+// every file) and sbom.json into the artifact tree.
+func record(ctx context.Context, j *job) error {
+	p, r := j.plan, j.run
+	_, id, err := r.toolchain(ctx, p.Target)
+	if err != nil {
+		return err
+	}
+	m := &artifact.Manifest{
+		Name:      j.name,
+		Osslbuild: r.Revision,
+		Recipe:    artifact.RecipeRef{Name: p.Recipe.Name, Path: p.Recipe.Path, SHA256: p.Recipe.SHA256},
+		OpenSSL:   sourceRef(j.source),
+		Target: artifact.Target{Name: p.Target.Name, Configure: p.Target.Configure, OS: p.Target.OS, Arch: p.Target.Arch,
+			MinOS: p.Target.MinOS, Flags: p.Target.Flags, Options: p.Options, Skipped: p.Skipped},
+		Toolchain: id,
+		Configure: artifact.Configure{
+			Argv:   j.argv,
+			Env:    scrubWork(j.env, j.work),
+			CFLAGS: j.gate.CFLAGS,
+		},
+		SourceDateEpoch: j.tree.SourceDateEpoch,
+		CompilerLines:   j.lines,
+		Patches:         []artifact.Patch{},
+	}
+	for _, ap := range j.tree.Patches {
+		m.Patches = append(m.Patches, artifact.Patch{Name: ap.Name, SHA256: ap.SHA256})
+	}
+	if err := artifact.WriteSBOM(j.dir, m); err != nil {
+		return err
+	}
+	if err := artifact.WriteManifest(ctx, j.dir, m); err != nil {
+		return err
+	}
+	j.manifest = m
+	return nil
+}
+
+func sourceRef(v *source.Verified) artifact.Source {
+	s := artifact.Source{
+		Version: v.Release.Version, File: v.Release.FileName(),
+		SHA256: v.Tarball.SHA256, Size: v.Tarball.Size, URL: recordedURL(v.Release, v.Tarball.URL),
+	}
+	if v.Signature != nil {
+		s.SignatureURL = recordedURL(v.Release, strings.TrimSuffix(v.Signature.URL, ".asc")) + ".asc"
+	}
+	if v.Signer != nil {
+		s.Signer, s.SigningKey = v.Signer.Signer, v.Signer.SigningKey
+		s.SignedAt = v.Signer.Created.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+// scrubWork writes the private build directory as $WORK, so the manifest is
+// the same whichever directory built it.
+func scrubWork(env []string, work string) []string {
+	out := make([]string, len(env))
+	for i, kv := range env {
+		out[i] = strings.ReplaceAll(kv, work, "$WORK")
+	}
+	return out
+}
+
+// recordedURL is the source URL as the manifest records it: one of the
+// recipe's URLs, or "mirror:<file>" for a local mirror or cache, whose
+// location is machine-specific (the pinned sha256 says what the bytes were).
+func recordedURL(rel recipe.Release, u string) string {
+	for _, ru := range rel.URLs {
+		if u == ru {
+			return u
+		}
+	}
+	return "mirror:" + rel.FileName()
+}

@@ -1,0 +1,23 @@
+package pipeline
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/osslbuild/osslbuild/internal/source"
+	"github.com/osslbuild/osslbuild/patches"
+)
+
+// fetchSource verifies the release tarball (sha256, size, OpenPGP signature
+// against the pinned keys), once per invocation however many slices use it.
+func fetchSource(ctx context.Context, j *job) (err error) {
+	j.source, err = j.run.source(ctx, j.plan.Release)
+	return err
+}
+
+// unpackSource extracts the verified tarball into the private directory and
+// applies the patches for this release.
+func unpackSource(ctx context.Context, j *job) (err error) {
+	j.tree, err = source.Unpack(ctx, j.source, filepath.Join(j.work, "src"), patches.FS)
+	return err
+}

@@ -1,0 +1,112 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/source"
+	"github.com/osslbuild/osslbuild/internal/toolchain"
+)
+
+// The slice build, in order. A stage reads what the stages above it left in
+// the job and adds its own part; the first error stops the build, and
+// nothing leaves the job's private directory until the builder's caller
+// publishes the validated tree (artifact.Publish, after the artifact cache).
+// Adding a stage is one line here and one file beside this one.
+var sliceStages = []stage{
+	{"source", fetchSource},         // source.go: sha256, size, OpenPGP against the pinned keys
+	{"unpack", unpackSource},        // source.go: safe extraction, patches
+	{"toolchain", prepareToolchain}, // toolchain.go: cc/ar/ranlib wrappers; the build environment, constructed
+	{"configure", runConfigure},     // configure.go: argv from the plan, in that environment
+	{"gate", gateO3},                // configure.go: the generated Makefile must say -O3 with every recipe flag
+	{"make", makeLibraries},         // make.go: make build_libs, install_dev into a staging directory
+	{"layout", layOut},              // layout.go: the artifact tree, relocatable .pc files
+	{"validate", validateSlice},     // validate.go: every object and build string held against the plan
+	{"record", record},              // record.go: manifest.json, sbom.json
+}
+
+// A Variant is a slice build with some of its stages swapped.
+type Variant struct {
+	// Name is appended to the artifact's name ("" for osslbuild's own build).
+	Name   string
+	stages []stage
+}
+
+// Osslbuild is the build osslbuild ships.
+var Osslbuild = &Variant{stages: sliceStages}
+
+// PycaWay is the build pyca's workflow made, for the library benchmark and
+// the tests of check: the same table with the two stages the bug touches
+// swapped. In the gate's place, Configure runs again with the target's flags
+// in its environment as CFLAGS, which replaces OpenSSL's "-O3 -Wall"; the
+// validation then expects that flag-less (-O0) compiler line.
+var PycaWay = &Variant{Name: "pyca-way", stages: swap(sliceStages,
+	stage{"gate", configurePycaWay},
+	stage{"validate", validateFlagless},
+)}
+
+// stage returns the variant's stage called name.
+func (v *Variant) stage(name string) stage {
+	i := slices.IndexFunc(v.stages, func(s stage) bool { return s.name == name })
+	return v.stages[i]
+}
+
+// stage is one step of the slice build.
+type stage struct {
+	name string
+	run  func(ctx context.Context, j *job) error
+}
+
+// swap returns stages with each replacement standing in for the stage of
+// its name.
+func swap(stages []stage, replacements ...stage) []stage {
+	out := slices.Clone(stages)
+	for _, r := range replacements {
+		i := slices.IndexFunc(out, func(s stage) bool { return s.name == r.name })
+		if i < 0 {
+			panic("pipeline: no stage " + r.name + " to swap")
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// job is one slice build in progress.
+type job struct {
+	// Given.
+	run     *run
+	plan    *recipe.Plan
+	name    string // the artifact's name
+	work    string // private build directory (absolute)
+	logPath string // full build log, kept beside work
+
+	// Added by the stages, in table order.
+	source   *source.Verified        // source
+	tree     *source.Tree            // unpack
+	tools    toolchain.Toolchain     // toolchain
+	env      []string                // toolchain: the complete environment of Configure and make
+	argv     []string                // configure (and its pyca-way stand-in)
+	makefile *configure.Makefile     // gate (or its stand-in)
+	gate     configure.GateResult    // gate
+	staging  string                  // make: DESTDIR of make install_dev
+	dir      string                  // layout: the artifact tree
+	lines    []artifact.CompilerLine // validate
+	manifest *artifact.Manifest      // record
+}
+
+// runStages runs stages over j in order.
+func runStages(ctx context.Context, stages []stage, j *job) error {
+	for _, s := range stages {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.run(ctx, j); err != nil {
+			return fmt.Errorf("%s: %s: %w", j.name, s.name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/validate"
+)
+
+// Expect is what the Plan promises for one of a slice's libraries.
+func Expect(p *recipe.Plan, lib string) validate.Expect {
+	return validate.ForLibrary(lib, p.Target.OS, p.Target.Arch, p.Target.MinOS, p.Target.Configure, p.Target.Flags)
+}
+
+// validateSlice holds every library of the tree against the Plan: the
+// architecture and deployment target of every object, the compiler line
+// (-O3, the recipe's flags) and the platform.
+func validateSlice(ctx context.Context, j *job) error {
+	return j.validate(ctx, func(e validate.Expect) validate.Expect { return e })
+}
+
+// validateFlagless stands in for validateSlice in the PycaWay variant: the
+// same rules, except that the compiler line must carry no -O flag at all,
+// as pyca's did; a pyca-way build that came out optimised reproduces
+// nothing.
+func validateFlagless(ctx context.Context, j *job) error {
+	return j.validate(ctx, func(e validate.Expect) validate.Expect {
+		e.NoOptFlag = true
+		return e
+	})
+}
+
+func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validate.Expect) error {
+	lines, err := validateTree(ctx, j.dir, j.plan, adjust)
+	if err != nil {
+		return fmt.Errorf("refusing to publish: %w", err)
+	}
+	j.lines = lines
+	for _, l := range lines {
+		j.run.logf("%s: validated %s %s: %s", j.name, l.Library, l.Arch, l.Line)
+	}
+	return nil
+}
+
+// validateTree validates every library under dir/lib and returns the
+// compiler lines found; the artifact cache re-validates its entries with it.
+func validateTree(ctx context.Context, dir string, p *recipe.Plan, adjust func(validate.Expect) validate.Expect) ([]artifact.CompilerLine, error) {
+	var errs []error
+	var lines []artifact.CompilerLine
+	for _, lib := range artifact.Libraries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rep, err := validate.StaticLibrary(filepath.Join(dir, "lib", lib), adjust(Expect(p, lib)))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		lines = append(lines, artifact.CompilerLinesOf(rep.File, lib)...)
+	}
+	return lines, errors.Join(errs...)
+}

@@ -1,0 +1,214 @@
+package repro
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/universal"
+)
+
+// Hostile is the environment the second build of verify:reproducible runs
+// in: everything that could leak into OpenSSL's build if the environment
+// were inherited, plus a different time zone and locale.
+var Hostile = map[string]string{
+	"CFLAGS":                   "-O0 -g",
+	"CPPFLAGS":                 "-DHOSTILE",
+	"CXXFLAGS":                 "-O0",
+	"LDFLAGS":                  "-Wl,-hostile",
+	"LDLIBS":                   "-lhostile",
+	"CC":                       "gcc",
+	"AR":                       "false",
+	"RANLIB":                   "false",
+	"MACOSX_DEPLOYMENT_TARGET": "10.9",
+	"SDKROOT":                  "/nonexistent",
+	"MAKEFLAGS":                "-k",
+	"SOURCE_DATE_EPOCH":        "1",
+	"ZERO_AR_DATE":             "0",
+	"TZ":                       "Pacific/Chatham",
+	"LANG":                     "de_DE.UTF-8",
+	"LC_ALL":                   "de_DE.UTF-8",
+}
+
+// Verify builds target (a recipe target, or "universal2") twice in two
+// different directories, the second with a hostile environment, a
+// different TZ, locale and umask, and requires byte-identical tarballs and
+// no build directory in any output. On a difference it names the tarball
+// entry, header field, file, archive member and section.
+func Verify(ctx context.Context, s pipeline.Settings, rt pipeline.Runtime, target string) error {
+	s.Rebuild = true // two real builds, never the artifact cache
+	if rt.Log == nil {
+		rt.Log = os.Stdout
+	}
+	if s.Work == "" {
+		s.Work = "build"
+	}
+	work, err := filepath.Abs(s.Work)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	root, err := os.MkdirTemp(work, "reproducible-")
+	if err != nil {
+		return err
+	}
+	if !s.Keep {
+		defer os.RemoveAll(root)
+	}
+	names, err := ArtifactNames(s.Recipe, target)
+	if err != nil {
+		return err
+	}
+	a := filepath.Join(root, "a")
+	b := filepath.Join(root, "b", "a", "much", "deeper", "build", "path")
+	logf := func(format string, args ...any) { fmt.Fprintf(rt.Log, format+"\n", args...) }
+	logf("verify:reproducible: first build of %s in %s", target, a)
+	if err := buildInto(ctx, s, rt, target, a); err != nil {
+		return fmt.Errorf("first build: %w", err)
+	}
+	logf("verify:reproducible: second build of %s in %s, with a hostile environment, TZ=%s, umask 077", target, b, Hostile["TZ"])
+	restore := HostileEnv()
+	rt.Environ = nil // say once, again, what is ignored
+	err = buildInto(ctx, s, rt, target, b)
+	restore()
+	if err != nil {
+		return fmt.Errorf("second build: %w", err)
+	}
+	problems, err := CompareDists(ctx, names, filepath.Join(a, "dist"), filepath.Join(b, "dist"), []string{a, b, root})
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if !slicesContainPrefix(problems, n+".tar.gz") {
+			logf("verify:reproducible: %s.tar.gz identical", n)
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("verify:reproducible %s: not reproducible:\n%s", target, strings.Join(problems, "\n"))
+	}
+	logf("verify:reproducible: %s is reproducible", target)
+	return nil
+}
+
+func slicesContainPrefix(list []string, prefix string) bool {
+	for _, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// ArtifactNames are the artifacts a build of target publishes, as the
+// recipe names them: the target's, or for universal2 both slices' and the
+// merged one.
+func ArtifactNames(recipeName, target string) ([]string, error) {
+	r, err := recipe.Load(recipeName)
+	if err != nil {
+		return nil, err
+	}
+	targets := []string{target}
+	if target == "universal2" {
+		if targets, err = r.Universal2(); err != nil {
+			return nil, err
+		}
+	}
+	var names []string
+	for _, t := range targets {
+		tt, err := r.Target(t)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, tt.Artifact)
+	}
+	if target == "universal2" {
+		names = append(names, universal.Name)
+	}
+	return names, nil
+}
+
+func buildInto(ctx context.Context, s pipeline.Settings, rt pipeline.Runtime, target, dir string) error {
+	s.Out = filepath.Join(dir, "dist")
+	s.Work = filepath.Join(dir, "work")
+	var err error
+	if target == "universal2" {
+		_, err = pipeline.Universal2(ctx, s, rt)
+	} else {
+		_, err = pipeline.Slice(ctx, s, rt, target, nil)
+	}
+	return err
+}
+
+// HostileEnv sets Hostile and umask 077 for this process and returns a
+// function restoring both.
+func HostileEnv() func() {
+	old := map[string]*string{}
+	for k, v := range Hostile {
+		if cur, ok := os.LookupEnv(k); ok {
+			old[k] = &cur
+		} else {
+			old[k] = nil
+		}
+		os.Setenv(k, v)
+	}
+	mask := syscall.Umask(0o077)
+	return func() {
+		syscall.Umask(mask)
+		for k, v := range old {
+			if v == nil {
+				os.Unsetenv(k)
+			} else {
+				os.Setenv(k, *v)
+			}
+		}
+	}
+}
+
+// CompareDists compares the named artifacts in two output directories: the
+// tarballs must be identical and no output may contain any of leaks (build
+// directories). It returns the problems found, each explained down to the
+// tarball entry, header field and archive member.
+func CompareDists(ctx context.Context, names []string, distA, distB string, leaks []string) ([]string, error) {
+	var problems []string
+	for _, name := range names {
+		ta, tb := filepath.Join(distA, name+".tar.gz"), filepath.Join(distB, name+".tar.gz")
+		da, err := artifact.FileSHA256(ta)
+		if err != nil {
+			return nil, err
+		}
+		db, err := artifact.FileSHA256(tb)
+		if err != nil {
+			return nil, err
+		}
+		if da == db {
+			continue
+		}
+		diffs, err := CompareTarballs(ctx, ta, tb)
+		if err != nil {
+			return nil, err
+		}
+		detail := Summary(diffs, 20)
+		if len(diffs) == 0 {
+			detail = "\n  every entry and header identical: only the gzip encoding differs"
+		}
+		problems = append(problems, fmt.Sprintf("%s.tar.gz differs: %s vs %s:%s", name, da, db, detail))
+	}
+	for _, d := range []string{distA, distB} {
+		hits, err := FindStrings(ctx, d, leaks)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hits {
+			problems = append(problems, "build directory leaked: "+h)
+		}
+	}
+	return problems, nil
+}
