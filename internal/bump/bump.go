@@ -25,7 +25,16 @@
 //     verifies. A refused signature stops the bump at once; it does not fall
 //     through to the next source, since a source serving forged bytes is
 //     something to look at, not to route around.
-//  4. Only then is the recipe rewritten, textually so comments and layout
+//  4. The tarball must be the release asked for, which a valid signature
+//     does not prove: a genuine older release served under the new name
+//     carries its genuine signature. A sha256 the recipe already pins to
+//     another version is refused before the signature is checked
+//     (ErrRelabelled, naming both versions); after the signature, the
+//     tarball's top-level directory and its version file (VERSION.dat, or
+//     include/openssl/opensslv.h before 3.0) must name the version
+//     (source.CheckIdentity, source.ErrIdentity). Like a bad signature, a
+//     refusal stops the bump rather than trying the next source.
+//  5. Only then is the recipe rewritten, textually so comments and layout
 //     survive (see rewrite.go), the result checked by recipe.Parse and by
 //     comparing its decoded content with the old recipe plus the new
 //     release, and written atomically (temporary file and rename, after
@@ -45,6 +54,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-version"
@@ -52,6 +62,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/fetch"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/signature"
+	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/keys"
 )
 
@@ -198,6 +209,9 @@ func Run(ctx context.Context, opts Options) (diff string, err error) {
 	tb := dl.tarball
 	rel.SHA256, rel.Size = tb.SHA256, tb.Size
 	logf("downloaded %s from %s: sha256 %s, %d bytes", rel.FileName(), tb.URL, tb.SHA256, tb.Size)
+	if err := refuseKnownDigest(old, path, ver, tb.SHA256); err != nil {
+		return "", fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
+	}
 
 	signer, err := verify(ctx, dl)
 	if err != nil {
@@ -205,6 +219,12 @@ func Run(ctx context.Context, opts Options) (diff string, err error) {
 	}
 	rel.Signers = []string{signer.Signer}
 	logf("signature %s: made %s by %s (signing key %s)", dl.sig.URL, signer.Created.Format(time.RFC3339), signer.Signer, signer.SigningKey)
+
+	id, err := source.CheckIdentity(ctx, tb.Path, ver)
+	if err != nil {
+		return "", fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
+	}
+	logf("identity: top-level directory %s/, version %s in %s", id.TopDir, id.Version, strings.Join(id.VersionFiles, ", "))
 
 	setDefault := newer(ver, old.Default)
 	updated, err := rewrite(orig, rel, setDefault)

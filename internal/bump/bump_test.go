@@ -19,6 +19,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/fetch"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/signature"
+	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/testfixture"
 )
 
@@ -233,8 +234,10 @@ func TestBumpRestoresRelease(t *testing.T) {
 			t.Errorf("diff lacks %q:\n%s", want, diff)
 		}
 	}
-	if !strings.Contains(log.String(), "by "+currentKey) {
-		t.Errorf("log does not name the signer:\n%s", log.String())
+	for _, want := range []string{"by " + currentKey, "identity: top-level directory openssl-4.0.2/, version 4.0.2 in openssl-4.0.2/VERSION.dat"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log.String())
+		}
 	}
 
 	// The cache now holds both files, verified against the new pins.
@@ -352,6 +355,107 @@ func TestBumpTampered(t *testing.T) {
 		if strings.HasPrefix(r, u[1]) {
 			t.Errorf("tried %s after a bad signature", r)
 		}
+	}
+}
+
+// TestBumpRelabelledPinned: the genuine 4.0.2 tarball and signature served
+// as openssl-4.0.3.* from the release URL. The recipe pins those bytes as
+// 4.0.2, so the bump stops there, naming both versions, with the recipe,
+// the cache and the staging directory untouched and the next source not
+// tried.
+func TestBumpRelabelledPinned(t *testing.T) {
+	fx := testfixture.Get(t, "4.0.2")
+	n := newFakeNet(t)
+	n.release("4.0.3", fx.Tarball, fx.Signature)
+	u := UpstreamURLs("4.0.3")
+	n.file(u[1], fx.Tarball)
+	n.file(u[1]+".asc", fx.Signature)
+	orig := originalRecipe(t)
+	path := writeRecipe(t, orig)
+	cache, staging := t.TempDir(), t.TempDir()
+
+	_, err := Run(context.Background(), Options{
+		Recipe:    path,
+		Version:   "4.0.3",
+		Transport: n,
+		Fetch:     fetch.Options{CacheDir: cache},
+		SeedCache: true,
+		TempDir:   staging,
+	})
+	if !errors.Is(err, ErrRelabelled) {
+		t.Fatalf("err = %v, want ErrRelabelled", err)
+	}
+	want := "bump 4.0.3: refusing openssl-4.0.3.tar.gz from " + u[0] + ": already pinned as another release: sha256 " +
+		fx.SHA256 + " is OpenSSL 4.0.2 in " + path + ", so it cannot be OpenSSL 4.0.3"
+	if err.Error() != want {
+		t.Errorf("error:\n%v\nwant\n%s", err, want)
+	}
+	assertFile(t, path, orig)
+	assertEmpty(t, cache)
+	assertEmpty(t, staging)
+	for _, r := range n.requested() {
+		if strings.HasPrefix(r, u[1]) {
+			t.Errorf("tried %s after a relabelled tarball", r)
+		}
+	}
+}
+
+// TestBumpRelabelledUnpinned: each real release, with its signature, in a
+// mirror directory under the next patch release's name, offline, bumped into
+// a recipe that does not pin it (so the digest check cannot see it and the
+// signature verifies). The tarball's top-level directory gives it away; the
+// recipe (whose default the relabelled 4.0.2 would have taken over), the
+// cache and the staging directory stay untouched.
+func TestBumpRelabelledUnpinned(t *testing.T) {
+	for _, tc := range []struct{ real, claimed, dflt string }{
+		{"4.0.2", "4.0.3", "3.5.7"},
+		{"3.5.7", "3.5.8", "4.0.2"},
+		{"3.0.20", "3.0.21", "4.0.2"},
+	} {
+		t.Run(tc.real+" as "+tc.claimed, func(t *testing.T) {
+			fx := testfixture.Get(t, tc.real)
+			mirror := t.TempDir()
+			for _, p := range []string{fx.Tarball, fx.Signature} {
+				relabelled := strings.Replace(filepath.Base(p), tc.real, tc.claimed, 1)
+				if err := os.Symlink(p, filepath.Join(mirror, relabelled)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := withoutRelease(t, originalRecipe(t), tc.real)
+			if tc.dflt != "4.0.2" {
+				before = withDefault(t, before, tc.dflt)
+			}
+			path := writeRecipe(t, before)
+			cache, staging := t.TempDir(), t.TempDir()
+			var log bytes.Buffer
+			_, err := Run(context.Background(), Options{
+				Recipe:    path,
+				Version:   tc.claimed,
+				Transport: noNet{t},
+				Fetch:     fetch.Options{Mirror: mirror, Offline: true, CacheDir: cache},
+				SeedCache: true,
+				TempDir:   staging,
+				Log:       &log,
+			})
+			if !errors.Is(err, source.ErrIdentity) {
+				t.Fatalf("err = %v, want source.ErrIdentity\nlog:\n%s", err, log.String())
+			}
+			for _, want := range []string{
+				"bump " + tc.claimed + ": refusing openssl-" + tc.claimed + ".tar.gz from file://" + filepath.ToSlash(mirror),
+				`member "openssl-` + tc.real + `/": not the release it is named as: top-level directory "openssl-` + tc.real + `/", want "openssl-` + tc.claimed + `/"`,
+			} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error lacks %q:\n%v", want, err)
+				}
+			}
+			// The signature did verify: only the identity caught it.
+			if !strings.Contains(log.String(), "signature ") {
+				t.Errorf("log shows no verified signature:\n%s", log.String())
+			}
+			assertFile(t, path, before)
+			assertEmpty(t, cache)
+			assertEmpty(t, staging)
+		})
 	}
 }
 

@@ -2,7 +2,6 @@ package source
 
 import (
 	"context"
-	"fmt"
 	"io/fs"
 	"os"
 
@@ -29,7 +28,7 @@ type AppliedPatch struct {
 func Unpack(ctx context.Context, v *Verified, dest string, patchFS fs.FS) (*Tree, error) {
 	res, err := unpack.Extract(ctx, v.Tarball.Path, dest, unpack.Options{TopDir: "openssl-" + v.Release.Version})
 	if err != nil {
-		return nil, fmt.Errorf("unpack %s: %w", v.Release.FileName(), err)
+		return nil, err // already "unpack <file>: ..."
 	}
 	t := &Tree{Dir: dest, SourceDateEpoch: res.Newest.Unix()}
 	applied, err := applyPatches(ctx, patchFS, v.Release.Version, dest)

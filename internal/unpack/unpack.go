@@ -16,10 +16,12 @@
 //   - allows hard links only to regular files already extracted;
 //   - refuses devices, FIFOs and other special types (archive/tar expands
 //     sparse files, whose full size counts against the limit);
-//   - caps total file bytes and entry count (Options);
-//   - keeps only the executable bit of modes (0755 or 0644; directories
-//     0755) and restores modification times, so make sees the shipped
-//     generated files as up to date.
+//   - caps total file bytes and entry count (Options), pax global headers
+//     included: archive/tar reads up to 1 MiB for each, so a run of them
+//     would otherwise be unbounded work that extracts nothing;
+//   - keeps only the executable bit of modes (0755 or 0644; directories,
+//     the root included, 0755) and restores modification times, the root's
+//     too, so make sees the shipped generated files as up to date.
 //
 // Extract reports the newest modification time in the archive, which the
 // build uses as SOURCE_DATE_EPOCH.
@@ -66,8 +68,8 @@ var (
 
 // Options bound what an archive may hold. Zero values mean the defaults.
 type Options struct {
-	MaxBytes   int64  // total bytes of regular files
-	MaxEntries int    // number of archive members
+	MaxBytes   int64  // total bytes of regular files and pax global header records
+	MaxEntries int    // number of archive members, pax global headers included
 	TopDir     string // if set, the required name of the top-level directory
 }
 
@@ -139,6 +141,11 @@ func extractTar(ctx context.Context, r io.Reader, name, dest string, opts Option
 	if err := x.run(r); err != nil {
 		return Result{}, err
 	}
+	// MkdirTemp made the root 0700; the tree's root is the archive's
+	// top-level directory and gets a directory's mode like the others.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return Result{}, fmt.Errorf("unpack %s: %w", name, err)
+	}
 	if _, err := os.Lstat(dest); err == nil {
 		return Result{}, fmt.Errorf("unpack %s: %s: %w", name, dest, ErrExists)
 	}
@@ -156,7 +163,8 @@ type extractor struct {
 	res   Result
 	links map[string]string    // deferred symlinks: tree path -> target
 	files map[string]bool      // regular files written (hard-link targets)
-	dirs  map[string]time.Time // directory members and their mtimes
+	dirs  map[string]time.Time // directory members and their mtimes ("." is the root)
+	meta  int64                // bytes of pax global header records
 }
 
 func (x *extractor) fail(member string, err error) error {
@@ -177,12 +185,17 @@ func (x *extractor) run(r io.Reader) error {
 		if err != nil {
 			return fmt.Errorf("unpack %s: after %d members: %w", x.name, entries, err)
 		}
-		if hdr.Typeflag == tar.TypeXGlobalHeader {
-			continue // git archive's pax_global_header: metadata, not a member
-		}
 		entries++
 		if entries > x.opts.MaxEntries {
 			return x.fail(hdr.Name, fmt.Errorf("%w: more than %d members", ErrTooLarge, x.opts.MaxEntries))
+		}
+		if hdr.Typeflag == tar.TypeXGlobalHeader {
+			// git archive's pax_global_header: metadata, nothing to
+			// extract, but it was read, so it counts.
+			if err := x.global(hdr); err != nil {
+				return x.fail(hdr.Name, err)
+			}
+			continue
 		}
 		if err := x.entry(tr, hdr); err != nil {
 			return x.fail(hdr.Name, err)
@@ -197,9 +210,27 @@ func (x *extractor) run(r io.Reader) error {
 	return nil
 }
 
-// clean splits an archive name into its top-level directory and the path
-// below it, refusing anything that could leave the tree.
-func clean(name string) (top, rel string, err error) {
+// global accounts for a pax global header's records against MaxBytes.
+func (x *extractor) global(hdr *tar.Header) error {
+	var n int64
+	for k, v := range hdr.PAXRecords {
+		n += int64(len(k) + len(v))
+	}
+	if n > x.opts.MaxBytes-x.used() {
+		return fmt.Errorf("%w: %d bytes of pax global header records would pass the limit of %d", ErrTooLarge, x.used()+n, x.opts.MaxBytes)
+	}
+	x.meta += n
+	return nil
+}
+
+// used is the part of MaxBytes spent so far.
+func (x *extractor) used() int64 { return x.res.Bytes + x.meta }
+
+// SplitName splits an archive member's name into its top-level directory
+// and the path below it ("" for the directory itself), refusing anything
+// that could leave the tree (ErrUnsafePath). Other readers of release
+// tarballs use it so that they see the names Extract would write.
+func SplitName(name string) (top, rel string, err error) {
 	if name == "" {
 		return "", "", fmt.Errorf("%w: empty name", ErrUnsafePath)
 	}
@@ -238,7 +269,7 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header) error {
 		// decompressed and skipped unchecked by MaxBytes.
 		return fmt.Errorf("%w: %d bytes of data on a member of type %q", ErrUnsupported, hdr.Size, hdr.Typeflag)
 	}
-	top, rel, err := clean(hdr.Name)
+	top, rel, err := SplitName(hdr.Name)
 	if err != nil {
 		return err
 	}
@@ -259,6 +290,7 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header) error {
 		if hdr.Typeflag != tar.TypeDir {
 			return fmt.Errorf("%w: top-level member is not a directory", ErrLayout)
 		}
+		x.dirs["."] = hdr.ModTime
 		return nil
 	}
 	if l, ok := x.underLink(rel); ok {
@@ -279,8 +311,8 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header) error {
 		x.dirs[rel] = hdr.ModTime
 		x.res.Dirs++
 	case tar.TypeReg, tar.TypeRegA:
-		if hdr.Size < 0 || hdr.Size > x.opts.MaxBytes-x.res.Bytes {
-			return fmt.Errorf("%w: %d bytes would pass the limit of %d", ErrTooLarge, x.res.Bytes+hdr.Size, x.opts.MaxBytes)
+		if hdr.Size < 0 || hdr.Size > x.opts.MaxBytes-x.used() {
+			return fmt.Errorf("%w: %d bytes would pass the limit of %d", ErrTooLarge, x.used()+hdr.Size, x.opts.MaxBytes)
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
@@ -328,7 +360,7 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header) error {
 		x.links[rel] = hdr.Linkname
 		x.res.Symlinks++
 	case tar.TypeLink:
-		ltop, lrel, err := clean(hdr.Linkname)
+		ltop, lrel, err := SplitName(hdr.Linkname)
 		if err != nil {
 			return fmt.Errorf("hard link target %q: %w", hdr.Linkname, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,12 +25,27 @@ type ent struct {
 	link string
 	mode int64
 	size int64 // overrides len(body) when non-zero
+	pax  map[string]string
 }
 
 func dir(n string) ent          { return ent{name: n, typ: tar.TypeDir, mode: 0o775} }
 func file(n, body string) ent   { return ent{name: n, typ: tar.TypeReg, body: body, mode: 0o664} }
 func symlink(n, to string) ent  { return ent{name: n, typ: tar.TypeSymlink, link: to, mode: 0o777} }
 func hardlink(n, to string) ent { return ent{name: n, typ: tar.TypeLink, link: to, mode: 0o664} }
+
+// global is a pax global header, as git archive writes one first.
+func global(comment string) ent {
+	return ent{name: "pax_global_header", typ: tar.TypeXGlobalHeader, pax: map[string]string{"comment": comment}}
+}
+
+// globals is n pax global headers.
+func globals(n int) []ent {
+	out := make([]ent, n)
+	for i := range out {
+		out[i] = global(fmt.Sprint(i))
+	}
+	return out
+}
 
 func tgz(t testing.TB, ents ...ent) []byte {
 	t.Helper()
@@ -45,7 +61,10 @@ func tgz(t testing.TB, ents ...ent) []byte {
 			size = e.size
 		}
 		h := &tar.Header{Name: e.name, Typeflag: e.typ, Linkname: e.link, Mode: e.mode, Size: size,
-			ModTime: mtime.Add(time.Duration(i) * time.Second)}
+			ModTime: mtime.Add(time.Duration(i) * time.Second), PAXRecords: e.pax}
+		if e.typ == tar.TypeXGlobalHeader {
+			h.ModTime = time.Time{}
+		}
 		if err := tw.WriteHeader(h); err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +116,10 @@ func TestGood(t *testing.T) {
 	if want := mtime.Add(7 * time.Second); !res.Newest.Equal(want) {
 		t.Errorf("newest %v, want %v", res.Newest, want)
 	}
-	for name, mode := range map[string]os.FileMode{"Configure": 0o644, "config": 0o755, "crypto": 0o755 | os.ModeDir} {
+	// The root is the archive's top-level directory: 0755 like every other
+	// directory (not the 0700 of the temporary directory it was built in),
+	// with its own mtime.
+	for name, mode := range map[string]os.FileMode{".": 0o755 | os.ModeDir, "Configure": 0o644, "config": 0o755, "crypto": 0o755 | os.ModeDir} {
 		fi, err := os.Lstat(filepath.Join(dest, name))
 		if err != nil {
 			t.Fatal(err)
@@ -110,9 +132,10 @@ func TestGood(t *testing.T) {
 	if err != nil || string(b) != "int x;\n" {
 		t.Errorf("link.c: %q %v", b, err)
 	}
-	fi, _ := os.Stat(filepath.Join(dest, "crypto", "cversion.c"))
-	if !fi.ModTime().Equal(mtime.Add(3 * time.Second)) {
-		t.Errorf("cversion.c mtime %v", fi.ModTime())
+	for name, want := range map[string]time.Time{".": mtime, "crypto/cversion.c": mtime.Add(3 * time.Second)} {
+		if fi, err := os.Stat(filepath.Join(dest, name)); err != nil || !fi.ModTime().Equal(want) {
+			t.Errorf("%s mtime: %v, want %v", name, fi.ModTime(), want)
+		}
 	}
 }
 
@@ -146,6 +169,11 @@ func TestHostile(t *testing.T) {
 		{"too big declared", []ent{top, {name: "o/big", typ: tar.TypeReg, mode: 0o644, size: 1 << 40}}, Options{}, ErrTooLarge, "o/big"},
 		{"too big total", []ent{top, file("o/a", "12345"), file("o/b", "67890")}, Options{MaxBytes: 8}, ErrTooLarge, "o/b"},
 		{"too many entries", []ent{top, file("o/a", ""), file("o/b", ""), file("o/c", "")}, Options{MaxEntries: 3}, ErrTooLarge, "o/c"},
+		// Global headers are members too: each costs a read of up to
+		// 1 MiB, so an unbounded run of them is unbounded work.
+		{"too many global headers", append(globals(4), top, file("o/a", "")), Options{MaxEntries: 3}, ErrTooLarge, "pax_global_header"},
+		{"global headers after files", append([]ent{top, file("o/a", "")}, globals(2)...), Options{MaxEntries: 3}, ErrTooLarge, "pax_global_header"},
+		{"global header bytes", []ent{global(strings.Repeat("x", 600)), global(strings.Repeat("y", 600)), top}, Options{MaxBytes: 1000}, ErrTooLarge, "pax_global_header"},
 		{"two top dirs", []ent{top, file("o/a", "x"), dir("p/")}, Options{}, ErrLayout, "p/"},
 		{"file at top", []ent{file("README", "x")}, Options{}, ErrLayout, "README"},
 		{"wrong top dir", []ent{top}, Options{TopDir: "openssl-1.0.0"}, ErrLayout, "o/"},
@@ -234,5 +262,21 @@ func TestResolveOnDisk(t *testing.T) {
 	}
 	if err := resolveOnDisk(root, "ok"); err != nil {
 		t.Errorf("ok: %v", err)
+	}
+}
+
+// TestGlobalHeaders: git archive's single pax global header, and a few more,
+// are accepted within the limits and leave no trace in the tree.
+func TestGlobalHeaders(t *testing.T) {
+	ents := append(globals(3), dir("o/"), file("o/a", "x"))
+	dest, res, err := extract(t, tgz(t, ents...), Options{MaxEntries: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Files != 1 || res.Bytes != 1 {
+		t.Errorf("result %+v", res)
+	}
+	if got, _ := os.ReadDir(dest); len(got) != 1 || got[0].Name() != "a" {
+		t.Errorf("tree holds %v", got)
 	}
 }
