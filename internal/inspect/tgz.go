@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 func isGzip(b []byte) bool { return bytes.HasPrefix(b, []byte{0x1f, 0x8b, 0x08}) }
@@ -36,14 +37,45 @@ func walkTarGz(ctx context.Context, name string, r io.Reader, lim Limits, all bo
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
-		return &FormatError{Path: name, Msg: "gzip: " + err.Error()}
+		return &FormatError{Path: name, Msg: "gzip: " + strings.TrimPrefix(err.Error(), "gzip: ")}
 	}
 	defer gz.Close()
 	var inflated int64
 	stream := &streamLimit{r: gz, name: name, lim: lim, in: cr, out: &inflated}
+	if err := walkTar(ctx, name, stream, lim, all, &inflated, fn); err != nil {
+		return err
+	}
+	// The tar end marker may come before the end of the gzip stream: read
+	// on, so gzip checks its length and CRC-32 trailer (a truncated
+	// download fails here).
+	if _, err := io.Copy(io.Discard, stream); err != nil {
+		if errors.Is(err, ErrLimit) || ctx.Err() != nil {
+			return err
+		}
+		return &FormatError{Path: name, Offset: inflated, Msg: "gzip: after the last entry: " + err.Error()}
+	}
+	return nil
+}
+
+// WalkTarEntries is WalkTarGzEntries for an uncompressed tar stream (the
+// fuzz targets feed it directly); the total limit counts the whole stream,
+// headers included.
+func WalkTarEntries(ctx context.Context, name string, r io.Reader, lim Limits, fn WalkFunc) error {
+	lim = lim.withDefaults()
+	var read int64
+	return walkTar(ctx, name, &streamLimit{r: &countReader{r: r, ctx: ctx}, name: name, lim: lim, out: &read}, lim, true, &read, fn)
+}
+
+// walkTar reads the tar stream (already bounded by the caller's
+// streamLimit, which counts into *read) and offers its entries to fn.
+// Every entry counts toward MaxMembers, pax global headers too.
+func walkTar(ctx context.Context, name string, stream io.Reader, lim Limits, all bool, read *int64, fn WalkFunc) error {
 	tr := tar.NewReader(stream)
 	var total int64 // bytes offered to fn (sparse holes included)
 	for n := 0; ; n++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		hdr, err := tr.Next()
 		if err == io.EOF {
 			return nil
@@ -52,10 +84,10 @@ func walkTarGz(ctx context.Context, name string, r io.Reader, lim Limits, all bo
 			if errors.Is(err, ErrLimit) || ctx.Err() != nil {
 				return err
 			}
-			return &FormatError{Path: name, Offset: inflated, Msg: "tar: " + err.Error()}
+			return &FormatError{Path: name, Offset: *read, Msg: "tar: " + err.Error()}
 		}
 		if n >= lim.MaxMembers {
-			return fmt.Errorf("inspect %s: %w: more than %d entries", name, ErrLimit, lim.MaxMembers)
+			return fmt.Errorf("inspect %s: %w: more than %d entries", location(name, hdr.Name), ErrLimit, lim.MaxMembers)
 		}
 		if hdr.Typeflag != tar.TypeReg && !all {
 			continue
@@ -102,8 +134,8 @@ func (s *streamLimit) Read(p []byte) (int, error) {
 	*s.out += int64(n)
 	switch {
 	case *s.out > s.lim.MaxTotalBytes:
-		return n, fmt.Errorf("inspect %s: %w: gzip stream inflates to more than %d bytes (total limit)", s.name, ErrLimit, s.lim.MaxTotalBytes)
-	case *s.out > RatioFloor && *s.out/max(s.in.n, 1) > s.lim.MaxRatio:
+		return n, fmt.Errorf("inspect %s: %w: archive stream is longer than %d bytes (total limit)", s.name, ErrLimit, s.lim.MaxTotalBytes)
+	case s.in != nil && *s.out > RatioFloor && *s.out/max(s.in.n, 1) > s.lim.MaxRatio:
 		return n, fmt.Errorf("inspect %s: %w: %d compressed bytes inflate to more than %d (ratio above %d:1, a gzip bomb?)", s.name, ErrLimit, s.in.n, *s.out, s.lim.MaxRatio)
 	}
 	return n, err

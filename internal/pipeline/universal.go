@@ -11,6 +11,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/build"
+	"github.com/osslbuild/osslbuild/internal/inspect"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/internal/universal"
@@ -187,7 +188,7 @@ func artifactDir(ctx context.Context, path, work string) (string, error) {
 			return "", fmt.Errorf("artifact %s: sha256 %s does not match %s.sha256 (%s)", path, got, filepath.Base(path), strings.TrimSpace(string(want)))
 		}
 	}
-	if _, err := unpack.Extract(ctx, path, work, unpack.Options{MaxBytes: 1 << 30}); err != nil {
+	if _, err := unpack.Extract(ctx, path, work, unpack.Options{Limits: inspect.Limits{MaxTotalBytes: 1 << 30}}); err != nil {
 		return "", fmt.Errorf("artifact %s: %w", path, err)
 	}
 	return work, nil

@@ -2,7 +2,6 @@ package source
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +11,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/osslbuild/osslbuild/internal/ctxio"
+	"github.com/osslbuild/osslbuild/internal/inspect"
 	"github.com/osslbuild/osslbuild/internal/unpack"
 )
 
@@ -39,16 +38,16 @@ const (
 )
 
 // identityLimits bound what CheckIdentity reads from a tarball that nothing
-// has vouched for yet.
+// has vouched for yet: the archive walker's limits (the decompressed stream,
+// OpenSSL 4.0: 140 MB; members, pax global headers included) and the bytes
+// of one version file (opensslv.h 1.1.1: 4 KB).
 type identityLimits struct {
-	stream      int64 // decompressed bytes (OpenSSL 4.0: 140 MB)
-	entries     int   // members, pax global headers included
-	versionFile int64 // bytes of one version file (opensslv.h 1.1.1: 4 KB)
+	archive     inspect.Limits
+	versionFile int64
 }
 
 var defaultIdentityLimits = identityLimits{
-	stream:      1 << 30,
-	entries:     unpack.DefaultMaxEntries,
+	archive:     inspect.Limits{MaxTotalBytes: 1 << 30, MaxMembers: unpack.DefaultMaxEntries},
 	versionFile: 64 << 10,
 }
 
@@ -78,66 +77,50 @@ func checkIdentity(ctx context.Context, r io.Reader, name, version string, lim i
 	}
 	want := Identity{TopDir: "openssl-" + version, Version: version}
 
-	zr, err := gzip.NewReader(ctxio.Reader(ctx, r))
-	if err != nil {
-		return fail("not a gzip stream: %w", err)
-	}
-	stream := &capped{r: zr, limit: lim.stream}
-	tr := tar.NewReader(stream)
 	var got Identity
-	for entries := 0; ; {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fail("after %d members: %w", entries, err)
-		}
-		if entries++; entries > lim.entries {
-			return fail("member %q: %w: more than %d members", hdr.Name, unpack.ErrTooLarge, lim.entries)
-		}
+	err := inspect.WalkTarGzEntries(ctx, name, r, lim.archive, func(m inspect.Member, body io.Reader) error {
+		hdr := m.Tar
 		if hdr.Typeflag == tar.TypeXGlobalHeader {
-			continue // git archive's metadata, not a member
+			return nil // git archive's metadata, not a member
 		}
 		top, rel, err := unpack.SplitName(hdr.Name)
 		if err != nil {
-			return fail("member %q: %w", hdr.Name, err)
+			return fmt.Errorf("member %q: %w", hdr.Name, err)
 		}
 		if top != want.TopDir {
-			return fail("member %q: %w: top-level directory %q, want %q", hdr.Name, ErrIdentity, top+"/", want.TopDir+"/")
+			return fmt.Errorf("member %q: %w: top-level directory %q, want %q", hdr.Name, ErrIdentity, top+"/", want.TopDir+"/")
 		}
 		got.TopDir = top
 		if rel != versionDat && rel != opensslvH {
-			continue
+			return nil
 		}
 		if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA {
-			return fail("member %q: %w: the version file is not a regular file (type %q)", hdr.Name, ErrIdentity, hdr.Typeflag)
+			return fmt.Errorf("member %q: %w: the version file is not a regular file (type %q)", hdr.Name, ErrIdentity, hdr.Typeflag)
 		}
 		for _, seen := range got.VersionFiles {
 			if seen == top+"/"+rel {
-				return fail("member %q: %w: the version file appears twice", hdr.Name, ErrIdentity)
+				return fmt.Errorf("member %q: %w: the version file appears twice", hdr.Name, ErrIdentity)
 			}
 		}
 		if hdr.Size > lim.versionFile {
-			return fail("member %q: %w: %d bytes, more than the %d a version file may have", hdr.Name, ErrIdentity, hdr.Size, lim.versionFile)
+			return fmt.Errorf("member %q: %w: %d bytes, more than the %d a version file may have", hdr.Name, ErrIdentity, hdr.Size, lim.versionFile)
 		}
-		body, err := io.ReadAll(tr)
+		b, err := io.ReadAll(body)
 		if err != nil {
-			return fail("member %q: %w", hdr.Name, err)
+			return fmt.Errorf("member %q: %w", hdr.Name, err)
 		}
-		stated, how, err := statedVersion(rel, body)
+		stated, how, err := statedVersion(rel, b)
 		if err != nil {
-			return fail("member %q: %w: %v", hdr.Name, ErrIdentity, err)
+			return fmt.Errorf("member %q: %w: %v", hdr.Name, ErrIdentity, err)
 		}
 		if stated != version {
-			return fail("member %q: %w: states version %s (%s), want %s", hdr.Name, ErrIdentity, stated, how, version)
+			return fmt.Errorf("member %q: %w: states version %s (%s), want %s", hdr.Name, ErrIdentity, stated, how, version)
 		}
 		got.VersionFiles = append(got.VersionFiles, top+"/"+rel)
-	}
-	// The tar end marker may come before the end of the gzip stream; read
-	// on so gzip checks its length and CRC-32 trailer.
-	if _, err := io.Copy(io.Discard, stream); err != nil {
-		return fail("after the last member: %w", err)
+		return nil
+	})
+	if err != nil {
+		return fail("%w", err)
 	}
 	switch {
 	case got.TopDir == "":
@@ -236,31 +219,4 @@ func versionFromHeader(body []byte) (version, how string, err error) {
 		}
 	}
 	return version, how, nil
-}
-
-// capped fails, rather than ending quietly as io.LimitReader does, once
-// more than limit bytes have been read: a stream cut short would read as a
-// tarball without its tail.
-type capped struct {
-	r     io.Reader
-	limit int64
-	read  int64
-}
-
-func (c *capped) Read(p []byte) (int, error) {
-	if c.read > c.limit {
-		return 0, c.err()
-	}
-	if left := c.limit - c.read + 1; int64(len(p)) > left {
-		p = p[:left]
-	}
-	n, err := c.r.Read(p)
-	if c.read += int64(n); c.read > c.limit {
-		return n, c.err()
-	}
-	return n, err
-}
-
-func (c *capped) err() error {
-	return fmt.Errorf("%w: decompressed stream longer than %d bytes", unpack.ErrTooLarge, c.limit)
 }

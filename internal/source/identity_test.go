@@ -149,24 +149,24 @@ func TestCheckIdentityBounds(t *testing.T) {
 		t.Fatalf("good tarball: %v", err)
 	}
 	lim := defaultIdentityLimits
-	lim.entries = 2
-	if err := check(context.Background(), good, lim); !errors.Is(err, unpack.ErrTooLarge) || !strings.Contains(err.Error(), `member "openssl-4.0.3/big": archive too large: more than 2 members`) {
+	lim.archive.MaxMembers = 2
+	if err := check(context.Background(), good, lim); !errors.Is(err, unpack.ErrTooLarge) || !strings.Contains(err.Error(), "x.tar.gz(openssl-4.0.3/big): archive exceeds a safety limit: more than 2 entries") {
 		t.Errorf("entries: %v", err)
 	}
 	// Global headers count: each is up to 1 MiB read for nothing.
 	many := tarGz(t, globalHeader(), globalHeader(), globalHeader(), d("openssl-4.0.3/"))
-	if err := check(context.Background(), many, lim); !errors.Is(err, unpack.ErrTooLarge) || !strings.Contains(err.Error(), `member "pax_global_header": archive too large: more than 2 members`) {
+	if err := check(context.Background(), many, lim); !errors.Is(err, unpack.ErrTooLarge) || !strings.Contains(err.Error(), "x.tar.gz(pax_global_header): archive exceeds a safety limit: more than 2 entries") {
 		t.Errorf("global headers: %v", err)
 	}
 	lim = defaultIdentityLimits
-	lim.stream = 50 << 10
-	if err := check(context.Background(), good, lim); !errors.Is(err, unpack.ErrTooLarge) || !strings.Contains(err.Error(), "decompressed stream longer than 51200 bytes") {
+	lim.archive.MaxTotalBytes = 50 << 10
+	if err := check(context.Background(), good, lim); !errors.Is(err, unpack.ErrTooLarge) || !strings.Contains(err.Error(), "archive stream is longer than 51200 bytes") {
 		t.Errorf("stream: %v", err)
 	}
 	if err := check(context.Background(), good[:len(good)-4], defaultIdentityLimits); err == nil {
 		t.Error("truncated gzip trailer accepted")
 	}
-	if err := check(context.Background(), []byte("<html>not found</html>"), defaultIdentityLimits); err == nil || !strings.Contains(err.Error(), "x.tar.gz: not a gzip stream") {
+	if err := check(context.Background(), []byte("<html>not found</html>"), defaultIdentityLimits); err == nil || !strings.Contains(err.Error(), "x.tar.gz: inspect x.tar.gz: at offset 0: gzip: invalid header") {
 		t.Errorf("HTML: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

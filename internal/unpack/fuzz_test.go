@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"github.com/osslbuild/osslbuild/internal/inspect"
 	"io"
 	"os"
 	"path/filepath"
@@ -36,7 +37,7 @@ func FuzzExtract(f *testing.F) {
 			t.Fatal(err)
 		}
 		dest := filepath.Join(box, "out")
-		_, err := extractTar(context.Background(), bytes.NewReader(tarData), "fuzz.tar", dest, Options{MaxBytes: 1 << 20, MaxEntries: 500})
+		_, err := extractTar(context.Background(), bytes.NewReader(tarData), "fuzz.tar", dest, Options{Limits: inspect.Limits{MaxTotalBytes: 1 << 20, MaxMembers: 500}})
 
 		names := func(d string) []string {
 			ents, _ := os.ReadDir(d)

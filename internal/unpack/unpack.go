@@ -29,7 +29,6 @@ package unpack
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -42,7 +41,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/ctxio"
+	"github.com/osslbuild/osslbuild/internal/inspect"
 )
 
 // Defaults for Options; an OpenSSL 4.0 tarball holds about 140 MB in 6,400
@@ -62,15 +61,19 @@ var (
 	ErrUnsafePath  = errors.New("unsafe path")
 	ErrLayout      = errors.New("not a single top-level directory")
 	ErrUnsupported = errors.New("unsupported entry type")
-	ErrTooLarge    = errors.New("archive too large")
+	ErrTooLarge    = inspect.ErrLimit // the archive breaks a bound of Options.Limits
 	ErrDuplicate   = errors.New("duplicate entry")
 )
 
-// Options bound what an archive may hold. Zero values mean the defaults.
+// Options bound what an archive may hold.
 type Options struct {
-	MaxBytes   int64  // total bytes of regular files and pax global header records
-	MaxEntries int    // number of archive members, pax global headers included
-	TopDir     string // if set, the required name of the top-level directory
+	// Limits are the archive walker's, shared with every other reader of a
+	// .tar.gz: MaxTotalBytes bounds the whole decompressed stream (headers,
+	// pax records and skipped bytes included; default DefaultMaxBytes),
+	// MaxMembers every entry, pax global headers included (default
+	// DefaultMaxEntries).
+	Limits inspect.Limits
+	TopDir string // if set, the required name of the top-level directory
 }
 
 // Result describes a completed extraction.
@@ -96,21 +99,26 @@ func Extract(ctx context.Context, archive, dest string, opts Options) (Result, e
 
 // ExtractReader is Extract for a gzip stream; name is used in errors.
 func ExtractReader(ctx context.Context, r io.Reader, name, dest string, opts Options) (Result, error) {
-	zr, err := gzip.NewReader(ctxio.Reader(ctx, r))
-	if err != nil {
-		return Result{}, fmt.Errorf("unpack %s: %w", name, err)
-	}
-	return extractTar(ctx, zr, name, dest, opts)
+	return extractWith(ctx, name, dest, opts, func(lim inspect.Limits, fn inspect.WalkFunc) error {
+		return inspect.WalkTarGzEntries(ctx, name, r, lim, fn)
+	})
 }
 
-// extractTar does the work on the decompressed tar stream (the fuzz target
-// calls it directly, so mutations are not wasted on gzip checksums).
-func extractTar(ctx context.Context, r io.Reader, name, dest string, opts Options) (res Result, err error) {
-	if opts.MaxBytes <= 0 {
-		opts.MaxBytes = DefaultMaxBytes
+// extractTar extracts an uncompressed tar stream (the fuzz target calls it
+// directly, so mutations are not wasted on gzip checksums).
+func extractTar(ctx context.Context, r io.Reader, name, dest string, opts Options) (Result, error) {
+	return extractWith(ctx, name, dest, opts, func(lim inspect.Limits, fn inspect.WalkFunc) error {
+		return inspect.WalkTarEntries(ctx, name, r, lim, fn)
+	})
+}
+
+// extract does the work over walk, the archive walker for the stream.
+func extractWith(ctx context.Context, name, dest string, opts Options, walk func(inspect.Limits, inspect.WalkFunc) error) (res Result, err error) {
+	if opts.Limits.MaxTotalBytes <= 0 {
+		opts.Limits.MaxTotalBytes = DefaultMaxBytes
 	}
-	if opts.MaxEntries <= 0 {
-		opts.MaxEntries = DefaultMaxEntries
+	if opts.Limits.MaxMembers <= 0 {
+		opts.Limits.MaxMembers = DefaultMaxEntries
 	}
 	dest = filepath.Clean(dest)
 	if _, err := os.Lstat(dest); err == nil {
@@ -138,7 +146,7 @@ func extractTar(ctx context.Context, r io.Reader, name, dest string, opts Option
 		files: map[string]bool{},
 		dirs:  map[string]time.Time{},
 	}
-	if err := x.run(r); err != nil {
+	if err := x.run(walk); err != nil {
 		return Result{}, err
 	}
 	// MkdirTemp made the root 0700; the tree's root is the archive's
@@ -164,67 +172,45 @@ type extractor struct {
 	links map[string]string    // deferred symlinks: tree path -> target
 	files map[string]bool      // regular files written (hard-link targets)
 	dirs  map[string]time.Time // directory members and their mtimes ("." is the root)
-	meta  int64                // bytes of pax global header records
 }
 
 func (x *extractor) fail(member string, err error) error {
-	return fmt.Errorf("unpack %s: member %q: %w", x.name, member, err)
+	return &memberError{fmt.Errorf("unpack %s: member %q: %w", x.name, member, err)}
 }
 
-func (x *extractor) run(r io.Reader) error {
-	tr := tar.NewReader(r)
+// memberError is a failure already located at its member.
+type memberError struct{ err error }
+
+func (e *memberError) Error() string { return e.err.Error() }
+func (e *memberError) Unwrap() error { return e.err }
+
+func (x *extractor) run(walk func(inspect.Limits, inspect.WalkFunc) error) error {
 	entries := 0
-	for {
-		if err := x.ctx.Err(); err != nil {
-			return fmt.Errorf("unpack %s: %w", x.name, err)
-		}
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("unpack %s: after %d members: %w", x.name, entries, err)
-		}
+	err := walk(x.opts.Limits, func(m inspect.Member, r io.Reader) error {
 		entries++
-		if entries > x.opts.MaxEntries {
-			return x.fail(hdr.Name, fmt.Errorf("%w: more than %d members", ErrTooLarge, x.opts.MaxEntries))
-		}
+		hdr := m.Tar
 		if hdr.Typeflag == tar.TypeXGlobalHeader {
 			// git archive's pax_global_header: metadata, nothing to
-			// extract, but it was read, so it counts.
-			if err := x.global(hdr); err != nil {
-				return x.fail(hdr.Name, err)
-			}
-			continue
+			// extract; the walker counted it as an entry and its bytes.
+			return nil
 		}
-		if err := x.entry(tr, hdr); err != nil {
+		if err := x.entry(r, hdr); err != nil {
 			return x.fail(hdr.Name, err)
 		}
+		return nil
+	})
+	var me *memberError
+	if errors.As(err, &me) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("unpack %s: after %d members: %w", x.name, entries, err)
 	}
 	if x.res.TopDir == "" {
 		return fmt.Errorf("unpack %s: %w: archive is empty", x.name, ErrLayout)
 	}
-	if err := x.finish(); err != nil {
-		return err
-	}
-	return nil
+	return x.finish()
 }
-
-// global accounts for a pax global header's records against MaxBytes.
-func (x *extractor) global(hdr *tar.Header) error {
-	var n int64
-	for k, v := range hdr.PAXRecords {
-		n += int64(len(k) + len(v))
-	}
-	if n > x.opts.MaxBytes-x.used() {
-		return fmt.Errorf("%w: %d bytes of pax global header records would pass the limit of %d", ErrTooLarge, x.used()+n, x.opts.MaxBytes)
-	}
-	x.meta += n
-	return nil
-}
-
-// used is the part of MaxBytes spent so far.
-func (x *extractor) used() int64 { return x.res.Bytes + x.meta }
 
 // SplitName splits an archive member's name into its top-level directory
 // and the path below it ("" for the directory itself), refusing anything
@@ -263,10 +249,10 @@ func (x *extractor) underLink(rel string) (string, bool) {
 	return "", false
 }
 
-func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header) error {
+func (x *extractor) entry(tr io.Reader, hdr *tar.Header) error {
 	if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA && hdr.Size != 0 {
 		// Only regular files carry data; anything else with a size would be
-		// decompressed and skipped unchecked by MaxBytes.
+		// decompressed and skipped for nothing.
 		return fmt.Errorf("%w: %d bytes of data on a member of type %q", ErrUnsupported, hdr.Size, hdr.Typeflag)
 	}
 	top, rel, err := SplitName(hdr.Name)
@@ -311,8 +297,8 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header) error {
 		x.dirs[rel] = hdr.ModTime
 		x.res.Dirs++
 	case tar.TypeReg, tar.TypeRegA:
-		if hdr.Size < 0 || hdr.Size > x.opts.MaxBytes-x.used() {
-			return fmt.Errorf("%w: %d bytes would pass the limit of %d", ErrTooLarge, x.used()+hdr.Size, x.opts.MaxBytes)
+		if hdr.Size < 0 || x.res.Bytes+hdr.Size > x.opts.Limits.MaxTotalBytes {
+			return fmt.Errorf("%w: %d bytes would pass the limit of %d", ErrTooLarge, x.res.Bytes+hdr.Size, x.opts.Limits.MaxTotalBytes)
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/osslbuild/osslbuild/internal/inspect"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,13 +168,13 @@ func TestHostile(t *testing.T) {
 		{"block device", []ent{top, {name: "o/sda", typ: tar.TypeBlock, mode: 0o666}}, Options{}, ErrUnsupported, "o/sda"},
 		{"fifo", []ent{top, {name: "o/fifo", typ: tar.TypeFifo, mode: 0o666}}, Options{}, ErrUnsupported, "o/fifo"},
 		{"too big declared", []ent{top, {name: "o/big", typ: tar.TypeReg, mode: 0o644, size: 1 << 40}}, Options{}, ErrTooLarge, "o/big"},
-		{"too big total", []ent{top, file("o/a", "12345"), file("o/b", "67890")}, Options{MaxBytes: 8}, ErrTooLarge, "o/b"},
-		{"too many entries", []ent{top, file("o/a", ""), file("o/b", ""), file("o/c", "")}, Options{MaxEntries: 3}, ErrTooLarge, "o/c"},
+		{"too big total", []ent{top, file("o/a", "12345"), file("o/b", "67890")}, Options{Limits: inspect.Limits{MaxTotalBytes: 2050}}, ErrTooLarge, ""},
+		{"too many entries", []ent{top, file("o/a", ""), file("o/b", ""), file("o/c", "")}, Options{Limits: inspect.Limits{MaxMembers: 3}}, ErrTooLarge, "o/c"},
 		// Global headers are members too: each costs a read of up to
 		// 1 MiB, so an unbounded run of them is unbounded work.
-		{"too many global headers", append(globals(4), top, file("o/a", "")), Options{MaxEntries: 3}, ErrTooLarge, "pax_global_header"},
-		{"global headers after files", append([]ent{top, file("o/a", "")}, globals(2)...), Options{MaxEntries: 3}, ErrTooLarge, "pax_global_header"},
-		{"global header bytes", []ent{global(strings.Repeat("x", 600)), global(strings.Repeat("y", 600)), top}, Options{MaxBytes: 1000}, ErrTooLarge, "pax_global_header"},
+		{"too many global headers", append(globals(4), top, file("o/a", "")), Options{Limits: inspect.Limits{MaxMembers: 3}}, ErrTooLarge, "pax_global_header"},
+		{"global headers after files", append([]ent{top, file("o/a", "")}, globals(2)...), Options{Limits: inspect.Limits{MaxMembers: 3}}, ErrTooLarge, "pax_global_header"},
+		{"global header bytes", []ent{global(strings.Repeat("x", 600)), global(strings.Repeat("y", 600)), top}, Options{Limits: inspect.Limits{MaxTotalBytes: 1000}}, ErrTooLarge, ""},
 		{"two top dirs", []ent{top, file("o/a", "x"), dir("p/")}, Options{}, ErrLayout, "p/"},
 		{"file at top", []ent{file("README", "x")}, Options{}, ErrLayout, "README"},
 		{"wrong top dir", []ent{top}, Options{TopDir: "openssl-1.0.0"}, ErrLayout, "o/"},
@@ -185,7 +186,10 @@ func TestHostile(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("want %v, got %v", tc.want, err)
 			}
-			if !strings.Contains(err.Error(), "test.tar.gz") || !strings.Contains(err.Error(), `"`+tc.member+`"`) {
+			// A member is named as "member" or archive(member); a bound
+			// broken by the stream between members names the archive.
+			named := tc.member == "" || strings.Contains(err.Error(), `"`+tc.member+`"`) || strings.Contains(err.Error(), "("+tc.member+")")
+			if !strings.Contains(err.Error(), "test.tar.gz") || !named {
 				t.Errorf("error does not name archive and member %q: %v", tc.member, err)
 			}
 			if _, err := os.Lstat(dest); !errors.Is(err, os.ErrNotExist) {
@@ -269,7 +273,7 @@ func TestResolveOnDisk(t *testing.T) {
 // are accepted within the limits and leave no trace in the tree.
 func TestGlobalHeaders(t *testing.T) {
 	ents := append(globals(3), dir("o/"), file("o/a", "x"))
-	dest, res, err := extract(t, tgz(t, ents...), Options{MaxEntries: 5})
+	dest, res, err := extract(t, tgz(t, ents...), Options{Limits: inspect.Limits{MaxMembers: 5}})
 	if err != nil {
 		t.Fatal(err)
 	}
