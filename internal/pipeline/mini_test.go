@@ -1,0 +1,270 @@
+package pipeline_test
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/toolchain"
+	"github.com/osslbuild/osslbuild/internal/validate"
+)
+
+// The tests below run the whole pipeline, for real (Configure, make, the
+// cross compiler, validation, publishing), over testdata/mini-openssl: a
+// source tree laid out like OpenSSL's that builds in seconds. Each makes
+// the build go wrong in one way and requires the pipeline to refuse it with
+// nothing in the output directory.
+
+const miniVersion = "9.9.9"
+
+// miniTarball writes the mini tree as openssl-9.9.9.tar.gz into a fresh
+// mirror directory, with edits (file -> old -> new) applied, and returns
+// the directory, the sha256 and the size.
+func miniTarball(t *testing.T, edits map[string][2]string) (dir, sum string, size int64) {
+	t.Helper()
+	src := filepath.Join(testfixture.RepoRoot(), "testdata", "mini-openssl")
+	dir = t.TempDir()
+	path := filepath.Join(dir, "openssl-"+miniVersion+".tar.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz := gzip.NewWriter(f)
+	tw := tar.NewWriter(gz)
+	top := "openssl-" + miniVersion + "/"
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: top, Mode: 0o755})
+	used := map[string]bool{}
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if rel == "." {
+			return nil
+		}
+		name := top + filepath.ToSlash(rel)
+		if d.IsDir() {
+			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755})
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if e, ok := edits[filepath.ToSlash(rel)]; ok {
+			if !strings.Contains(string(b), e[0]) {
+				t.Fatalf("edit of %s: %q not found", rel, e[0])
+			}
+			b = []byte(strings.Replace(string(b), e[0], e[1], 1))
+			used[filepath.ToSlash(rel)] = true
+		}
+		fi, _ := d.Info()
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: int64(fi.Mode().Perm()), Size: int64(len(b))}); err != nil {
+			return err
+		}
+		_, err = tw.Write(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range edits {
+		if !used[k] {
+			t.Fatalf("edit of %s: no such file", k)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gz.Close()
+	f.Close()
+	b, _ := os.ReadFile(path)
+	h := sha256.Sum256(b)
+	return dir, hex.EncodeToString(h[:]), int64(len(b))
+}
+
+// miniRecipe is a recipe for the mini release with the real recipe's
+// macOS targets.
+func miniRecipe(t *testing.T, sum string, size int64) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "mini.toml")
+	body := fmt.Sprintf(`default = %[1]q
+prefix = "/opt/osslbuild"
+options = [{ name = "no-shared" }]
+
+[targets.arm64]
+configure = "darwin64-arm64-cc"
+os = "macos"
+arch = "arm64"
+min_os = "11.0"
+flags = ["-mmacosx-version-min=11.0"]
+openssldir = "/opt/homebrew/etc/openssl@3"
+artifact = "openssl-macos-arm64"
+
+[targets.x86_64]
+configure = "darwin64-x86_64-cc"
+os = "macos"
+arch = "x86_64"
+min_os = "10.12"
+flags = ["-mmacosx-version-min=10.12", "-march=core2"]
+openssldir = "/usr/local/etc/openssl@3"
+artifact = "openssl-macos-x86-64"
+
+[[release]]
+version = %[1]q
+sha256 = %[2]q
+size = %[3]d
+urls = ["https://mini.invalid/openssl-%[1]s.tar.gz"]
+signature = "optional"
+`, miniVersion, sum, size)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// miniBuild builds target from the mini tree with edits, and returns the
+// result, the error and the output directory.
+func miniBuild(t *testing.T, target string, edits map[string][2]string) (*pipeline.Result, error, string, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds with the cross toolchain; skipped in -short mode")
+	}
+	if _, err := toolchain.New("cross"); err != nil {
+		testfixture.Missing(t, "%v", err)
+	}
+	for _, tool := range []string{"perl", "make"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			testfixture.Missing(t, "%s: %v", tool, err)
+		}
+	}
+	mirror, sum, size := miniTarball(t, edits)
+	root := t.TempDir()
+	s := pipeline.Settings{Recipe: miniRecipe(t, sum, size), Out: filepath.Join(root, "dist"), Work: filepath.Join(root, "work"), Jobs: 2, Rebuild: true}
+	s.Fetch.Mirror, s.Fetch.Offline, s.Fetch.CacheDir = mirror, true, filepath.Join(root, "cache")
+	var log strings.Builder
+	res, err := pipeline.Slice(context.Background(), s, pipeline.Runtime{Log: &log, Revision: "test"}, target, nil)
+	t.Logf("log:\n%s", log.String())
+	return res, err, s.Out, log.String()
+}
+
+// emptyOrMissing fails the test when dir holds anything.
+func emptyOrMissing(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".lock") {
+			t.Errorf("%s holds %s after a refused build", dir, e.Name())
+		}
+	}
+}
+
+// TestMiniBuildsAndPublishes: the unchanged mini tree goes through every
+// stage and is published, its compiler line read back at -O3.
+func TestMiniBuildsAndPublishes(t *testing.T) {
+	res, err, out, _ := miniBuild(t, "arm64", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := inspect.Inspect(filepath.Join(res.Published.Dir, "lib", "libcrypto.a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, bi := range f.Slices[0].BuildInfo {
+		if bi.Kind == inspect.InfoCompiler {
+			lines = append(lines, bi.Text)
+		}
+	}
+	want := "compiler: cc -fPIC -arch arm64 -O3 -Wall -mmacosx-version-min=11.0"
+	if len(lines) != 1 || lines[0] != want {
+		t.Errorf("compiler lines %q, want [%q]", lines, want)
+	}
+	if _, err := os.Stat(filepath.Join(out, "openssl-macos-arm64.tar.gz")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestMiniGateRefusesBeforeMake: a Configure whose default flags are not
+// -O3 is refused by the gate, before make compiles anything.
+func TestMiniGateRefusesBeforeMake(t *testing.T) {
+	_, err, out, log := miniBuild(t, "arm64", map[string][2]string{
+		"Configure": {`my $MINI_DEFAULT_CFLAGS = "-O3 -Wall";`, `my $MINI_DEFAULT_CFLAGS = "-O1 -Wall";`},
+	})
+	if !errors.Is(err, configure.ErrGate) || !strings.Contains(err.Error(), "effective optimisation is -O1") {
+		t.Fatalf("want the gate's refusal (effective -O1), got %v", err)
+	}
+	if strings.Contains(log, "compiling") || strings.Contains(log, "validated") {
+		t.Errorf("the build went on past the gate:\n%s", log)
+	}
+	emptyOrMissing(t, out)
+}
+
+// TestMiniValidationRefusesWhatTheLineHides: the Makefile's compile rules
+// add a flag the build information does not record, so the compiler line
+// and the gate say all is well; only validation, which reads the objects,
+// can catch the recipe's deployment target not honoured: x86_64 objects of
+// the right CPU type whose LC_VERSION_MIN_MACOSX says 10.13 where the
+// recipe says 10.12. (In cross mode the wrapper's -target decides the
+// deployment target, so the stray flag is a -target; on a Mac it would be a
+// second -mmacosx-version-min.)
+func TestMiniValidationRefusesWhatTheLineHides(t *testing.T) {
+	_, err, out, _ := miniBuild(t, "x86_64", map[string][2]string{
+		"Makefile.in": {"MINI_EXTRA=\n", "MINI_EXTRA=-target x86_64-apple-macos10.13\n"},
+	})
+	var ve *validate.Error
+	if !errors.As(err, &ve) {
+		t.Fatalf("want a validation refusal, got %v", err)
+	}
+	found := false
+	for _, v := range ve.Violations {
+		if v.Rule == validate.RuleDeployment && v.Arch == "x86_64" && strings.Contains(v.Found, "10.13") {
+			found = true
+		}
+		if v.Rule == validate.RuleCPU {
+			t.Errorf("CPU rule fired on right-arch objects: %s", v)
+		}
+	}
+	if !found {
+		t.Errorf("no deployment-target violation naming 10.13 for x86_64: %v", err)
+	}
+	emptyOrMissing(t, out)
+}
+
+// TestMiniBuildEnvironmentIsConstructed: variables in the caller's
+// environment reach neither Configure (CFLAGS would replace -O3) nor make
+// (which imports every environment variable as a make variable).
+func TestMiniBuildEnvironmentIsConstructed(t *testing.T) {
+	t.Setenv("CFLAGS", "-O0 -g")
+	t.Setenv("MINI_ENV_PROBE", "-DLEAKED_FROM_CALLER")
+	res, err, _, _ := miniBuild(t, "arm64", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := inspect.Inspect(filepath.Join(res.Published.Dir, "lib", "libcrypto.a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bi := range f.Slices[0].BuildInfo {
+		if bi.Kind == inspect.InfoCompiler && (strings.Contains(bi.Text, "LEAKED") || strings.Contains(bi.Text, "-O0")) {
+			t.Errorf("the caller's environment reached the build: %s", bi.Text)
+		}
+	}
+}
+
