@@ -267,4 +267,3 @@ func TestMiniBuildEnvironmentIsConstructed(t *testing.T) {
 		}
 	}
 }
-
