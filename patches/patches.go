@@ -1,5 +1,5 @@
 // Package patches embeds the patch files (*.patch) applied to OpenSSL
-// source trees; see README.md for the format. internal/patch applies them.
+// source trees; see README.md for the format. internal/source/patch applies them.
 package patches
 
 import "embed"

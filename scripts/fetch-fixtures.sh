@@ -28,7 +28,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 dest=${OSSLBUILD_FIXTURES:-$repo/.fixtures/releases}
 me=fetch-fixtures
 
-# upstream  sha256  size (as in recipes/openssl.toml and internal/testfixture)
+# upstream  sha256  size (as in recipes/openssl.toml and internal/testsupport/testfixture)
 pins='
 4.0.2 736b467530f916737b7031310ccb21d8218c6229e61e8e160cd1d3458cd543a8 55153883
 3.5.7 a8c0d28a529ca480f9f36cf5792e2cd21984552a3c8e4aa11a24aa31aeac98e8 53153930
@@ -312,6 +312,6 @@ for v in $missing; do
 	fi
 	die "openssl-$v (sha256 $2, $3 bytes): no Debian source package that apt lists and the mirror serves has this tarball. Listed:
 $(served)
-If Debian no longer serves this release, move the pin (this script, internal/testfixture, recipes/openssl.toml) to one it serves, or put openssl-$v.tar.gz and its .asc in $dest."
+If Debian no longer serves this release, move the pin (this script, internal/testsupport/testfixture, recipes/openssl.toml) to one it serves, or put openssl-$v.tar.gz and its .asc in $dest."
 done
 echo "$me: OpenSSL release fixtures verified in $dest" >&2

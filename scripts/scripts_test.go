@@ -17,7 +17,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // snapshot is `apt-cache showsrc openssl` as Debian's index listed it
@@ -274,7 +274,7 @@ func TestSelectOnAptIndex(t *testing.T) {
 		chosen[f[0]] = append(chosen[f[0]], f[1])
 	}
 	if got, want := slices.Sorted(maps.Keys(chosen)), slices.Sorted(maps.Keys(testfixture.Pinned)); !slices.Equal(got, want) {
-		t.Fatalf("fetch-fixtures.sh pins %q, internal/testfixture pins %q", got, want)
+		t.Fatalf("fetch-fixtures.sh pins %q, internal/testsupport/testfixture pins %q", got, want)
 	}
 	for v, versions := range chosen {
 		rel := testfixture.Pinned[v]

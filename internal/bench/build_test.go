@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/bench"
-	"github.com/osslbuild/osslbuild/internal/e2e"
-	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 )
 
 // TestOsslbuildBuildIsO3: the artifact osslbuild built for linux-x86_64 says

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/bench"
-	"github.com/osslbuild/osslbuild/internal/e2e"
-	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 )
 
 // sample is real harness output (trimmed compiler line).

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/proc"
 )
 

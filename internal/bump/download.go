@@ -11,7 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/osslbuild/osslbuild/internal/fetch"
+	"github.com/osslbuild/osslbuild/internal/source/fetch"
 )
 
 // downloaded is a tarball staged on disk with its signature, not yet trusted.

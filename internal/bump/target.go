@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/osslbuild/osslbuild/internal/fetch"
+	"github.com/osslbuild/osslbuild/internal/source/fetch"
 )
 
 // Target is recipe:bump: arg is X.Y.Z, or X.Y for the newest release of a

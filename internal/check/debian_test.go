@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 const debianLibcrypto = "/usr/lib/x86_64-linux-gnu/libcrypto.so.3"

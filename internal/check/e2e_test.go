@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/e2e"
+	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 )
 
 // osslbuild's own cross-built 4.0.2 slices pass -minopt=3, as a directory

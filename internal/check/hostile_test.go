@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
 // fatHeader is a universal header with one arm64 entry at offset, size.

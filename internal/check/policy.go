@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
 // libcryptoMarkers are the build-info strings only libcrypto itself

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/source/unpack"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
-	"github.com/osslbuild/osslbuild/internal/unpack"
 )
 
 func plan(t *testing.T, version, target string) *recipe.Plan {

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 

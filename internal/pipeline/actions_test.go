@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/e2e"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/report"
+	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 )
 
 // TestActionsOutput runs build:merge with GITHUB_ACTIONS=true and a step

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
-	"github.com/osslbuild/osslbuild/internal/e2e"
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"github.com/osslbuild/osslbuild/internal/universal"
-	"github.com/osslbuild/osslbuild/internal/validate"
 )
 
 // TestUniversal2EndToEnd checks build:universal2's output, then merges the

@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
-	"github.com/osslbuild/osslbuild/internal/e2e"
-	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/validate"
+	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 )
 
 // The compiler lines a Mac build of 4.0.2 embeds, per the environment notes:

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/validate"
 )
 
 // Expect is what the Plan promises for one of a slice's libraries.

@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
-	"github.com/osslbuild/osslbuild/internal/validate"
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
 )
 
 // Builds is the GitHub Actions front end of the build targets (a

@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
 // Difference is one place where two trees differ.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 func need(t *testing.T, tools ...string) {

@@ -11,8 +11,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/osslbuild/osslbuild/internal/inspect"
-	"github.com/osslbuild/osslbuild/internal/unpack"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/source/unpack"
 )
 
 // ErrIdentity marks a tarball that is not the release it is offered as: its

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/testfixture"
-	"github.com/osslbuild/osslbuild/internal/unpack"
+	"github.com/osslbuild/osslbuild/internal/source/unpack"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // versionDatFor is VERSION.dat as 3.0 and later ship it.

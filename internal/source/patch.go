@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/osslbuild/osslbuild/internal/patch"
+	"github.com/osslbuild/osslbuild/internal/source/patch"
 )
 
 // applyPatches applies the patches in fsys that match version to dir.

@@ -11,9 +11,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/fetch"
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/signature"
+	"github.com/osslbuild/osslbuild/internal/source/fetch"
+	"github.com/osslbuild/osslbuild/internal/source/signature"
 )
 
 // Verified is a release tarball in the cache whose digest, size and (when

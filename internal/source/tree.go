@@ -5,7 +5,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/osslbuild/osslbuild/internal/unpack"
+	"github.com/osslbuild/osslbuild/internal/source/unpack"
 )
 
 // Tree is an unpacked, patched source tree.

@@ -18,8 +18,8 @@ import (
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
-	"github.com/osslbuild/osslbuild/internal/validate"
 )
 
 // Name is the universal2 artifact's name (pyca's).

@@ -14,7 +14,7 @@ import (
 
 	"github.com/rhysd/actionlint"
 
-	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // workflowFiles lists .github/workflows/*.yml and *.yaml.

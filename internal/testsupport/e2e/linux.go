@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/bench"
-	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // RequireLinux skips (or fails with CI=true) when the native linux-x86_64

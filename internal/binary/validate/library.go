@@ -1,6 +1,6 @@
 package validate
 
-import "github.com/osslbuild/osslbuild/internal/inspect"
+import "github.com/osslbuild/osslbuild/internal/binary/inspect"
 
 // ForLibrary is the expectation for one of OpenSSL's static libraries built
 // for a target: every object for arch (Mach-O with minos when os is

@@ -127,7 +127,7 @@ func equal(a, b []string) bool {
 	return true
 }
 
-// Run with: go test ./internal/inspect -run '^$' -fuzz '^FuzzWalkZip$' -fuzztime 60s
+// Run with: go test ./internal/binary/inspect -run '^$' -fuzz '^FuzzWalkZip$' -fuzztime 60s
 func FuzzWalkZip(f *testing.F) {
 	f.Add(testZip(f, map[string]string{"a/x.so": "\xcf\xfa\xed\xfe rest", "b.txt": "hello"}))
 	f.Add(testZip(f, map[string]string{"a/": ""}))
@@ -149,7 +149,7 @@ func FuzzWalkZip(f *testing.F) {
 	})
 }
 
-// Run with: go test ./internal/inspect -run '^$' -fuzz '^FuzzWalkTarGz$' -fuzztime 60s
+// Run with: go test ./internal/binary/inspect -run '^$' -fuzz '^FuzzWalkTarGz$' -fuzztime 60s
 func FuzzWalkTarGz(f *testing.F) {
 	f.Add(testTgz(f, map[string]string{"top/lib/x.a": "!<arch>\nmore", "top/manifest.json": "{}"}))
 	f.Add(testTgz(f, nil))

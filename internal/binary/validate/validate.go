@@ -16,7 +16,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
 // ErrInvalid is matched (errors.Is) by every error saying that a library

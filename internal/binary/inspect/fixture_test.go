@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // The cross toolchain the tests compile real Mach-O objects with

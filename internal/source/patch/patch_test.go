@@ -11,8 +11,8 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/osslbuild/osslbuild/internal/testfixture"
-	"github.com/osslbuild/osslbuild/internal/unpack"
+	"github.com/osslbuild/osslbuild/internal/source/unpack"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 func read(t *testing.T, p string) string {

@@ -2,7 +2,7 @@ package inspect
 
 // Run a fuzzer with, for example:
 //
-//	go test ./internal/inspect -run '^$' -fuzz '^FuzzParseFat$' -fuzztime 60s -fuzzminimizetime 2s
+//	go test ./internal/binary/inspect -run '^$' -fuzz '^FuzzParseFat$' -fuzztime 60s -fuzzminimizetime 2s
 //
 // The short -fuzzminimizetime matters for FuzzParseFat: its seeds are
 // kilobytes long and the default 60 s minimisation of each new input

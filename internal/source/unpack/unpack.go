@@ -41,7 +41,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
 // Defaults for Options; an OpenSSL 4.0 tarball holds about 140 MB in 6,400

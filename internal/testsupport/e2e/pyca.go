@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/pipeline"
-	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // PycaArm64 returns the path to an arm64 libcrypto.a of the real 4.0.2

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 const tarName = "openssl-4.0.2.tar.gz"
