@@ -57,7 +57,7 @@ func (f *Fetcher) Discover(ctx context.Context, want Discovery) (Discovered, err
 	if ctx.Err() != nil {
 		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, ctxErr(ctx))
 	}
-	srcs, skipped, err := f.sources(want.Name, want.URLs)
+	srcs, skipped, err := f.sources(want.Name, "", want.URLs)
 	if err != nil {
 		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, err)
 	}

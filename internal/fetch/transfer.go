@@ -3,6 +3,8 @@ package fetch
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -69,15 +71,22 @@ func openLocal(ctx context.Context, u *url.URL) (*body, error) {
 		length: st.Size(),
 		fail: func(err error, got, total int64) error {
 			if ctx.Err() != nil {
-				return context.Cause(ctx)
+				return stopped(ctx, got, total)
 			}
 			return &permanentError{fmt.Errorf("read after %d bytes: %w", got, err)}
 		},
 	}, nil
 }
 
-// errDowngrade refuses a redirect from https to http.
-var errDowngrade = errors.New("refusing redirect from https to http")
+// Redirects refused: none of these can change by asking again.
+var (
+	errDowngrade        = errors.New("refusing redirect from https to http")
+	errRedirectLoop     = errors.New("redirect loop")
+	errTooManyRedirects = errors.New("too many redirects")
+)
+
+// maxRedirects is how many requests one chain of redirects may take.
+const maxRedirects = 10
 
 // httpGetter makes GET requests with the connect and header timeouts in its
 // transport and the idle timeout on each body read.
@@ -89,8 +98,9 @@ type httpGetter struct {
 // HTTPClient is the client fetch makes its requests with, for other requests
 // that must follow the same rules (e.g. a release listing): opts.Transport,
 // else one bounding connecting by ConnectTimeout and the wait for headers by
-// ResponseHeaderTimeout; no overall timeout; no redirect from https to http.
-// Bodies are not covered by IdleTimeout: that is per download.
+// ResponseHeaderTimeout; no overall timeout; no redirect from https to http,
+// back to a URL already visited (a loop) or beyond maxRedirects. Bodies are
+// not covered by IdleTimeout, MinRate or Deadline: those are per download.
 func HTTPClient(opts Options) *http.Client {
 	opts = withDefaults(opts)
 	tr := opts.Transport
@@ -109,20 +119,34 @@ func HTTPClient(opts Options) *http.Client {
 	return &http.Client{
 		Transport: tr,
 		// No overall Timeout: it would kill a slow but live 55 MB download.
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 10 {
-				return errors.New("stopped after 10 redirects")
-			}
-			if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
-				return fmt.Errorf("%w (%s)", errDowngrade, req.URL.Redacted())
-			}
-			return nil
-		},
+		CheckRedirect: checkRedirect,
 	}
 }
 
+// checkRedirect refuses a redirect that downgrades to http, comes back to a
+// URL already visited, or goes beyond maxRedirects, showing the chain.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	chain := make([]string, 0, len(via)+1)
+	for _, v := range via {
+		chain = append(chain, v.URL.Redacted())
+	}
+	chain = append(chain, req.URL.Redacted())
+	if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
+		return fmt.Errorf("%w (%s)", errDowngrade, req.URL.Redacted())
+	}
+	for _, v := range via {
+		if v.URL.String() == req.URL.String() {
+			return fmt.Errorf("%w: %s", errRedirectLoop, strings.Join(chain, " -> "))
+		}
+	}
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("%w: gave up after %d requests, from %s to %s", errTooManyRedirects, len(via), chain[0], chain[len(chain)-1])
+	}
+	return nil
+}
+
 // get requests u under ctx; cancel is ctx's cancel function, which the idle
-// timer calls with errStalled when a body read makes no progress.
+// timer calls when a body read makes no progress.
 func (g *httpGetter) get(ctx context.Context, cancel context.CancelCauseFunc, u *url.URL) (*body, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -144,7 +168,7 @@ func (g *httpGetter) get(ctx context.Context, cancel context.CancelCauseFunc, u 
 	// The idle deadline is a timer re-armed for every read: a server that
 	// sends headers and then stalls fails within g.idle, while a slow but
 	// steady transfer can take as long as it needs.
-	timer := time.AfterFunc(g.idle, func() { cancel(errStalled) })
+	timer := time.AfterFunc(g.idle, func() { cancel(&stalled{idle: g.idle}) })
 	return &body{
 		r:           &idleReader{r: resp.Body, t: timer, d: g.idle},
 		close:       func() { timer.Stop(); resp.Body.Close() },
@@ -170,23 +194,29 @@ func (ir *idleReader) Read(p []byte) (int, error) {
 }
 
 // netError describes a failed request or body read (after got of total bytes;
-// -1 before the body) as a retryable transferError, unless the parent context
-// ended or the failure is one a retry cannot fix.
+// -1 before the body) as a retryable transferError, unless the context ended
+// (a limit of fetch's own, or the caller's cancellation) or the failure is one
+// a retry cannot fix: a refused redirect, a DNS failure, a certificate error.
 func (g *httpGetter) netError(ctx context.Context, err error, got, total int64) error {
-	cause := context.Cause(ctx)
-	if errors.Is(cause, errStalled) {
-		return &transferError{what: "stalled", got: max(got, 0), total: total, idle: g.idle, err: errStalled}
-	}
-	if cause != nil {
-		return cause
-	}
-	if errors.Is(err, errDowngrade) {
-		return &permanentError{err}
+	if ctx.Err() != nil {
+		return stopped(ctx, got, total)
 	}
 	// The URL is already on the line; keep only what went wrong.
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
+	}
+	if errors.Is(err, errDowngrade) || errors.Is(err, errRedirectLoop) || errors.Is(err, errTooManyRedirects) {
+		return &permanentError{err}
+	}
+	// A name that does not resolve now will not within the backoff schedule;
+	// a resolver timeout has already been retried by the resolver itself.
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return &permanentError{&transferError{what: "DNS lookup failed", got: got, total: total, err: dns}}
+	}
+	if isCertificateError(err) {
+		return &permanentError{&transferError{what: "certificate error", got: got, total: total, err: err}}
 	}
 	what := "connection error"
 	if got >= 0 {
@@ -197,6 +227,51 @@ func (g *httpGetter) netError(ctx context.Context, err error, got, total int64) 
 		what = "timeout"
 	}
 	return &transferError{what: what, got: got, total: total, err: err}
+}
+
+// isCertificateError reports whether err is a TLS certificate that failed
+// verification: the server's certificate will not change between retries.
+func isCertificateError(err error) bool {
+	var verify *tls.CertificateVerificationError
+	var authority x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	return errors.As(err, &verify) || errors.As(err, &authority) || errors.As(err, &host) || errors.As(err, &invalid)
+}
+
+// stopped is the error for a transfer whose context ended after got of total
+// bytes (-1: before the body): one of fetch's own limits, with the bytes
+// received, or else the caller's cancellation as it is.
+func stopped(ctx context.Context, got, total int64) error {
+	cause := context.Cause(ctx)
+	var s *stalled
+	var slow *tooSlow
+	var dl *deadlineExceeded
+	switch {
+	case errors.As(cause, &s):
+		return &transferError{what: "stalled", got: max(got, 0), total: total, err: s}
+	case errors.As(cause, &slow):
+		return &transferError{what: "too slow", got: max(got, 0), total: total, err: slow}
+	case errors.As(cause, &dl):
+		return &transferError{what: "deadline", got: got, total: total, err: dl}
+	}
+	return cause
+}
+
+// atDeadline is the error for a source that the deadline for the file
+// interrupted: err itself when it says so already (with the bytes received),
+// else the deadline with err, what the last try got, beside it.
+func atDeadline(ctx context.Context, err error) error {
+	if errors.Is(err, ErrDeadline) {
+		var te *transferError
+		if errors.As(err, &te) {
+			return err
+		}
+		err = nil // the bare cause: the deadline passed in a check
+	}
+	var dl *deadlineExceeded
+	errors.As(context.Cause(ctx), &dl)
+	return &transferError{what: "deadline", got: -1, total: -1, err: dl, last: err}
 }
 
 // spool streams b into a new temporary file in dir while hashing and checks
@@ -217,8 +292,11 @@ func (f *Fetcher) spool(ctx context.Context, b *body, want expect, dir string) (
 	if err != nil {
 		return "", "", 0, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
 	}
+	// Removed on every way out but success, a panic included (err is not
+	// set then).
+	kept := false
 	defer func() {
-		if err != nil {
+		if !kept {
 			tmp.Close()
 			os.Remove(tmp.Name())
 		}
@@ -235,6 +313,7 @@ func (f *Fetcher) spool(ctx context.Context, b *body, want expect, dir string) (
 	if err := tmp.Close(); err != nil {
 		return "", "", 0, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
 	}
+	kept = true
 	return tmp.Name(), sum, n, nil
 }
 
@@ -248,16 +327,20 @@ func (f *Fetcher) copyChecked(ctx context.Context, b *body, want expect, w io.Wr
 	if pinned && f.opts.Progress != nil {
 		w = io.MultiWriter(w, &progressWriter{total: want.size, fn: f.opts.Progress})
 	}
+	total := want.size // for messages: the pinned size, else the declared one
+	if !pinned {
+		total = b.length
+	}
 	rr := &errReader{r: io.LimitReader(b.r, want.limit+1)}
 	n, err = io.CopyBuffer(w, rr, make([]byte, 256<<10))
 	if err != nil {
 		if rr.err != nil {
-			return "", n, b.fail(rr.err, n, want.size)
+			return "", n, b.fail(rr.err, n, total)
 		}
 		return "", n, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
 	}
-	if err := ctx.Err(); err != nil {
-		return "", n, context.Cause(ctx)
+	if ctx.Err() != nil {
+		return "", n, stopped(ctx, n, total)
 	}
 	sum = hex.EncodeToString(h.Sum(nil))
 	if n > want.limit {
