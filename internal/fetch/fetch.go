@@ -6,7 +6,10 @@
 // it is hashed again on every use all the same, and a corrupted entry is removed
 // and fetched again. Downloads stream into a uniquely named temporary file in
 // the same directory and are renamed into place, so concurrent fetches (from
-// goroutines or processes) never see or leave a half-written file.
+// goroutines or processes) never see or leave a half-written file. The
+// temporary file is removed on every way out of a fetch, and is locked
+// while it lives, so one that a killed process left is removed by the next
+// fetch into that entry.
 //
 // Sources are tried in order: the optional local mirror, then the recipe's
 // URLs. Each URL gets bounded retries with exponential backoff for network
@@ -388,7 +391,7 @@ func (f *Fetcher) fetch(ctx context.Context, file File, srcs []source) (Result, 
 			return Result{}, fmt.Errorf("fetch %s: %w", file.Name, err)
 		}
 	}
-	if err := prepareDir(dir); err != nil {
+	if err := prepareDir(dir, true); err != nil {
 		return Result{}, fmt.Errorf("fetch %s: %w", file.Name, err)
 	}
 	want := expect{name: file.Name, sha: file.SHA256, size: file.Size, limit: file.Size, where: "cache"}
@@ -506,13 +509,13 @@ func (f *Fetcher) tryWithRetries(ctx context.Context, try func() error) (tries i
 // (if any) accepts them, installs them at final together with a record of
 // the source.
 func (f *Fetcher) tryOnce(ctx context.Context, src source, want expect, final string, check Check) error {
-	tmp, sum, n, err := f.receive(ctx, src, want, filepath.Dir(final))
+	tmp, err := f.receive(ctx, src, want, filepath.Dir(final))
 	if err != nil {
 		return err
 	}
 	if check != nil {
-		if err := check(ctx, Result{Path: tmp, URL: src.recorded(), SHA256: sum, Size: n}); err != nil {
-			os.Remove(tmp)
+		if err := check(ctx, Result{Path: tmp.path(), URL: src.recorded(), SHA256: tmp.sum, Size: tmp.n}); err != nil {
+			tmp.discard()
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
@@ -523,9 +526,9 @@ func (f *Fetcher) tryOnce(ctx context.Context, src source, want expect, final st
 }
 
 // receive makes one request to src and streams a good answer into a new
-// temporary file in dir (see spool), returning its path, sha256 and size.
-// The body is cut off if it arrives slower than Options.MinRate.
-func (f *Fetcher) receive(ctx context.Context, src source, want expect, dir string) (tmp, sum string, n int64, err error) {
+// temporary file in dir (see spool). The body is cut off if it arrives
+// slower than Options.MinRate.
+func (f *Fetcher) receive(ctx context.Context, src source, want expect, dir string) (_ *spooled, err error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var b *body
@@ -535,7 +538,7 @@ func (f *Fetcher) receive(ctx context.Context, src source, want expect, dir stri
 		b, err = f.http.get(actx, cancel, src.u)
 	}
 	if err != nil {
-		return "", "", 0, err
+		return nil, err
 	}
 	defer b.Close()
 	if f.opts.MinRate > 0 {
@@ -616,7 +619,7 @@ func (f *Fetcher) fetchSignature(ctx context.Context, file File, tarball Result,
 			return Result{}, fmt.Errorf("fetch %s: %w", name, err)
 		}
 	}
-	if err := prepareDir(dir); err != nil {
+	if err := prepareDir(dir, true); err != nil {
 		return Result{}, fmt.Errorf("fetch %s: %w", name, err)
 	}
 	want := signatureExpect(name, "cache")

@@ -274,47 +274,65 @@ func atDeadline(ctx context.Context, err error) error {
 	return &transferError{what: "deadline", got: -1, total: -1, err: dl, last: err}
 }
 
+// spooled is a received file: a temporary file, still open, so the lock
+// createTemp took keeps sweeps away until it is installed or discarded.
+type spooled struct {
+	f   *os.File
+	sum string // sha256, hex
+	n   int64
+}
+
+func (s *spooled) path() string { return s.f.Name() }
+
+// discard closes and removes the file.
+func (s *spooled) discard() {
+	s.f.Close()
+	os.Remove(s.f.Name())
+}
+
+// release closes the file and hands its path to the caller, who owns it now
+// (a discovered file, outside the cache's lock-aware sweeps).
+func (s *spooled) release() string {
+	s.f.Close()
+	return s.f.Name()
+}
+
 // spool streams b into a new temporary file in dir while hashing and checks
-// it against want, returning the closed file's path, sha256 and size. Nothing
-// is left behind on any error.
-func (f *Fetcher) spool(ctx context.Context, b *body, want expect, dir string) (path, sum string, n int64, err error) {
+// it against want. Nothing is left behind on any error.
+func (f *Fetcher) spool(ctx context.Context, b *body, want expect, dir string) (_ *spooled, err error) {
 	pinned := want.size >= 0
 	if pinned && b.length >= 0 && b.length != want.size {
 		// Wrong before a byte is read: read just enough to say what it is.
 		head, _ := io.ReadAll(io.LimitReader(b.r, 512))
-		return "", "", 0, &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSize: b.length, Declared: true, ContentType: b.contentType, Head: head}
+		return nil, &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSize: b.length, Declared: true, ContentType: b.contentType, Head: head}
 	}
 	if !pinned && b.length > want.limit {
-		return "", "", 0, &permanentError{fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, b.length, want.limit)}
+		return nil, &permanentError{fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, b.length, want.limit)}
 	}
 
-	tmp, err := os.CreateTemp(dir, tempPattern(want.name))
+	tmp, err := createTemp(dir, tempPattern(want.name))
 	if err != nil {
-		return "", "", 0, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
+		return nil, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
 	}
+	s := &spooled{f: tmp}
 	// Removed on every way out but success, a panic included (err is not
 	// set then).
 	kept := false
 	defer func() {
 		if !kept {
-			tmp.Close()
-			os.Remove(tmp.Name())
+			s.discard()
 		}
 	}()
-	sum, n, err = f.copyChecked(ctx, b, want, tmp)
-	if err != nil {
-		return "", "", 0, err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return "", "", 0, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
+	if s.sum, s.n, err = f.copyChecked(ctx, b, want, tmp); err != nil {
+		return nil, err
 	}
 	// No fsync: every use re-hashes a cached file, so a torn write after a
 	// crash is caught and fetched again; a discovered file dies with its run.
-	if err := tmp.Close(); err != nil {
-		return "", "", 0, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
+	if err := tmp.Chmod(0o644); err != nil {
+		return nil, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
 	}
 	kept = true
-	return tmp.Name(), sum, n, nil
+	return s, nil
 }
 
 // copyChecked copies b to w, hashing, and checks the bytes against want.
@@ -364,17 +382,20 @@ func (f *Fetcher) copyChecked(ctx context.Context, b *body, want expect, w io.Wr
 }
 
 // install moves a spooled temporary file to final in the cache, recording
-// origin beside it; tmp is removed on any error.
-func install(tmp, final, origin string) error {
+// origin beside it; the file is removed on any error.
+func install(s *spooled, final, origin string) error {
 	if err := writeOrigin(final, origin); err != nil {
-		os.Remove(tmp)
+		s.discard()
 		return &permanentError{fmt.Errorf("cache: %w", err)}
 	}
 	// Atomic: a concurrent fetcher sees the old entry, none, or this one.
-	if err := os.Rename(tmp, final); err != nil {
-		os.Remove(tmp)
+	// Renamed while still open and locked, so no sweep can take it first.
+	if err := os.Rename(s.path(), final); err != nil {
+		s.discard()
 		return &permanentError{fmt.Errorf("cache: %w", err)}
 	}
+	// A late write error surfacing here is caught by the re-hash on use.
+	_ = s.f.Close()
 	return nil
 }
 
@@ -431,13 +452,47 @@ func hashReader(ctx context.Context, r io.Reader, limit int64) (sum string, n in
 // and recognisable so stale ones can be swept.
 func tempPattern(base string) string { return "." + base + ".tmp-*" }
 
-// staleAge is how old a temporary file must be before prepareDir removes it:
-// old enough that no live download can still own it.
+// createTemp creates a temporary file in dir holding an exclusive lock
+// (where the system has them) that lasts until the file is closed or its
+// process dies: a sweep tells a live download's file from one that a
+// killed process left by trying that lock.
+func createTemp(dir, pattern string) (*os.File, error) {
+	for range 3 {
+		f, err := os.CreateTemp(dir, pattern)
+		if err != nil {
+			return nil, err
+		}
+		if err := lockFile(f); err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return nil, err
+		}
+		// A sweep may have removed the file between its creation and the lock.
+		if sameFile(f, f.Name()) {
+			return f, nil
+		}
+		f.Close()
+	}
+	return nil, fmt.Errorf("%s: temporary files removed as soon as they were created", dir)
+}
+
+// sameFile reports whether path still names the file open as f.
+func sameFile(f *os.File, path string) bool {
+	a, err1 := f.Stat()
+	b, err2 := os.Stat(path)
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
+}
+
+// staleAge is how old a temporary file must be before prepareDir removes it
+// without asking its lock: old enough that no live download can still own it.
 const staleAge = 24 * time.Hour
 
-// prepareDir creates a cache entry directory and sweeps temporary files that
-// a killed process left there.
-func prepareDir(dir string) error {
+// prepareDir creates a directory for temporary files and sweeps the ones a
+// killed process left there: any older than staleAge and, when locked is
+// true (a cache entry, where only a running fetch owns temporary files),
+// any that no process holds locked. A discovered file, handed to its
+// caller unlocked, lives in a directory swept with locked false.
+func prepareDir(dir string, locked bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
@@ -449,11 +504,27 @@ func prepareDir(dir string) error {
 		if !strings.HasPrefix(e.Name(), ".") || !strings.Contains(e.Name(), ".tmp-") {
 			continue
 		}
+		p := filepath.Join(dir, e.Name())
 		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleAge {
-			_ = os.Remove(filepath.Join(dir, e.Name())) // best effort; another process may have swept it
+			_ = os.Remove(p) // best effort; another process may have swept it
+		} else if locked {
+			sweepUnlocked(p)
 		}
 	}
 	return nil
+}
+
+// sweepUnlocked removes the temporary file p if no process holds its lock:
+// its owner died before it could remove it.
+func sweepUnlocked(p string) {
+	f, err := os.Open(p)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if ok, err := tryLockFile(f); err == nil && ok && sameFile(f, p) {
+		_ = os.Remove(p) // best effort, as above
+	}
 }
 
 // originSuffix names the record, beside a cached file, of the URL it came from.
@@ -462,7 +533,7 @@ const originSuffix = ".url"
 // writeOrigin records origin for final atomically (temp file and rename).
 func writeOrigin(final, origin string) (err error) {
 	dst := final + originSuffix
-	tmp, err := os.CreateTemp(filepath.Dir(dst), tempPattern(filepath.Base(dst)))
+	tmp, err := createTemp(filepath.Dir(dst), tempPattern(filepath.Base(dst)))
 	if err != nil {
 		return err
 	}
