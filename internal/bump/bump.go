@@ -101,8 +101,9 @@ type Options struct {
 	// cache that SeedCache fills. Progress is not used.
 	Fetch fetch.Options
 	// SeedCache stores the verified tarball and signature in the fetch cache
-	// (through fetch.Fetcher, which checks them against the new pins), so the
-	// first build of the new release need not download them again.
+	// (through fetch.Seed, which checks them against the new pins and records
+	// the URLs they were downloaded from), so the first build of the new
+	// release need not download them again.
 	SeedCache bool
 	// DryRun computes and returns the diff without writing the recipe or
 	// seeding the cache.
@@ -245,7 +246,7 @@ func Run(ctx context.Context, opts Options) (diff string, err error) {
 	}
 
 	if opts.SeedCache {
-		if err := seed(ctx, opts.Fetch, rel, staged, dl); err != nil {
+		if err := seed(ctx, opts.Fetch, rel, dl); err != nil {
 			return "", fmt.Errorf("bump %s: seed the cache: %w", ver, err)
 		}
 	}
@@ -280,35 +281,21 @@ func newer(a, b string) bool {
 	return va.GreaterThan(vb)
 }
 
-// seed puts the verified files into the fetch cache through the normal fetch
-// path, from the staging directory (offline, no mirror): fetch checks them
-// against the new release's pins exactly as a build will.
-func seed(ctx context.Context, fo fetch.Options, rel recipe.Release, staged string, dl *downloaded) error {
-	tarball, err := stage(staged, dl)
+// seed puts the verified files into the fetch cache through fetch's Seed,
+// which checks them against the new release's pins (and the signature with
+// OpenPGP) exactly as a build will, and records the URLs they were really
+// downloaded from, not the staging directory that is removed afterwards.
+func seed(ctx context.Context, fo fetch.Options, rel recipe.Release, dl *downloaded) error {
+	f, err := fetch.New(fetch.Options{CacheDir: fo.CacheDir, Offline: true, Backoff: []time.Duration{}})
 	if err != nil {
 		return err
 	}
-	f, err := fetch.New(fetch.Options{
-		CacheDir:              fo.CacheDir,
-		Offline:               true,
-		Backoff:               []time.Duration{},
-		ConnectTimeout:        fo.ConnectTimeout,
-		ResponseHeaderTimeout: fo.ResponseHeaderTimeout,
-		IdleTimeout:           fo.IdleTimeout,
-	})
+	file := source.FileFor(rel)
+	tb, err := f.Seed(ctx, file, dl.tarball.Path, dl.tarball.URL)
 	if err != nil {
 		return err
 	}
-	file := fetch.File{Name: rel.FileName(), SHA256: rel.SHA256, Size: rel.Size, URLs: []string{fileURL(tarball)}}
-	tb, err := f.Fetch(ctx, file)
-	if err != nil {
-		return err
-	}
-	// On a cache hit tb.URL is whatever source filled the cache; the
-	// signature to store is the one staged beside our tarball.
-	tb.URL = fileURL(tarball)
-	if _, err := f.FetchSignature(ctx, file, tb); err != nil {
-		return err
-	}
-	return nil
+	var signer signature.Result
+	_, err = f.SeedSignature(ctx, file, tb, dl.sig.Path, dl.sig.URL, source.SignatureCheck(tb.Path, rel.Signers, &signer))
+	return err
 }

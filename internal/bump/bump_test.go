@@ -250,8 +250,15 @@ func TestBumpRestoresRelease(t *testing.T) {
 	if err != nil || !res.Cached {
 		t.Fatalf("tarball not in the cache after SeedCache: %+v, %v", res, err)
 	}
-	if sig, err := f.FetchSignature(context.Background(), file, res); err != nil || !sig.Cached {
-		t.Fatalf("signature not in the cache after SeedCache: %+v, %v", sig, err)
+	var signer signature.Result
+	sig, err := f.FetchSignature(context.Background(), file, res, source.SignatureCheck(res.Path, []string{currentKey}, &signer))
+	if err != nil || !sig.Cached || signer.Signer != currentKey {
+		t.Fatalf("verified signature not in the cache after SeedCache: %+v, %v (signer %q)", sig, err, signer.Signer)
+	}
+	// The cache records where the files were downloaded from, not the
+	// staging directory they passed through (removed by now).
+	if want := UpstreamURLs("4.0.2")[0]; res.URL != want || sig.URL != want+".asc" {
+		t.Errorf("cache records origins %q and %q, want %q and %q.asc", res.URL, sig.URL, want, want)
 	}
 }
 

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
-	"path/filepath"
 
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
 )
@@ -107,22 +105,4 @@ func oneSource(d fetch.Discovered, err error) (string, error) {
 		return fe.Attempts[0].URL, fe.Attempts[0].Err
 	}
 	return d.URL + ".asc", err
-}
-
-// stage gives the verified files their plain names in the private staging
-// directory, where FetchSignature looks for the signature: beside the
-// tarball's source.
-func stage(dir string, dl *downloaded) (tarball string, err error) {
-	tarball = filepath.Join(dir, dl.tarball.Name)
-	if err := os.Rename(dl.tarball.Path, tarball); err != nil {
-		return "", err
-	}
-	if err := os.Rename(dl.sig.Path, tarball+".asc"); err != nil {
-		return "", err
-	}
-	return tarball, nil
-}
-
-func fileURL(path string) string {
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
 }

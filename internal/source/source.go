@@ -31,7 +31,10 @@ func FileFor(rel recipe.Release) fetch.File {
 }
 
 // Fetch downloads (or finds in the cache) the release and its signature and
-// verifies both.
+// verifies both. The signature is verified before it enters the cache and on
+// every cache hit, so one that fails (a source served a foreign or truncated
+// .asc once) is removed and fetched again, and the error says when the cache
+// held it.
 func Fetch(ctx context.Context, f *fetch.Fetcher, rel recipe.Release) (*Verified, error) {
 	file := FileFor(rel)
 	tb, err := f.Fetch(ctx, file)
@@ -39,29 +42,44 @@ func Fetch(ctx context.Context, f *fetch.Fetcher, rel recipe.Release) (*Verified
 		return nil, err
 	}
 	v := &Verified{Release: rel, Tarball: tb}
-	sig, err := f.FetchSignature(ctx, file, tb)
+	var signer signature.Result
+	sig, err := f.FetchSignature(ctx, file, tb, SignatureCheck(tb.Path, rel.Signers, &signer))
 	if err != nil {
-		if !rel.SignatureRequired() && errors.Is(err, fetch.ErrNotFound) {
+		var fe *fetch.Error
+		if !rel.SignatureRequired() && errors.As(err, &fe) && fe.NotFoundAnywhere() {
 			return v, nil
 		}
-		return nil, fmt.Errorf("verify %s: signature required by the recipe: %w", file.Name, err)
-	}
-	v.Signature = &sig
-	asc, err := os.ReadFile(sig.Path)
-	if err != nil {
+		if rel.SignatureRequired() {
+			return nil, fmt.Errorf("verify %s: signature required by the recipe: %w", file.Name, err)
+		}
 		return nil, fmt.Errorf("verify %s: %w", file.Name, err)
 	}
-	t, err := os.Open(tb.Path)
-	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", file.Name, err)
-	}
-	defer t.Close()
-	res, err := signature.Verify(ctx, t, asc, rel.Signers)
-	if err != nil {
-		return nil, fmt.Errorf("verify %s with %s (from %s): %w", file.Name, file.Name+".asc", sig.URL, err)
-	}
-	v.Signer = &res
+	v.Signature, v.Signer = &sig, &signer
 	return v, nil
+}
+
+// SignatureCheck is the fetch.Check for a release's detached signature:
+// OpenPGP over the tarball at tarball (verified against its pinned digest
+// already) by a pinned key that allowed lists. The signer of an accepted
+// signature is stored in *signer.
+func SignatureCheck(tarball string, allowed []string, signer *signature.Result) fetch.Check {
+	return func(ctx context.Context, sig fetch.Result) error {
+		asc, err := os.ReadFile(sig.Path)
+		if err != nil {
+			return err
+		}
+		t, err := os.Open(tarball)
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		res, err := signature.Verify(ctx, t, asc, allowed)
+		if err != nil {
+			return err
+		}
+		*signer = res
+		return nil
+	}
 }
 
 // Describe is a one-line account of a verified release for logs.
@@ -70,8 +88,14 @@ func (v *Verified) Describe() string {
 	if v.Tarball.Cached {
 		s += " (cached)"
 	}
+	if v.Tarball.Evicted != nil {
+		s += " (replacing a bad cached copy)"
+	}
 	if v.Signer != nil {
 		s += fmt.Sprintf("; signed %s by %s (key %s)", v.Signer.Created.Format(time.DateOnly), v.Signer.Signer, v.Signer.SigningKey)
+		if v.Signature != nil && v.Signature.Evicted != nil {
+			s += fmt.Sprintf("; signature fetched again from %s: the cached one failed: %v", v.Signature.URL, v.Signature.Evicted)
+		}
 	} else {
 		s += "; no signature (allowed by the recipe)"
 	}

@@ -1,13 +1,21 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/packet"
 
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
@@ -94,5 +102,115 @@ func TestSignatureRequired(t *testing.T) {
 	rel.Signers = []string{"B146647E45A7B33947AB226B2A2C87D161692D40"}
 	if _, err := Fetch(context.Background(), fetcher(t, testfixture.Dir()), rel); !errors.Is(err, signature.ErrUnknownSigner) {
 		t.Errorf("signer not allowed by the recipe: %v", err)
+	}
+}
+
+// foreignSignature is a valid detached signature over the tarball at p by a
+// freshly generated key that nothing pins.
+func foreignSignature(t *testing.T, p string) []byte {
+	t.Helper()
+	e, err := openpgp.NewEntity("Not OpenSSL", "", "foreign@example.invalid", &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	var buf bytes.Buffer
+	if err := openpgp.ArmoredDetachSign(&buf, e, fh, nil); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// serveRelease serves the files in dir over loopback HTTP, with asc in place
+// of every .asc when it is not nil.
+func serveRelease(t *testing.T, dir string, asc []byte) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if asc != nil && path.Ext(r.URL.Path) == ".asc" {
+			w.Write(asc)
+			return
+		}
+		http.ServeFile(w, r, filepath.Join(dir, path.Base(r.URL.Path)))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestBadSignatureNotStuckInCache: one fetch from a source that serves the
+// genuine 4.0.2 tarball with a foreign or truncated .asc is refused, and
+// must not break the next fetch from a genuine source through the cache;
+// a bad signature already in the cache is replaced, and when nothing can
+// replace it the error names the cache file.
+func TestBadSignatureNotStuckInCache(t *testing.T) {
+	fx := testfixture.Get(t, "4.0.2")
+	genuine, err := os.ReadFile(fx.Signature)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct {
+		name string
+		asc  []byte
+		is   error
+	}{
+		{"foreign", foreignSignature(t, fx.Tarball), signature.ErrUnknownSigner},
+		{"truncated", genuine[:len(genuine)/2], signature.ErrMalformed},
+	} {
+		t.Run(bad.name, func(t *testing.T) {
+			evil := serveRelease(t, filepath.Dir(fx.Tarball), bad.asc)
+			good := serveRelease(t, filepath.Dir(fx.Tarball), nil)
+			f, err := fetch.New(fetch.Options{CacheDir: t.TempDir(), Backoff: []time.Duration{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel := release(t, "4.0.2")
+
+			rel.URLs = []string{evil.URL + "/openssl-4.0.2.tar.gz"}
+			_, err = Fetch(context.Background(), f, rel)
+			if !errors.Is(err, bad.is) || !strings.Contains(err.Error(), evil.URL+"/openssl-4.0.2.tar.gz.asc: ") {
+				t.Fatalf("bad signature from %s: %v; want %v naming the source", evil.URL, err, bad.is)
+			}
+
+			// The next run, from a genuine source: the cached tarball records
+			// the hostile origin, which is asked first and passed over.
+			rel.URLs = []string{good.URL + "/openssl-4.0.2.tar.gz"}
+			v, err := Fetch(context.Background(), f, rel)
+			if err != nil {
+				t.Fatalf("genuine source after a bad one: %v", err)
+			}
+			if v.Signer == nil || v.Signer.Signer != "B146647E45A7B33947AB226B2A2C87D161692D40" || v.Signature.URL != good.URL+"/openssl-4.0.2.tar.gz.asc" {
+				t.Errorf("signer %+v from %s", v.Signer, v.Signature.URL)
+			}
+			if !v.Tarball.Cached {
+				t.Error("tarball not served from the cache")
+			}
+
+			// A bad signature in the cache (left by an older osslbuild, or
+			// written over): replaced from the source...
+			sigPath := v.Signature.Path
+			if err := os.WriteFile(sigPath, bad.asc, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			v, err = Fetch(context.Background(), f, rel)
+			if err != nil {
+				t.Fatalf("bad signature in the cache, genuine source: %v", err)
+			}
+			if v.Signature.Cached || v.Signature.Evicted == nil || !strings.Contains(v.Describe(), "the cached one failed") {
+				t.Errorf("signature %+v; description %q", v.Signature, v.Describe())
+			}
+			// ...and, with no source left, named as the culprit.
+			if err := os.WriteFile(sigPath, bad.asc, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			good.Close()
+			_, err = Fetch(context.Background(), f, rel)
+			if !errors.Is(err, bad.is) || !strings.Contains(err.Error(), "\n  cache: "+sigPath+" (downloaded from "+good.URL+"/openssl-4.0.2.tar.gz.asc): ") ||
+				!strings.Contains(err.Error(), "(removed)") {
+				t.Errorf("bad cached signature, no source: %v; want %v naming the cache file", err, bad.is)
+			}
+			t.Log(err)
+		})
 	}
 }

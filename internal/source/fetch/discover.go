@@ -57,7 +57,7 @@ func (f *Fetcher) Discover(ctx context.Context, want Discovery) (Discovered, err
 	if ctx.Err() != nil {
 		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, ctxErr(ctx))
 	}
-	srcs, skipped, err := f.sources(want.Name, want.URLs)
+	srcs, skipped, err := f.sources(want.Name, "", want.URLs)
 	if err != nil {
 		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, err)
 	}
@@ -69,14 +69,14 @@ func (f *Fetcher) Discover(ctx context.Context, want Discovery) (Discovered, err
 	fe := &Error{Name: want.Name, Offline: f.opts.Offline, Skipped: skipped}
 	var got Discovered
 	_, err = f.trySources(ctx, want.Name, srcs, fe, func(ctx context.Context, src source) error {
-		tmp, sum, n, err := f.receive(ctx, src, exp, dir)
+		tmp, err := f.receive(ctx, src, exp, dir)
 		if err != nil {
 			return err
 		}
-		d := Discovered{Name: want.Name, Path: tmp, URL: src.String(), SHA256: sum, Size: n}
+		d := Discovered{Name: want.Name, Path: tmp.release(), URL: src.String(), SHA256: tmp.sum, Size: tmp.n}
 		if want.Accept != nil {
 			if err := want.Accept(ctx, d); err != nil {
-				os.Remove(tmp)
+				os.Remove(d.Path)
 				if ctx.Err() != nil {
 					return context.Cause(ctx)
 				}
@@ -130,11 +130,11 @@ func (f *Fetcher) DiscoverSignature(ctx context.Context, d Discovered) (Discover
 	fe := &Error{Name: name, Offline: f.opts.Offline, Skipped: skipped}
 	var got Discovered
 	if _, err := f.trySources(ctx, name, srcs, fe, func(ctx context.Context, src source) error {
-		tmp, sum, n, err := f.receive(ctx, src, exp, filepath.Dir(d.Path))
+		tmp, err := f.receive(ctx, src, exp, filepath.Dir(d.Path))
 		if err != nil {
 			return err
 		}
-		got = Discovered{Name: name, Path: tmp, URL: src.String(), SHA256: sum, Size: n}
+		got = Discovered{Name: name, Path: tmp.release(), URL: src.String(), SHA256: tmp.sum, Size: tmp.n}
 		return nil
 	}); err != nil {
 		return Discovered{}, err
@@ -147,7 +147,7 @@ func (f *Fetcher) DiscoverSignature(ctx context.Context, d Discovered) (Discover
 func (f *Fetcher) stagingDir(dir string) (string, error) {
 	if dir == "" {
 		dir = filepath.Join(f.cacheDir, "tmp")
-		if err := prepareDir(dir); err != nil {
+		if err := prepareDir(dir, false); err != nil {
 			return "", err
 		}
 		return dir, nil

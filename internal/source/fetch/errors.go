@@ -8,8 +8,9 @@ import (
 )
 
 // Sentinels for errors.Is. A failed Fetch returns an *Error, which matches
-// ErrAllFailed and, through its attempts, every sentinel that applies to one of
-// them (so errors.Is(err, ErrMismatch) says "some source served wrong bytes").
+// ErrAllFailed and, through its attempts and the cache entry it removed,
+// every sentinel that applies to one of them (so errors.Is(err, ErrMismatch)
+// says "some source, or the cache, held wrong bytes").
 var (
 	// ErrAllFailed: no source produced the file (including "none to try").
 	ErrAllFailed = errors.New("all sources failed")
@@ -22,6 +23,13 @@ var (
 	// ErrTooLarge: an unpinned file (a signature, a discovered file) bigger
 	// than its bound.
 	ErrTooLarge = errors.New("too large")
+	// ErrDeadline: the deadline for one file (Options.Deadline) passed.
+	ErrDeadline = errors.New("deadline passed")
+	// ErrTooSlow: a transfer fell below Options.MinRate.
+	ErrTooSlow = errors.New("transfer too slow")
+	// ErrRejected: the caller's check refused what a source served (a
+	// signature that does not verify).
+	ErrRejected = errors.New("rejected")
 )
 
 // Attempt is one source that was tried and failed.
@@ -34,16 +42,26 @@ type Attempt struct {
 // Error is the one error a failed fetch returns: every source, in the order
 // tried, with what went wrong at each.
 type Error struct {
-	Name     string    // file name, e.g. openssl-4.0.2.tar.gz
-	Offline  bool      // offline mode was on
-	Skipped  int       // network sources not tried because of offline mode
-	Cache    error     // a corrupted cache entry that was removed first, if any
+	Name    string // file name, e.g. openssl-4.0.2.tar.gz
+	Offline bool   // offline mode was on
+	Skipped int    // network sources not tried because of offline mode
+	// Cache is a cache entry that failed verification and was removed before
+	// the sources were tried, if any: the culprit when every source was fine
+	// but unreachable.
+	Cache    error
 	Attempts []Attempt // sources tried, in order
+	// Deadline is set when the deadline for the file ended the fetch; the
+	// last attempt is the one it interrupted, and Untried sources came after.
+	Deadline time.Duration
+	Untried  int
 }
 
 func (e *Error) Error() string {
 	var b strings.Builder
 	switch {
+	case e.Deadline > 0:
+		n := len(e.Attempts)
+		fmt.Fprintf(&b, "fetch %s: deadline of %v passed after trying %d of %d %s:", e.Name, e.Deadline, n, n+e.Untried, plural(n+e.Untried, "source", "sources"))
 	case e.Offline && len(e.Attempts) == 0:
 		fmt.Fprintf(&b, "fetch %s: offline, not in the cache, and no local mirror to read it from", e.Name)
 	case e.Offline:
@@ -75,16 +93,36 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// Unwrap lets errors.Is/As see the sentinels and every attempt's error.
+// Unwrap lets errors.Is/As see the sentinels, the removed cache entry's
+// error and every attempt's error.
 func (e *Error) Unwrap() []error {
 	errs := []error{ErrAllFailed}
 	if e.Offline {
 		errs = append(errs, ErrOffline)
 	}
+	if e.Cache != nil {
+		errs = append(errs, e.Cache)
+	}
 	for _, a := range e.Attempts {
 		errs = append(errs, a.Err)
 	}
 	return errs
+}
+
+// NotFoundAnywhere reports whether the file does not exist, as opposed to
+// being unreachable or wrong: sources were tried and every one answered
+// "not found", and no cache entry was removed. Only then may a caller treat
+// an optional file (an old release's signature) as absent.
+func (e *Error) NotFoundAnywhere() bool {
+	if e.Cache != nil || e.Deadline > 0 || len(e.Attempts) == 0 {
+		return false
+	}
+	for _, a := range e.Attempts {
+		if !errors.Is(a.Err, ErrNotFound) {
+			return false
+		}
+	}
+	return true
 }
 
 // MismatchError says a source served something other than the pinned file.
@@ -164,38 +202,68 @@ func (e *statusError) Is(target error) bool {
 	return target == ErrNotFound && (e.code == 404 || e.code == 410)
 }
 
-// transferError is a network failure: refused, reset, timed out, stalled or
-// cut short. These are worth retrying.
+// transferError is a network failure: refused, reset, timed out, stalled,
+// too slow or cut short (worth retrying), or one of the kinds netError marks
+// permanent (DNS, certificate), or the deadline for the file.
 type transferError struct {
-	what  string // "connect", "timeout", "stalled", "connection lost"
+	what  string // "connection error", "timeout", "connection lost", "stalled", "too slow", "deadline", ...
 	got   int64  // body bytes received before it happened (-1: before the body)
 	total int64  // expected bytes (-1: unknown)
-	idle  time.Duration
 	err   error
+	last  error // deadline only: what the last try got, when the deadline passed between tries
 }
 
 func (e *transferError) Error() string {
 	var b strings.Builder
-	switch e.what {
-	case "stalled":
-		fmt.Fprintf(&b, "stalled: no data for %v", e.idle)
-	default:
-		fmt.Fprintf(&b, "%s: %v", e.what, e.err)
-	}
-	if e.got >= 0 {
-		if e.total >= 0 {
-			fmt.Fprintf(&b, " (after %d of %d bytes)", e.got, e.total)
-		} else {
-			fmt.Fprintf(&b, " (after %d bytes)", e.got)
-		}
+	fmt.Fprintf(&b, "%s: %v", e.what, e.err)
+	switch {
+	case e.last != nil:
+		fmt.Fprintf(&b, " while waiting to retry (last try: %v)", e.last)
+	case e.got >= 0 && e.total >= 0:
+		fmt.Fprintf(&b, " (after %d of %d bytes)", e.got, e.total)
+	case e.got >= 0:
+		fmt.Fprintf(&b, " (after %d bytes)", e.got)
+	case e.what == "deadline":
+		b.WriteString(" (no response yet)")
 	}
 	return b.String()
 }
 
-func (e *transferError) Unwrap() error { return e.err }
+func (e *transferError) Unwrap() []error {
+	if e.last != nil {
+		return []error{e.err, e.last}
+	}
+	return []error{e.err}
+}
 
-// errStalled is the cause given to a request's context when its body stalls.
-var errStalled = errors.New("body stalled")
+// Causes given to a transfer's context when one of fetch's own limits ends
+// it; stopped turns them into transferErrors with the bytes received.
+type (
+	stalled          struct{ idle time.Duration }
+	deadlineExceeded struct{ limit time.Duration }
+	tooSlow          struct {
+		got    int64 // bytes in the window
+		window time.Duration
+		min    int64 // bytes per second
+	}
+)
+
+func (c *stalled) Error() string { return fmt.Sprintf("no data for %v", c.idle) }
+func (c *deadlineExceeded) Error() string {
+	return fmt.Sprintf("%v for the whole file passed", c.limit)
+}
+func (c *deadlineExceeded) Is(target error) bool { return target == ErrDeadline }
+func (c *tooSlow) Error() string {
+	return fmt.Sprintf("%d bytes in the last %v, below the minimum of %d bytes/s", c.got, c.window, c.min)
+}
+func (c *tooSlow) Is(target error) bool { return target == ErrTooSlow }
+
+// rejectedError is a download the caller's check refused.
+type rejectedError struct{ err error }
+
+func (e *rejectedError) Error() string        { return e.err.Error() }
+func (e *rejectedError) Unwrap() error        { return e.err }
+func (e *rejectedError) Is(target error) bool { return target == ErrRejected }
 
 // permanentError marks a failure that retrying the same URL cannot fix.
 type permanentError struct{ err error }
@@ -204,7 +272,9 @@ func (e *permanentError) Error() string { return e.err.Error() }
 func (e *permanentError) Unwrap() error { return e.err }
 
 // retryable reports whether another request to the same URL might succeed:
-// network trouble and 5xx yes; 4xx, wrong bytes and local errors no. A
+// network trouble (stalls and trickles included: the deadline bounds them)
+// and 5xx yes; 4xx, wrong bytes, local errors and what netError marks
+// permanent (DNS, certificates, redirect loops) no. A
 // permanentError wins over what it wraps: a caller's verdict on a download
 // (Discovery.Accept) may quote a network error that retrying will not fix.
 func retryable(err error) bool {

@@ -6,12 +6,23 @@
 // it is hashed again on every use all the same, and a corrupted entry is removed
 // and fetched again. Downloads stream into a uniquely named temporary file in
 // the same directory and are renamed into place, so concurrent fetches (from
-// goroutines or processes) never see or leave a half-written file.
+// goroutines or processes) never see or leave a half-written file. The
+// temporary file is removed on every way out of a fetch, and is locked
+// while it lives, so one that a killed process left is removed by the next
+// fetch into that entry.
 //
 // Sources are tried in order: the optional local mirror, then the recipe's
 // URLs. Each URL gets bounded retries with exponential backoff for network
-// trouble and 5xx; any other answer moves on to the next source at once.
+// trouble and 5xx; an answer that cannot change (404/410, wrong bytes, a DNS
+// failure, a redirect loop, a certificate error) moves on to the next source
+// at once. One file has an overall deadline across all its sources and
+// retries, and a transfer slower than a minimum rate is cut off.
 // A failed fetch returns one *Error listing every source and what happened.
+//
+// A detached signature has no pinned digest, so the caller's check (OpenPGP
+// against pinned keys) runs before a downloaded signature enters the cache
+// and again on every cache hit: a signature that fails it is removed and the
+// sources are tried in order.
 //
 // Discover downloads, by the same rules, a file whose digest is not known yet
 // (a new release): into a temporary file, bounded in size, for the caller to
@@ -35,6 +46,14 @@ const (
 	DefaultConnectTimeout        = 30 * time.Second
 	DefaultResponseHeaderTimeout = 60 * time.Second
 	DefaultIdleTimeout           = 60 * time.Second
+	// DefaultDeadline bounds one file, all sources and retries included: the
+	// 55 MB tarball then needs 31 KB/s on average.
+	DefaultDeadline = 30 * time.Minute
+	// DefaultMinRate and DefaultRateWindow cut off a transfer that receives
+	// less than 16 KiB/s over 30 s: a trickle that the idle timeout never
+	// catches (one byte every 20 s would otherwise take years).
+	DefaultMinRate    = 16 << 10
+	DefaultRateWindow = 30 * time.Second
 )
 
 // MaxSignatureSize bounds a detached signature: it has no pinned digest, so
@@ -60,6 +79,10 @@ type Result struct {
 	Cached bool   // served from the cache without a download
 	SHA256 string // hex digest of the file
 	Size   int64
+	// Evicted, when not nil, says why a cache entry for this file was
+	// removed before the file was fetched again (corrupted, or a signature
+	// that failed the caller's check).
+	Evicted error
 }
 
 // Options configure a Fetcher. The zero value fetches into DefaultCacheDir
@@ -79,8 +102,18 @@ type Options struct {
 	// ResponseHeaderTimeout bounds the wait for response headers.
 	ResponseHeaderTimeout time.Duration
 	// IdleTimeout bounds each read of a response body: a transfer that makes
-	// no progress for this long fails, however long the whole download takes.
+	// no progress for this long fails.
 	IdleTimeout time.Duration
+	// Deadline bounds the fetch of one file: every source, retry and backoff
+	// wait together. 0 means DefaultDeadline; negative means none.
+	Deadline time.Duration
+	// MinRate is the slowest transfer accepted, in bytes per second,
+	// averaged over each RateWindow of a response body. 0 means
+	// DefaultMinRate; negative means no minimum.
+	MinRate int64
+	// RateWindow is the period MinRate is measured over; 0 means
+	// DefaultRateWindow.
+	RateWindow time.Duration
 	// Backoff is the wait before each retry of one URL; its length is the
 	// number of retries. nil means 1 s, 2 s, 4 s; an empty non-nil slice
 	// means no retries.
@@ -129,6 +162,15 @@ func withDefaults(opts Options) Options {
 	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.Deadline == 0 {
+		opts.Deadline = DefaultDeadline
+	}
+	if opts.MinRate == 0 {
+		opts.MinRate = DefaultMinRate
+	}
+	if opts.RateWindow <= 0 {
+		opts.RateWindow = DefaultRateWindow
 	}
 	if opts.Backoff == nil {
 		opts.Backoff = defaultBackoff
@@ -231,16 +273,45 @@ func (f *Fetcher) entryDir(sha string) string {
 type source struct {
 	u     *url.URL
 	local bool // file://: readable offline
+	// origin, if set, is where the bytes at u were downloaded from (a file
+	// that Seed stores): the cache records it instead of u.
+	origin string
 }
 
-func (s source) String() string { return s.u.String() }
+func (s source) String() string {
+	if s.origin != "" {
+		return s.u.String() + " (downloaded from " + s.origin + ")"
+	}
+	return s.u.String()
+}
 
-// sources lists the places to try for name, mirror first; offline keeps only
-// local ones and returns how many it skipped.
-func (f *Fetcher) sources(name string, urls []string) ([]source, int, error) {
+// recorded is the URL the cache records for bytes from s.
+func (s source) recorded() string {
+	if s.origin != "" {
+		return s.origin
+	}
+	return s.u.String()
+}
+
+// sources lists the places to try for name, each once: first (a recorded
+// origin; skipped if it is not a usable URL), the mirror, then urls. Offline
+// keeps only local ones and returns how many it skipped.
+func (f *Fetcher) sources(name, first string, urls []string) ([]source, int, error) {
 	var all []source
+	seen := map[string]bool{}
+	add := func(u *url.URL) {
+		if k := u.String(); !seen[k] {
+			seen[k] = true
+			all = append(all, source{u: u, local: u.Scheme == "file"})
+		}
+	}
+	if first != "" {
+		if u, err := url.Parse(first); err == nil && (u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "file") {
+			add(u)
+		}
+	}
 	if f.mirror != nil {
-		all = append(all, source{u: f.mirror.JoinPath(name), local: f.mirror.Scheme == "file"})
+		add(f.mirror.JoinPath(name))
 	}
 	for _, s := range urls {
 		u, err := url.Parse(s)
@@ -252,7 +323,7 @@ func (f *Fetcher) sources(name string, urls []string) ([]source, int, error) {
 		default:
 			return nil, 0, fmt.Errorf("source URL %q: unsupported scheme %q", s, u.Scheme)
 		}
-		all = append(all, source{u: u, local: u.Scheme == "file"})
+		add(u)
 	}
 	if !f.opts.Offline {
 		return all, 0, nil
@@ -266,9 +337,39 @@ func (f *Fetcher) sources(name string, urls []string) ([]source, int, error) {
 	return local, len(all) - len(local), nil
 }
 
+// seedSource is a local file to store in the cache as if downloaded from origin.
+func seedSource(path, origin string) (source, error) {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file") {
+		return source{}, fmt.Errorf("origin %q: want the http(s) or file URL %s was downloaded from", origin, path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return source{}, err
+	}
+	return source{u: &url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}, local: true, origin: origin}, nil
+}
+
 // Fetch returns the verified file from the cache, or downloads it into the
 // cache from the first source that serves the right bytes.
 func (f *Fetcher) Fetch(ctx context.Context, file File) (Result, error) {
+	return f.fetch(ctx, file, nil)
+}
+
+// Seed stores the file at path, downloaded earlier from origin (say, by
+// Discover), in the cache, verified against file's pins like any download;
+// the cache records origin as where it came from, never path. A verified
+// entry already in the cache is kept.
+func (f *Fetcher) Seed(ctx context.Context, file File, path, origin string) (Result, error) {
+	src, err := seedSource(path, origin)
+	if err != nil {
+		return Result{}, fmt.Errorf("seed %s: %w", file.Name, err)
+	}
+	return f.fetch(ctx, file, []source{src})
+}
+
+// fetch is Fetch from srcs, or from the mirror and file.URLs if srcs is nil.
+func (f *Fetcher) fetch(ctx context.Context, file File, srcs []source) (Result, error) {
 	if err := file.validate(); err != nil {
 		return Result{}, fmt.Errorf("fetch %s: %w", file.Name, err)
 	}
@@ -283,22 +384,25 @@ func (f *Fetcher) Fetch(ctx context.Context, file File) (Result, error) {
 	if ctx.Err() != nil {
 		return Result{}, fmt.Errorf("fetch %s: %w", file.Name, ctxErr(ctx))
 	}
-	srcs, skipped, err := f.sources(file.Name, file.URLs)
-	if err != nil {
-		return Result{}, fmt.Errorf("fetch %s: %w", file.Name, err)
+	skipped := 0
+	if srcs == nil {
+		var err error
+		if srcs, skipped, err = f.sources(file.Name, "", file.URLs); err != nil {
+			return Result{}, fmt.Errorf("fetch %s: %w", file.Name, err)
+		}
 	}
-	if err := prepareDir(dir); err != nil {
+	if err := prepareDir(dir, true); err != nil {
 		return Result{}, fmt.Errorf("fetch %s: %w", file.Name, err)
 	}
 	want := expect{name: file.Name, sha: file.SHA256, size: file.Size, limit: file.Size, where: "cache"}
 	fe := &Error{Name: file.Name, Offline: f.opts.Offline, Skipped: skipped, Cache: cacheErr}
 	src, err := f.trySources(ctx, file.Name, srcs, fe, func(ctx context.Context, src source) error {
-		return f.tryOnce(ctx, src, want, final)
+		return f.tryOnce(ctx, src, want, final, nil)
 	})
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Path: final, URL: src.String(), SHA256: file.SHA256, Size: file.Size}, nil
+	return Result{Path: final, URL: src.recorded(), SHA256: file.SHA256, Size: file.Size, Evicted: cacheErr}, nil
 }
 
 // cached looks for a verified cache entry. A corrupted one is removed and
@@ -321,34 +425,61 @@ func (f *Fetcher) cached(ctx context.Context, file File, final string) (res Resu
 		if mm.More {
 			mm.GotSHA256 = ""
 		}
-		removeIfSame(final, fh)
-		return Result{}, false, fmt.Errorf("%s: %w (removed)", final, mm)
+		return Result{}, false, evict(final, fh, mm)
 	}
 	return Result{Path: final, URL: readOrigin(final), Cached: true, SHA256: file.SHA256, Size: file.Size}, true, nil
 }
 
+// evict removes the cache entry final (open as fh) that failed verification
+// with why, together with its origin record, and returns the error that
+// says so, naming the file and where it had come from.
+func evict(final string, fh *os.File, why error) error {
+	from := ""
+	if o := readOrigin(final); o != "" {
+		from = " (downloaded from " + o + ")"
+	}
+	if removeIfSame(final, fh) {
+		_ = os.Remove(final + originSuffix) // best effort: a stale record only misleads a log line
+	}
+	return fmt.Errorf("%s%s: %w (removed)", final, from, why)
+}
+
 // removeIfSame removes path only if it is still the file open as fh, so a
 // good copy that another process has just renamed into place survives.
-func removeIfSame(path string, fh *os.File) {
+func removeIfSame(path string, fh *os.File) bool {
 	a, err1 := fh.Stat()
 	b, err2 := os.Stat(path)
 	if err1 == nil && err2 == nil && os.SameFile(a, b) {
-		_ = os.Remove(path) // best effort: a failed removal is replaced by the next rename anyway
+		return os.Remove(path) == nil // a failed removal is replaced by the next rename anyway
 	}
+	return false
 }
 
 // trySources tries srcs in order, each with retries, until try succeeds for
 // one, and returns that one. Each failed source is added to fe, which is the
-// error when all fail. Cancellation ends the walk at once, naming the source
-// in progress rather than listing the ones before it.
+// error when all fail, or when the deadline for the file (Options.Deadline)
+// passes: then the source in progress is the last attempt, with what it had
+// received. The caller's cancellation ends the walk at once, naming the
+// source in progress rather than listing the ones before it.
 func (f *Fetcher) trySources(ctx context.Context, name string, srcs []source, fe *Error, try func(context.Context, source) error) (source, error) {
-	for _, src := range srcs {
+	parent := ctx
+	if d := f.opts.Deadline; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, &deadlineExceeded{limit: d})
+		defer cancel()
+	}
+	for i, src := range srcs {
 		tries, err := f.tryWithRetries(ctx, func() error { return try(ctx, src) })
 		if err == nil {
 			return src, nil
 		}
 		if ctx.Err() != nil {
-			return source{}, fmt.Errorf("fetch %s from %s: %w", name, src, ctxErr(ctx))
+			if parent.Err() != nil {
+				return source{}, fmt.Errorf("fetch %s from %s: %w", name, src, ctxErr(parent))
+			}
+			fe.Attempts = append(fe.Attempts, Attempt{URL: src.String(), Tries: tries, Err: atDeadline(ctx, err)})
+			fe.Deadline, fe.Untried = f.opts.Deadline, len(srcs)-i-1
+			return source{}, fe
 		}
 		fe.Attempts = append(fe.Attempts, Attempt{URL: src.String(), Tries: tries, Err: err})
 	}
@@ -374,19 +505,30 @@ func (f *Fetcher) tryWithRetries(ctx context.Context, try func() error) (tries i
 	}
 }
 
-// tryOnce makes one request to src and, if the bytes are right, installs them
-// at final together with a record of the source.
-func (f *Fetcher) tryOnce(ctx context.Context, src source, want expect, final string) error {
-	tmp, _, _, err := f.receive(ctx, src, want, filepath.Dir(final))
+// tryOnce makes one request to src and, if the bytes are right and check
+// (if any) accepts them, installs them at final together with a record of
+// the source.
+func (f *Fetcher) tryOnce(ctx context.Context, src source, want expect, final string, check Check) error {
+	tmp, err := f.receive(ctx, src, want, filepath.Dir(final))
 	if err != nil {
 		return err
 	}
-	return install(tmp, final, src.String())
+	if check != nil {
+		if err := check(ctx, Result{Path: tmp.path(), URL: src.recorded(), SHA256: tmp.sum, Size: tmp.n}); err != nil {
+			tmp.discard()
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			return &permanentError{&rejectedError{err}}
+		}
+	}
+	return install(tmp, final, src.recorded())
 }
 
 // receive makes one request to src and streams a good answer into a new
-// temporary file in dir (see spool), returning its path, sha256 and size.
-func (f *Fetcher) receive(ctx context.Context, src source, want expect, dir string) (tmp, sum string, n int64, err error) {
+// temporary file in dir (see spool). The body is cut off if it arrives
+// slower than Options.MinRate.
+func (f *Fetcher) receive(ctx context.Context, src source, want expect, dir string) (_ *spooled, err error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var b *body
@@ -396,74 +538,108 @@ func (f *Fetcher) receive(ctx context.Context, src source, want expect, dir stri
 		b, err = f.http.get(actx, cancel, src.u)
 	}
 	if err != nil {
-		return "", "", 0, err
+		return nil, err
 	}
 	defer b.Close()
+	if f.opts.MinRate > 0 {
+		g := watchRate(f.opts.MinRate, f.opts.RateWindow, cancel)
+		defer g.stop()
+		b.r = &rateReader{r: b.r, g: g}
+	}
 	return f.spool(actx, b, want, dir)
 }
 
+// Check judges a signature before it is trusted: sig.Path holds the bytes
+// (a temporary file for a download, the entry for a cache hit) and sig.URL
+// says where they came from. An error rejects them. For a release tarball
+// it is OpenPGP verification against the pinned keys.
+type Check func(ctx context.Context, sig Result) error
+
 // FetchSignature returns the detached signature <name>.asc for a file that
-// Fetch returned, cached beside it (keyed by the file's digest). It comes from
-// the same place as the file: tarball.URL + ".asc". When that place is not
-// known (an old cache entry), the sources are tried in order as for Fetch.
-// Offline, a network origin is replaced by the local mirror, if any.
-// The signature has no pinned digest: verify it with OpenPGP before trusting
-// it; its size is bounded by MaxSignatureSize.
-func (f *Fetcher) FetchSignature(ctx context.Context, file File, tarball Result) (Result, error) {
+// Fetch returned, cached beside it (keyed by the file's digest), once check
+// accepts it. The place that served the file (tarball.URL + ".asc") is
+// tried first, then the mirror and the file's URLs + ".asc" in order; a
+// source whose signature check rejects is passed over like one that
+// failed. A cached signature is checked on every use: one that fails is
+// removed, the sources are tried again, and the error (if all fail) names
+// the cache file first. Offline, only local sources are tried. The size of
+// a signature is bounded by MaxSignatureSize.
+func (f *Fetcher) FetchSignature(ctx context.Context, file File, tarball Result, check Check) (Result, error) {
+	return f.fetchSignature(ctx, file, tarball, check, nil)
+}
+
+// SeedSignature stores the signature at path, downloaded earlier from
+// origin, beside a tarball that Seed stored, as FetchSignature would have:
+// check must accept it, and the cache records origin. A cached signature
+// that check accepts is kept.
+func (f *Fetcher) SeedSignature(ctx context.Context, file File, tarball Result, path, origin string, check Check) (Result, error) {
+	src, err := seedSource(path, origin)
+	if err != nil {
+		return Result{}, fmt.Errorf("seed %s.asc: %w", file.Name, err)
+	}
+	return f.fetchSignature(ctx, file, tarball, check, []source{src})
+}
+
+// fetchSignature is FetchSignature from srcs, or from the usual sources if
+// srcs is nil.
+func (f *Fetcher) fetchSignature(ctx context.Context, file File, tarball Result, check Check, srcs []source) (Result, error) {
+	name := file.Name + ".asc"
 	if err := file.validate(); err != nil {
-		return Result{}, fmt.Errorf("fetch signature for %s: %w", file.Name, err)
+		return Result{}, fmt.Errorf("fetch %s: %w", name, err)
+	}
+	if check == nil {
+		return Result{}, fmt.Errorf("fetch %s: no check given: a signature is only cached once verified", name)
 	}
 	sha := strings.ToLower(file.SHA256)
 	if !strings.EqualFold(tarball.SHA256, sha) {
-		return Result{}, fmt.Errorf("fetch signature for %s: tarball result is for sha256 %q, not %s", file.Name, tarball.SHA256, sha)
+		return Result{}, fmt.Errorf("fetch %s: tarball result is for sha256 %q, not %s", name, tarball.SHA256, sha)
 	}
-	name := file.Name + ".asc"
 	dir := f.entryDir(sha)
 	final := filepath.Join(dir, name)
 
-	if res, ok := cachedSignature(final); ok {
+	res, hit, cacheErr := cachedSignature(ctx, final, check)
+	if hit {
 		return res, nil
 	}
 	if ctx.Err() != nil {
 		return Result{}, fmt.Errorf("fetch %s: %w", name, ctxErr(ctx))
 	}
-
-	var srcs []source
 	skipped := 0
-	origin, err := url.Parse(tarball.URL)
-	switch {
-	case tarball.URL != "" && err == nil && (origin.Scheme == "file" || !f.opts.Offline):
-		srcs = []source{{u: withSuffix(origin, ".asc"), local: origin.Scheme == "file"}}
-	case tarball.URL != "" && err == nil: // offline, network origin
-		skipped = 1
-		if f.mirror != nil && f.mirror.Scheme == "file" {
-			srcs = []source{{u: f.mirror.JoinPath(name), local: true}}
+	if srcs == nil {
+		origin := ""
+		if u, err := url.Parse(tarball.URL); tarball.URL != "" && err == nil {
+			origin = withSuffix(u, ".asc").String()
 		}
-	default:
 		urls := make([]string, len(file.URLs))
 		for i, u := range file.URLs {
 			urls[i] = u + ".asc"
 		}
-		if srcs, skipped, err = f.sources(name, urls); err != nil {
+		var err error
+		if srcs, skipped, err = f.sources(name, origin, urls); err != nil {
 			return Result{}, fmt.Errorf("fetch %s: %w", name, err)
 		}
 	}
-	if err := prepareDir(dir); err != nil {
+	if err := prepareDir(dir, true); err != nil {
 		return Result{}, fmt.Errorf("fetch %s: %w", name, err)
 	}
 	want := signatureExpect(name, "cache")
-	fe := &Error{Name: name, Offline: f.opts.Offline, Skipped: skipped}
-	if _, err := f.trySources(ctx, name, srcs, fe, func(ctx context.Context, src source) error {
-		return f.tryOnce(ctx, src, want, final)
-	}); err != nil {
+	fe := &Error{Name: name, Offline: f.opts.Offline, Skipped: skipped, Cache: cacheErr}
+	src, err := f.trySources(ctx, name, srcs, fe, func(ctx context.Context, src source) error {
+		return f.tryOnce(ctx, src, want, final, check)
+	})
+	if err != nil {
 		return Result{}, err
 	}
-	res, ok := cachedSignature(final)
-	if !ok {
-		return Result{}, fmt.Errorf("fetch %s: %s vanished after download", name, final)
+	fh, err := os.Open(final)
+	if err != nil {
+		return Result{}, fmt.Errorf("fetch %s: %w", name, err)
 	}
-	res.Cached = false
-	return res, nil
+	defer fh.Close()
+	sum, n, _, err := hashReader(ctx, fh, MaxSignatureSize+1)
+	if err != nil {
+		return Result{}, fmt.Errorf("fetch %s: %s: %w", name, final, err)
+	}
+	return Result{Path: final, URL: src.recorded(), SHA256: sum, Size: n, Evicted: cacheErr}, nil
 }
 
 // signatureExpect is what a detached signature must be: no pinned digest,
@@ -472,19 +648,44 @@ func signatureExpect(name, where string) expect {
 	return expect{name: name, size: -1, limit: MaxSignatureSize, what: "a signature", where: where}
 }
 
-// cachedSignature returns a cached signature if it is present and plausible.
-func cachedSignature(final string) (Result, bool) {
+// cachedSignature returns the cached signature at final if it is plausible
+// and check accepts it. One that is not is removed and reported in evicted,
+// naming the file and where it had come from; cancellation during the check
+// is no fault of the entry, which then stays.
+func cachedSignature(ctx context.Context, final string, check Check) (res Result, hit bool, evicted error) {
 	fh, err := os.Open(final)
 	if err != nil {
-		return Result{}, false
+		if errors.Is(err, os.ErrNotExist) {
+			return Result{}, false, nil
+		}
+		return Result{}, false, fmt.Errorf("%s: %w", final, err)
 	}
 	defer fh.Close()
-	sum, n, _, err := hashReader(context.Background(), fh, MaxSignatureSize+1)
-	if err != nil || n == 0 || n > MaxSignatureSize {
-		removeIfSame(final, fh)
-		return Result{}, false
+	sum, n, head, err := hashReader(ctx, fh, MaxSignatureSize+1)
+	if err != nil {
+		return Result{}, false, fmt.Errorf("%s: %w", final, err)
 	}
-	return Result{Path: final, URL: readOrigin(final), Cached: true, SHA256: sum, Size: n}, true
+	res = Result{Path: final, URL: readOrigin(final), Cached: true, SHA256: sum, Size: n}
+	var why error
+	switch {
+	case n == 0:
+		why = errors.New("empty file")
+	case n > MaxSignatureSize:
+		why = fmt.Errorf("%w: more than %d bytes", ErrTooLarge, MaxSignatureSize)
+	case looksHTML("", head):
+		why = fmt.Errorf("not a signature (%d bytes)%s", n, describeContent("", head))
+	default:
+		if why = check(ctx, res); why != nil {
+			if ctx.Err() != nil {
+				return Result{}, false, nil
+			}
+			why = &rejectedError{why}
+		}
+	}
+	if why == nil {
+		return res, true, nil
+	}
+	return Result{}, false, evict(final, fh, why)
 }
 
 // ctxErr is ctx's error, with its cause when one was given (e.g. "interrupted"),

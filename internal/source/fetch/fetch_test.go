@@ -21,7 +21,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
+	"github.com/osslbuild/osslbuild/keys"
 )
 
 const tarName = "openssl-4.0.2.tar.gz"
@@ -200,6 +202,24 @@ func wantErr(t *testing.T, err error, is []error, msgs []string) {
 		if !strings.Contains(err.Error(), m) {
 			t.Errorf("error does not contain %q:\n%v", m, err)
 		}
+	}
+}
+
+// verifies is the real signature check for a cached release tarball: OpenPGP
+// over its bytes against the keys pinned in keys/.
+func verifies(tarball Result) Check {
+	return func(ctx context.Context, sig Result) error {
+		asc, err := os.ReadFile(sig.Path)
+		if err != nil {
+			return err
+		}
+		fh, err := os.Open(tarball.Path)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		_, err = signature.Verify(ctx, fh, asc, keys.Fingerprints())
+		return err
 	}
 }
 
@@ -647,7 +667,7 @@ func TestCorruptedCacheIsRefetched(t *testing.T) {
 		}
 		srv.Close()
 		_, err = f.Fetch(context.Background(), file)
-		wantErr(t, err, []error{ErrAllFailed}, []string{"\n  cache: " + res.Path + ": size mismatch: want", "got 1000", "(removed)"})
+		wantErr(t, err, []error{ErrAllFailed}, []string{"\n  cache: " + res.Path + " (downloaded from " + srv.url(tarName) + "): size mismatch: want", "got 1000", "(removed)"})
 		if _, err := os.Stat(res.Path); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("corrupted entry still there: %v", err)
 		}
@@ -705,7 +725,7 @@ func TestMirrorSpellings(t *testing.T) {
 	}
 	for _, tc := range tests {
 		f := newFetcher(t, Options{Mirror: tc.mirror})
-		srcs, _, err := f.sources(tarName, nil)
+		srcs, _, err := f.sources(tarName, "", nil)
 		if err != nil || len(srcs) != 1 || srcs[0].String() != tc.want {
 			t.Errorf("mirror %q: sources %v, %v; want [%s]", tc.mirror, srcs, err, tc.want)
 		}
@@ -784,7 +804,7 @@ func TestOffline(t *testing.T) {
 			t.Parallel()
 			file := file
 			srv := serve(t, serveDir(dir))
-			file.URLs = []string{srv.url(tarName), srv.url(tarName)}
+			file.URLs = []string{srv.url(tarName), srv.URL + "/elsewhere/" + tarName}
 			_, err := newFetcher(t, Options{Offline: true, Mirror: tc.mirror(t)}).Fetch(context.Background(), file)
 			wantErr(t, err, []error{ErrOffline, ErrAllFailed}, tc.msgs)
 			if srv.total() != 0 {
@@ -922,7 +942,7 @@ func TestSignature(t *testing.T) {
 		if err != nil || !tar2.Cached || tar2.URL != tar.URL {
 			t.Fatalf("cached tarball: %+v, %v", tar2, err)
 		}
-		res, err := f2.FetchSignature(context.Background(), file, tar2)
+		res, err := f2.FetchSignature(context.Background(), file, tar2, verifies(tar2))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -936,7 +956,7 @@ func TestSignature(t *testing.T) {
 
 		first.Close()
 		second.Close()
-		res2, err := f2.FetchSignature(context.Background(), file, tar2)
+		res2, err := f2.FetchSignature(context.Background(), file, tar2, verifies(tar2))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -956,7 +976,7 @@ func TestSignature(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := f.FetchSignature(context.Background(), file, tar)
+		res, err := f.FetchSignature(context.Background(), file, tar, verifies(tar))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -977,9 +997,9 @@ func TestSignature(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = newFetcher(t, Options{CacheDir: cache, Offline: true}).FetchSignature(context.Background(), file, tar)
+		_, err = newFetcher(t, Options{CacheDir: cache, Offline: true}).FetchSignature(context.Background(), file, tar, verifies(tar))
 		wantErr(t, err, []error{ErrOffline}, []string{"fetch " + sigName + ": offline, not in the cache, and no local mirror", "(1 network source not tried: offline)"})
-		res, err := newFetcher(t, Options{CacheDir: cache, Offline: true, Mirror: dir}).FetchSignature(context.Background(), file, tar)
+		res, err := newFetcher(t, Options{CacheDir: cache, Offline: true, Mirror: dir}).FetchSignature(context.Background(), file, tar, verifies(tar))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1004,7 +1024,7 @@ func TestSignature(t *testing.T) {
 			t.Fatal(err)
 		}
 		tar.URL = ""
-		res, err := f.FetchSignature(context.Background(), file, tar)
+		res, err := f.FetchSignature(context.Background(), file, tar, verifies(tar))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1052,7 +1072,7 @@ func TestSignature(t *testing.T) {
 			}))
 			tar := tar
 			tar.URL = srv.url(tarName)
-			_, err := newFetcher(t, Options{CacheDir: shared}).FetchSignature(context.Background(), file, tar)
+			_, err := newFetcher(t, Options{CacheDir: shared}).FetchSignature(context.Background(), file, tar, verifies(tar))
 			wantErr(t, err, append(tc.is, ErrAllFailed), append(tc.msgs, "fetch "+sigName+": all 1 source failed:\n  "+srv.url(sigName)+": "))
 			if _, err := os.Stat(filepath.Join(filepath.Dir(tar.Path), sigName)); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("bad signature was cached: %v", err)

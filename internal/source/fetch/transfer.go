@@ -3,6 +3,8 @@ package fetch
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -69,15 +71,22 @@ func openLocal(ctx context.Context, u *url.URL) (*body, error) {
 		length: st.Size(),
 		fail: func(err error, got, total int64) error {
 			if ctx.Err() != nil {
-				return context.Cause(ctx)
+				return stopped(ctx, got, total)
 			}
 			return &permanentError{fmt.Errorf("read after %d bytes: %w", got, err)}
 		},
 	}, nil
 }
 
-// errDowngrade refuses a redirect from https to http.
-var errDowngrade = errors.New("refusing redirect from https to http")
+// Redirects refused: none of these can change by asking again.
+var (
+	errDowngrade        = errors.New("refusing redirect from https to http")
+	errRedirectLoop     = errors.New("redirect loop")
+	errTooManyRedirects = errors.New("too many redirects")
+)
+
+// maxRedirects is how many requests one chain of redirects may take.
+const maxRedirects = 10
 
 // httpGetter makes GET requests with the connect and header timeouts in its
 // transport and the idle timeout on each body read.
@@ -89,8 +98,9 @@ type httpGetter struct {
 // HTTPClient is the client fetch makes its requests with, for other requests
 // that must follow the same rules (e.g. a release listing): opts.Transport,
 // else one bounding connecting by ConnectTimeout and the wait for headers by
-// ResponseHeaderTimeout; no overall timeout; no redirect from https to http.
-// Bodies are not covered by IdleTimeout: that is per download.
+// ResponseHeaderTimeout; no overall timeout; no redirect from https to http,
+// back to a URL already visited (a loop) or beyond maxRedirects. Bodies are
+// not covered by IdleTimeout, MinRate or Deadline: those are per download.
 func HTTPClient(opts Options) *http.Client {
 	opts = withDefaults(opts)
 	tr := opts.Transport
@@ -109,20 +119,34 @@ func HTTPClient(opts Options) *http.Client {
 	return &http.Client{
 		Transport: tr,
 		// No overall Timeout: it would kill a slow but live 55 MB download.
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 10 {
-				return errors.New("stopped after 10 redirects")
-			}
-			if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
-				return fmt.Errorf("%w (%s)", errDowngrade, req.URL.Redacted())
-			}
-			return nil
-		},
+		CheckRedirect: checkRedirect,
 	}
 }
 
+// checkRedirect refuses a redirect that downgrades to http, comes back to a
+// URL already visited, or goes beyond maxRedirects, showing the chain.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	chain := make([]string, 0, len(via)+1)
+	for _, v := range via {
+		chain = append(chain, v.URL.Redacted())
+	}
+	chain = append(chain, req.URL.Redacted())
+	if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
+		return fmt.Errorf("%w (%s)", errDowngrade, req.URL.Redacted())
+	}
+	for _, v := range via {
+		if v.URL.String() == req.URL.String() {
+			return fmt.Errorf("%w: %s", errRedirectLoop, strings.Join(chain, " -> "))
+		}
+	}
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("%w: gave up after %d requests, from %s to %s", errTooManyRedirects, len(via), chain[0], chain[len(chain)-1])
+	}
+	return nil
+}
+
 // get requests u under ctx; cancel is ctx's cancel function, which the idle
-// timer calls with errStalled when a body read makes no progress.
+// timer calls when a body read makes no progress.
 func (g *httpGetter) get(ctx context.Context, cancel context.CancelCauseFunc, u *url.URL) (*body, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -144,7 +168,7 @@ func (g *httpGetter) get(ctx context.Context, cancel context.CancelCauseFunc, u 
 	// The idle deadline is a timer re-armed for every read: a server that
 	// sends headers and then stalls fails within g.idle, while a slow but
 	// steady transfer can take as long as it needs.
-	timer := time.AfterFunc(g.idle, func() { cancel(errStalled) })
+	timer := time.AfterFunc(g.idle, func() { cancel(&stalled{idle: g.idle}) })
 	return &body{
 		r:           &idleReader{r: resp.Body, t: timer, d: g.idle},
 		close:       func() { timer.Stop(); resp.Body.Close() },
@@ -170,23 +194,29 @@ func (ir *idleReader) Read(p []byte) (int, error) {
 }
 
 // netError describes a failed request or body read (after got of total bytes;
-// -1 before the body) as a retryable transferError, unless the parent context
-// ended or the failure is one a retry cannot fix.
+// -1 before the body) as a retryable transferError, unless the context ended
+// (a limit of fetch's own, or the caller's cancellation) or the failure is one
+// a retry cannot fix: a refused redirect, a DNS failure, a certificate error.
 func (g *httpGetter) netError(ctx context.Context, err error, got, total int64) error {
-	cause := context.Cause(ctx)
-	if errors.Is(cause, errStalled) {
-		return &transferError{what: "stalled", got: max(got, 0), total: total, idle: g.idle, err: errStalled}
-	}
-	if cause != nil {
-		return cause
-	}
-	if errors.Is(err, errDowngrade) {
-		return &permanentError{err}
+	if ctx.Err() != nil {
+		return stopped(ctx, got, total)
 	}
 	// The URL is already on the line; keep only what went wrong.
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
+	}
+	if errors.Is(err, errDowngrade) || errors.Is(err, errRedirectLoop) || errors.Is(err, errTooManyRedirects) {
+		return &permanentError{err}
+	}
+	// A name that does not resolve now will not within the backoff schedule;
+	// a resolver timeout has already been retried by the resolver itself.
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return &permanentError{&transferError{what: "DNS lookup failed", got: got, total: total, err: dns}}
+	}
+	if isCertificateError(err) {
+		return &permanentError{&transferError{what: "certificate error", got: got, total: total, err: err}}
 	}
 	what := "connection error"
 	if got >= 0 {
@@ -199,43 +229,110 @@ func (g *httpGetter) netError(ctx context.Context, err error, got, total int64) 
 	return &transferError{what: what, got: got, total: total, err: err}
 }
 
+// isCertificateError reports whether err is a TLS certificate that failed
+// verification: the server's certificate will not change between retries.
+func isCertificateError(err error) bool {
+	var verify *tls.CertificateVerificationError
+	var authority x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	return errors.As(err, &verify) || errors.As(err, &authority) || errors.As(err, &host) || errors.As(err, &invalid)
+}
+
+// stopped is the error for a transfer whose context ended after got of total
+// bytes (-1: before the body): one of fetch's own limits, with the bytes
+// received, or else the caller's cancellation as it is.
+func stopped(ctx context.Context, got, total int64) error {
+	cause := context.Cause(ctx)
+	var s *stalled
+	var slow *tooSlow
+	var dl *deadlineExceeded
+	switch {
+	case errors.As(cause, &s):
+		return &transferError{what: "stalled", got: max(got, 0), total: total, err: s}
+	case errors.As(cause, &slow):
+		return &transferError{what: "too slow", got: max(got, 0), total: total, err: slow}
+	case errors.As(cause, &dl):
+		return &transferError{what: "deadline", got: got, total: total, err: dl}
+	}
+	return cause
+}
+
+// atDeadline is the error for a source that the deadline for the file
+// interrupted: err itself when it says so already (with the bytes received),
+// else the deadline with err, what the last try got, beside it.
+func atDeadline(ctx context.Context, err error) error {
+	if errors.Is(err, ErrDeadline) {
+		var te *transferError
+		if errors.As(err, &te) {
+			return err
+		}
+		err = nil // the bare cause: the deadline passed in a check
+	}
+	var dl *deadlineExceeded
+	errors.As(context.Cause(ctx), &dl)
+	return &transferError{what: "deadline", got: -1, total: -1, err: dl, last: err}
+}
+
+// spooled is a received file: a temporary file, still open, so the lock
+// createTemp took keeps sweeps away until it is installed or discarded.
+type spooled struct {
+	f   *os.File
+	sum string // sha256, hex
+	n   int64
+}
+
+func (s *spooled) path() string { return s.f.Name() }
+
+// discard closes and removes the file.
+func (s *spooled) discard() {
+	s.f.Close()
+	os.Remove(s.f.Name())
+}
+
+// release closes the file and hands its path to the caller, who owns it now
+// (a discovered file, outside the cache's lock-aware sweeps).
+func (s *spooled) release() string {
+	s.f.Close()
+	return s.f.Name()
+}
+
 // spool streams b into a new temporary file in dir while hashing and checks
-// it against want, returning the closed file's path, sha256 and size. Nothing
-// is left behind on any error.
-func (f *Fetcher) spool(ctx context.Context, b *body, want expect, dir string) (path, sum string, n int64, err error) {
+// it against want. Nothing is left behind on any error.
+func (f *Fetcher) spool(ctx context.Context, b *body, want expect, dir string) (_ *spooled, err error) {
 	pinned := want.size >= 0
 	if pinned && b.length >= 0 && b.length != want.size {
 		// Wrong before a byte is read: read just enough to say what it is.
 		head, _ := io.ReadAll(io.LimitReader(b.r, 512))
-		return "", "", 0, &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSize: b.length, Declared: true, ContentType: b.contentType, Head: head}
+		return nil, &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSize: b.length, Declared: true, ContentType: b.contentType, Head: head}
 	}
 	if !pinned && b.length > want.limit {
-		return "", "", 0, &permanentError{fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, b.length, want.limit)}
+		return nil, &permanentError{fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, b.length, want.limit)}
 	}
 
-	tmp, err := os.CreateTemp(dir, tempPattern(want.name))
+	tmp, err := createTemp(dir, tempPattern(want.name))
 	if err != nil {
-		return "", "", 0, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
+		return nil, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
 	}
+	s := &spooled{f: tmp}
+	// Removed on every way out but success, a panic included (err is not
+	// set then).
+	kept := false
 	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+		if !kept {
+			s.discard()
 		}
 	}()
-	sum, n, err = f.copyChecked(ctx, b, want, tmp)
-	if err != nil {
-		return "", "", 0, err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return "", "", 0, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
+	if s.sum, s.n, err = f.copyChecked(ctx, b, want, tmp); err != nil {
+		return nil, err
 	}
 	// No fsync: every use re-hashes a cached file, so a torn write after a
 	// crash is caught and fetched again; a discovered file dies with its run.
-	if err := tmp.Close(); err != nil {
-		return "", "", 0, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
+	if err := tmp.Chmod(0o644); err != nil {
+		return nil, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
 	}
-	return tmp.Name(), sum, n, nil
+	kept = true
+	return s, nil
 }
 
 // copyChecked copies b to w, hashing, and checks the bytes against want.
@@ -248,16 +345,20 @@ func (f *Fetcher) copyChecked(ctx context.Context, b *body, want expect, w io.Wr
 	if pinned && f.opts.Progress != nil {
 		w = io.MultiWriter(w, &progressWriter{total: want.size, fn: f.opts.Progress})
 	}
+	total := want.size // for messages: the pinned size, else the declared one
+	if !pinned {
+		total = b.length
+	}
 	rr := &errReader{r: io.LimitReader(b.r, want.limit+1)}
 	n, err = io.CopyBuffer(w, rr, make([]byte, 256<<10))
 	if err != nil {
 		if rr.err != nil {
-			return "", n, b.fail(rr.err, n, want.size)
+			return "", n, b.fail(rr.err, n, total)
 		}
 		return "", n, &permanentError{fmt.Errorf("%s: %w", want.where, err)}
 	}
-	if err := ctx.Err(); err != nil {
-		return "", n, context.Cause(ctx)
+	if ctx.Err() != nil {
+		return "", n, stopped(ctx, n, total)
 	}
 	sum = hex.EncodeToString(h.Sum(nil))
 	if n > want.limit {
@@ -281,17 +382,20 @@ func (f *Fetcher) copyChecked(ctx context.Context, b *body, want expect, w io.Wr
 }
 
 // install moves a spooled temporary file to final in the cache, recording
-// origin beside it; tmp is removed on any error.
-func install(tmp, final, origin string) error {
+// origin beside it; the file is removed on any error.
+func install(s *spooled, final, origin string) error {
 	if err := writeOrigin(final, origin); err != nil {
-		os.Remove(tmp)
+		s.discard()
 		return &permanentError{fmt.Errorf("cache: %w", err)}
 	}
 	// Atomic: a concurrent fetcher sees the old entry, none, or this one.
-	if err := os.Rename(tmp, final); err != nil {
-		os.Remove(tmp)
+	// Renamed while still open and locked, so no sweep can take it first.
+	if err := os.Rename(s.path(), final); err != nil {
+		s.discard()
 		return &permanentError{fmt.Errorf("cache: %w", err)}
 	}
+	// A late write error surfacing here is caught by the re-hash on use.
+	_ = s.f.Close()
 	return nil
 }
 
@@ -348,13 +452,47 @@ func hashReader(ctx context.Context, r io.Reader, limit int64) (sum string, n in
 // and recognisable so stale ones can be swept.
 func tempPattern(base string) string { return "." + base + ".tmp-*" }
 
-// staleAge is how old a temporary file must be before prepareDir removes it:
-// old enough that no live download can still own it.
+// createTemp creates a temporary file in dir holding an exclusive lock
+// (where the system has them) that lasts until the file is closed or its
+// process dies: a sweep tells a live download's file from one that a
+// killed process left by trying that lock.
+func createTemp(dir, pattern string) (*os.File, error) {
+	for range 3 {
+		f, err := os.CreateTemp(dir, pattern)
+		if err != nil {
+			return nil, err
+		}
+		if err := lockFile(f); err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return nil, err
+		}
+		// A sweep may have removed the file between its creation and the lock.
+		if sameFile(f, f.Name()) {
+			return f, nil
+		}
+		f.Close()
+	}
+	return nil, fmt.Errorf("%s: temporary files removed as soon as they were created", dir)
+}
+
+// sameFile reports whether path still names the file open as f.
+func sameFile(f *os.File, path string) bool {
+	a, err1 := f.Stat()
+	b, err2 := os.Stat(path)
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
+}
+
+// staleAge is how old a temporary file must be before prepareDir removes it
+// without asking its lock: old enough that no live download can still own it.
 const staleAge = 24 * time.Hour
 
-// prepareDir creates a cache entry directory and sweeps temporary files that
-// a killed process left there.
-func prepareDir(dir string) error {
+// prepareDir creates a directory for temporary files and sweeps the ones a
+// killed process left there: any older than staleAge and, when locked is
+// true (a cache entry, where only a running fetch owns temporary files),
+// any that no process holds locked. A discovered file, handed to its
+// caller unlocked, lives in a directory swept with locked false.
+func prepareDir(dir string, locked bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
@@ -366,11 +504,27 @@ func prepareDir(dir string) error {
 		if !strings.HasPrefix(e.Name(), ".") || !strings.Contains(e.Name(), ".tmp-") {
 			continue
 		}
+		p := filepath.Join(dir, e.Name())
 		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleAge {
-			_ = os.Remove(filepath.Join(dir, e.Name())) // best effort; another process may have swept it
+			_ = os.Remove(p) // best effort; another process may have swept it
+		} else if locked {
+			sweepUnlocked(p)
 		}
 	}
 	return nil
+}
+
+// sweepUnlocked removes the temporary file p if no process holds its lock:
+// its owner died before it could remove it.
+func sweepUnlocked(p string) {
+	f, err := os.Open(p)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if ok, err := tryLockFile(f); err == nil && ok && sameFile(f, p) {
+		_ = os.Remove(p) // best effort, as above
+	}
 }
 
 // originSuffix names the record, beside a cached file, of the URL it came from.
@@ -379,7 +533,7 @@ const originSuffix = ".url"
 // writeOrigin records origin for final atomically (temp file and rename).
 func writeOrigin(final, origin string) (err error) {
 	dst := final + originSuffix
-	tmp, err := os.CreateTemp(filepath.Dir(dst), tempPattern(filepath.Base(dst)))
+	tmp, err := createTemp(filepath.Dir(dst), tempPattern(filepath.Base(dst)))
 	if err != nil {
 		return err
 	}

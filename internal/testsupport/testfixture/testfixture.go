@@ -33,7 +33,14 @@ var Pinned = map[string]Release{
 // RepoRoot is the root of this repository (where go.mod is).
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	for dir := filepath.Dir(file); ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			panic("testfixture: no go.mod above " + file)
+		}
+	}
 }
 
 // Dir is the directory holding the release fixtures: $OSSLBUILD_FIXTURES or
