@@ -135,14 +135,7 @@ func readTarball(ctx context.Context, path string) (map[string]entry, []string, 
 }
 
 func compareEntries(ea, eb map[string]entry, diffs []Difference) []Difference {
-	names := slices.Sorted(maps.Keys(ea))
-	for n := range eb {
-		if _, ok := ea[n]; !ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range union(ea, eb) {
 		x, okx := ea[n]
 		y, oky := eb[n]
 		switch {
@@ -166,6 +159,18 @@ func compareEntries(ea, eb map[string]entry, diffs []Difference) []Difference {
 		}
 	}
 	return diffs
+}
+
+// union is the sorted names that are keys of a or b.
+func union[V any](a, b map[string]V) []string {
+	names := slices.Collect(maps.Keys(a))
+	for n := range b {
+		if _, ok := a[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 // headerDifferences names each tar header field that differs.
@@ -226,17 +231,7 @@ func compareLibraries(fa, fb *inspect.File, ba, bb []byte) []Difference {
 		}
 		before := len(diffs)
 		ma, mb := members(sa, ba), members(sb, bb)
-		var names []string
-		for n := range ma {
-			names = append(names, n)
-		}
-		for n := range mb {
-			if _, ok := ma[n]; !ok {
-				names = append(names, n)
-			}
-		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range union(ma, mb) {
 			x, okx := ma[n]
 			y, oky := mb[n]
 			switch {
