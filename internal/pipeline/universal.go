@@ -149,7 +149,7 @@ func (r *run) merge(ctx context.Context, tc toolchain.Toolchain, a, b string) (*
 	}
 	defer os.RemoveAll(work)
 	dst := filepath.Join(work, universal.Name)
-	m, err := universal.Merge(ctx, tc, sa, sb, dst)
+	m, err := universal.Merge(ctx, tc, sa, sb, dst, r.recipe.Universal2Dispatch)
 	if err != nil {
 		r.Observer.Failed(universal.Name, err)
 		return nil, err

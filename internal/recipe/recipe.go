@@ -41,6 +41,10 @@ type Recipe struct {
 	Options  []Option
 	Targets  map[string]Target
 	Releases []Release
+	// Universal2Dispatch are the public headers allowed to differ between
+	// the universal2 slices (merged with a per-architecture dispatch);
+	// any other difference refuses the merge.
+	Universal2Dispatch []string
 }
 
 // Option is one Configure option, optionally limited to some releases.
@@ -86,6 +90,10 @@ type fileSchema struct {
 	Options  []Option          `toml:"options"`
 	Targets  map[string]Target `toml:"targets"`
 	Releases []Release         `toml:"release"`
+	// Headers that may differ between the universal2 slices, e.g.
+	// "include/openssl/configuration.h" when an option applies to one
+	// architecture only.
+	Universal2Dispatch []string `toml:"universal2_dispatch"`
 }
 
 // Load reads a recipe by path; a bare name such as "openssl" or
@@ -156,10 +164,17 @@ func Parse(path string, data []byte) (*Recipe, error) {
 		Options:  s.Options,
 		Targets:  map[string]Target{},
 		Releases: s.Releases,
+
+		Universal2Dispatch: s.Universal2Dispatch,
 	}
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("recipe %s: %s: %s", path, field, fmt.Sprintf(format, args...)))
+	}
+	for i, h := range r.Universal2Dispatch {
+		if !strings.HasPrefix(h, "include/") || !strings.HasSuffix(h, ".h") || filepath.ToSlash(filepath.Clean(h)) != h || strings.Contains(h, "..") {
+			bad(fmt.Sprintf("universal2_dispatch[%d]", i), "want a public header path such as include/openssl/configuration.h, got %q", h)
+		}
 	}
 	if !strings.HasPrefix(r.Prefix, "/") || filepath.Clean(r.Prefix) != r.Prefix {
 		bad("prefix", "want a clean absolute path, got %q", r.Prefix)

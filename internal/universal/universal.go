@@ -8,6 +8,8 @@ package universal
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -104,8 +106,10 @@ func patchList(m *artifact.Manifest) string {
 }
 
 // Merge writes the universal2 tree for the two slices into dst (which must
-// not exist) and returns its manifest (already written into dst).
-func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string) (*artifact.Manifest, error) {
+// not exist) and returns its manifest (already written into dst). dispatch
+// are the public headers the recipe allows to differ between the slices;
+// any other difference is refused.
+func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, dispatch []string) (*artifact.Manifest, error) {
 	if err := Compatible(a, b); err != nil {
 		return nil, err
 	}
@@ -133,7 +137,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string) 
 	if err := os.Mkdir(dst, 0o755); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
-	dispatch, err := mergeTrees(ordered, dst)
+	dispatched, err := mergeTrees(ordered, dst, dispatch)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +149,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string) 
 			Flags: []string{}, Options: a.Manifest.Target.Options},
 		Toolchain:       a.Manifest.Toolchain,
 		SourceDateEpoch: a.Manifest.SourceDateEpoch,
-		HeaderDispatch:  dispatch,
+		HeaderDispatch:  dispatched,
 		Slices:          []*artifact.Manifest{ordered[0].Manifest, ordered[1].Manifest},
 		Configure:       artifact.Configure{Argv: []string{}, Env: []string{}},
 	}
@@ -173,10 +177,12 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string) 
 	return m, nil
 }
 
-// mergeTrees copies everything but the libraries and the manifest: headers
-// identical in both slices are copied, differing public headers get a
-// per-architecture dispatch, anything else must be identical.
-func mergeTrees(ordered []Slice, dst string) ([]string, error) {
+// mergeTrees copies everything but the libraries and the manifest: files
+// identical in both slices are copied, public headers listed in allowed
+// that differ get a per-architecture dispatch, anything else must be
+// identical: a header changed in one slice is a different build, or
+// tampering, not an architecture.
+func mergeTrees(ordered []Slice, dst string, allowed []string) ([]string, error) {
 	files := map[string]bool{}
 	lists := make([]map[string]bool, len(ordered))
 	for i, s := range ordered {
@@ -225,8 +231,9 @@ func mergeTrees(ordered []Slice, dst string) ([]string, error) {
 		}
 		out := x
 		if !bytes.Equal(x, y) {
-			if !strings.HasPrefix(rel, "include/") || !strings.HasSuffix(rel, ".h") {
-				problems = append(problems, fmt.Sprintf("%s differs between the slices (only public headers may, through a dispatch)", rel))
+			if !slices.Contains(allowed, rel) {
+				problems = append(problems, fmt.Sprintf("%s differs between the slices (sha256 %s in %s, %s in %s); the recipe does not declare that it may (universal2_dispatch)",
+					rel, sum(x), ordered[0].Manifest.Name, sum(y), ordered[1].Manifest.Name))
 				continue
 			}
 			out = Dispatch(rel, x, y)
@@ -263,4 +270,9 @@ func Dispatch(rel string, x86, arm []byte) []byte {
 	}
 	fmt.Fprintf(&b, "#else\n#error \"%s: this universal2 OpenSSL has headers for x86_64 and arm64 only\"\n#endif\n", rel)
 	return b.Bytes()
+}
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }

@@ -94,7 +94,7 @@ func TestMergeGood(t *testing.T) {
 	tc := tools(t)
 	arm, x86 := makeSlice(t, defaults("arm64")), makeSlice(t, defaults("x86_64"))
 	dst := filepath.Join(t.TempDir(), Name)
-	m, err := Merge(context.Background(), tc, arm, x86, dst)
+	m, err := Merge(context.Background(), tc, arm, x86, dst, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestMergeGood(t *testing.T) {
 	}
 	// Merging the same inputs again gives the same files.
 	dst2 := filepath.Join(t.TempDir(), Name)
-	if _, err := Merge(context.Background(), tc, x86, arm, dst2); err != nil {
+	if _, err := Merge(context.Background(), tc, x86, arm, dst2, nil); err != nil {
 		t.Fatal(err)
 	}
 	h1, _ := artifact.HashTree(context.Background(), dst)
@@ -158,7 +158,7 @@ func TestMergeRefuses(t *testing.T) {
 				xs = as
 			}
 			dst := filepath.Join(t.TempDir(), Name)
-			_, err := Merge(context.Background(), tc, makeSlice(t, as), makeSlice(t, xs), dst)
+			_, err := Merge(context.Background(), tc, makeSlice(t, as), makeSlice(t, xs), dst, nil)
 			if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tt.wantIn) {
 				t.Fatalf("want ErrRefused mentioning %q, got %v", tt.wantIn, err)
 			}
@@ -178,7 +178,12 @@ func TestHeaderDispatch(t *testing.T) {
 	as.header = "#ifndef CONF_H\n#define CONF_H\n# define OSSL_ARCH_VALUE 64\n#endif\n"
 	xs.header = "#ifndef CONF_H\n#define CONF_H\n# define OSSL_ARCH_VALUE 86\n# define OPENSSL_NO_EC_NISTP_64_GCC_128_NOT\n#endif\n"
 	dst := filepath.Join(t.TempDir(), Name)
-	m, err := Merge(context.Background(), tc, makeSlice(t, as), makeSlice(t, xs), dst)
+	// Not declared by the recipe: refused, naming the header.
+	if _, err := Merge(context.Background(), tc, makeSlice(t, as), makeSlice(t, xs), filepath.Join(t.TempDir(), Name), nil); !errors.Is(err, ErrRefused) ||
+		!strings.Contains(err.Error(), "include/openssl/configuration.h differs between the slices") {
+		t.Fatalf("undeclared header difference: %v", err)
+	}
+	m, err := Merge(context.Background(), tc, makeSlice(t, as), makeSlice(t, xs), dst, []string{"include/openssl/configuration.h"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,12 +210,12 @@ func TestNonHeaderDifferenceRefused(t *testing.T) {
 	tc := tools(t)
 	a, x := makeSlice(t, defaults("arm64")), makeSlice(t, defaults("x86_64"))
 	os.WriteFile(filepath.Join(x.Dir, "lib/pkgconfig/libcrypto.pc"), []byte("prefix=/somewhere\n"), 0o644)
-	_, err := Merge(context.Background(), tc, a, x, filepath.Join(t.TempDir(), Name))
+	_, err := Merge(context.Background(), tc, a, x, filepath.Join(t.TempDir(), Name), nil)
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "lib/pkgconfig/libcrypto.pc differs") {
 		t.Errorf("got %v", err)
 	}
 	os.Remove(filepath.Join(x.Dir, "lib/pkgconfig/libcrypto.pc"))
-	_, err = Merge(context.Background(), tc, a, x, filepath.Join(t.TempDir(), Name))
+	_, err = Merge(context.Background(), tc, a, x, filepath.Join(t.TempDir(), Name), nil)
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "missing from openssl-macos-x86_64") {
 		t.Errorf("got %v", err)
 	}
