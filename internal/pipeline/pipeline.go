@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,7 +43,8 @@ type Settings struct {
 
 // FromEnv fills the settings users give through the environment (getenv;
 // nil means os.Getenv): OSSLBUILD_CACHE, OSSLBUILD_MIRROR,
-// OSSLBUILD_OFFLINE, OSSLBUILD_TOOLCHAIN, OSSLBUILD_WORK. A value that
+// OSSLBUILD_OFFLINE, OSSLBUILD_TOOLCHAIN, OSSLBUILD_WORK,
+// OSSLBUILD_FETCH_DEADLINE (per file) and OSSLBUILD_FETCH_MIN_RATE. A value that
 // cannot mean anything (OSSLBUILD_OFFLINE=maybe) is an error, never a
 // silent default.
 func (s *Settings) FromEnv(getenv func(string) string) error {
@@ -65,6 +67,20 @@ func (s *Settings) FromEnv(getenv func(string) string) error {
 	}
 	if s.Work == "" {
 		s.Work = getenv("OSSLBUILD_WORK")
+	}
+	if v := getenv("OSSLBUILD_FETCH_DEADLINE"); v != "" && s.Fetch.Deadline == 0 {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("OSSLBUILD_FETCH_DEADLINE=%q: want a positive duration such as 30m", v)
+		}
+		s.Fetch.Deadline = d
+	}
+	if v := getenv("OSSLBUILD_FETCH_MIN_RATE"); v != "" && s.Fetch.MinRate == 0 {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("OSSLBUILD_FETCH_MIN_RATE=%q: want bytes per second (0 for the default)", v)
+		}
+		s.Fetch.MinRate = n
 	}
 	return nil
 }

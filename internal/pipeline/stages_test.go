@@ -52,6 +52,17 @@ func TestEnvBool(t *testing.T) {
 	if err := s.FromEnv(func(k string) string { return env[k] }); err != nil || !s.Fetch.Offline || s.Fetch.Mirror != "/m" {
 		t.Errorf("FromEnv: %+v, %v", s, err)
 	}
+	env["OSSLBUILD_FETCH_DEADLINE"], env["OSSLBUILD_FETCH_MIN_RATE"] = "90s", "1024"
+	s = pipeline.Settings{}
+	if err := s.FromEnv(func(k string) string { return env[k] }); err != nil || s.Fetch.Deadline.Seconds() != 90 || s.Fetch.MinRate != 1024 {
+		t.Errorf("fetch limits from the environment: %+v, %v", s.Fetch, err)
+	}
+	for k, v := range map[string]string{"OSSLBUILD_FETCH_DEADLINE": "soon", "OSSLBUILD_FETCH_MIN_RATE": "fast"} {
+		bad := map[string]string{k: v}
+		if err := (&pipeline.Settings{}).FromEnv(func(k string) string { return bad[k] }); err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("%s=%s: %v", k, v, err)
+		}
+	}
 	env["OSSLBUILD_OFFLINE"] = "sometimes"
 	if err := (&pipeline.Settings{}).FromEnv(func(k string) string { return env[k] }); err == nil {
 		t.Error("OSSLBUILD_OFFLINE=sometimes accepted")
