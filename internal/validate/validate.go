@@ -218,16 +218,7 @@ func ValidateUniversal(f *inspect.File, exps ...Expect) (Report, error) {
 func Binary(f *inspect.File, p Policy) Report {
 	r := Report{Path: f.Path, File: f}
 	c := &checker{lib: filepath.Base(f.Path)}
-	var have []string
-	for _, s := range f.Slices {
-		have = append(have, sliceArch(s))
-	}
-	for _, a := range p.Archs {
-		if !slices.ContainsFunc(have, func(h string) bool { return SameArch(h, a) }) {
-			c.add(a, "", RuleSlices, a+" slice", strings.Join(have, ", "),
-				"no %s slice: expected %s, found %s", a, strings.Join(p.Archs, ", "), strings.Join(have, ", "))
-		}
-	}
+	c.out = RequireArchs(f, p.Archs)
 	exp := Expect{MinOpt: p.MinOpt, Strict: p.Strict}
 	for _, s := range f.Slices {
 		r.Slices = append(r.Slices, c.slice(s, exp))
@@ -331,4 +322,22 @@ func sliceArch(s inspect.Slice) string {
 		return "unknown"
 	}
 	return s.Arch
+}
+
+// RequireArchs returns a violation for each architecture of archs that f
+// has no slice for, as delocate's --require-archs demands of every binary
+// in a wheel.
+func RequireArchs(f *inspect.File, archs []string) []Violation {
+	c := &checker{lib: filepath.Base(f.Path)}
+	var have []string
+	for _, s := range f.Slices {
+		have = append(have, sliceArch(s))
+	}
+	for _, a := range archs {
+		if !slices.ContainsFunc(have, func(h string) bool { return SameArch(h, a) }) {
+			c.add(a, "", RuleSlices, a+" slice", strings.Join(have, ", "),
+				"no %s slice: expected %s, found %s", a, strings.Join(archs, ", "), strings.Join(have, ", "))
+		}
+	}
+	return c.out
 }
