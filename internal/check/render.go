@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-		"strings"
+	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/inspect"
 	"github.com/osslbuild/osslbuild/internal/report"
