@@ -19,7 +19,7 @@ func TestShapeReports(t *testing.T) {
 		"2: BoringSSL compiler: n/a is unknown, reported, not failed": {"BoringSSL", "unknown",
 			`boring.node arm64: BoringSSL: no compiler line recorded ("compiler: n/a"): how it was optimised cannot be shown (reported, not failed; -strict fails it)`, true},
 		"2: LibreSSL information not available is unknown": {"LibreSSL", "unknown", `LibreSSL: no compiler line recorded ("compiler: information not available")`, true},
-		"2: AWS-LC n/a is unknown":                          {"AWS-LC", "unknown", `AWS-LC: no compiler line recorded ("compiler: n/a")`, true},
+		"2: AWS-LC n/a is unknown":                         {"AWS-LC", "unknown", `AWS-LC: no compiler line recorded ("compiler: n/a")`, true},
 		"3: a decoy -O3 elsewhere does not rescue it": {"OpenSSL", "below",
 			`libcrypto-decoy.dylib arm64: compiler line has no -O flag (built without optimisation (-O0)), expected at least -O2: "cc -fPIC -arch arm64 -isysroot`, true},
 		"-Os meets the default -minopt=2": {"OpenSSL", "ok", "", false},
