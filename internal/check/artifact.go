@@ -97,26 +97,26 @@ func (r *root) expects(lib string) []validate.Expect {
 // verify holds the artifact's files against its manifest and the manifest
 // against itself; problems become failures.
 func (c *checker) verify(r *root) {
-	fail := func(rule Rule, msg string) {
+	fail := func(msg string) {
 		r.art.Problems = append(r.art.Problems, msg)
 		c.res.Failures = append(c.res.Failures, fmt.Sprintf("%s: %s", r.where(), msg))
 	}
 	for _, p := range artifact.CompareFiles(r.manifest.Files, r.found) {
-		fail(RuleFiles, p.String())
+		fail(p.String())
 	}
 	m := r.manifest
 	if m.OpenSSL.Version == "" {
-		fail(RuleManifest, "manifest records no OpenSSL version")
+		fail("manifest records no OpenSSL version")
 	}
 	if len(m.Slices) == 0 && m.Target.Arch == "" {
-		fail(RuleManifest, "manifest records no target architecture")
+		fail("manifest records no target architecture")
 	}
 	for _, s := range m.Slices {
 		switch {
 		case s == nil:
-			fail(RuleManifest, "manifest has an empty slice entry")
+			fail("manifest has an empty slice entry")
 		case s.OpenSSL.Version != m.OpenSSL.Version:
-			fail(RuleManifest, fmt.Sprintf("manifest's %s slice records OpenSSL %s, the artifact OpenSSL %s", s.Target.Arch, s.OpenSSL.Version, m.OpenSSL.Version))
+			fail(fmt.Sprintf("manifest's %s slice records OpenSSL %s, the artifact OpenSSL %s", s.Target.Arch, s.OpenSSL.Version, m.OpenSSL.Version))
 		}
 	}
 	have := map[string]bool{}
@@ -129,7 +129,7 @@ func (c *checker) verify(r *root) {
 	}
 	for _, lib := range artifact.Libraries {
 		if !have[lib] {
-			fail(RuleManifest, "no lib/"+lib+" static library was found in the artifact")
+			fail("no lib/"+lib+" static library was found in the artifact")
 		}
 	}
 	r.art.OK = len(r.art.Problems) == 0

@@ -98,15 +98,11 @@ type Artifact struct {
 
 // Rule names a kind of problem: the rules of package validate
 // (optimisation, compiler-line, slices, cpu, deployment-target, version,
-// ...) and these, which only check has.
+// ...) and RuleManifest, which only check has.
 type Rule string
 
-const (
-	RuleInspect  Rule = "inspect"          // the file could not be inspected
-	RuleNothing  Rule = "nothing-to-check" // no OpenSSL build information anywhere
-	RuleFiles    Rule = "files"            // an artifact's files differ from its manifest
-	RuleManifest Rule = "manifest"         // an artifact's manifest contradicts itself or its libraries
-)
+// RuleManifest: an artifact's manifest cannot be held against its library.
+const RuleManifest Rule = "manifest"
 
 // Problem is one broken rule.
 type Problem struct {

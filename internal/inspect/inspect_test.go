@@ -388,3 +388,28 @@ func TestInspectNotRegular(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// ParseELF reads the header only, and refuses headers that lie.
+func TestParseELFHeader(t *testing.T) {
+	b, err := os.ReadFile("/proc/self/exe") // a real ELF executable of this machine
+	if err != nil {
+		t.Skip("no /proc/self/exe")
+	}
+	e, err := ParseELF(bytes.NewReader(b), int64(len(b)))
+	if err != nil || e.Type != elf.ET_EXEC && e.Type != elf.ET_DYN || e.Class != elf.ELFCLASS64 || e.Arch == "" {
+		t.Fatalf("%+v %v", e, err)
+	}
+	patch := func(off int, v ...byte) []byte { c := append([]byte(nil), b...); copy(c[off:], v); return c }
+	for name, bad := range map[string][]byte{
+		"truncated":             b[:40],
+		"bad class":             patch(4, 7),
+		"bad data encoding":     patch(5, 9),
+		"bad version":           patch(6, 2),
+		"section table outside": patch(40, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0),
+		"program table outside": patch(54, 0xff, 0xff, 0xff, 0xff),
+	} {
+		if _, err := ParseELF(bytes.NewReader(bad), int64(len(bad))); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+}
