@@ -1,5 +1,3 @@
-//go:build unix
-
 package check
 
 import (
@@ -14,7 +12,7 @@ func mapFile(f *os.File, size int64) ([]byte, func(), error) {
 	if size <= 0 || int64(int(size)) != size {
 		return readFile(f, size)
 	}
-	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED|mapPopulate)
 	if err != nil {
 		return readFile(f, size)
 	}
