@@ -129,7 +129,7 @@ func (c *checker) verify(r *root) {
 	}
 	for _, lib := range artifact.Libraries {
 		if !have[lib] {
-			fail("no lib/"+lib+" static library was found in the artifact")
+			fail("no lib/" + lib + " static library was found in the artifact")
 		}
 	}
 	r.art.OK = len(r.art.Problems) == 0
