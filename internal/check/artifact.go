@@ -139,6 +139,9 @@ func (c *checker) verify(r *root) {
 // relIn is a binary's slash path inside its artifact.
 func (c *checker) relIn(r *root, b Binary) string {
 	if r.inTar {
+		if r.dir == "." {
+			return path.Clean(b.Member)
+		}
 		return strings.TrimPrefix(path.Clean(b.Member), r.dir+"/")
 	}
 	rel, err := filepath.Rel(r.dir, b.Path)

@@ -159,3 +159,19 @@ func TestArtifactVerified(t *testing.T) {
 		})
 	}
 }
+
+// A tarball whose artifact sits at its top (no directory) is verified too.
+func TestArtifactTarballAtTop(t *testing.T) {
+	a := newArtifactKit(t)
+	d := a.dir(t, false)
+	var b bytes.Buffer
+	if _, err := artifact.WriteTarball(d, ".", time.Unix(0, 0), &b); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "flat.tar.gz")
+	os.WriteFile(p, b.Bytes(), 0o644)
+	res, err := Check(context.Background(), Options{Path: p})
+	if err != nil || !res.OK || len(res.Artifacts) != 1 || !res.Artifacts[0].OK || res.Binaries[0].Artifact != "openssl-macos-arm64" {
+		t.Fatalf("%v %+v", err, res)
+	}
+}
