@@ -313,7 +313,11 @@ func (c *inspector) object(r io.ReaderAt, size int64, arch, member string, base 
 	switch {
 	case isMachO(magic):
 		o.Format = FormatMachO
-		o.MachO, err = ParseMachO(r, size)
+		var data []byte
+		if c.data != nil {
+			data = c.data[base : base+size]
+		}
+		o.MachO, err = parseMachO(r, size, data)
 	case isELF(magic):
 		o.Format = FormatELF
 		o.ELF, err = ParseELF(r, size)

@@ -1,7 +1,6 @@
 package inspect
 
 import (
-	"bufio"
 	"debug/macho"
 	"encoding/binary"
 	"fmt"
@@ -204,9 +203,14 @@ func machoByteOrder(b []byte) (binary.ByteOrder, bool, bool) {
 }
 
 // ParseMachO reads a thin Mach-O header and walks its load commands,
-// decoding the deployment-target commands. It streams the load-command area
-// and allocates nothing proportional to hostile counts or sizes.
-func ParseMachO(r io.ReaderAt, size int64) (*MachO, error) {
+// decoding the deployment-target commands. It reads the header and the
+// load-command area (sizeofcmds bytes, checked against the file's size and
+// maxSizeofcmds first), nothing else.
+func ParseMachO(r io.ReaderAt, size int64) (*MachO, error) { return parseMachO(r, size, nil) }
+
+// parseMachO is ParseMachO; data, when not nil, holds the object in memory
+// (r reads the same bytes) and the load commands are read there in place.
+func parseMachO(r io.ReaderAt, size int64, data []byte) (*MachO, error) {
 	var hdr [32]byte
 	if size < 28 {
 		return nil, malformed(0, "truncated Mach-O header: expected at least 28 bytes, found %d", size)
@@ -247,7 +251,16 @@ func ParseMachO(r io.ReaderAt, size int64) (*MachO, error) {
 	if int64(m.NCmds) > sizeofcmds/8 {
 		return nil, malformed(16, "ncmds %d cannot fit in sizeofcmds %d (each load command is at least 8 bytes)", m.NCmds, sizeofcmds)
 	}
-	vs, err := walkLoadCommands(io.NewSectionReader(r, hdrSize, sizeofcmds), bo, m.NCmds, sizeofcmds)
+	var cmds []byte
+	if data != nil && int64(len(data)) >= hdrSize+sizeofcmds {
+		cmds = data[hdrSize : hdrSize+sizeofcmds]
+	} else {
+		cmds = make([]byte, sizeofcmds)
+		if _, err := r.ReadAt(cmds, hdrSize); err != nil {
+			return nil, fmt.Errorf("read Mach-O load commands: %w", err)
+		}
+	}
+	vs, err := loadCommands(cmds, bo, m.NCmds)
 	if err != nil {
 		return nil, shift(err, hdrSize)
 	}
@@ -255,61 +268,54 @@ func ParseMachO(r io.ReaderAt, size int64) (*MachO, error) {
 	return m, nil
 }
 
-// walkLoadCommands decodes the deployment-target commands among ncmds load
-// commands in a stream of exactly sizeofcmds bytes. Offsets in errors are
-// relative to the start of the load commands.
-func walkLoadCommands(r io.Reader, bo binary.ByteOrder, ncmds uint32, sizeofcmds int64) ([]BuildVersion, error) {
-	br := bufio.NewReaderSize(r, 4096)
+// loadCommands decodes the deployment-target commands among ncmds load
+// commands in cmds, the sizeofcmds bytes that hold them. Offsets in errors
+// are relative to the start of the load commands.
+func loadCommands(cmds []byte, bo binary.ByteOrder, ncmds uint32) ([]BuildVersion, error) {
 	var vs []BuildVersion
-	var buf [24]byte
+	sizeofcmds := int64(len(cmds))
 	off := int64(0)
 	for i := uint32(0); i < ncmds; i++ {
 		if sizeofcmds-off < 8 {
 			return nil, malformed(off, "load command %d: expected an 8-byte header, %d bytes of sizeofcmds left", i, sizeofcmds-off)
 		}
-		if _, err := io.ReadFull(br, buf[:8]); err != nil {
-			return nil, fmt.Errorf("read load command %d: %w", i, err)
-		}
-		cmd := macho.LoadCmd(bo.Uint32(buf[0:]))
-		cmdsize := int64(bo.Uint32(buf[4:]))
+		cmd := macho.LoadCmd(bo.Uint32(cmds[off:]))
+		cmdsize := int64(bo.Uint32(cmds[off+4:]))
 		if cmdsize < 8 || cmdsize > sizeofcmds-off {
 			return nil, malformed(off, "load command %d (cmd %#x): cmdsize %d: expected 8 to %d", i, uint32(cmd), cmdsize, sizeofcmds-off)
 		}
-		body := cmdsize - 8
-		var need int64
+		body := cmds[off+8 : off+cmdsize]
+		var need int
 		switch cmd {
 		case LCBuildVersion:
 			need = 16 // platform, minos, sdk, ntools
 		case LCVersionMinMacOSX, LCVersionMinIPhoneOS, LCVersionMinTVOS, LCVersionMinWatchOS:
 			need = 8 // version, sdk
 		}
-		if body < need {
+		if len(body) < need {
 			return nil, malformed(off, "load command %d (cmd %#x): cmdsize %d is too small: expected at least %d", i, uint32(cmd), cmdsize, need+8)
 		}
 		if need > 0 {
-			if _, err := io.ReadFull(br, buf[:need]); err != nil {
-				return nil, fmt.Errorf("read load command %d: %w", i, err)
-			}
 			v := BuildVersion{Cmd: cmd}
 			switch cmd {
 			case LCBuildVersion:
-				v.Platform = Platform(bo.Uint32(buf[0:]))
-				v.MinOS = Version(bo.Uint32(buf[4:]))
-				v.SDK = Version(bo.Uint32(buf[8:]))
+				v.Platform = Platform(bo.Uint32(body[0:]))
+				v.MinOS = Version(bo.Uint32(body[4:]))
+				v.SDK = Version(bo.Uint32(body[8:]))
 			default:
-				v.Platform = map[macho.LoadCmd]Platform{
-					LCVersionMinMacOSX: PlatformMacOS, LCVersionMinIPhoneOS: PlatformIOS,
-					LCVersionMinTVOS: PlatformTVOS, LCVersionMinWatchOS: PlatformWatchOS,
-				}[cmd]
-				v.MinOS = Version(bo.Uint32(buf[0:]))
-				v.SDK = Version(bo.Uint32(buf[4:]))
+				v.Platform = versionMinPlatform[cmd]
+				v.MinOS = Version(bo.Uint32(body[0:]))
+				v.SDK = Version(bo.Uint32(body[4:]))
 			}
 			vs = append(vs, v)
-		}
-		if _, err := br.Discard(int(body - need)); err != nil {
-			return nil, fmt.Errorf("skip load command %d: %w", i, err)
 		}
 		off += cmdsize
 	}
 	return vs, nil
+}
+
+// versionMinPlatform is the platform each LC_VERSION_MIN_* command names.
+var versionMinPlatform = map[macho.LoadCmd]Platform{
+	LCVersionMinMacOSX: PlatformMacOS, LCVersionMinIPhoneOS: PlatformIOS,
+	LCVersionMinTVOS: PlatformTVOS, LCVersionMinWatchOS: PlatformWatchOS,
 }
