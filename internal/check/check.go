@@ -208,12 +208,13 @@ func (c *checker) runJobs(results []jobResult) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var w worker
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(c.jobs) || c.ctx.Err() != nil {
 					return
 				}
-				results[i] = c.file(c.jobs[i])
+				results[i] = c.file(c.jobs[i], &w)
 			}
 		}()
 	}

@@ -51,8 +51,32 @@ func open(p string, follow bool) (*os.File, os.FileInfo, error) {
 	return f, st, nil
 }
 
+// smallFile is the size up to which a file is read into the worker's
+// buffer rather than mapped: unmapping costs a TLB flush on every CPU,
+// which for a small object is more than copying it.
+const smallFile = 4 << 20
+
+// worker is one inspecting goroutine's reusable memory.
+type worker struct{ buf []byte }
+
+// load returns the size bytes of f: read into the worker's buffer when
+// small, mapped when large; release frees a mapping.
+func (w *worker) load(f *os.File, size int64) (data []byte, release func(), err error) {
+	if size > smallFile {
+		return mapFile(f, size)
+	}
+	if int64(cap(w.buf)) < size {
+		w.buf = make([]byte, size)
+	}
+	data = w.buf[:size]
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), data); err != nil {
+		return nil, nil, err
+	}
+	return data, func() {}, nil
+}
+
 // file inspects one file on disk.
-func (c *checker) file(j job) (r jobResult) {
+func (c *checker) file(j job, w *worker) (r jobResult) {
 	p := j.path
 	fail := func(size int64, err error) jobResult {
 		r.binaries = append(r.binaries, Binary{Path: p, Size: size, Error: err.Error(), Slices: []Slice{}, root: j.root})
@@ -77,21 +101,23 @@ func (c *checker) file(j job) (r jobResult) {
 			return fail(size, fmt.Errorf("%s: %w: expected a Mach-O, universal, ar or ELF binary, a wheel (zip) or a .tar.gz, found magic %x", p, inspect.ErrUnknownFormat, magic))
 		}
 		r.skipped++
-		if j.root != nil { // every file of an artifact is verified
-			h := sha256.New()
-			if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
-				return fail(size, fmt.Errorf("read %s: %w", p, err))
-			}
-			r.entry = &artifact.Entry{SHA256: hex.EncodeToString(h.Sum(nil))}
+		if j.root == nil {
+			return r
 		}
-		return r
+		// Every file of an artifact is verified.
 	}
-	data, unmap, err := mapFile(f, size)
+	data, release, err := w.load(f, size)
 	if err != nil {
 		return fail(size, fmt.Errorf("read %s: %w", p, err))
 	}
-	defer unmap()
+	defer release()
 	switch format {
+	case inspect.FormatUnknown:
+		err = guard(p, func() error { r.entry = &artifact.Entry{SHA256: hashBytes(data)}; return nil })
+		if err != nil {
+			return fail(size, err)
+		}
+		return r
 	case inspect.FormatZip, inspect.FormatGzip:
 		err = guard(p, func() error { return c.container(p, format, data, &r) })
 		if err != nil {
@@ -113,16 +139,19 @@ func (c *checker) file(j job) (r jobResult) {
 	return r
 }
 
-// binary hashes data and inspects it at the same time (two cores, each
-// byte read from the mapping once by each).
+// binary hashes data and inspects it; a large file on two cores at once
+// (the other workers keep both busy with small ones).
 func (c *checker) binary(b Binary, name string, data []byte) Binary {
 	var sum string
 	var herr error
+	hash := func() { herr = guard(name, func() error { sum = hashBytes(data); return nil }) }
 	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		herr = guard(name, func() error { sum = hashBytes(data); return nil })
-	}()
+	if len(data) > smallFile {
+		go func() { defer close(done); hash() }()
+	} else {
+		hash()
+		close(done)
+	}
 	var f *inspect.File
 	ierr := guard(name, func() (err error) { f, err = inspect.InspectBytes(name, data); return err })
 	<-done
