@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // Format is the container format of a file, slice or member.
@@ -135,9 +136,10 @@ func Identify(magic []byte) Format {
 	return FormatUnknown
 }
 
-// Inspect opens path and inspects it; see InspectReader.
+// Inspect opens path and inspects it; see InspectReader. Anything but a
+// regular file is refused; a FIFO is opened without blocking to find out.
 func Inspect(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("inspect: %w", err)
 	}

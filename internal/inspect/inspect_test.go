@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/osslbuild/osslbuild/internal/testfixture"
 )
@@ -386,6 +388,21 @@ func TestInspectNotRegular(t *testing.T) {
 	}
 	if _, err := Inspect(filepath.Join(t.TempDir(), "nope.a")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+	// A FIFO is refused, not read (a read would wait for a writer forever).
+	fifo := filepath.Join(t.TempDir(), "libcrypto.a")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := Inspect(fifo); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "expected a regular file") {
+			t.Errorf("FIFO: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Inspect blocked on a FIFO")
 	}
 }
 
