@@ -56,6 +56,10 @@ func open(p string, follow bool) (*os.File, os.FileInfo, error) {
 // which for a small object is more than copying it.
 const smallFile = 4 << 20
 
+// smallRead is the size up to which a file is read whole before its magic
+// is looked at: most files in a directory of binaries are binaries.
+const smallRead = 256 << 10
+
 // worker is one inspecting goroutine's reusable memory.
 type worker struct{ buf []byte }
 
@@ -88,8 +92,18 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 	}
 	defer f.Close()
 	size := st.Size()
+	// A small file is read whole at once (one system call, not two); of a
+	// larger one the magic first, the rest only if it is worth reading.
+	var data []byte
+	release := func() {}
+	defer func() { release() }()
 	magic := make([]byte, min(size, 8))
-	if _, err := f.ReadAt(magic, 0); err != nil && err != io.EOF {
+	if size <= smallRead {
+		if data, release, err = w.load(f, size); err != nil {
+			return fail(size, fmt.Errorf("read %s: %w", p, err))
+		}
+		copy(magic, data)
+	} else if _, err := f.ReadAt(magic, 0); err != nil && err != io.EOF {
 		return fail(size, fmt.Errorf("read %s: %w", p, err))
 	}
 	format := inspect.Identify(magic)
@@ -106,11 +120,11 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 		}
 		// Every file of an artifact is verified.
 	}
-	data, release, err := w.load(f, size)
-	if err != nil {
-		return fail(size, fmt.Errorf("read %s: %w", p, err))
+	if data == nil {
+		if data, release, err = w.load(f, size); err != nil {
+			return fail(size, fmt.Errorf("read %s: %w", p, err))
+		}
 	}
-	defer release()
 	switch format {
 	case inspect.FormatUnknown:
 		err = guard(p, func() error { r.entry = &artifact.Entry{SHA256: hashBytes(data)}; return nil })
