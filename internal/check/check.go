@@ -3,20 +3,17 @@ package check
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path"
-	"path/filepath"
-	"strconv"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
-	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/report"
 )
 
@@ -24,13 +21,14 @@ import (
 // inspected and broke a rule; other errors mean it could not be checked.
 var ErrFailed = errors.New("check failed")
 
-// DefaultMinOpt is the optimisation required when Options.MinOpt is empty.
-const DefaultMinOpt = inspect.O2
+// DefaultMinOpt is the -minopt used when Options.MinOpt is empty.
+const DefaultMinOpt = "2"
 
 // Options say what to check and how to report it.
 type Options struct {
 	Path   string   // file or directory
-	MinOpt string   // minimum optimisation: "2", "3", "-O3", "s", "fast"; "" means -O2
+	MinOpt string   // minimum optimisation: 0, 1, 2, 3, s or z; "" means 2
+	Strict bool     // fail a slice whose optimisation is unknown, not only report it
 	Archs  []string // architectures every binary must have, e.g. arm64, x86_64
 	JSON   bool     // print the Result as JSON instead of a table
 
@@ -38,17 +36,19 @@ type Options struct {
 	Stderr io.Writer      // nil: os.Stderr (annotations go here in JSON mode)
 	Env    report.Env     // nil: os.Getenv (GITHUB_ACTIONS, GITHUB_STEP_SUMMARY)
 	Limits inspect.Limits // decompression bounds for wheels and tarballs
-	// TempDir receives one spooled archive member at a time; "" means
-	// os.TempDir().
+	// TempDir receives an archive member too large to inspect in memory;
+	// "" means os.TempDir().
 	TempDir string
+	// Jobs is how many files are inspected at once; 0 means one per CPU.
+	Jobs int
 }
 
 // FromFlags maps the mage target's optional flags onto Options:
-// -minopt=3, -arch=arm64,x86_64, -json.
-func FromFlags(path string, minOpt *int, arch *string, asJSON *bool) Options {
+// -minopt=3, -arch=arm64,x86_64, -json, -strict.
+func FromFlags(path string, minOpt, arch *string, asJSON, strict *bool) Options {
 	o := Options{Path: path}
 	if minOpt != nil {
-		o.MinOpt = strconv.Itoa(*minOpt)
+		o.MinOpt = *minOpt
 	}
 	if arch != nil {
 		for _, a := range strings.Split(*arch, ",") {
@@ -60,13 +60,26 @@ func FromFlags(path string, minOpt *int, arch *string, asJSON *bool) Options {
 	if asJSON != nil {
 		o.JSON = *asJSON
 	}
+	if strict != nil {
+		o.Strict = *strict
+	}
 	return o
 }
 
 // Run checks o.Path, prints the result (table or JSON; annotations and the
 // step summary under GitHub Actions) and returns an error wrapping
-// ErrFailed when any rule is broken.
+// ErrFailed when any rule is broken. Every line it prints, and the text of
+// the error it returns (mage prints it as "Error: ..."), is safe to log:
+// under GitHub Actions a file named to look like a workflow command cannot
+// issue one.
 func Run(ctx context.Context, o Options) error {
+	if err := runCheck(ctx, o); err != nil {
+		return &safeError{msg: report.SafeText(o.Env, err.Error()), err: err}
+	}
+	return nil
+}
+
+func runCheck(ctx context.Context, o Options) error {
 	if o.Stdout == nil {
 		o.Stdout = os.Stdout
 	}
@@ -77,10 +90,14 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	var out bytes.Buffer
 	if o.JSON {
-		err = report.JSON(o.Stdout, res)
+		err = report.JSON(&out, res)
 	} else {
-		err = Text(o.Stdout, res)
+		err = Text(&out, res)
+	}
+	if err == nil {
+		_, err = o.Stdout.Write(report.SafeOutput(o.Env, out.Bytes(), o.JSON))
 	}
 	if err != nil {
 		return fmt.Errorf("check %s: write report: %w", o.Path, err)
@@ -108,282 +125,101 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
+// safeError is an error whose text is safe to print, wrapping the original
+// for errors.Is.
+type safeError struct {
+	msg string
+	err error
+}
+
+func (e *safeError) Error() string { return e.msg }
+func (e *safeError) Unwrap() error { return e.err }
+
 // Check inspects o.Path and applies the rules; it prints nothing. The error
-// is for bad options or an unreadable path; rule breaches are in Result.
+// is for bad options or a path that cannot be checked at all; rule breaches
+// are in Result.
 func Check(ctx context.Context, o Options) (*Result, error) {
-	min := DefaultMinOpt
-	if o.MinOpt != "" {
-		var err error
-		if min, err = inspect.ParseOptLevel(o.MinOpt); err != nil {
-			return nil, fmt.Errorf("check: -minopt: %w", err)
-		}
+	minS := o.MinOpt
+	if minS == "" {
+		minS = DefaultMinOpt
+	}
+	min, err := validate.ParseMinOpt(minS)
+	if err != nil {
+		return nil, fmt.Errorf("check: %w", err)
 	}
 	if o.Path == "" {
 		return nil, errors.New("check: no path given")
 	}
-	c := &checker{ctx: ctx, o: o, res: &Result{Schema: Schema, Path: o.Path, MinOpt: min.String(),
-		Archs: o.Archs, Binaries: []Binary{}, Notes: []string{}, Failures: []string{}}}
+	if o.TempDir == "" {
+		o.TempDir = os.TempDir()
+	}
+	c := &checker{ctx: ctx, o: o, min: min, links: map[string][]string{},
+		res: &Result{Schema: Schema, Path: o.Path, MinOpt: min.String(), Strict: o.Strict, Archs: o.Archs,
+			Binaries: []Binary{}, Artifacts: []Artifact{}, Notes: []string{}, Failures: []string{}}}
 	if c.res.Archs == nil {
 		c.res.Archs = []string{}
 	}
-	if c.o.TempDir == "" {
-		c.o.TempDir = os.TempDir()
+	if err := c.collect(o.Path); err != nil {
+		return nil, err
 	}
-	fi, err := os.Stat(o.Path)
-	if err != nil {
-		return nil, fmt.Errorf("check: %w", err)
+	results := make([]jobResult, len(c.jobs))
+	if err := c.runJobs(results); err != nil {
+		return nil, err
 	}
-	if fi.IsDir() {
-		err = c.walk(o.Path)
-	} else {
-		err = c.file(o.Path, true)
+	for i := range results {
+		r := &results[i]
+		c.res.Binaries = append(c.res.Binaries, r.binaries...)
+		c.res.Notes = append(c.res.Notes, r.notes...)
+		c.res.Failures = append(c.res.Failures, r.failures...)
+		c.res.Skipped += r.skipped
+		if j := c.jobs[i]; j.root != nil && r.entry != nil {
+			j.root.found[j.rel] = *r.entry
+		}
+		c.roots = append(c.roots, r.roots...)
 	}
-	if err != nil {
-		return nil, err // cancellation or an unreadable directory
-	}
-	c.assignArtifacts()
-	evaluate(c.res, min)
+	c.attachLinks()
+	c.judge()
 	return c.res, nil
 }
 
+// checker holds one check's state.
 type checker struct {
-	ctx   context.Context
-	o     Options
-	res   *Result
-	roots []artifactRoot
+	ctx      context.Context
+	o        Options
+	min      inspect.OptLevel
+	res      *Result
+	jobs     []job
+	roots    []*root
+	realRoot string              // the checked directory with links resolved
+	links    map[string][]string // real path of a file -> links to it inside the directory
 }
 
-// artifactRoot is an osslbuild artifact: a directory (container "") or a
-// directory inside a tarball, and what its manifest promises.
-type artifactRoot struct {
-	container, dir string
-	exp            *expect
-}
-
-type expect struct {
-	name  string
-	archs []string
-	minos map[string]string // per arch
-}
-
-func (c *checker) walk(root string) error {
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if cerr := c.ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if err != nil {
-			return fmt.Errorf("check: %w", err)
-		}
-		if d.IsDir() {
-			c.dirManifest(p)
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil // symlinks are not followed; devices, sockets are no binaries
-		}
-		return c.file(p, false)
-	})
-}
-
-// dirManifest records dir as an artifact when it holds osslbuild's manifest.
-func (c *checker) dirManifest(dir string) {
-	if _, err := os.Stat(filepath.Join(dir, artifact.ManifestName)); err != nil {
-		return
+// runJobs inspects the files, o.Jobs (default: one per CPU) at a time;
+// results keep the walk's order.
+func (c *checker) runJobs(results []jobResult) error {
+	n := c.o.Jobs
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
 	}
-	m, err := artifact.ReadManifest(dir)
-	if err != nil {
-		c.fail(fmt.Sprintf("%s: %v", dir, err))
-		return
-	}
-	c.addRoot("", dir, m)
-}
-
-func (c *checker) addRoot(container, dir string, m *artifact.Manifest) {
-	if m.Schema != artifact.Schema {
-		return // someone else's manifest.json
-	}
-	e := &expect{name: m.Name, minos: map[string]string{}}
-	parts := m.Slices
-	if len(parts) == 0 {
-		parts = []*artifact.Manifest{m}
-	}
-	for _, s := range parts {
-		if s == nil || s.Target.Arch == "" {
-			continue
-		}
-		e.archs = append(e.archs, s.Target.Arch)
-		e.minos[normArch(s.Target.Arch)] = s.Target.MinOS
-	}
-	if container == "" {
-		dir = filepath.Clean(dir)
-	} else {
-		dir = path.Clean(dir)
-	}
-	c.roots = append(c.roots, artifactRoot{container: container, dir: dir, exp: e})
-}
-
-// assignArtifacts gives each binary the innermost artifact holding it. It
-// runs after the walk: a tarball's manifest.json comes after its lib/.
-func (c *checker) assignArtifacts() {
-	for i := range c.res.Binaries {
-		b := &c.res.Binaries[i]
-		container, p := "", filepath.Clean(b.Path)
-		if b.Member != "" {
-			container, p = b.Path, path.Clean(b.Member)
-		}
-		best := -1
-		for j, r := range c.roots {
-			if r.container == container && (r.dir == "." || strings.HasPrefix(p, r.dir+"/")) &&
-				(best < 0 || len(r.dir) > len(c.roots[best].dir)) {
-				best = j
+	n = min(n, len(c.jobs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var w worker
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(c.jobs) || c.ctx.Err() != nil {
+					return
+				}
+				results[i] = c.file(c.jobs[i], &w)
 			}
-		}
-		if best >= 0 {
-			b.expect = c.roots[best].exp
-			b.Artifact = b.expect.name
-		}
+		}()
 	}
+	wg.Wait()
+	return c.ctx.Err()
 }
-
-func (c *checker) fail(msg string) { c.res.Failures = append(c.res.Failures, msg) }
 
 func (c *checker) note(msg string) { c.res.Notes = append(c.res.Notes, msg) }
-
-// file checks one file on disk; explicit is true for the path the user
-// named, which must be something check understands.
-func (c *checker) file(p string, explicit bool) error {
-	f, err := os.Open(p)
-	if err != nil {
-		c.addError(Binary{Path: p}, err)
-		return nil
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		c.addError(Binary{Path: p}, err)
-		return nil
-	}
-	size := st.Size()
-	magic := make([]byte, min(size, 8))
-	if _, err := f.ReadAt(magic, 0); err != nil && err != io.EOF {
-		c.addError(Binary{Path: p, Size: size}, fmt.Errorf("read %s: %w", p, err))
-		return nil
-	}
-	switch inspect.Identify(magic) {
-	case inspect.FormatUnknown:
-		if explicit {
-			c.addError(Binary{Path: p, Size: size}, fmt.Errorf("%s: %w: expected a Mach-O, universal, ar or ELF binary, a wheel (zip) or a .tar.gz, found magic %x", p, inspect.ErrUnknownFormat, magic))
-		} else {
-			c.res.Skipped++
-		}
-		return nil
-	case inspect.FormatZip:
-		err = inspect.WalkZip(c.ctx, p, f, size, c.o.Limits, c.memberFunc(p))
-	case inspect.FormatGzip:
-		err = inspect.WalkTarGz(c.ctx, p, f, c.o.Limits, c.memberFunc(p))
-	default:
-		h := sha256.New()
-		if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
-			c.addError(Binary{Path: p, Size: size}, fmt.Errorf("read %s: %w", p, err))
-			return nil
-		}
-		c.binary(Binary{Path: p, Size: size, SHA256: hex.EncodeToString(h.Sum(nil))}, p, f)
-		return nil
-	}
-	if err != nil {
-		if cerr := c.ctx.Err(); cerr != nil {
-			return cerr
-		}
-		c.addError(Binary{Path: p, Size: size}, err)
-	}
-	return nil
-}
-
-// maxManifest bounds an archived manifest.json read into memory.
-const maxManifest = 4 << 20
-
-// memberFunc handles the members of the archive at p: binaries are spooled
-// and inspected, manifests remembered, nested archives noted.
-func (c *checker) memberFunc(p string) inspect.WalkFunc {
-	return func(m inspect.Member, r io.Reader) error {
-		if path.Base(m.Name) == artifact.ManifestName {
-			return c.archivedManifest(p, m, r)
-		}
-		magic := make([]byte, 8)
-		n, err := io.ReadFull(r, magic)
-		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-			return err
-		}
-		magic = magic[:n]
-		switch inspect.Identify(magic) {
-		case inspect.FormatUnknown:
-			c.res.Skipped++
-			return nil
-		case inspect.FormatZip, inspect.FormatGzip:
-			c.note(fmt.Sprintf("%s(%s): nested archive, not inspected (archives are opened one level deep)", p, m.Name))
-			return nil
-		}
-		return c.spool(p, m, io.MultiReader(bytes.NewReader(magic), r))
-	}
-}
-
-func (c *checker) archivedManifest(p string, m inspect.Member, r io.Reader) error {
-	b, err := io.ReadAll(io.LimitReader(r, maxManifest+1))
-	if err != nil {
-		return err
-	}
-	if len(b) > maxManifest {
-		c.fail(fmt.Sprintf("%s(%s): manifest larger than %d bytes", p, m.Name, maxManifest))
-		return nil
-	}
-	man, err := artifact.ParseManifest(b)
-	if err != nil {
-		c.fail(fmt.Sprintf("%s(%s): %v", p, m.Name, err))
-		return nil
-	}
-	c.addRoot(p, path.Dir(m.Name), man)
-	return nil
-}
-
-// spool decompresses one member into a temporary file (inspect needs an
-// io.ReaderAt; the decompressed stream is read exactly once), hashing it on
-// the way, inspects it and deletes it.
-func (c *checker) spool(p string, m inspect.Member, r io.Reader) error {
-	tmp, err := os.CreateTemp(c.o.TempDir, "osslbuild-check-*")
-	if err != nil {
-		return fmt.Errorf("check %s(%s): spool: %w", p, m.Name, err)
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), r)
-	if err != nil {
-		if errors.Is(err, inspect.ErrLimit) {
-			return err // already names the archive and member
-		}
-		return fmt.Errorf("check %s(%s): read member: %w", p, m.Name, err)
-	}
-	c.binary(Binary{Path: p, Member: m.Name, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, p+"("+m.Name+")", tmp)
-	return nil
-}
-
-func (c *checker) addError(b Binary, err error) {
-	b.Error = err.Error()
-	b.Slices = []Slice{}
-	c.res.Binaries = append(c.res.Binaries, b)
-}
-
-// binary inspects r (b.Size bytes) and records its slices.
-func (c *checker) binary(b Binary, name string, r io.ReaderAt) {
-	f, err := inspect.InspectReader(name, r, b.Size)
-	if err != nil {
-		c.addError(b, err)
-		return
-	}
-	b.Format = string(f.Format)
-	b.Slices = make([]Slice, 0, len(f.Slices))
-	for _, s := range f.Slices {
-		b.Slices = append(b.Slices, facts(s))
-	}
-	c.res.Binaries = append(c.res.Binaries, b)
-}

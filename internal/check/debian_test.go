@@ -37,7 +37,7 @@ func TestDebianLibcrypto(t *testing.T) {
 	if !errors.Is(err, ErrFailed) {
 		t.Fatalf("minopt 3: err = %v, want ErrFailed", err)
 	}
-	for _, want := range []string{"optimised at -O2", "expected at least -O3", "FAIL (optimisation)"} {
+	for _, want := range []string{"optimises at -O2", "expected at least -O3", "FAIL (optimisation)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -2,86 +2,126 @@
 // universal Mach-O file or static library, an ELF shared object, executable
 // or archive, a Python wheel, an osslbuild artifact directory or tarball, or
 // a directory holding any of these. For every architecture slice it reports
-// the OpenSSL version, the "platform:", "built on:" and "compiler:" strings,
-// the effective optimisation and (Mach-O) the deployment target, and holds
-// them against a small policy. It is the `check` mage target.
+// the library family and version, the "platform:", "built on:" and
+// "compiler:" strings, the optimisation the evidence shows and (Mach-O) the
+// deployment target, and holds them against the rules of package validate,
+// the same rule engine the build uses. It is the `check` mage target.
 //
-// # Rules
+// # Which compiler line
 //
-//   - Optimisation: every distinct "compiler:" line in a slice must optimise
-//     at least at Options.MinOpt (default -O2). The effective level is the
-//     last -O flag; a line with none was built without optimisation (-O0),
-//     which is how pyca's macOS wheels shipped when CFLAGS in Configure's
-//     environment replaced OpenSSL's "-O3 -Wall".
-//   - Compiler line: a slice that contains libcrypto must carry a compiler
-//     line. It contains libcrypto when it holds any string only libcrypto's
-//     own crypto/cversion.c and crypto/info.c compile in: "platform: ",
-//     "built on: ", "OPENSSLDIR: ", "MODULESDIR: ", "ENGINESDIR: ". They
-//     live in the same object as the compiler line, so one without the other
-//     means the line was cut or stripped. An OpenSSL version string alone is
-//     not enough: OPENSSL_VERSION_TEXT is a header macro that programs
-//     linking libcrypto dynamically embed too (Debian's /usr/bin/openssl
-//     does); such a slice is reported, with a note, and not judged: the
-//     library it loads is the one to check. Symbols are not used: shipped
-//     extension modules are stripped and export only PyInit_*, so symbols
-//     are missing exactly where the question matters.
-//   - Architectures: every binary found (file, or member of a wheel or
-//     tarball) must have a slice for every architecture of Options.Archs
-//     (arm64 and aarch64 are the same, as are x86_64 and amd64), as
-//     delocate's --require-archs demands of every binary in a wheel. In an
-//     osslbuild artifact (a directory or tarball with manifest.json) the
-//     manifest's architectures are required when Options.Archs is empty, and
-//     every Mach-O object must carry the manifest's deployment target.
-//   - Something to judge: at least one compiler line must be found in the
-//     whole input, else the check fails ("no OpenSSL compiler line found"),
-//     so a wheel whose libcrypto strings were stripped cannot pass silently.
+// A slice may hold several "compiler: " strings. OpenSSL lays out its build
+// information together (crypto/cversion.c returns the version, "built on:",
+// "platform:" and OPENSSLDIR strings beside buildinf.h's compiler_flags, in
+// one object), so inspect.RecordOf chooses the line laid out with the
+// others; then one carrying Configure's -D flags; then one that records
+// anything; and when nothing tells them apart, the least optimised. A
+// decoy "compiler: cc -O3" elsewhere in the data never rescues a build line
+// without -O. Every candidate is listed, with its evidence, in -json.
+//
+// # Exit policy
+//
+//   - A slice fails when its evidence shows less than -minopt (0, 1, 2, 3,
+//     s or z; default 2). The evidence today is the chosen compiler line:
+//     its last -O flag, no -O flag meaning -O0, the pyca case. -Os and -Oz
+//     optimise, for size: they meet -minopt 2 (reported as such), not 3.
+//   - Unknown is not -O0: a placeholder line ("compiler: n/a" from
+//     BoringSSL and AWS-LC, "information not available" from LibreSSL,
+//     an empty line) or libcrypto's strings without a line is reported,
+//     with the library named ("BoringSSL: no compiler line recorded"), and
+//     fails only with -strict (or, once it lands, when machine-code evidence
+//     says -O0).
+//   - Slices without OpenSSL build information (libssl, a program that
+//     loads libcrypto at run time) are listed, not judged; but at least one
+//     slice in the whole input must carry OpenSSL build information, so a
+//     wheel whose libcrypto strings were stripped cannot pass silently.
+//   - Every binary must have a slice for every -arch (arm64 and aarch64
+//     are one, as are x86_64 and amd64), as delocate's --require-archs
+//     demands of every binary in a wheel; the slices of one file must
+//     embed one version.
+//   - An osslbuild artifact (a directory or tarball with its manifest.json)
+//     is held to everything its manifest promises: every file's sha256
+//     (missing, unlisted, changed files and links are named, with both
+//     digests), and each library against the build's own expectations for
+//     each slice: every member's CPU type and minos, one compiler line at
+//     -O3 with the target's flags and -arch, the platform, and one OpenSSL
+//     version across all slices and the manifest.
 //   - A file that cannot be inspected (malformed, truncated, over a limit)
 //     fails the check with an error naming the file, member and slice.
 //
 // # Inputs
 //
 // Files are recognised by magic number, never by name; a directory walk
-// reads 8 bytes of each file and skips the rest quickly. Symbolic links are
-// not followed (a lib/libcrypto.so -> libcrypto.so.3 chain would report one
-// library twice, and a loop would never end).
+// reads 8 bytes of each file and leaves the rest unread unless it is a
+// binary or belongs to an artifact. Binaries are mapped into memory once;
+// the sha256 and the build-info search run over the mapping at the same
+// time, and several files are inspected at once, one per CPU.
+//
+// The path given may be a link; it is followed. Anything but a regular
+// file or directory given as the path (a FIFO, socket or device) is refused
+// without being opened. Inside a directory such files are skipped with a
+// note, and links are never followed: a link pointing inside the directory
+// reaches a file the walk checks anyway (the link is listed with it, so
+// each file is checked once), a link pointing outside is noted, not read,
+// and so loops cannot form.
 //
 // Wheels (zip) and tarballs (tar.gz) are streamed: each member whose first
-// bytes are a binary's magic is decompressed once into a temporary file
-// (deleted as soon as it is inspected, so at most one member is on disk at
-// a time), because inspect needs random access. Decompression is bounded
-// per member, in total and by ratio (inspect.Limits): a bomb is refused with
-// an error naming the archive and member. Archives are opened one level
-// deep: a zip or tar.gz inside a wheel or tarball is listed as "nested
-// archive, not inspected", never opened, so nesting cannot multiply the
-// limits.
+// bytes are a binary's magic is decompressed once, hashed on the way, and
+// inspected in memory (a temporary file when larger than 64 MiB).
+// Decompression is bounded per member, in total and by ratio
+// (inspect.Limits): a bomb is refused with an error naming the archive and
+// member. Archives are opened one level deep: a zip or tar.gz inside a
+// wheel or tarball is noted, never opened.
+//
+// # Output
+//
+// A table (or with Options.JSON one JSON document), every failure and note
+// in full, and a verdict. Under GitHub Actions, an ::error annotation per
+// failing slice and artifact, a ::warning per unknown optimisation, and a
+// step-summary table. Every line that can carry a file name, and the
+// returned error that mage prints, is made safe there (report.SafeText):
+// a file named "a\n::warning::x" is printed, not obeyed.
 //
 // # JSON
 //
-// With Options.JSON the output is one JSON object, schema
-// "https://github.com/osslbuild/osslbuild/check/v1" (the Result type; field
-// names are stable, fields are only ever added; member, artifact, error,
-// problems, version, platform, built_on, minos, minos_counts, compiler,
-// compilers, opt and opt_flag are left out when empty; arrays at the top
-// level are never null):
+// Schema "https://github.com/osslbuild/osslbuild/check/v1" (the Result
+// type; field names are stable, fields are only ever added; member,
+// artifact, links, error, problems, family, version, platform, built_on,
+// minos, minos_counts, compiler, compilers, candidates, opt, opt_flag,
+// unknown and evidence are left out when empty; arrays at the top level
+// are never null):
 //
 //	{
 //	  "schema": "https://github.com/osslbuild/osslbuild/check/v1",
-//	  "path": "dist/x.whl", "min_opt": "-O2", "archs": ["arm64"],
+//	  "path": "dist/x.whl", "min_opt": "-O2", "strict": false, "archs": ["arm64"],
 //	  "ok": false,
 //	  "binaries": [{
 //	    "path": "dist/x.whl", "member": "pkg/_rust.abi3.so", "artifact": "",
 //	    "format": "universal", "size": 123, "sha256": "…", "error": "",
-//	    "problems": [{"rule": "arch", "message": "…"}],
+//	    "problems": [{"rule": "slices", "message": "…"}],
 //	    "slices": [{
-//	      "arch": "arm64", "format": "ar", "objects": 1026,
+//	      "arch": "arm64", "format": "ar", "objects": 1026, "family": "OpenSSL",
 //	      "version": "OpenSSL 4.0.2 …", "platform": "darwin64-arm64-cc",
 //	      "built_on": "…", "minos": "11.0", "minos_mixed": false,
 //	      "minos_counts": {"11.0": 1026},
 //	      "compiler": "cc -fPIC -arch arm64 …", "compilers": ["…"],
-//	      "opt": "-O0", "opt_flag": "", "libcrypto": true, "ok": false,
-//	      "problems": [{"rule": "optimisation", "message": "built without optimisation (-O0): …"}]
+//	      "candidates": [{"line": "…", "member": "libcrypto-lib-cversion.o", "offset": 123,
+//	        "beside": ["built on", "platform", "version"], "configured": true,
+//	        "placeholder": false, "chosen": true}],
+//	      "opt": "-O0", "opt_flag": "", "opt_status": "below",
+//	      "evidence": [{"source": "compiler-line", "known": true, "opt": "-O0", "detail": "compiler: …"}],
+//	      "libcrypto": true, "ok": false,
+//	      "problems": [{"rule": "optimisation", "member": "libcrypto-lib-cversion.o",
+//	        "message": "compiler line has no -O flag (built without optimisation (-O0)), …"}]
 //	    }]
 //	  }],
+//	  "artifacts": [{"path": "dist/openssl-macos-arm64", "name": "openssl-macos-arm64",
+//	    "version": "4.0.2", "files": 180, "ok": true}],
 //	  "notes": ["…"], "skipped": 12, "failures": ["…"]
 //	}
+//
+// opt_status is ok, below, unknown or none (no OpenSSL build information).
+// Problem rules are validate's (optimisation, compiler-line, slices, cpu,
+// filetype, deployment-target, arch-flag, flag, platform, version, format)
+// and check's own, manifest (an artifact's manifest cannot be held against
+// its library). Artifact file mismatches are listed under the artifact.
 package check

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 )
 
@@ -125,8 +127,66 @@ func TestE2EPycaWheel(t *testing.T) {
 			t.Errorf("unexpected slice %s", s.Arch)
 		}
 	}
-	want := whl + "(" + member + ") arm64: built without optimisation (-O0)"
+	want := whl + "(" + member + ")(libcrypto-lib-cversion.o) arm64: compiler line has no -O flag (built without optimisation (-O0))"
 	if !strings.Contains(out.String(), want) {
 		t.Errorf("output lacks %q", want)
+	}
+}
+
+// osslbuild's real universal2 artifact, changed after publishing: a line
+// appended to a header, or the embedded version edited in the arm64 slice
+// together with the manifest's digest, is refused, naming the file.
+func TestE2ETamperedUniversal2(t *testing.T) {
+	src := filepath.Join(e2e.Universal2(t), "dist", "openssl-macos-universal2")
+	for _, tc := range []struct {
+		name   string
+		tamper func(t *testing.T, d string)
+		want   string
+	}{
+		{"header", func(t *testing.T, d string) {
+			p := filepath.Join(d, "include", "openssl", "ssl.h")
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(p, append(b, "#define OSSLBUILD_TAMPERED 1\n"...), 0o644)
+		}, "include/openssl/ssl.h: changed: the manifest lists sha256 "},
+		{"version", func(t *testing.T, d string) {
+			p := filepath.Join(d, "lib", "libcrypto.a")
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := bytes.Count(b, []byte("OpenSSL 4.0.2 "))
+			i := bytes.LastIndex(b, []byte("OpenSSL 4.0.2 ")) // in the second (arm64) slice
+			if n == 0 {
+				t.Fatal("no version string in libcrypto.a")
+			}
+			copy(b[i:], "OpenSSL 4.0.3 ")
+			os.WriteFile(p, b, 0o644)
+			m, err := artifact.ReadManifest(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join(d, artifact.ManifestName))
+			if err := artifact.WriteManifest(context.Background(), d, m); err != nil {
+				t.Fatal(err)
+			}
+		}, `arm64: embeds "OpenSSL 4.0.3 `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := filepath.Join(t.TempDir(), "openssl-macos-universal2")
+			if err := os.CopyFS(d, os.DirFS(src)); err != nil {
+				t.Fatal(err)
+			}
+			tc.tamper(t, d)
+			res, err := Check(context.Background(), Options{Path: d})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.OK || !strings.Contains(strings.Join(res.Failures, "\n"), tc.want) {
+				t.Errorf("failures %q lack %q", res.Failures, tc.want)
+			}
+		})
 	}
 }

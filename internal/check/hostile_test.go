@@ -179,12 +179,12 @@ func TestBadOptions(t *testing.T) {
 }
 
 func TestFromFlags(t *testing.T) {
-	three, arch, js := 3, " arm64, x86_64 ,", true
-	o := FromFlags("p", &three, &arch, &js)
-	if o.Path != "p" || o.MinOpt != "3" || strings.Join(o.Archs, "|") != "arm64|x86_64" || !o.JSON {
+	three, arch, js, strict := "3", " arm64, x86_64 ,", true, true
+	o := FromFlags("p", &three, &arch, &js, &strict)
+	if o.Path != "p" || o.MinOpt != "3" || strings.Join(o.Archs, "|") != "arm64|x86_64" || !o.JSON || !o.Strict {
 		t.Errorf("%+v", o)
 	}
-	if o := FromFlags("p", nil, nil, nil); o.MinOpt != "" || o.Archs != nil || o.JSON {
+	if o := FromFlags("p", nil, nil, nil, nil); o.MinOpt != "" || o.Archs != nil || o.JSON || o.Strict {
 		t.Errorf("%+v", o)
 	}
 }

@@ -45,7 +45,7 @@ func TestJSONSchema(t *testing.T) {
 		slices.Sort(ks)
 		return ks
 	}
-	wantTop := []string{"archs", "binaries", "failures", "min_opt", "notes", "ok", "path", "schema", "skipped"}
+	wantTop := []string{"archs", "artifacts", "binaries", "failures", "min_opt", "notes", "ok", "path", "schema", "skipped", "strict"}
 	if got := keys(doc); !slices.Equal(got, wantTop) {
 		t.Errorf("top-level keys %v, want %v", got, wantTop)
 	}
@@ -60,8 +60,8 @@ func TestJSONSchema(t *testing.T) {
 	}
 	sl := b["slices"].([]any)
 	arm := sl[1].(map[string]any)
-	wantSlice := []string{"arch", "built_on", "compiler", "compilers", "format", "libcrypto", "minos", "minos_counts",
-		"minos_mixed", "objects", "ok", "opt", "platform", "problems", "version"}
+	wantSlice := []string{"arch", "built_on", "candidates", "compiler", "compilers", "evidence", "family", "format", "libcrypto", "minos", "minos_counts",
+		"minos_mixed", "objects", "ok", "opt", "opt_status", "platform", "problems", "version"}
 	if got := keys(arm); !slices.Equal(got, wantSlice) {
 		t.Errorf("slice keys %v, want %v", got, wantSlice)
 	}
@@ -70,7 +70,7 @@ func TestJSONSchema(t *testing.T) {
 		t.Errorf("arm64 slice: %v", arm)
 	}
 	p := arm["problems"].([]any)[0].(map[string]any)
-	if p["rule"] != "optimisation" || !strings.HasPrefix(p["message"].(string), "built without optimisation (-O0)") {
+	if p["rule"] != "optimisation" || p["member"] != "bad.o" || !strings.HasPrefix(p["message"].(string), "compiler line has no -O flag (built without optimisation (-O0))") {
 		t.Errorf("problem: %v", p)
 	}
 	x := sl[0].(map[string]any)
@@ -111,10 +111,10 @@ func TestGitHubActions(t *testing.T) {
 	escFile := strings.NewReplacer("%", "%25", ":", "%3A", ",", "%2C").Replace(lib)
 	want := []string{
 		// the binary lacks riscv
-		"::error file=" + escFile + ",title=osslbuild check%3A libcrypto.a::no riscv slice: expected arm64, riscv, found x86_64, arm64",
+		"::error file=" + escFile + ",title=osslbuild check%3A libcrypto.a::" + strings.ReplaceAll(lib, "%", "%25") + ": no riscv slice: expected arm64, riscv, found x86_64, arm64",
 		// the arm64 slice is -O0
 		"::error file=" + escFile + ",title=osslbuild check%3A libcrypto.a arm64::" + strings.ReplaceAll(lib, "%", "%25") +
-			" arm64: built without optimisation (-O0): the compiler line has no -O flag, expected at least -O2: \"" + lineArmO0 + "\"",
+			"(bad.o) arm64: compiler line has no -O flag (built without optimisation (-O0)), expected at least -O2: \"" + lineArmO0 + "\"",
 	}
 	if !slices.Equal(ann, want) {
 		t.Errorf("annotations:\n%s\nwant:\n%s", strings.Join(ann, "\n"), strings.Join(want, "\n"))
@@ -128,8 +128,8 @@ func TestGitHubActions(t *testing.T) {
 	for _, w := range []string{
 		"# before\n### osslbuild check ",
 		"| artifact | arch | version | minos | opt | status | compiler | sha256 |\n|---|---|---|---|---|---|---|---|\n",
-		" | arm64 | 4.0.2 | 11.0 | -O0 (no -O) | FAIL (arch, optimisation) | ` " + lineArmO0 + " ` | ` ",
-		" | x86\\_64 | 4.0.2 | 10.12 | -O3 | FAIL (arch) | ` " + lineX86O3 + " ` | ` ",
+		" | arm64 | 4.0.2 | 11.0 | -O0 (no -O) | FAIL (slices, optimisation) | ` " + lineArmO0 + " ` | ` ",
+		" | x86\\_64 | 4.0.2 | 10.12 | -O3 | FAIL (slices) | ` " + lineX86O3 + " ` | ` ",
 	} {
 		if !strings.Contains(md, w) {
 			t.Errorf("step summary lacks %q:\n%s", w, md)
@@ -156,7 +156,7 @@ func TestText(t *testing.T) {
 			t.Errorf("OPT column not aligned at %d:\n%s", col, out.String())
 		}
 	}
-	for _, w := range []string{"-O0 (no -O)", "FAIL " + lib + " arm64: built without optimisation (-O0)", "FAILED (1 problems)"} {
+	for _, w := range []string{"-O0 (no -O)", "FAIL " + lib + "(bad.o) arm64: compiler line has no -O flag (built without optimisation (-O0))", "FAILED (1 problems)"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("output lacks %q:\n%s", w, out.String())
 		}

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/report"
 )
 
@@ -68,24 +69,39 @@ func contains(s []string, x string) bool {
 	return false
 }
 
+// optCell is the optimisation in a few words: "-O3", "-O0 (no -O)",
+// "-Os (size; counts as -O2)", "unknown", or "" when the slice carries no
+// OpenSSL build information.
 func optCell(s Slice) string {
-	switch {
-	case s.Compiler == "":
+	switch s.OptStatus {
+	case string(validate.OptUnknown):
+		return "unknown"
+	case string(validate.OptOK), string(validate.OptBelow):
+	default:
 		return ""
+	}
+	switch {
 	case s.OptFlag == "":
 		return s.Opt + " (no -O)"
+	case s.Opt == inspect.Os.String() || s.Opt == inspect.Oz.String():
+		return s.Opt + " (size; counts as -O2)"
 	}
 	return s.Opt
 }
 
-var versionNumber = regexp.MustCompile(`^OpenSSL (\S+)`)
-
-// shortVersion is "4.0.2" for "OpenSSL 4.0.2 25 Aug 2026".
+// shortVersion is "4.0.2" for "OpenSSL 4.0.2 25 Aug 2026", and names the
+// fork for the others: "BoringSSL", "AWS-LC 1.29.0", "LibreSSL 3.8.2".
 func shortVersion(v string) string {
-	if m := versionNumber.FindStringSubmatch(v); m != nil {
-		return m[1]
+	switch f, n := inspect.FamilyOf(v); f {
+	case "":
+		return v
+	case inspect.FamilyOpenSSL:
+		return n
+	case inspect.FamilyBoringSSL:
+		return string(f)
+	default:
+		return string(f) + " " + n
 	}
-	return v
 }
 
 // Text writes the table, then every failure and note in full, then a
@@ -112,8 +128,16 @@ func Text(w io.Writer, res *Result) error {
 	if !res.OK {
 		verdict = fmt.Sprintf("FAILED (%d problems)", len(res.Failures))
 	}
-	fmt.Fprintf(&b, "\ncheck %s: %d binaries, %d slices, %d other files skipped; minimum %s: %s\n",
-		report.Printable(res.Path), len(res.Binaries), slices, res.Skipped, res.MinOpt, verdict)
+	policy := "minimum " + res.MinOpt
+	if res.Strict {
+		policy += ", unknown fails (-strict)"
+	}
+	arts := ""
+	if n := len(res.Artifacts); n > 0 {
+		arts = fmt.Sprintf(", %d osslbuild artifacts verified against their manifests", n)
+	}
+	fmt.Fprintf(&b, "\ncheck %s: %d binaries, %d slices, %d other files skipped%s; %s: %s\n",
+		report.Printable(res.Path), len(res.Binaries), slices, res.Skipped, arts, policy, verdict)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -140,7 +164,7 @@ func Annotate(w io.Writer, res *Result) error {
 			continue
 		}
 		if len(b.Problems) > 0 {
-			if err := emit(b.Path, title, joinProblems(b.Problems)); err != nil {
+			if err := emit(b.Path, title, joinProblems(b, "", b.Problems)); err != nil {
 				return err
 			}
 		}
@@ -148,22 +172,42 @@ func Annotate(w io.Writer, res *Result) error {
 			if len(s.Problems) == 0 {
 				continue
 			}
-			msg := fmt.Sprintf("%s %s: %s", b.Name(), s.Arch, joinProblems(s.Problems))
-			if err := emit(b.Path, title+" "+s.Arch, msg); err != nil {
+			if err := emit(b.Path, title+" "+s.Arch, joinProblems(b, " "+s.Arch, s.Problems)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, a := range res.Artifacts {
+		if len(a.Problems) > 0 {
+			if err := emit(a.Path, "osslbuild check: artifact "+a.Name, strings.Join(a.Problems, "\n")); err != nil {
 				return err
 			}
 		}
 	}
 	if res.nothing != "" {
-		return emit("", "osslbuild check: nothing to judge", res.nothing)
+		if err := emit("", "osslbuild check: nothing to judge", res.nothing); err != nil {
+			return err
+		}
+	}
+	// An unknown optimisation that does not fail is still worth a look.
+	for _, b := range res.Binaries {
+		for _, s := range b.Slices {
+			if s.OptStatus == string(validate.OptUnknown) && s.OK {
+				if err := report.Warning(w, report.Annotation{File: b.Path, Title: "osslbuild check: optimisation unknown " + s.Arch,
+					Msg: fmt.Sprintf("%s %s: %s", b.Name(), s.Arch, s.Unknown)}); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }
 
-func joinProblems(ps []Problem) string {
+// joinProblems is one located line per problem: "lib.a(member.o) arm64: ...".
+func joinProblems(b Binary, arch string, ps []Problem) string {
 	msgs := make([]string, len(ps))
 	for i, p := range ps {
-		msgs[i] = p.Message
+		msgs[i] = p.where(b) + arch + ": " + p.Message
 	}
 	return strings.Join(msgs, "\n")
 }

@@ -1,21 +1,25 @@
 package check
 
+import "github.com/osslbuild/osslbuild/internal/binary/inspect"
+
 // Schema identifies the JSON form of Result.
 const Schema = "https://github.com/osslbuild/osslbuild/check/v1"
 
 // Result is everything one check found and decided.
 type Result struct {
-	Schema   string   `json:"schema"`
-	Path     string   `json:"path"`
-	MinOpt   string   `json:"min_opt"`
-	Archs    []string `json:"archs"`
-	OK       bool     `json:"ok"`
-	Binaries []Binary `json:"binaries"`
-	Notes    []string `json:"notes"`    // nested archives, dynamic consumers and the like
-	Skipped  int      `json:"skipped"`  // files and members that are no binary
-	Failures []string `json:"failures"` // every problem, one sentence each, located
+	Schema    string     `json:"schema"`
+	Path      string     `json:"path"`
+	MinOpt    string     `json:"min_opt"`
+	Strict    bool       `json:"strict"`
+	Archs     []string   `json:"archs"`
+	OK        bool       `json:"ok"`
+	Binaries  []Binary   `json:"binaries"`
+	Artifacts []Artifact `json:"artifacts"` // osslbuild artifacts found, each verified against its manifest
+	Notes     []string   `json:"notes"`     // skipped special files, links not followed, nested archives, dynamic consumers, unknown optimisation
+	Skipped   int        `json:"skipped"`   // files and members that are no binary
+	Failures  []string   `json:"failures"`  // every problem, one line each, located
 
-	nothing string // the failure saying no compiler line was found, if any
+	nothing string // the failure saying no OpenSSL build information was found, if any
 }
 
 // Binary is one inspected file, or one member of a wheel or tarball.
@@ -23,6 +27,7 @@ type Binary struct {
 	Path     string    `json:"path"`             // on disk
 	Member   string    `json:"member,omitempty"` // inside a zip or tar.gz
 	Artifact string    `json:"artifact,omitempty"`
+	Links    []string  `json:"links,omitempty"`  // symlinks inside the checked directory that point to it
 	Format   string    `json:"format,omitempty"` // mach-o, universal, ar, elf
 	Size     int64     `json:"size"`
 	SHA256   string    `json:"sha256,omitempty"`
@@ -30,7 +35,8 @@ type Binary struct {
 	Problems []Problem `json:"problems,omitempty"`
 	Slices   []Slice   `json:"slices"`
 
-	expect *expect // from an artifact manifest
+	file *inspect.File // the facts, judged once every manifest is known
+	root *root         // the artifact holding it, nil when none
 }
 
 // Slice is one architecture of a binary.
@@ -38,37 +44,80 @@ type Slice struct {
 	Arch        string         `json:"arch"`
 	Format      string         `json:"format"`
 	Objects     int            `json:"objects"`
+	Family      string         `json:"family,omitempty"` // OpenSSL, BoringSSL, LibreSSL, AWS-LC
 	Version     string         `json:"version,omitempty"`
 	Platform    string         `json:"platform,omitempty"`
 	BuiltOn     string         `json:"built_on,omitempty"`
-	MinOS       string         `json:"minos,omitempty"` // "11.0", or "mixed: 10.12, 11.0"
+	MinOS       string         `json:"minos,omitempty"` // "11.0", or "mixed: 10.12 (3 objects), 11.0 (1 objects)"
 	MinOSMixed  bool           `json:"minos_mixed"`
 	MinOSCounts map[string]int `json:"minos_counts,omitempty"` // objects per deployment target
-	Compiler    string         `json:"compiler,omitempty"`     // the least optimised compiler line
+	Compiler    string         `json:"compiler,omitempty"`     // the build's compiler line, chosen by layout (see Candidates)
 	Compilers   []string       `json:"compilers,omitempty"`    // every distinct compiler line
-	Opt         string         `json:"opt,omitempty"`          // effective optimisation of Compiler
+	Candidates  []Candidate    `json:"candidates,omitempty"`   // every compiler line with its evidence, the chosen one first
+	Opt         string         `json:"opt,omitempty"`          // effective optimisation the evidence shows
 	OptFlag     string         `json:"opt_flag,omitempty"`     // the deciding -O word, "" when none
-	Libcrypto   bool           `json:"libcrypto"`              // holds libcrypto's own build-info strings
+	OptStatus   string         `json:"opt_status"`             // ok, below, unknown, none (no OpenSSL build information)
+	Unknown     string         `json:"unknown,omitempty"`      // why the optimisation is unknown
+	Evidence    []Evidence     `json:"evidence,omitempty"`
+	Libcrypto   bool           `json:"libcrypto"` // holds libcrypto's own build-info strings
 	OK          bool           `json:"ok"`
 	Problems    []Problem      `json:"problems,omitempty"`
 }
 
-// Rule names a kind of problem.
+// Candidate is one "compiler: " string found in a slice.
+type Candidate struct {
+	Line        string   `json:"line"`
+	Member      string   `json:"member,omitempty"`
+	Offset      int64    `json:"offset"`
+	Beside      []string `json:"beside"`     // kinds of build-info strings laid out with it
+	Configured  bool     `json:"configured"` // carries Configure's -D flags
+	Placeholder bool     `json:"placeholder"`
+	Chosen      bool     `json:"chosen"`
+}
+
+// Evidence is one indication of how a slice was optimised.
+type Evidence struct {
+	Source string `json:"source"` // compiler-line
+	Known  bool   `json:"known"`
+	Opt    string `json:"opt,omitempty"`
+	Flag   string `json:"flag,omitempty"`
+	Detail string `json:"detail"`
+}
+
+// Artifact is an osslbuild artifact found in the input and what verifying
+// it against its manifest found.
+type Artifact struct {
+	Path     string   `json:"path"`             // directory, or the tarball
+	Member   string   `json:"member,omitempty"` // the artifact's directory inside the tarball
+	Name     string   `json:"name"`
+	Version  string   `json:"version"` // OpenSSL version the manifest records
+	Files    int      `json:"files"`   // files the manifest lists
+	OK       bool     `json:"ok"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Rule names a kind of problem: the rules of package validate
+// (optimisation, compiler-line, slices, cpu, deployment-target, version,
+// ...) and RuleManifest, which only check has.
 type Rule string
 
-const (
-	RuleOptimisation Rule = "optimisation"
-	RuleCompilerLine Rule = "compiler-line"
-	RuleArch         Rule = "arch"
-	RuleMinOS        Rule = "minos"
-	RuleInspect      Rule = "inspect"
-	RuleNothing      Rule = "nothing-to-check"
-)
+// RuleManifest: an artifact's manifest cannot be held against its library.
+const RuleManifest Rule = "manifest"
 
 // Problem is one broken rule.
 type Problem struct {
 	Rule    Rule   `json:"rule"`
+	Member  string `json:"member,omitempty"` // the archive member it concerns, "" for the whole slice or binary
 	Message string `json:"message"`
+}
+
+// where is the binary's name with the problem's member, as ar and ld print
+// it: "lib/libcrypto.a(libcrypto-lib-cversion.o)".
+func (p Problem) where(b Binary) string {
+	if p.Member == "" {
+		return b.Name()
+	}
+	return b.Name() + "(" + p.Member + ")"
 }
 
 // Name is "path" or "path(member)".

@@ -1,9 +1,11 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 )
 
 // Annotation is a GitHub Actions workflow-command annotation.
@@ -69,4 +71,53 @@ func Group(w io.Writer, env Env, title string, fn func() error) error {
 		fmt.Fprintf(w, "== %s ==\n", title)
 	}
 	return fn()
+}
+
+// SafeText makes text that may hold file names safe to print as one log
+// line. Outside GitHub Actions, control characters become "?", so a
+// hostile name cannot move the cursor or start a line. In GitHub Actions,
+// CR and LF are escaped as %0D and %0A (the text stays one line and says
+// what it held), other control characters become "?", and the openers of
+// workflow commands are broken: "::" starting the line (after blanks, as
+// the runner trims them) becomes "%3A:", and "##[" (the runner's legacy
+// prefix, honoured anywhere in a line) becomes "##%5B". A file named
+// "a\n::warning::x" then prints as text and issues no command.
+func SafeText(env Env, s string) string {
+	if !InActions(env) {
+		return Printable(s)
+	}
+	s = strings.ReplaceAll(s, "\r", "%0D")
+	s = strings.ReplaceAll(s, "\n", "%0A")
+	return neutralise(Printable(s))
+}
+
+// neutralise breaks the workflow-command openers in one line.
+func neutralise(line string) string {
+	line = strings.ReplaceAll(line, "##[", "##%5B")
+	rest := strings.TrimLeftFunc(line, unicode.IsSpace)
+	if strings.HasPrefix(rest, "::") {
+		i := len(line) - len(rest)
+		line = line[:i] + "%3A" + line[i+1:]
+	}
+	return line
+}
+
+// SafeOutput makes a report already made of printable lines (Table and
+// friends replace control characters) safe under GitHub Actions: each line
+// is neutralised as SafeText does. For JSON, whose lines start with a
+// blank, a quote or a bracket, only "##[" can occur, inside a string; it
+// becomes "##\u005b", the same JSON. Outside GitHub Actions out is
+// returned as is.
+func SafeOutput(env Env, out []byte, json bool) []byte {
+	if !InActions(env) {
+		return out
+	}
+	if json {
+		return bytes.ReplaceAll(out, []byte("##["), []byte(`##\u005b`))
+	}
+	lines := strings.SplitAfter(string(out), "\n")
+	for i, l := range lines {
+		lines[i] = neutralise(l)
+	}
+	return []byte(strings.Join(lines, ""))
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -118,5 +119,38 @@ func TestJSON(t *testing.T) {
 	JSON(&b, map[string]string{"a": "<b>"})
 	if b.String() != "{\n  \"a\": \"<b>\"\n}\n" {
 		t.Errorf("%q", b.String())
+	}
+}
+
+func TestSafeText(t *testing.T) {
+	actions := func(k string) string { return map[string]string{"GITHUB_ACTIONS": "true"}[k] }
+	none := func(string) string { return "" }
+	for _, tc := range []struct{ in, plain, gha string }{
+		{"lib/libcrypto.a: ok", "lib/libcrypto.a: ok", "lib/libcrypto.a: ok"},
+		{"a\n::warning::x", "a?::warning::x", "a%0A::warning::x"},
+		{"::error::x", "::error::x", "%3A:error::x"},
+		{" \t::error::x", " \t::error::x", " \t%3A:error::x"},
+		{"x ##[error]y", "x ##[error]y", "x ##%5Berror]y"},
+		{"r\r\x1b[31m", "r??[31m", "r%0D?[31m"},
+	} {
+		if got := SafeText(none, tc.in); got != tc.plain {
+			t.Errorf("SafeText(%q) = %q, want %q", tc.in, got, tc.plain)
+		}
+		if got := SafeText(actions, tc.in); got != tc.gha {
+			t.Errorf("SafeText(%q) in Actions = %q, want %q", tc.in, got, tc.gha)
+		}
+	}
+	out := "ARTIFACT\n::error::x  arm64\nFAIL ##[error]\n"
+	if got := string(SafeOutput(actions, []byte(out), false)); got != "ARTIFACT\n%3A:error::x  arm64\nFAIL ##%5Berror]\n" {
+		t.Errorf("SafeOutput text: %q", got)
+	}
+	if got := string(SafeOutput(none, []byte(out), false)); got != out {
+		t.Errorf("SafeOutput outside Actions changed the output: %q", got)
+	}
+	js := "{\n  \"path\": \"##[error]x\"\n}\n"
+	got := SafeOutput(actions, []byte(js), true)
+	var v map[string]string
+	if err := json.Unmarshal(got, &v); err != nil || v["path"] != "##[error]x" || bytes.Contains(got, []byte("##[")) {
+		t.Errorf("SafeOutput JSON: %s (%v)", got, err)
 	}
 }

@@ -67,15 +67,24 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Member is one regular file of a container, as WalkZip and WalkTarGz
-// offer it. Directories, links and special files are not offered.
+// Member is one entry of a container, as WalkZip and WalkTarGz offer it:
+// a regular file, or (Type set, no bytes) a link or special file, so that
+// a caller verifying the archive's contents sees it. Directories are not
+// offered.
 type Member struct {
 	Name string // as stored in the archive
 	Size int64  // declared uncompressed size (the stream is still bounded by Limits)
 	// Tar is the whole header of a tar entry (type, mode, times, owner,
 	// PAX records), nil for other containers.
 	Tar *tar.Header
+	// Type is "" for a regular file, else what the entry is ("symlink to
+	// /etc/hostname", "hard link to a/b", "named pipe (FIFO)", ...); such
+	// an entry has no bytes.
+	Type string
 }
+
+// empty is the stream of a member that has no bytes.
+func empty() io.Reader { return io.LimitReader(nil, 0) }
 
 // WalkFunc receives each member with a stream of its bytes. It may read
 // any prefix (for instance 8 bytes of magic) and return: the rest is

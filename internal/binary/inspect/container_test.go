@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"testing"
 )
 
@@ -52,6 +53,10 @@ func collect(n int) (WalkFunc, *[]string) {
 	return func(m Member, r io.Reader) error {
 		b := make([]byte, n)
 		k, _ := io.ReadFull(r, b)
+		if m.Type != "" {
+			got = append(got, m.Name+" ("+m.Type+")")
+			return nil
+		}
 		got = append(got, m.Name+"="+string(b[:k]))
 		return nil
 	}, &got
@@ -66,12 +71,24 @@ func TestWalkContainers(t *testing.T) {
 	if want := []string{"a/x.so=!<arch>\n", "b.txt=hello"}; !equal(*got, want) {
 		t.Errorf("zip members %q, want %q", *got, want)
 	}
+	// A symlink in a zip is offered as such, its target (the data) unread.
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	h := &zip.FileHeader{Name: "a/link"}
+	h.SetMode(fs.ModeSymlink | 0o777)
+	w, _ := zw.CreateHeader(h)
+	io.WriteString(w, "/etc/hostname")
+	zw.Close()
+	fn, got = collect(8)
+	if err := WalkZip(context.Background(), "l.whl", bytes.NewReader(zb.Bytes()), int64(zb.Len()), Limits{}, fn); err != nil || !equal(*got, []string{"a/link (symlink)"}) {
+		t.Errorf("zip symlink: %v %q", err, *got)
+	}
 	g := testTgz(t, map[string]string{"top/lib/x.a": "!<arch>\nmore", "top/manifest.json": "{}"})
 	fn, got = collect(100)
 	if err := WalkTarGz(context.Background(), "a.tar.gz", bytes.NewReader(g), Limits{}, fn); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"top/lib/x.a=!<arch>\nmore", "top/manifest.json={}"}; !equal(*got, want) {
+	if want := []string{"top/link (symlink to x)", "top/lib/x.a=!<arch>\nmore", "top/manifest.json={}"}; !equal(*got, want) {
 		t.Errorf("tar members %q, want %q", *got, want)
 	}
 

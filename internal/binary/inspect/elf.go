@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"io"
 )
@@ -34,23 +35,65 @@ var elfArch = map[elf.Machine]string{
 	elf.EM_PPC64: "ppc64", elf.EM_S390: "s390x", elf.EM_RISCV: "riscv", elf.EM_MIPS: "mips",
 }
 
-// ParseELF reads an ELF header with debug/elf.
-func ParseELF(r io.ReaderAt, size int64) (e *ELF, err error) {
-	// debug/elf is not fuzzed against every hostile input; a panic in it must
-	// not take the build tool down, so it becomes a FormatError.
-	defer func() {
-		if p := recover(); p != nil {
-			e, err = nil, malformed(0, "ELF parser failed: %v", p)
-		}
-	}()
-	f, err := elf.NewFile(io.NewSectionReader(r, 0, size))
-	if err != nil {
-		return nil, malformed(0, "ELF: %v", err)
+// ParseELF reads an ELF file's header: the identification, type and
+// machine, and checks that the program and section header tables it
+// announces lie inside the file. It reads 64 bytes and allocates nothing
+// more: a library of a thousand objects is a thousand headers, and
+// debug/elf would read every section table and name (the check target
+// needs none of them).
+func ParseELF(r io.ReaderAt, size int64) (*ELF, error) {
+	var h [64]byte
+	n, err := r.ReadAt(h[:min(size, 64)], 0)
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("read ELF header: %w", err)
 	}
-	defer f.Close()
-	e = &ELF{Machine: f.Machine, Type: f.Type, Class: f.Class, Arch: elfArch[f.Machine]}
+	if n < 16 || string(h[:4]) != elf.ELFMAG {
+		return nil, malformed(0, "ELF header: expected at least 16 bytes starting with %q, found %d bytes", elf.ELFMAG, n)
+	}
+	class, data := elf.Class(h[elf.EI_CLASS]), elf.Data(h[elf.EI_DATA])
+	var bo binary.ByteOrder
+	switch data {
+	case elf.ELFDATA2LSB:
+		bo = binary.LittleEndian
+	case elf.ELFDATA2MSB:
+		bo = binary.BigEndian
+	default:
+		return nil, malformed(int64(elf.EI_DATA), "ELF data encoding %d: expected 1 (little-endian) or 2 (big-endian)", h[elf.EI_DATA])
+	}
+	hdrSize := map[elf.Class]int{elf.ELFCLASS32: 52, elf.ELFCLASS64: 64}[class]
+	if hdrSize == 0 {
+		return nil, malformed(int64(elf.EI_CLASS), "ELF class %d: expected 1 (32-bit) or 2 (64-bit)", h[elf.EI_CLASS])
+	}
+	if n < hdrSize {
+		return nil, malformed(0, "truncated ELF header: expected %d bytes, file is %d bytes", hdrSize, size)
+	}
+	if v := elf.Version(h[elf.EI_VERSION]); v != elf.EV_CURRENT {
+		return nil, malformed(int64(elf.EI_VERSION), "ELF version %d: expected 1", v)
+	}
+	e := &ELF{Class: class, Type: elf.Type(bo.Uint16(h[16:])), Machine: elf.Machine(bo.Uint16(h[18:]))}
+	// The tables' offsets, entry sizes and counts (e_phoff, e_shoff, ...).
+	var phoff, shoff uint64
+	var phent, phnum, shent, shnum uint16
+	if class == elf.ELFCLASS64 {
+		phoff, shoff = bo.Uint64(h[32:]), bo.Uint64(h[40:])
+		phent, phnum, shent, shnum = bo.Uint16(h[54:]), bo.Uint16(h[56:]), bo.Uint16(h[58:]), bo.Uint16(h[60:])
+	} else {
+		phoff, shoff = uint64(bo.Uint32(h[28:])), uint64(bo.Uint32(h[32:]))
+		phent, phnum, shent, shnum = bo.Uint16(h[42:]), bo.Uint16(h[44:]), bo.Uint16(h[46:]), bo.Uint16(h[48:])
+	}
+	for _, t := range []struct {
+		name       string
+		off        uint64
+		ent, count uint16
+	}{{"program header", phoff, phent, phnum}, {"section header", shoff, shent, shnum}} {
+		end := uint64(t.ent) * uint64(t.count)
+		if t.count > 0 && (t.off > uint64(size) || end > uint64(size)-t.off) {
+			return nil, malformed(0, "ELF %s table at offset %d (%d entries of %d bytes) runs past the end of the file (%d bytes)", t.name, t.off, t.count, t.ent, size)
+		}
+	}
+	e.Arch = elfArch[e.Machine]
 	if e.Arch == "" {
-		e.Arch = fmt.Sprintf("elf-machine(%d)", uint16(f.Machine))
+		e.Arch = fmt.Sprintf("elf-machine(%d)", uint16(e.Machine))
 	}
 	return e, nil
 }

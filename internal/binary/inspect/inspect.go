@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // Format is the container format of a file, slice or member.
@@ -54,6 +55,10 @@ type Slice struct {
 	// every non-index member, in order, for an archive.
 	Objects   []Object
 	BuildInfo []BuildInfo // every build-info string in the slice, Offset from the start of the file
+	// Record is the slice's build information as chosen from BuildInfo by
+	// layout (see RecordOf): the compiler line that is the build's own,
+	// with the version, platform and date laid out beside it.
+	Record Record
 }
 
 // Object is one object file: a thin file, or one archive member.
@@ -131,9 +136,10 @@ func Identify(magic []byte) Format {
 	return FormatUnknown
 }
 
-// Inspect opens path and inspects it; see InspectReader.
+// Inspect opens path and inspects it; see InspectReader. Anything but a
+// regular file is refused; a FIFO is opened without blocking to find out.
 func Inspect(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("inspect: %w", err)
 	}
@@ -153,11 +159,21 @@ func Inspect(path string) (*File, error) {
 // containers (fat header, ar headers) are errors; a malformed object inside a
 // container is recorded in its Object.Err so the rest is still reported.
 func InspectReader(name string, r io.ReaderAt, size int64) (*File, error) {
+	return inspectReader(&inspector{path: name}, r, size)
+}
+
+// InspectBytes is InspectReader over a file already in memory (a mapped
+// file): the build-info search runs over b itself, without copying it.
+func InspectBytes(name string, b []byte) (*File, error) {
+	return inspectReader(&inspector{path: name, data: b}, bytes.NewReader(b), int64(len(b)))
+}
+
+func inspectReader(c *inspector, r io.ReaderAt, size int64) (*File, error) {
+	name := c.path
 	magic, err := readMagic(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", name, err)
 	}
-	c := &inspector{path: name}
 	for _, f := range formats {
 		if !f.match(magic) {
 			continue
@@ -181,8 +197,19 @@ func readMagic(r io.ReaderAt, size int64) ([]byte, error) {
 
 type inspector struct {
 	path  string
+	data  []byte // the whole file when in memory, else nil
 	fat64 bool
 	sc    scanner
+}
+
+// scan returns the build-info strings of the size bytes at off (from the
+// start of the file; r reads them from 0), searching memory in place when
+// the file is in memory.
+func (c *inspector) scan(r io.ReaderAt, off, size int64) ([]BuildInfo, error) {
+	if c.data != nil {
+		return ScanBuildInfoBytes(c.data[off : off+size]), nil
+	}
+	return c.sc.scan(io.NewSectionReader(r, 0, size))
 }
 
 func (c *inspector) fatSlices(r io.ReaderAt, size int64) ([]Slice, error) {
@@ -244,7 +271,7 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 		for _, m := range a.Members {
 			o := c.object(io.NewSectionReader(r, m.Offset, m.Size), m.Size, arch, m.Name, base+m.Offset)
 			s.Objects = append(s.Objects, o)
-			bi, err := c.sc.scan(io.NewSectionReader(r, m.Offset, m.Size))
+			bi, err := c.scan(io.NewSectionReader(r, m.Offset, m.Size), base+m.Offset, m.Size)
 			if err != nil {
 				return s, annotate(err, c.path, arch, m.Name, 0)
 			}
@@ -254,6 +281,7 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 			}
 		}
 		s.Arch = commonArch(s.Objects)
+		s.Record = RecordOf(s.BuildInfo)
 	default:
 		o := c.object(r, size, arch, "", base)
 		if o.Err != nil && o.Format == f {
@@ -262,7 +290,7 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 		}
 		s.Objects = []Object{o}
 		s.Arch = o.Arch()
-		bi, err := c.sc.scan(io.NewSectionReader(r, 0, size))
+		bi, err := c.scan(r, base, size)
 		if err != nil {
 			return s, annotate(err, c.path, arch, "", 0)
 		}
@@ -270,6 +298,7 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 			b.Offset += base
 			s.BuildInfo = append(s.BuildInfo, b)
 		}
+		s.Record = RecordOf(s.BuildInfo)
 	}
 	return s, nil
 }
@@ -286,7 +315,11 @@ func (c *inspector) object(r io.ReaderAt, size int64, arch, member string, base 
 	switch {
 	case isMachO(magic):
 		o.Format = FormatMachO
-		o.MachO, err = ParseMachO(r, size)
+		var data []byte
+		if c.data != nil {
+			data = c.data[base : base+size]
+		}
+		o.MachO, err = parseMachO(r, size, data)
 	case isELF(magic):
 		o.Format = FormatELF
 		o.ELF, err = ParseELF(r, size)

@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
@@ -386,5 +388,45 @@ func TestInspectNotRegular(t *testing.T) {
 	}
 	if _, err := Inspect(filepath.Join(t.TempDir(), "nope.a")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+	// A FIFO is refused, not read (a read would wait for a writer forever).
+	fifo := filepath.Join(t.TempDir(), "libcrypto.a")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := Inspect(fifo); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "expected a regular file") {
+			t.Errorf("FIFO: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Inspect blocked on a FIFO")
+	}
+}
+
+// ParseELF reads the header only, and refuses headers that lie.
+func TestParseELFHeader(t *testing.T) {
+	b, err := os.ReadFile("/proc/self/exe") // a real ELF executable of this machine
+	if err != nil {
+		t.Skip("no /proc/self/exe")
+	}
+	e, err := ParseELF(bytes.NewReader(b), int64(len(b)))
+	if err != nil || e.Type != elf.ET_EXEC && e.Type != elf.ET_DYN || e.Class != elf.ELFCLASS64 || e.Arch == "" {
+		t.Fatalf("%+v %v", e, err)
+	}
+	patch := func(off int, v ...byte) []byte { c := append([]byte(nil), b...); copy(c[off:], v); return c }
+	for name, bad := range map[string][]byte{
+		"truncated":             b[:40],
+		"bad class":             patch(4, 7),
+		"bad data encoding":     patch(5, 9),
+		"bad version":           patch(6, 2),
+		"section table outside": patch(40, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0),
+		"program table outside": patch(54, 0xff, 0xff, 0xff, 0xff),
+	} {
+		if _, err := ParseELF(bytes.NewReader(bad), int64(len(bad))); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: err = %v", name, err)
+		}
 	}
 }

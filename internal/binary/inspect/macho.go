@@ -1,7 +1,6 @@
 package inspect
 
 import (
-	"bufio"
 	"bytes"
 	"debug/macho"
 	"encoding/binary"
@@ -213,9 +212,14 @@ func machoByteOrder(b []byte) (binary.ByteOrder, bool, bool) {
 }
 
 // ParseMachO reads a thin Mach-O header and walks its load commands,
-// decoding the deployment-target commands. It streams the load-command area
-// and allocates nothing proportional to hostile counts or sizes.
-func ParseMachO(r io.ReaderAt, size int64) (*MachO, error) {
+// decoding the deployment-target commands. It reads the header and the
+// load-command area (sizeofcmds bytes, checked against the file's size and
+// maxSizeofcmds first), nothing else.
+func ParseMachO(r io.ReaderAt, size int64) (*MachO, error) { return parseMachO(r, size, nil) }
+
+// parseMachO is ParseMachO; data, when not nil, holds the object in memory
+// (r reads the same bytes) and the load commands are read there in place.
+func parseMachO(r io.ReaderAt, size int64, data []byte) (*MachO, error) {
 	var hdr [32]byte
 	if size < 28 {
 		return nil, malformed(0, "truncated Mach-O header: expected at least 28 bytes, found %d", size)
@@ -256,7 +260,16 @@ func ParseMachO(r io.ReaderAt, size int64) (*MachO, error) {
 	if int64(m.NCmds) > sizeofcmds/8 {
 		return nil, malformed(16, "ncmds %d cannot fit in sizeofcmds %d (each load command is at least 8 bytes)", m.NCmds, sizeofcmds)
 	}
-	vs, secs, err := walkLoadCommands(io.NewSectionReader(r, hdrSize, sizeofcmds), bo, m.NCmds, sizeofcmds)
+	var cmds []byte
+	if data != nil && int64(len(data)) >= hdrSize+sizeofcmds {
+		cmds = data[hdrSize : hdrSize+sizeofcmds]
+	} else {
+		cmds = make([]byte, sizeofcmds)
+		if _, err := r.ReadAt(cmds, hdrSize); err != nil {
+			return nil, fmt.Errorf("read Mach-O load commands: %w", err)
+		}
+	}
+	vs, secs, err := loadCommands(cmds, bo, m.NCmds)
 	if err != nil {
 		return nil, shift(err, hdrSize)
 	}
@@ -264,29 +277,25 @@ func ParseMachO(r io.ReaderAt, size int64) (*MachO, error) {
 	return m, nil
 }
 
-// walkLoadCommands decodes the deployment-target commands among ncmds load
-// commands in a stream of exactly sizeofcmds bytes. Offsets in errors are
-// relative to the start of the load commands.
-func walkLoadCommands(r io.Reader, bo binary.ByteOrder, ncmds uint32, sizeofcmds int64) ([]BuildVersion, []Section, error) {
-	br := bufio.NewReaderSize(r, 4096)
+// loadCommands decodes the deployment-target commands among ncmds load
+// commands in cmds, the sizeofcmds bytes that hold them. Offsets in errors
+// are relative to the start of the load commands.
+func loadCommands(cmds []byte, bo binary.ByteOrder, ncmds uint32) ([]BuildVersion, []Section, error) {
 	var vs []BuildVersion
 	var secs []Section
-	var buf [80]byte
+	sizeofcmds := int64(len(cmds))
 	off := int64(0)
 	for i := uint32(0); i < ncmds; i++ {
 		if sizeofcmds-off < 8 {
 			return nil, nil, malformed(off, "load command %d: expected an 8-byte header, %d bytes of sizeofcmds left", i, sizeofcmds-off)
 		}
-		if _, err := io.ReadFull(br, buf[:8]); err != nil {
-			return nil, nil, fmt.Errorf("read load command %d: %w", i, err)
-		}
-		cmd := macho.LoadCmd(bo.Uint32(buf[0:]))
-		cmdsize := int64(bo.Uint32(buf[4:]))
+		cmd := macho.LoadCmd(bo.Uint32(cmds[off:]))
+		cmdsize := int64(bo.Uint32(cmds[off+4:]))
 		if cmdsize < 8 || cmdsize > sizeofcmds-off {
 			return nil, nil, malformed(off, "load command %d (cmd %#x): cmdsize %d: expected 8 to %d", i, uint32(cmd), cmdsize, sizeofcmds-off)
 		}
-		body := cmdsize - 8
-		var need int64
+		body := cmds[off+8 : off+cmdsize]
+		var need int
 		switch cmd {
 		case LCBuildVersion:
 			need = 16 // platform, minos, sdk, ntools
@@ -297,65 +306,48 @@ func walkLoadCommands(r io.Reader, bo binary.ByteOrder, ncmds uint32, sizeofcmds
 		case macho.LoadCmdSegment:
 			need = 48 // nsects at 40
 		}
-		if body < need {
+		if len(body) < need {
 			return nil, nil, malformed(off, "load command %d (cmd %#x): cmdsize %d is too small: expected at least %d", i, uint32(cmd), cmdsize, need+8)
 		}
 		if cmd == macho.LoadCmdSegment64 || cmd == macho.LoadCmdSegment {
-			if _, err := io.ReadFull(br, buf[:need]); err != nil {
-				return nil, nil, fmt.Errorf("read load command %d: %w", i, err)
-			}
-			s, used, err := readSections(br, bo, buf[:need], cmd == macho.LoadCmdSegment64, body-need)
+			ss, err := sections(body, bo, cmd == macho.LoadCmdSegment64)
 			if err != nil {
 				return nil, nil, malformed(off, "load command %d (segment): %v", i, err)
 			}
-			secs = append(secs, s...)
-			need += used
+			secs = append(secs, ss...)
 		} else if need > 0 {
-			if _, err := io.ReadFull(br, buf[:need]); err != nil {
-				return nil, nil, fmt.Errorf("read load command %d: %w", i, err)
-			}
 			v := BuildVersion{Cmd: cmd}
 			switch cmd {
 			case LCBuildVersion:
-				v.Platform = Platform(bo.Uint32(buf[0:]))
-				v.MinOS = Version(bo.Uint32(buf[4:]))
-				v.SDK = Version(bo.Uint32(buf[8:]))
+				v.Platform = Platform(bo.Uint32(body[0:]))
+				v.MinOS = Version(bo.Uint32(body[4:]))
+				v.SDK = Version(bo.Uint32(body[8:]))
 			default:
-				v.Platform = map[macho.LoadCmd]Platform{
-					LCVersionMinMacOSX: PlatformMacOS, LCVersionMinIPhoneOS: PlatformIOS,
-					LCVersionMinTVOS: PlatformTVOS, LCVersionMinWatchOS: PlatformWatchOS,
-				}[cmd]
-				v.MinOS = Version(bo.Uint32(buf[0:]))
-				v.SDK = Version(bo.Uint32(buf[4:]))
+				v.Platform = versionMinPlatform[cmd]
+				v.MinOS = Version(bo.Uint32(body[0:]))
+				v.SDK = Version(bo.Uint32(body[4:]))
 			}
 			vs = append(vs, v)
-		}
-		if _, err := br.Discard(int(body - need)); err != nil {
-			return nil, nil, fmt.Errorf("skip load command %d: %w", i, err)
 		}
 		off += cmdsize
 	}
 	return vs, secs, nil
 }
 
-// readSections reads the section headers that follow a segment command
-// (seg, its fixed part) within left bytes; it returns them and the bytes
-// read.
-func readSections(br *bufio.Reader, bo binary.ByteOrder, seg []byte, is64 bool, left int64) ([]Section, int64, error) {
-	nsOff, hdr := 40, int64(68)
+// sections decodes the section headers that follow a segment command's
+// fixed part in body.
+func sections(body []byte, bo binary.ByteOrder, is64 bool) ([]Section, error) {
+	fixed, nsOff, hdr := 48, 40, 68
 	if is64 {
-		nsOff, hdr = 56, 80
+		fixed, nsOff, hdr = 64, 56, 80
 	}
-	n := int64(bo.Uint32(seg[nsOff:]))
-	if n*hdr > left {
-		return nil, 0, fmt.Errorf("%d sections of %d bytes: expected at most %d bytes", n, hdr, left)
+	n := int(bo.Uint32(body[nsOff:]))
+	if n > (len(body)-fixed)/hdr {
+		return nil, fmt.Errorf("%d sections of %d bytes: expected at most %d bytes", n, hdr, len(body)-fixed)
 	}
-	var b [80]byte
 	out := make([]Section, 0, n)
-	for k := int64(0); k < n; k++ {
-		if _, err := io.ReadFull(br, b[:hdr]); err != nil {
-			return nil, 0, err
-		}
+	for k := 0; k < n; k++ {
+		b := body[fixed+k*hdr:]
 		s := Section{Name: cstr(b[0:16]), Segment: cstr(b[16:32])}
 		if is64 {
 			s.Size, s.Offset = bo.Uint64(b[40:]), bo.Uint32(b[48:])
@@ -364,7 +356,7 @@ func readSections(br *bufio.Reader, bo binary.ByteOrder, seg []byte, is64 bool, 
 		}
 		out = append(out, s)
 	}
-	return out, n * hdr, nil
+	return out, nil
 }
 
 func cstr(b []byte) string {
@@ -372,4 +364,10 @@ func cstr(b []byte) string {
 		b = b[:i]
 	}
 	return string(b)
+}
+
+// versionMinPlatform is the platform each LC_VERSION_MIN_* command names.
+var versionMinPlatform = map[macho.LoadCmd]Platform{
+	LCVersionMinMacOSX: PlatformMacOS, LCVersionMinIPhoneOS: PlatformIOS,
+	LCVersionMinTVOS: PlatformTVOS, LCVersionMinWatchOS: PlatformWatchOS,
 }

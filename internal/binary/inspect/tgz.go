@@ -89,8 +89,18 @@ func walkTar(ctx context.Context, name string, stream io.Reader, lim Limits, all
 		if n >= lim.MaxMembers {
 			return fmt.Errorf("inspect %s: %w: more than %d entries", location(name, hdr.Name), ErrLimit, lim.MaxMembers)
 		}
-		if hdr.Typeflag != tar.TypeReg && !all {
-			continue
+		if !all {
+			switch hdr.Typeflag {
+			case tar.TypeReg:
+			case tar.TypeDir, tar.TypeXGlobalHeader:
+				continue
+			default:
+				// Named, never opened: check reports what it skipped.
+				if err := fn(Member{Name: hdr.Name, Type: tarType(hdr), Tar: hdr}, empty()); err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		where := location(name, hdr.Name)
 		if hdr.Size > lim.MaxMemberBytes {
@@ -139,4 +149,21 @@ func (s *streamLimit) Read(p []byte) (int, error) {
 		return n, fmt.Errorf("inspect %s: %w: %d compressed bytes inflate to more than %d (ratio above %d:1, a gzip bomb?)", s.name, ErrLimit, s.in.n, *s.out, s.lim.MaxRatio)
 	}
 	return n, err
+}
+
+// tarType names a tar entry that is not a regular file or directory.
+func tarType(h *tar.Header) string {
+	switch h.Typeflag {
+	case tar.TypeSymlink:
+		return "symlink to " + h.Linkname
+	case tar.TypeLink:
+		return "hard link to " + h.Linkname
+	case tar.TypeChar:
+		return "character device"
+	case tar.TypeBlock:
+		return "block device"
+	case tar.TypeFifo:
+		return "named pipe (FIFO)"
+	}
+	return fmt.Sprintf("tar entry of type %q", h.Typeflag)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 )
 
 func isZip(b []byte) bool {
@@ -35,7 +36,18 @@ func WalkZip(ctx context.Context, name string, r io.ReaderAt, size int64, lim Li
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if !f.Mode().IsRegular() {
+		switch mode := f.Mode(); {
+		case mode.IsDir():
+			continue
+		case !mode.IsRegular():
+			// A zip stores a symlink's target as its data; it is not read.
+			typ := "special file (" + mode.Type().String() + ")"
+			if mode&fs.ModeSymlink != 0 {
+				typ = "symlink"
+			}
+			if err := fn(Member{Name: f.Name, Type: typ}, empty()); err != nil {
+				return err
+			}
 			continue
 		}
 		where := location(name, f.Name)

@@ -1,0 +1,277 @@
+package artifact
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/osslbuild/osslbuild/internal/ctxio"
+)
+
+// ErrMismatch is matched (errors.Is) by every error saying that an
+// artifact's files are not the ones its manifest lists: a file missing,
+// added, changed, or something that is not a regular file.
+var ErrMismatch = errors.New("artifact files do not match its manifest")
+
+// MaxManifestSize bounds a manifest.json read into memory. Real ones are a
+// few KiB plus one line per file.
+const MaxManifestSize = 4 << 20
+
+// Problem kinds, in FileProblem.Kind.
+const (
+	FileMissing    = "missing"     // listed in the manifest, absent
+	FileExtra      = "not listed"  // present, not in the manifest
+	FileChanged    = "changed"     // present, other sha256
+	FileNotRegular = "not regular" // a symlink, directory-less special file, ...: never opened
+)
+
+// FileProblem is one file of an artifact that differs from its manifest.
+type FileProblem struct {
+	Path string // slash-separated, relative to the artifact root
+	Kind string // FileMissing, FileExtra, FileChanged or FileNotRegular
+	Want string // sha256 the manifest records; "" when it lists none
+	Got  string // sha256 of the file; "" when absent or not a regular file
+	Type string // for FileNotRegular: what it is ("symlink to /etc/hostname", "named pipe (FIFO)")
+}
+
+func (p FileProblem) String() string {
+	want, got := p.Want, p.Got
+	if want == "" {
+		want = "none"
+	}
+	if got == "" {
+		got = "none"
+	}
+	switch p.Kind {
+	case FileMissing:
+		return fmt.Sprintf("%s: missing: the manifest lists sha256 %s, no such file", p.Path, want)
+	case FileExtra:
+		return fmt.Sprintf("%s: not listed in the manifest (sha256 %s)", p.Path, got)
+	case FileChanged:
+		return fmt.Sprintf("%s: changed: the manifest lists sha256 %s, the file has %s", p.Path, want, got)
+	}
+	listed := "not listed in the manifest"
+	if p.Want != "" {
+		listed = "the manifest lists sha256 " + p.Want
+	}
+	return fmt.Sprintf("%s: %s, expected a regular file (%s): not opened", p.Path, p.Type, listed)
+}
+
+// VerifyError lists every file of one artifact that differs from its
+// manifest. errors.Is(err, ErrMismatch) holds.
+type VerifyError struct {
+	Dir      string // the artifact, as named by the caller
+	Problems []FileProblem
+}
+
+// maxListedProblems bounds the files spelt out in Error().
+const maxListedProblems = 20
+
+func (e *VerifyError) Error() string {
+	var b strings.Builder
+	if len(e.Problems) == 1 {
+		fmt.Fprintf(&b, "verify %s: %s", e.Dir, e.Problems[0])
+		return b.String()
+	}
+	fmt.Fprintf(&b, "verify %s: %d files differ from %s:", e.Dir, len(e.Problems), ManifestName)
+	for i, p := range e.Problems {
+		if i == maxListedProblems {
+			fmt.Fprintf(&b, "\n\t... and %d more", len(e.Problems)-maxListedProblems)
+			break
+		}
+		b.WriteString("\n\t")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrMismatch) hold.
+func (e *VerifyError) Is(target error) bool { return target == ErrMismatch }
+
+// Entry is one thing found in an artifact: a regular file and its sha256,
+// or something else, described in Type.
+type Entry struct {
+	SHA256 string // "" when not a regular file
+	Type   string // "" for a regular file, else what it is
+}
+
+// CompareFiles holds the entries found in an artifact (keyed by
+// slash-separated path relative to its root, the manifest itself left out)
+// against the digests its manifest lists, and returns every difference,
+// sorted by path. It opens nothing: callers that stream a tarball hash as
+// they go and compare at the end.
+func CompareFiles(listed map[string]string, found map[string]Entry) []FileProblem {
+	var out []FileProblem
+	for p, e := range found {
+		want, ok := listed[p]
+		switch {
+		case e.Type != "":
+			out = append(out, FileProblem{Path: p, Kind: FileNotRegular, Want: want, Type: e.Type})
+		case !ok:
+			out = append(out, FileProblem{Path: p, Kind: FileExtra, Got: e.SHA256})
+		case want != e.SHA256:
+			out = append(out, FileProblem{Path: p, Kind: FileChanged, Want: want, Got: e.SHA256})
+		}
+	}
+	for p, want := range listed {
+		if _, ok := found[p]; !ok {
+			out = append(out, FileProblem{Path: p, Kind: FileMissing, Want: want})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// Verify checks that the artifact directory dir holds exactly the files its
+// manifest.json lists, each with the listed sha256, and returns the
+// manifest. A missing, extra or changed file is refused with a
+// *VerifyError naming every such file and both digests. It never follows a
+// symbolic link and never opens anything but a regular file: a link, FIFO,
+// socket or device inside the artifact is itself a mismatch (osslbuild
+// writes none), so a link to a host file or to /dev/zero cannot smuggle
+// content in or hang the check.
+func Verify(ctx context.Context, dir string) (*Manifest, error) {
+	mb, err := readRegular(ctx, filepath.Join(dir, ManifestName), MaxManifestSize)
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", dir, err)
+	}
+	m, err := ParseManifest(mb)
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %s: %w", dir, ManifestName, err)
+	}
+	if m.Schema != Schema {
+		return nil, fmt.Errorf("verify %s: %s: schema %q, expected %q", dir, ManifestName, m.Schema, Schema)
+	}
+	found, err := Entries(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	delete(found, ManifestName)
+	if ps := CompareFiles(m.Files, found); len(ps) > 0 {
+		return m, &VerifyError{Dir: dir, Problems: ps}
+	}
+	return m, nil
+}
+
+// Entries walks dir without following links and returns every entry that
+// is not a directory: regular files with their sha256, anything else with
+// its type and no digest (it is never opened).
+func Entries(ctx context.Context, dir string) (map[string]Entry, error) {
+	out := map[string]Entry{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if !d.Type().IsRegular() {
+			out[rel] = Entry{Type: Describe(p, d.Type())}
+			return nil
+		}
+		sum, err := hashRegular(ctx, p)
+		if err != nil {
+			return err
+		}
+		out[rel] = Entry{SHA256: sum}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", dir, err)
+	}
+	return out, nil
+}
+
+// Describe names a non-regular file type for messages: "symlink to X",
+// "named pipe (FIFO)", "socket", "device".
+func Describe(p string, t fs.FileMode) string {
+	switch {
+	case t&fs.ModeSymlink != 0:
+		if target, err := os.Readlink(p); err == nil {
+			return "symlink to " + target
+		}
+		return "symlink"
+	case t&fs.ModeNamedPipe != 0:
+		return "named pipe (FIFO)"
+	case t&fs.ModeSocket != 0:
+		return "socket"
+	case t&fs.ModeCharDevice != 0:
+		return "character device"
+	case t&fs.ModeDevice != 0:
+		return "block device"
+	case t.IsDir():
+		return "directory"
+	}
+	return "irregular file (" + t.String() + ")"
+}
+
+// OpenRegular opens p for reading only if it is a regular file: the last
+// component is not followed when it is a symlink, and a FIFO is opened
+// without blocking, then refused, so a path swapped for a link or a pipe
+// after it was listed is never read.
+func OpenRegular(p string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, nil, fmt.Errorf("%s: symlink, expected a regular file: not followed", p)
+		}
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %s, expected a regular file: not read", p, Describe(p, st.Mode().Type()))
+	}
+	return f, st, nil
+}
+
+func hashRegular(ctx context.Context, p string) (string, error) {
+	f, _, err := OpenRegular(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, ctxio.Reader(ctx, f)); err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// readRegular reads a regular file of at most max bytes.
+func readRegular(ctx context.Context, p string, max int64) ([]byte, error) {
+	f, _, err := OpenRegular(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(ctxio.Reader(ctx, f), max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: larger than %d bytes", p, max)
+	}
+	return b, nil
+}

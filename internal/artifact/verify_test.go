@@ -1,0 +1,184 @@
+package artifact
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func sum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// published writes a small artifact tree with its manifest, as a build does.
+func published(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "openssl-macos-arm64")
+	writeTree(t, dir, map[string]string{
+		"include/openssl/ssl.h": "/* ssl */\n",
+		"lib/libcrypto.a":       "!<arch>\ncrypto",
+		"lib/libssl.a":          "!<arch>\nssl",
+		"sbom.json":             "{}\n",
+	})
+	if err := WriteManifest(context.Background(), dir, &Manifest{Name: "openssl-macos-arm64"}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestVerify(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tamper func(t *testing.T, dir string)
+		want   []string // substrings of the error, each naming the file
+	}{
+		{"untouched", func(*testing.T, string) {}, nil},
+		{"line appended to a header", func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "include/openssl/ssl.h"), "#define X 1\n")
+		}, []string{"include/openssl/ssl.h: changed: the manifest lists sha256 " + sum("/* ssl */\n") + ", the file has " + sum("/* ssl */\n#define X 1\n")}},
+		{"file removed", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "lib/libssl.a"))
+		}, []string{"lib/libssl.a: missing: the manifest lists sha256 " + sum("!<arch>\nssl") + ", no such file"}},
+		{"file added", func(t *testing.T, dir string) {
+			writeTree(t, dir, map[string]string{"include/openssl/extra.h": "x"})
+		}, []string{"include/openssl/extra.h: not listed in the manifest (sha256 " + sum("x") + ")"}},
+		{"symlink to a host file", func(t *testing.T, dir string) {
+			os.Symlink("/etc/hostname", filepath.Join(dir, "include/openssl/leak.h"))
+		}, []string{"include/openssl/leak.h: symlink to /etc/hostname, expected a regular file (not listed in the manifest): not opened"}},
+		{"listed file replaced by a symlink to /dev/zero", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "lib/libssl.a")
+			os.Remove(p)
+			os.Symlink("/dev/zero", p)
+		}, []string{"lib/libssl.a: symlink to /dev/zero, expected a regular file (the manifest lists sha256 " + sum("!<arch>\nssl") + "): not opened"}},
+		{"FIFO", func(t *testing.T, dir string) {
+			if err := syscall.Mkfifo(filepath.Join(dir, "lib/pipe"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"lib/pipe: named pipe (FIFO), expected a regular file"}},
+		{"several at once, all named", func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "lib/libcrypto.a"), "x")
+			os.Remove(filepath.Join(dir, "sbom.json"))
+		}, []string{"2 files differ from manifest.json", "lib/libcrypto.a: changed", "sbom.json: missing"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := published(t)
+			tc.tamper(t, dir)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			m, err := Verify(ctx, dir)
+			if tc.want == nil {
+				if err != nil || m.Name != "openssl-macos-arm64" {
+					t.Fatalf("err = %v", err)
+				}
+				return
+			}
+			var ve *VerifyError
+			if !errors.Is(err, ErrMismatch) || !errors.As(err, &ve) || m == nil {
+				t.Fatalf("err = %v, want a *VerifyError", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+			if !strings.HasPrefix(err.Error(), "verify "+dir+": ") {
+				t.Errorf("error does not name the artifact: %v", err)
+			}
+		})
+	}
+}
+
+// The manifest itself must be a regular file: a symlinked or FIFO manifest
+// is refused without being read (a FIFO would block forever).
+func TestVerifyManifestNotRegular(t *testing.T) {
+	dir := published(t)
+	real := filepath.Join(t.TempDir(), "m.json")
+	os.Rename(filepath.Join(dir, ManifestName), real)
+	os.Symlink(real, filepath.Join(dir, ManifestName))
+	if _, err := Verify(context.Background(), dir); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("symlinked manifest: %v", err)
+	}
+	os.Remove(filepath.Join(dir, ManifestName))
+	if err := syscall.Mkfifo(filepath.Join(dir, ManifestName), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Verify(context.Background(), dir); err == nil || !strings.Contains(err.Error(), "named pipe (FIFO)") {
+		t.Errorf("FIFO manifest: %v", err)
+	}
+	os.Remove(filepath.Join(dir, ManifestName))
+	os.WriteFile(filepath.Join(dir, ManifestName), []byte(`{"schema":"other"}`), 0o644)
+	if _, err := Verify(context.Background(), dir); err == nil || !strings.Contains(err.Error(), `schema "other"`) {
+		t.Errorf("foreign manifest: %v", err)
+	}
+	if _, err := Verify(context.Background(), t.TempDir()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("no manifest: %v", err)
+	}
+}
+
+// A manifest listing a path outside the artifact is reported missing, never
+// opened.
+func TestVerifyManifestPathsNotOpened(t *testing.T) {
+	dir := published(t)
+	m, err := ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Files["../../../../etc/hostname"] = sum("x")
+	writeManifestAs(t, dir, m)
+	_, err = Verify(context.Background(), dir)
+	if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "../../../../etc/hostname: missing") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestVerifyCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Verify(ctx, published(t)); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestCompareFiles(t *testing.T) {
+	got := CompareFiles(map[string]string{"a": "1", "b": "2", "c": "3"},
+		map[string]Entry{"a": {SHA256: "1"}, "b": {SHA256: "9"}, "d": {SHA256: "4"}, "e": {Type: "socket"}})
+	want := []string{"b: changed", "c: missing", "d: not listed", "e: socket"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i].String(), w) {
+			t.Errorf("[%d] %q, want prefix %q", i, got[i], w)
+		}
+	}
+}
+
+func appendTo(t *testing.T, p, s string) {
+	t.Helper()
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(s)
+	f.Close()
+}
+
+func writeManifestAs(t *testing.T, dir string, m *Manifest) {
+	t.Helper()
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ManifestName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,189 @@
+package inspect
+
+import (
+	"sort"
+	"strings"
+)
+
+// OpenSSL lays its build information out together: crypto/cversion.c
+// returns the version text, "built on: ", "platform: " and the OPENSSLDIR
+// strings as literals, and the "compiler: " line from the compiler_flags
+// array that util/mkbuildinf.pl writes into crypto/buildinf.h, all in one
+// object (libcrypto-lib-cversion.o), a few hundred bytes apart; a linker
+// keeps an object's constants together. The forks do the same in their
+// OpenSSL_version() (BoringSSL and AWS-LC in crypto/crypto.c, LibreSSL in
+// crypto/cversion.c), with placeholders instead of values. So when a slice
+// holds several "compiler: " strings, the one laid out with the others is
+// the build's, and a "compiler: cc -O3" string elsewhere in the data is
+// not; Record chooses by that evidence, never by the order of the bytes.
+
+// ClusterGap is how far apart (from the end of one to the start of the
+// next) two build-info strings of one object may lie and still count as
+// laid out together. cversion.o's strings sit within a few hundred bytes
+// (Debian's gcc-built libcrypto.so.3: 350 bytes for all seven).
+const ClusterGap = 1024
+
+// Candidate is one "compiler: " string and the evidence that it is the
+// build's own.
+type Candidate struct {
+	BuildInfo
+	// Beside lists the kinds of the other build-info strings laid out
+	// with it (same object, within ClusterGap of one another), sorted.
+	Beside []BuildInfoKind
+	// Configured says the line carries the preprocessor flags OpenSSL's
+	// Configure writes into every build's line (-DOPENSSL_..., -DL_ENDIAN
+	// or -DB_ENDIAN), which an unrelated "compiler: " string lacks.
+	Configured bool
+	// Placeholder says the line records nothing: "", "n/a" (BoringSSL,
+	// AWS-LC), "information not available" (LibreSSL, OpenSSL 1.0.2
+	// without CFLAGS). Such a line says the flags are unknown, not -O0.
+	Placeholder bool
+}
+
+// Record is a slice's OpenSSL build information as chosen by layout.
+type Record struct {
+	Family   Family     // from Version; "" when the slice holds no version string
+	Version  *BuildInfo // the version string, from the chosen line's cluster when it has one
+	Platform *BuildInfo
+	BuiltOn  *BuildInfo
+	// Candidates are every "compiler: " string of the slice, the chosen
+	// one first, then the others by decreasing evidence.
+	Candidates []Candidate
+}
+
+// Compiler is the chosen compiler line, nil when the slice has none.
+func (r *Record) Compiler() *Candidate {
+	if len(r.Candidates) == 0 {
+		return nil
+	}
+	return &r.Candidates[0]
+}
+
+// IsPlaceholder reports whether a build-info value records nothing.
+func IsPlaceholder(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "n/a", "na", "none", "unknown", "not available", "information not available", "date not available":
+		return true
+	}
+	return false
+}
+
+// configured reports whether a compiler line carries Configure's own
+// preprocessor flags.
+func configured(line string) bool {
+	for _, w := range strings.Fields(line) {
+		if strings.HasPrefix(w, "-DOPENSSL_") || w == "-DL_ENDIAN" || w == "-DB_ENDIAN" {
+			return true
+		}
+	}
+	return false
+}
+
+// RecordOf chooses a slice's build information from every build-info
+// string found in it (in file order, as Inspect and ScanBuildInfo return
+// them). Compiler lines are ranked by, in order: how many other kinds of
+// build-info string lie beside them; whether they carry Configure's flags;
+// whether they record anything; and, when all that ties, the least
+// optimised first, so that a contested line is never credited with an
+// optimisation another candidate denies. The other strings come from the
+// chosen line's cluster, else from the richest cluster that has them.
+func RecordOf(infos []BuildInfo) Record {
+	var rec Record
+	if len(infos) == 0 {
+		return rec
+	}
+	// Cluster strings laid out together.
+	cluster := make([]int, len(infos))
+	for i := 1; i < len(infos); i++ {
+		p, b := infos[i-1], infos[i]
+		cluster[i] = cluster[i-1]
+		if b.Member != p.Member || b.Offset-(p.Offset+int64(len(p.Text))) > ClusterGap || b.Offset < p.Offset {
+			cluster[i]++
+		}
+	}
+	// kinds[c][k] is the first string of kind k in cluster c.
+	kinds := make([]map[BuildInfoKind]int, cluster[len(infos)-1]+1)
+	for i, b := range infos {
+		if kinds[cluster[i]] == nil {
+			kinds[cluster[i]] = map[BuildInfoKind]int{}
+		}
+		if _, ok := kinds[cluster[i]][b.Kind]; !ok {
+			kinds[cluster[i]][b.Kind] = i
+		}
+	}
+	var candCluster []int
+	var opts []OptLevel
+	for i, b := range infos {
+		if b.Kind != InfoCompiler {
+			continue
+		}
+		c := Candidate{BuildInfo: b, Configured: configured(b.Value), Placeholder: IsPlaceholder(b.Value)}
+		for k := range kinds[cluster[i]] {
+			if k != InfoCompiler {
+				c.Beside = append(c.Beside, k)
+			}
+		}
+		sort.Slice(c.Beside, func(x, y int) bool { return c.Beside[x] < c.Beside[y] })
+		rec.Candidates = append(rec.Candidates, c)
+		candCluster = append(candCluster, cluster[i])
+		opts = append(opts, ParseCompilerLine(b.Value).Opt)
+	}
+	order := make([]int, len(rec.Candidates))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool {
+		a, b := rec.Candidates[order[x]], rec.Candidates[order[y]]
+		oa, ob := opts[order[x]], opts[order[y]]
+		if len(a.Beside) != len(b.Beside) {
+			return len(a.Beside) > len(b.Beside)
+		}
+		if a.Configured != b.Configured {
+			return a.Configured
+		}
+		if a.Placeholder != b.Placeholder {
+			return b.Placeholder
+		}
+		if oa != ob {
+			return oa < ob
+		}
+		return a.Offset < b.Offset
+	})
+	sorted := make([]Candidate, len(order))
+	chosenCluster := -1
+	for i, j := range order {
+		sorted[i] = rec.Candidates[j]
+		if i == 0 {
+			chosenCluster = candCluster[j]
+		}
+	}
+	rec.Candidates = sorted
+
+	// Clusters to take the other strings from: the chosen line's first,
+	// then by how many kinds they hold, then in file order.
+	clusters := make([]int, len(kinds))
+	for i := range clusters {
+		clusters[i] = i
+	}
+	sort.SliceStable(clusters, func(x, y int) bool {
+		a, b := clusters[x], clusters[y]
+		if (a == chosenCluster) != (b == chosenCluster) {
+			return a == chosenCluster
+		}
+		return len(kinds[a]) > len(kinds[b])
+	})
+	pick := func(kind BuildInfoKind) *BuildInfo {
+		for _, c := range clusters {
+			if i, ok := kinds[c][kind]; ok {
+				b := infos[i]
+				return &b
+			}
+		}
+		return nil
+	}
+	rec.Version, rec.Platform, rec.BuiltOn = pick(InfoVersion), pick(InfoPlatform), pick(InfoBuiltOn)
+	if rec.Version != nil {
+		rec.Family, _ = FamilyOf(rec.Version.Value)
+	}
+	return rec
+}

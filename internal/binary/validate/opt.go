@@ -1,0 +1,189 @@
+package validate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+)
+
+// How optimised a slice is rests on evidence. Today there is one kind, the
+// compiler line OpenSSL records; the machine-code classifier will be a
+// second, appended to evidenceSources, and the verdict below already weighs
+// any number of them.
+
+// Source names a kind of evidence.
+type Source string
+
+// SourceCompilerLine is the "compiler: " line chosen by inspect.RecordOf.
+const SourceCompilerLine Source = "compiler-line"
+
+// Evidence is one indication of how a slice was optimised.
+type Evidence struct {
+	Source Source
+	// Known says the evidence shows a level; false when it exists but says
+	// nothing (a placeholder line, libcrypto's strings without a line).
+	Known  bool
+	Level  inspect.OptLevel // when Known
+	Flag   string           // the deciding -O word as written, "" when none
+	Detail string           // what was found: the line, or why nothing is known
+	Member string           // archive member it was found in
+}
+
+// evidenceSources are the independent ways of telling how a slice was
+// optimised, each returning nothing when it has nothing to say.
+var evidenceSources = []func(s inspect.Slice) []Evidence{compilerLineEvidence}
+
+// libcryptoMarkers are the build-info strings only libcrypto itself (and
+// the forks' OpenSSL_version) compiles in, beside its compiler line.
+var libcryptoMarkers = map[inspect.BuildInfoKind]bool{
+	inspect.InfoPlatform: true, inspect.InfoBuiltOn: true,
+	inspect.InfoOpenSSLDir: true, inspect.InfoModulesDir: true, inspect.InfoEnginesDir: true,
+}
+
+// HoldsLibcrypto reports whether a slice carries libcrypto's own build
+// information (platform, built on, the directories), with or without a
+// compiler line. A version string alone does not count: OPENSSL_VERSION_TEXT
+// is a header macro that programs linking libcrypto dynamically embed too.
+func HoldsLibcrypto(s inspect.Slice) bool {
+	for _, b := range s.BuildInfo {
+		if libcryptoMarkers[b.Kind] {
+			return true
+		}
+	}
+	return false
+}
+
+func compilerLineEvidence(s inspect.Slice) []Evidence {
+	c := s.Record.Compiler()
+	switch {
+	case c != nil && c.Placeholder:
+		return []Evidence{{Source: SourceCompilerLine, Detail: c.Text, Member: c.Member}}
+	case c != nil:
+		cl := inspect.ParseCompilerLine(c.Value)
+		return []Evidence{{Source: SourceCompilerLine, Known: true, Level: cl.Opt, Flag: cl.OptFlag, Detail: c.Text, Member: c.Member}}
+	case HoldsLibcrypto(s):
+		return []Evidence{{Source: SourceCompilerLine, Detail: "libcrypto's build information without a \"compiler: \" line"}}
+	}
+	return nil
+}
+
+// OptStatus is the verdict on a slice's optimisation.
+type OptStatus string
+
+const (
+	// OptNone: the slice carries no OpenSSL build information (libssl, a
+	// program linking OpenSSL dynamically, anything else): not judged.
+	OptNone    OptStatus = "none"
+	OptOK      OptStatus = "ok"      // the evidence shows at least the minimum
+	OptBelow   OptStatus = "below"   // some evidence shows less than the minimum
+	OptUnknown OptStatus = "unknown" // OpenSSL's build information is there but does not show the level
+)
+
+// OptVerdict is what the evidence says about one slice.
+type OptVerdict struct {
+	Status   OptStatus
+	Level    inspect.OptLevel // OptOK, OptBelow: the lowest level shown
+	Flag     string           // the -O word of that evidence, "" when none
+	Evidence []Evidence
+}
+
+// judgeOpt weighs the evidence: any known evidence below min fails, so one
+// kind cannot rescue another; else known evidence at min or above passes;
+// else it is unknown (or none).
+func judgeOpt(ev []Evidence, min inspect.OptLevel) OptVerdict {
+	v := OptVerdict{Status: OptNone, Evidence: ev}
+	var low *Evidence
+	for i := range ev {
+		e := &ev[i]
+		if e.Known && (low == nil || rank(e.Level) < rank(low.Level)) {
+			low = e
+		}
+		if v.Status == OptNone {
+			v.Status = OptUnknown
+		}
+	}
+	if low != nil {
+		v.Status, v.Level, v.Flag = OptOK, low.Level, low.Flag
+		if !Satisfies(low.Level, min) {
+			v.Status = OptBelow
+		}
+	}
+	return v
+}
+
+// rank orders levels for a minimum: -Os and -Oz optimise as -O2 does, for
+// size, so they satisfy a minimum of -O2 (or -Os, -Oz) but not -O3; -Og
+// drops -O1 passes (GCC), so it does not satisfy -O1.
+func rank(o inspect.OptLevel) int {
+	switch o {
+	case inspect.O0:
+		return 0
+	case inspect.Og:
+		return 1
+	case inspect.O1:
+		return 2
+	case inspect.Oz, inspect.Os, inspect.O2:
+		return 4
+	}
+	return 6 // O3, Ofast
+}
+
+// Satisfies reports whether level meets the minimum min.
+func Satisfies(level, min inspect.OptLevel) bool { return rank(level) >= rank(min) }
+
+// ParseMinOpt parses a minimum optimisation as the check target's -minopt
+// flag takes it: 0, 1, 2, 3, s or z.
+func ParseMinOpt(s string) (inspect.OptLevel, error) {
+	switch s {
+	case "0":
+		return inspect.O0, nil
+	case "1":
+		return inspect.O1, nil
+	case "2":
+		return inspect.O2, nil
+	case "3":
+		return inspect.O3, nil
+	case "s":
+		return inspect.Os, nil
+	case "z":
+		return inspect.Oz, nil
+	}
+	return inspect.O0, fmt.Errorf("-minopt %q: expected 0, 1, 2, 3, s or z", s)
+}
+
+// Describe is the verdict in a few words for a table cell: "-O3", "-O0 (no
+// -O)", "-Os (counts as -O2)", "unknown".
+func (v OptVerdict) Describe() string {
+	switch v.Status {
+	case OptNone:
+		return ""
+	case OptUnknown:
+		return "unknown"
+	}
+	s := v.Level.String()
+	switch {
+	case v.Flag == "":
+		s += " (no -O)"
+	case v.Level == inspect.Os || v.Level == inspect.Oz:
+		s += " (size; counts as -O2)"
+	}
+	return s
+}
+
+// unknownReason is the sentence saying why a slice's optimisation is
+// unknown: "BoringSSL: no compiler line recorded ("compiler: n/a")".
+func unknownReason(s inspect.Slice) string {
+	who := "OpenSSL"
+	if f := s.Record.Family; f != "" {
+		who = string(f)
+	}
+	if c := s.Record.Compiler(); c != nil {
+		return fmt.Sprintf("%s: no compiler line recorded (%q): how it was optimised cannot be shown", who, strings.TrimRight(c.Text, " "))
+	}
+	p := "none"
+	if s.Record.Platform != nil {
+		p = s.Record.Platform.Value
+	}
+	return fmt.Sprintf("%s: libcrypto's build information (platform %q) has no \"compiler: \" line: how it was optimised cannot be shown", who, p)
+}

@@ -1,0 +1,315 @@
+package validate
+
+import (
+	"debug/elf"
+	"debug/macho"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+)
+
+// checker accumulates violations for one file. static turns on the rules
+// for a static library built to a Plan: ar format, relocatable objects,
+// every object's CPU and deployment target, exactly one compiler line
+// carrying the Plan's flags.
+type checker struct {
+	lib    string
+	static bool
+	out    []Violation
+}
+
+func (c *checker) add(arch, member string, rule Rule, expected, found, format string, args ...any) {
+	c.out = append(c.out, Violation{Library: c.lib, Member: member, Arch: arch, Rule: rule,
+		Expected: expected, Found: found, Detail: fmt.Sprintf(format, args...)})
+}
+
+// verdict weighs a slice's optimisation evidence against exp.MinOpt.
+func (c *checker) verdict(s inspect.Slice, exp Expect) SliceReport {
+	var ev []Evidence
+	for _, src := range evidenceSources {
+		ev = append(ev, src(s)...)
+	}
+	r := SliceReport{Arch: sliceArch(s), Opt: judgeOpt(ev, exp.MinOpt), Libcrypto: HoldsLibcrypto(s)}
+	if r.Opt.Status == OptUnknown {
+		r.Unknown = unknownReason(s)
+	}
+	return r
+}
+
+// slice applies the rules to one architecture slice.
+func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
+	arch := exp.Arch
+	if arch == "" {
+		arch = sliceArch(s)
+	}
+	if c.static {
+		if s.Format != inspect.FormatAr {
+			c.add(arch, "", RuleFormat, "ar archive", string(s.Format),
+				"expected a static library (ar archive), found a %s file", s.Format)
+		} else if len(s.Objects) == 0 {
+			c.add(arch, "", RuleFormat, "object members", "none", "archive has no object members")
+		}
+	}
+	minos, _ := inspect.ParseVersion(exp.MinOS) // checked by checkExpects
+	for _, o := range s.Objects {
+		c.object(arch, o, exp, minos)
+	}
+	r := c.verdict(s, exp)
+	c.optimisation(arch, s, exp, r)
+	if c.static {
+		c.compilerLine(arch, s, exp)
+	}
+	c.platform(arch, s.BuildInfo, exp)
+	c.version(arch, s.BuildInfo, exp)
+	return r
+}
+
+func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspect.Version) {
+	if o.Err != nil {
+		msg := o.Err.Error()
+		var fe *inspect.FormatError
+		if errors.As(o.Err, &fe) {
+			msg = fmt.Sprintf("at file offset %d: %s", fe.Offset, fe.Msg)
+		}
+		c.add(arch, o.Member, RuleFormat, "a well-formed "+string(o.Format)+" object", "malformed",
+			"cannot parse %s object: %s", o.Format, msg)
+		return
+	}
+	if !c.static {
+		return // any binary: its slice is what it is
+	}
+	if exp.OS == "linux" {
+		c.elfObject(arch, o, exp)
+		return
+	}
+	m := o.MachO
+	if m == nil {
+		c.add(arch, o.Member, RuleFormat, "Mach-O object", string(o.Format),
+			"expected a Mach-O object, found %s (first bytes %x)", describe(o), o.Magic)
+		return
+	}
+	if !SameArch(m.Arch, exp.Arch) {
+		c.add(arch, o.Member, RuleCPU, exp.Arch, m.Arch, "CPU type is %s, expected %s", m.Arch, exp.Arch)
+	}
+	if m.Type != macho.TypeObj {
+		c.add(arch, o.Member, RuleFileType, "object", m.TypeName(), "Mach-O file type is %s, expected object (MH_OBJECT)", m.TypeName())
+	}
+	if len(m.Versions) == 0 {
+		c.add(arch, o.Member, RuleDeployment, "macOS "+exp.MinOS, "none",
+			"has no deployment target (no LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX), expected macOS %s", exp.MinOS)
+	}
+	for _, v := range m.Versions {
+		if v.Platform != inspect.PlatformMacOS {
+			c.add(arch, o.Member, RuleDeployment, "macOS", v.Platform.String(),
+				"%s platform is %s, expected macOS", v.CmdName(), v.Platform)
+			continue
+		}
+		if exp.MinOS != "" && v.MinOS != minos {
+			c.add(arch, o.Member, RuleDeployment, exp.MinOS, v.MinOS.String(),
+				"%s minos is %s, expected %s", v.CmdName(), v.MinOS, exp.MinOS)
+		}
+	}
+}
+
+// elfObject holds an object of a Linux static library to its expectation:
+// an ELF relocatable object for the expected architecture.
+func (c *checker) elfObject(arch string, o inspect.Object, exp Expect) {
+	e := o.ELF
+	if e == nil {
+		c.add(arch, o.Member, RuleFormat, "ELF object", string(o.Format),
+			"expected an ELF object, found %s (first bytes %x)", describe(o), o.Magic)
+		return
+	}
+	if !SameArch(e.Arch, exp.Arch) {
+		c.add(arch, o.Member, RuleCPU, exp.Arch, e.Arch, "ELF machine is %s, expected %s", e.Arch, exp.Arch)
+	}
+	if e.Type != elf.ET_REL {
+		c.add(arch, o.Member, RuleFileType, "relocatable", e.TypeName(), "ELF file type is %s, expected relocatable (ET_REL)", e.TypeName())
+	}
+}
+
+func describe(o inspect.Object) string {
+	if o.ELF != nil {
+		return fmt.Sprintf("an ELF %s for %s", o.ELF.TypeName(), o.ELF.Arch)
+	}
+	if o.Format == inspect.FormatUnknown {
+		return "an unrecognised file"
+	}
+	return "a " + string(o.Format) + " file"
+}
+
+// optimisation turns the slice's verdict into violations: evidence below
+// the minimum always; unknown when a line is required or Strict.
+func (c *checker) optimisation(arch string, s inspect.Slice, exp Expect, r SliceReport) {
+	v := r.Opt
+	min := exp.MinOpt.String()
+	if exp.NoOptFlag {
+		// The pyca-way build: its own line must carry no -O flag at all.
+		if l := s.Record.Compiler(); l != nil {
+			if cl := inspect.ParseCompilerLine(l.Text); cl.OptFlag != "" {
+				c.add(arch, l.Member, RuleOptimisation, "no -O flag", cl.OptFlag,
+					"compiler line has %q, expected none (a build made the pyca way, without optimisation): %q", cl.OptFlag, l.Text)
+			}
+		}
+		return
+	}
+	switch v.Status {
+	case OptBelow:
+		for _, e := range v.Evidence {
+			if !e.Known || Satisfies(e.Level, exp.MinOpt) {
+				continue
+			}
+			q := fmt.Sprintf("%q", strings.TrimPrefix(e.Detail, "compiler: "))
+			if e.Flag == "" {
+				c.add(arch, e.Member, RuleOptimisation, "at least "+min, "no -O flag (-O0)",
+					"compiler line has no -O flag (built without optimisation (-O0)), expected at least %s: %s", min, q)
+			} else {
+				c.add(arch, e.Member, RuleOptimisation, "at least "+min, e.Flag,
+					"compiler line optimises at %s (last -O flag %q), expected at least %s: %s", e.Level, e.Flag, min, q)
+			}
+		}
+	case OptUnknown, OptNone:
+		switch {
+		case exp.RequireCompilerLine && s.Record.Compiler() == nil:
+			c.add(arch, "", RuleCompilerLine, "one \"compiler: \" line", "none",
+				"no \"compiler: \" line found, expected exactly one (OpenSSL embeds it from crypto/buildinf.h)")
+		case exp.RequireCompilerLine:
+			l := s.Record.Compiler()
+			c.add(arch, l.Member, RuleCompilerLine, "a compiler line with the build's flags", l.Text,
+				"compiler line records no flags (%q), expected the build's", l.Text)
+		case exp.Strict && v.Status == OptUnknown:
+			member := ""
+			if l := s.Record.Compiler(); l != nil {
+				member = l.Member
+			}
+			c.add(arch, member, RuleCompilerLine, "evidence of at least "+min, "unknown",
+				"%s (unknown fails with -strict)", r.Unknown)
+		}
+	}
+}
+
+// compilerLine holds the build's own line to the Plan: exactly one, not
+// cut, for this architecture, with the Plan's flags.
+func (c *checker) compilerLine(arch string, s inspect.Slice, exp Expect) {
+	if n := len(s.Record.Candidates); n > 1 {
+		var where []string
+		for _, l := range s.BuildInfo { // in file order
+			if l.Kind == inspect.InfoCompiler {
+				where = append(where, fmt.Sprintf("%s at offset %d", orSlice(l.Member), l.Offset))
+			}
+		}
+		c.add(arch, "", RuleCompilerLine, "one \"compiler: \" line", fmt.Sprintf("%d", n),
+			"found %d \"compiler: \" lines, expected exactly one: in %s", n, strings.Join(where, "; "))
+	}
+	l := s.Record.Compiler()
+	if l == nil || l.Placeholder {
+		return
+	}
+	cl := inspect.ParseCompilerLine(l.Value)
+	q := fmt.Sprintf("%q", l.Value)
+	if l.Truncated {
+		c.add(arch, l.Member, RuleCompilerLine, "a compiler line", "truncated",
+			"compiler line is longer than %d bytes and was cut: %s", inspect.MaxBuildInfoLen, q)
+	}
+	// Only Apple's compilers take -arch; a Linux compiler line has none.
+	if exp.OS != "linux" && (len(cl.Archs) != 1 || !SameArch(cl.Archs[0], arch)) {
+		found := "no -arch"
+		if len(cl.Archs) > 0 {
+			found = "-arch " + strings.Join(cl.Archs, " -arch ")
+		}
+		c.add(arch, l.Member, RuleArchFlag, "-arch "+arch, found,
+			"compiler line has %s, expected exactly -arch %s: %s", found, arch, q)
+	}
+	for _, f := range exp.Flags {
+		if !cl.Has(f) {
+			c.add(arch, l.Member, RuleFlag, f, "absent", "compiler line lacks %q: %s", f, q)
+		}
+	}
+}
+
+func orSlice(member string) string {
+	if member == "" {
+		return "the file"
+	}
+	return member
+}
+
+func (c *checker) platform(arch string, infos []inspect.BuildInfo, exp Expect) {
+	if exp.Platform == "" {
+		return
+	}
+	n := 0
+	seen := map[string]bool{}
+	for _, b := range infos {
+		if b.Kind != inspect.InfoPlatform {
+			continue
+		}
+		n++
+		if b.Value != exp.Platform && !seen[b.Value] {
+			seen[b.Value] = true
+			c.add(arch, b.Member, RulePlatform, exp.Platform, b.Value,
+				"built for Configure target %q, expected %q", b.Value, exp.Platform)
+		}
+	}
+	if n == 0 {
+		c.add(arch, "", RulePlatform, exp.Platform, "none",
+			"no \"platform: \" string found, expected \"platform: %s\"", exp.Platform)
+	}
+}
+
+// version holds every version string of the slice to exp.Version: one
+// edited copy among several is caught too.
+func (c *checker) version(arch string, infos []inspect.BuildInfo, exp Expect) {
+	if exp.Version == "" {
+		return
+	}
+	n := 0
+	seen := map[string]bool{}
+	for _, b := range infos {
+		if b.Kind != inspect.InfoVersion {
+			continue
+		}
+		n++
+		fam, num := inspect.FamilyOf(b.Value)
+		if (fam != inspect.FamilyOpenSSL || num != exp.Version) && !seen[b.Value] {
+			seen[b.Value] = true
+			c.add(arch, b.Member, RuleVersion, "OpenSSL "+exp.Version, b.Value,
+				"embeds %q, expected OpenSSL %s", b.Value, exp.Version)
+		}
+	}
+	if n == 0 && exp.RequireCompilerLine {
+		c.add(arch, "", RuleVersion, "OpenSSL "+exp.Version, "none",
+			"no OpenSSL version string found, expected OpenSSL %s", exp.Version)
+	}
+}
+
+// sameVersion requires the slices of one file to embed one version: a fat
+// file is one build, and a merge of two releases is not.
+func (c *checker) sameVersion(f *inspect.File) {
+	var first *inspect.BuildInfo
+	firstArch := ""
+	var parts []string
+	differ := false
+	for _, s := range f.Slices {
+		v := s.Record.Version
+		if v == nil {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %q", sliceArch(s), v.Value))
+		if first == nil {
+			first, firstArch = v, sliceArch(s)
+			continue
+		}
+		fa, na := inspect.FamilyOf(first.Value)
+		fb, nb := inspect.FamilyOf(v.Value)
+		if fa != fb || na != nb {
+			differ = true
+		}
+	}
+	if differ {
+		c.add("", "", RuleVersion, "one version across slices ("+firstArch+": "+first.Value+")", strings.Join(parts, ", "),
+			"slices embed different versions: %s", strings.Join(parts, ", "))
+	}
+}

@@ -1,0 +1,152 @@
+package check
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
+)
+
+// root is an osslbuild artifact: a directory, or a directory inside a
+// tarball, with the manifest it holds and what was found in it.
+type root struct {
+	path     string // the directory, or the tarball
+	dir      string // the directory (on disk, or inside the tarball)
+	inTar    bool
+	manifest *artifact.Manifest
+	found    map[string]artifact.Entry // every entry under dir but the manifest, by slash path relative to dir
+	art      *Artifact
+}
+
+func newRoot(p, dir string, inTar bool, m *artifact.Manifest) *root {
+	r := &root{path: p, dir: dir, inTar: inTar, manifest: m, found: map[string]artifact.Entry{}}
+	r.art = &Artifact{Path: p, Name: m.Name, Version: m.OpenSSL.Version, Files: len(m.Files)}
+	if inTar {
+		r.art.Member = dir
+	}
+	return r
+}
+
+// where names the artifact in messages.
+func (r *root) where() string {
+	if r.inTar {
+		return r.path + "(" + r.dir + ")"
+	}
+	return r.path
+}
+
+// dirManifest reads dir/manifest.json; it returns the artifact when the
+// manifest is osslbuild's, nil when there is none or it is someone else's.
+func (c *checker) dirManifest(dir string, e fs.DirEntry) *root {
+	p := filepath.Join(dir, artifact.ManifestName)
+	if !e.Type().IsRegular() {
+		c.res.Failures = append(c.res.Failures, fmt.Sprintf("%s: %s, expected a regular file: not read", p, artifact.Describe(p, e.Type())))
+		return nil
+	}
+	f, _, err := artifact.OpenRegular(p)
+	if err != nil {
+		c.res.Failures = append(c.res.Failures, err.Error())
+		return nil
+	}
+	defer f.Close()
+	m, err := readManifest(f)
+	if err != nil {
+		c.res.Failures = append(c.res.Failures, fmt.Sprintf("%s: %v", p, err))
+		return nil
+	}
+	if m.Schema != artifact.Schema {
+		return nil // someone else's manifest.json
+	}
+	r := newRoot(dir, dir, false, m)
+	c.roots = append(c.roots, r)
+	return r
+}
+
+// library reports whether rel is one of the artifact's static libraries.
+func library(rel string) (string, bool) {
+	lib := strings.TrimPrefix(rel, "lib/")
+	return lib, lib != rel && slices.Contains(artifact.Libraries, lib)
+}
+
+// expects are what the artifact's manifest promises for lib, one per
+// slice: the build's own expectations, with its OpenSSL version.
+func (r *root) expects(lib string) []validate.Expect {
+	m := r.manifest
+	parts := m.Slices
+	if len(parts) == 0 {
+		parts = []*artifact.Manifest{m}
+	}
+	var exps []validate.Expect
+	for _, s := range parts {
+		if s == nil {
+			continue
+		}
+		t := s.Target
+		e := validate.ForLibrary(lib, t.OS, t.Arch, t.MinOS, t.Configure, t.Flags)
+		e.Version = m.OpenSSL.Version
+		exps = append(exps, e)
+	}
+	return exps
+}
+
+// verify holds the artifact's files against its manifest and the manifest
+// against itself; problems become failures.
+func (c *checker) verify(r *root) {
+	fail := func(msg string) {
+		r.art.Problems = append(r.art.Problems, msg)
+		c.res.Failures = append(c.res.Failures, fmt.Sprintf("%s: %s", r.where(), msg))
+	}
+	for _, p := range artifact.CompareFiles(r.manifest.Files, r.found) {
+		fail(p.String())
+	}
+	m := r.manifest
+	if m.OpenSSL.Version == "" {
+		fail("manifest records no OpenSSL version")
+	}
+	if len(m.Slices) == 0 && m.Target.Arch == "" {
+		fail("manifest records no target architecture")
+	}
+	for _, s := range m.Slices {
+		switch {
+		case s == nil:
+			fail("manifest has an empty slice entry")
+		case s.OpenSSL.Version != m.OpenSSL.Version:
+			fail(fmt.Sprintf("manifest's %s slice records OpenSSL %s, the artifact OpenSSL %s", s.Target.Arch, s.OpenSSL.Version, m.OpenSSL.Version))
+		}
+	}
+	have := map[string]bool{}
+	for _, b := range c.res.Binaries {
+		if b.root == r {
+			if lib, ok := library(c.relIn(r, b)); ok && b.Error == "" {
+				have[lib] = true
+			}
+		}
+	}
+	for _, lib := range artifact.Libraries {
+		if !have[lib] {
+			fail("no lib/" + lib + " static library was found in the artifact")
+		}
+	}
+	r.art.OK = len(r.art.Problems) == 0
+	c.res.Artifacts = append(c.res.Artifacts, *r.art)
+}
+
+// relIn is a binary's slash path inside its artifact.
+func (c *checker) relIn(r *root, b Binary) string {
+	if r.inTar {
+		if r.dir == "." {
+			return path.Clean(b.Member)
+		}
+		return strings.TrimPrefix(path.Clean(b.Member), r.dir+"/")
+	}
+	rel, err := filepath.Rel(r.dir, b.Path)
+	if err != nil {
+		return ""
+	}
+	return filepath.ToSlash(rel)
+}

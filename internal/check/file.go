@@ -1,0 +1,385 @@
+package check
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+)
+
+// jobResult is what inspecting one file found.
+type jobResult struct {
+	binaries []Binary
+	notes    []string
+	failures []string
+	skipped  int
+	entry    *artifact.Entry // for a file inside an artifact directory: its digest
+	roots    []*root         // artifacts inside a tarball
+}
+
+// open opens a file to read it: never a FIFO, socket or device (O_NONBLOCK,
+// then refused on fstat), and, for a file met in a walk, never through a
+// link swapped in after the walk listed it (O_NOFOLLOW).
+func open(p string, follow bool) (*os.File, os.FileInfo, error) {
+	if !follow {
+		return artifact.OpenRegular(p)
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %s, expected a regular file: not read", p, artifact.Describe(p, st.Mode().Type()))
+	}
+	return f, st, nil
+}
+
+// smallFile is the size up to which a file is read into the worker's
+// buffer rather than mapped: unmapping costs a TLB flush on every CPU,
+// which for a small object is more than copying it.
+const smallFile = 4 << 20
+
+// smallRead is the size up to which a file is read whole before its magic
+// is looked at: most files in a directory of binaries are binaries.
+const smallRead = 256 << 10
+
+// worker is one inspecting goroutine's reusable memory.
+type worker struct{ buf []byte }
+
+// load returns the size bytes of f: read into the worker's buffer when
+// small, mapped when large; release frees a mapping.
+func (w *worker) load(f *os.File, size int64) (data []byte, release func(), err error) {
+	if size > smallFile {
+		return mapFile(f, size)
+	}
+	if int64(cap(w.buf)) < size {
+		w.buf = make([]byte, size)
+	}
+	data = w.buf[:size]
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), data); err != nil {
+		return nil, nil, err
+	}
+	return data, func() {}, nil
+}
+
+// file inspects one file on disk.
+func (c *checker) file(j job, w *worker) (r jobResult) {
+	p := j.path
+	fail := func(size int64, err error) jobResult {
+		r.binaries = append(r.binaries, Binary{Path: p, Size: size, Error: err.Error(), Slices: []Slice{}, root: j.root})
+		return r
+	}
+	f, st, err := open(p, j.explicit)
+	if err != nil {
+		return fail(0, err)
+	}
+	defer f.Close()
+	size := st.Size()
+	// A small file is read whole at once (one system call, not two); of a
+	// larger one the magic first, the rest only if it is worth reading.
+	var data []byte
+	release := func() {}
+	defer func() { release() }()
+	magic := make([]byte, min(size, 8))
+	if size <= smallRead {
+		if data, release, err = w.load(f, size); err != nil {
+			return fail(size, fmt.Errorf("read %s: %w", p, err))
+		}
+		copy(magic, data)
+	} else if _, err := f.ReadAt(magic, 0); err != nil && err != io.EOF {
+		return fail(size, fmt.Errorf("read %s: %w", p, err))
+	}
+	format := inspect.Identify(magic)
+	if format == inspect.FormatUnknown {
+		switch {
+		case j.explicit && size == 0:
+			return fail(0, fmt.Errorf("%s: %w: the file is empty (0 bytes): expected a Mach-O, universal, ar or ELF binary, a wheel (zip) or a .tar.gz", p, inspect.ErrUnknownFormat))
+		case j.explicit:
+			return fail(size, fmt.Errorf("%s: %w: expected a Mach-O, universal, ar or ELF binary, a wheel (zip) or a .tar.gz, found magic %x", p, inspect.ErrUnknownFormat, magic))
+		}
+		r.skipped++
+		if j.root == nil {
+			return r
+		}
+		// Every file of an artifact is verified.
+	}
+	if data == nil {
+		if data, release, err = w.load(f, size); err != nil {
+			return fail(size, fmt.Errorf("read %s: %w", p, err))
+		}
+	}
+	switch format {
+	case inspect.FormatUnknown:
+		err = guard(p, func() error { r.entry = &artifact.Entry{SHA256: hashBytes(data)}; return nil })
+		if err != nil {
+			return fail(size, err)
+		}
+		return r
+	case inspect.FormatZip, inspect.FormatGzip:
+		err = guard(p, func() error { return c.container(p, format, data, &r) })
+		if err != nil {
+			if cerr := c.ctx.Err(); cerr != nil {
+				return r
+			}
+			r.binaries = append(r.binaries, Binary{Path: p, Size: size, Error: err.Error(), Slices: []Slice{}})
+		}
+		if j.root != nil {
+			r.entry = &artifact.Entry{SHA256: hashBytes(data)}
+		}
+		return r
+	}
+	b := c.binary(Binary{Path: p, Size: size, root: j.root}, p, data)
+	if j.root != nil && b.SHA256 != "" {
+		r.entry = &artifact.Entry{SHA256: b.SHA256}
+	}
+	r.binaries = append(r.binaries, b)
+	return r
+}
+
+// binary hashes data and inspects it; a large file on two cores at once
+// (the other workers keep both busy with small ones).
+func (c *checker) binary(b Binary, name string, data []byte) Binary {
+	var sum string
+	var herr error
+	hash := func() { herr = guard(name, func() error { sum = hashBytes(data); return nil }) }
+	done := make(chan struct{})
+	if len(data) > smallFile {
+		go func() { defer close(done); hash() }()
+	} else {
+		hash()
+		close(done)
+	}
+	var f *inspect.File
+	ierr := guard(name, func() (err error) { f, err = inspect.InspectBytes(name, data); return err })
+	<-done
+	b.SHA256 = sum
+	switch {
+	case herr != nil:
+		b.Error = herr.Error()
+	case ierr != nil:
+		b.Error = ierr.Error()
+	default:
+		b.Format, b.file = string(f.Format), f
+	}
+	b.Slices = []Slice{}
+	return b
+}
+
+func hashBytes(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// guard runs fn, turning a fault on a mapped file that shrank underneath
+// (SIGBUS) into an error naming the file instead of a crash.
+func guard(name string, fn func() error) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer debug.SetPanicOnFault(old)
+	defer func() {
+		if p := recover(); p != nil {
+			if re, ok := p.(runtime.Error); ok && strings.Contains(re.Error(), "fault") {
+				err = fmt.Errorf("read %s: the file changed while it was read: %v", name, re)
+				return
+			}
+			panic(p)
+		}
+	}()
+	return fn()
+}
+
+// readFile reads size bytes of f into memory: mapFile's fallback.
+func readFile(f *os.File, size int64) ([]byte, func(), error) {
+	b := make([]byte, size)
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), b); err != nil {
+		return nil, nil, err
+	}
+	return b, func() {}, nil
+}
+
+// maxInMemory bounds an archive member held in memory for inspection;
+// larger ones go to a temporary file.
+const maxInMemory = 64 << 20
+
+// container walks a wheel (zip) or tarball (tar.gz) whose bytes are data.
+// Binary members are decompressed once, hashed on the way, and inspected;
+// in a tarball every member is hashed and every manifest read, so the
+// osslbuild artifacts inside can be verified once the walk is over.
+func (c *checker) container(p string, format inspect.Format, data []byte, r *jobResult) error {
+	tar := format == inspect.FormatGzip
+	entries := map[string]artifact.Entry{}
+	var manifests []*root
+	fn := func(m inspect.Member, rd io.Reader) error {
+		if m.Type != "" {
+			if tar {
+				entries[path.Clean(m.Name)] = artifact.Entry{Type: m.Type}
+			}
+			return nil
+		}
+		if tar && path.Base(m.Name) == artifact.ManifestName {
+			b, err := io.ReadAll(io.LimitReader(rd, artifact.MaxManifestSize+1))
+			if err != nil {
+				return err
+			}
+			entries[path.Clean(m.Name)] = artifact.Entry{SHA256: hashBytes(b)}
+			if len(b) > artifact.MaxManifestSize {
+				r.failures = append(r.failures, fmt.Sprintf("%s(%s): manifest larger than %d bytes", p, m.Name, artifact.MaxManifestSize))
+				return nil
+			}
+			man, err := artifact.ParseManifest(b)
+			if err != nil {
+				r.failures = append(r.failures, fmt.Sprintf("%s(%s): %v", p, m.Name, err))
+				return nil
+			}
+			if man.Schema == artifact.Schema {
+				manifests = append(manifests, newRoot(p, path.Dir(path.Clean(m.Name)), true, man))
+			}
+			return nil
+		}
+		magic := make([]byte, 8)
+		n, err := io.ReadFull(rd, magic)
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return err
+		}
+		magic = magic[:n]
+		rest := io.MultiReader(bytes.NewReader(magic), rd)
+		switch inspect.Identify(magic) {
+		case inspect.FormatUnknown:
+			r.skipped++
+			if tar {
+				h := sha256.New()
+				if _, err := io.Copy(h, rest); err != nil {
+					return err
+				}
+				entries[path.Clean(m.Name)] = artifact.Entry{SHA256: hex.EncodeToString(h.Sum(nil))}
+			}
+			return nil
+		case inspect.FormatZip, inspect.FormatGzip:
+			r.notes = append(r.notes, fmt.Sprintf("%s(%s): nested archive, not inspected (archives are opened one level deep)", p, m.Name))
+			if tar {
+				h := sha256.New()
+				if _, err := io.Copy(h, rest); err != nil {
+					return err
+				}
+				entries[path.Clean(m.Name)] = artifact.Entry{SHA256: hex.EncodeToString(h.Sum(nil))}
+			}
+			return nil
+		}
+		b, err := c.member(p, m, rest)
+		if err != nil {
+			return err
+		}
+		if tar {
+			entries[path.Clean(m.Name)] = artifact.Entry{SHA256: b.SHA256}
+		}
+		r.binaries = append(r.binaries, b)
+		return nil
+	}
+	var err error
+	if tar {
+		err = inspect.WalkTarGz(c.ctx, p, bytes.NewReader(data), c.o.Limits, fn)
+	} else {
+		err = inspect.WalkZip(c.ctx, p, bytes.NewReader(data), int64(len(data)), c.o.Limits, fn)
+	}
+	if err != nil {
+		return err
+	}
+	// Each artifact in the tarball: its entries, and the binaries it holds.
+	for _, rt := range manifests {
+		prefix := rt.dir + "/"
+		if rt.dir == "." {
+			prefix = ""
+		}
+		for name, e := range entries {
+			if rel, ok := strings.CutPrefix(name, prefix); ok && rel != artifact.ManifestName {
+				rt.found[rel] = e
+			}
+		}
+	}
+	for i := range r.binaries {
+		b := &r.binaries[i]
+		name := path.Clean(b.Member)
+		for _, rt := range manifests {
+			if (rt.dir == "." || strings.HasPrefix(name, rt.dir+"/")) && (b.root == nil || len(rt.dir) > len(b.root.dir)) {
+				b.root = rt
+			}
+		}
+	}
+	r.roots = append(r.roots, manifests...)
+	return nil
+}
+
+// member decompresses one archive member (into memory, or a temporary
+// file when large), hashing it on the way, and inspects it.
+func (c *checker) member(p string, m inspect.Member, r io.Reader) (Binary, error) {
+	b := Binary{Path: p, Member: m.Name}
+	name := p + "(" + m.Name + ")"
+	var buf bytes.Buffer
+	n, err := io.Copy(&buf, io.LimitReader(r, maxInMemory+1))
+	if err != nil {
+		if errors.Is(err, inspect.ErrLimit) {
+			return b, err // already names the archive and member
+		}
+		return b, fmt.Errorf("check %s: read member: %w", name, err)
+	}
+	if n <= maxInMemory {
+		b.Size = n
+		return c.binary(b, name, buf.Bytes()), nil
+	}
+	// Too large for memory: spool to a temporary file, deleted at once.
+	tmp, err := os.CreateTemp(c.o.TempDir, "osslbuild-check-*")
+	if err != nil {
+		return b, fmt.Errorf("check %s: spool: %w", name, err)
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	h := sha256.New()
+	if _, err := io.MultiWriter(tmp, h).Write(buf.Bytes()); err != nil {
+		return b, fmt.Errorf("check %s: spool: %w", name, err)
+	}
+	more, err := io.Copy(io.MultiWriter(tmp, h), r)
+	if err != nil {
+		if errors.Is(err, inspect.ErrLimit) {
+			return b, err
+		}
+		return b, fmt.Errorf("check %s: read member: %w", name, err)
+	}
+	b.Size = n + more
+	b.SHA256 = hex.EncodeToString(h.Sum(nil))
+	f, err := inspect.InspectReader(name, tmp, b.Size)
+	b.Slices = []Slice{}
+	if err != nil {
+		b.Error = err.Error()
+		return b, nil
+	}
+	b.Format, b.file = string(f.Format), f
+	return b, nil
+}
+
+// readManifest reads a manifest.json of bounded size.
+func readManifest(r io.Reader) (*artifact.Manifest, error) {
+	b, err := io.ReadAll(io.LimitReader(r, artifact.MaxManifestSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > artifact.MaxManifestSize {
+		return nil, fmt.Errorf("larger than %d bytes", artifact.MaxManifestSize)
+	}
+	return artifact.ParseManifest(b)
+}

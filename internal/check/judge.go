@@ -1,0 +1,228 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
+)
+
+// judge applies the rules (package validate's, one engine with the build)
+// once every binary is inspected and every manifest read: a tarball's
+// manifest.json comes after its lib/.
+func (c *checker) judge() {
+	judged := 0
+	for i := range c.res.Binaries {
+		b := &c.res.Binaries[i]
+		if b.root != nil {
+			b.Artifact = b.root.manifest.Name
+		}
+		if b.Error != "" || b.file == nil {
+			c.res.Failures = append(c.res.Failures, b.Error)
+			continue
+		}
+		rep := c.rules(b)
+		for j, s := range b.file.Slices {
+			var v validate.SliceReport
+			if j < len(rep.Slices) {
+				v = rep.Slices[j]
+			}
+			b.Slices = append(b.Slices, facts(s, v))
+		}
+		c.place(b, rep.Violations)
+		for _, p := range b.Problems {
+			c.res.Failures = append(c.res.Failures, p.where(*b)+": "+p.Message)
+		}
+		for j := range b.Slices {
+			s := &b.Slices[j]
+			if s.OptStatus != string(validate.OptNone) {
+				judged++
+			}
+			switch {
+			case s.OptStatus == string(validate.OptUnknown) && !c.o.Strict:
+				c.note(fmt.Sprintf("%s %s: %s (reported, not failed; -strict fails it)", b.Name(), s.Arch, s.Unknown))
+			case s.OptStatus == string(validate.OptNone) && s.Version != "" && !s.Libcrypto:
+				c.note(fmt.Sprintf("%s %s: %q but no libcrypto build info: built against OpenSSL, loads it at run time; check that library", b.Name(), s.Arch, s.Version))
+			}
+			s.OK = len(s.Problems) == 0
+			for _, p := range s.Problems {
+				c.res.Failures = append(c.res.Failures, fmt.Sprintf("%s %s: %s", p.where(*b), s.Arch, p.Message))
+			}
+		}
+	}
+	for _, r := range c.roots {
+		c.verify(r)
+	}
+	if judged == 0 {
+		c.res.nothing = fmt.Sprintf("%s: no OpenSSL build information (\"compiler: \", \"platform: \" ...) found in %d binaries: nothing shows how OpenSSL was built", c.o.Path, len(c.res.Binaries))
+		c.res.Failures = append(c.res.Failures, c.res.nothing)
+	}
+	c.res.OK = len(c.res.Failures) == 0
+}
+
+// rules holds one binary against what is expected of it: an artifact's
+// static library against everything its manifest promises, the build's
+// own expectations; anything else against the check policy.
+func (c *checker) rules(b *Binary) validate.Report {
+	f := b.file
+	policy := validate.Policy{Archs: c.o.Archs, MinOpt: c.min, Strict: c.o.Strict}
+	r := b.root
+	if r == nil {
+		return validate.Binary(f, policy)
+	}
+	lib, ok := library(c.relIn(r, *b))
+	if !ok {
+		if len(policy.Archs) == 0 {
+			for _, e := range r.expects("") {
+				policy.Archs = append(policy.Archs, e.Arch)
+			}
+		}
+		return validate.Binary(f, policy)
+	}
+	exps := r.expects(lib)
+	for i := range exps {
+		exps[i].Strict = c.o.Strict
+	}
+	var rep validate.Report
+	var err error
+	if len(r.manifest.Slices) > 0 {
+		rep, err = validate.ValidateUniversal(f, exps...)
+	} else {
+		rep, err = validate.Validate(f, exps...)
+	}
+	if err != nil { // the manifest's own expectations are unusable
+		rep = validate.Binary(f, policy)
+		b.Problems = append(b.Problems, Problem{Rule: RuleManifest, Message: fmt.Sprintf("artifact %s: manifest: %v", r.manifest.Name, err)})
+	}
+	rep.Violations = append(rep.Violations, validate.RequireArchs(f, c.o.Archs)...)
+	return rep
+}
+
+// place puts each violation on its slice, or on the binary when it
+// concerns the whole file or a slice that is missing.
+func (c *checker) place(b *Binary, vs []validate.Violation) {
+	for _, v := range vs {
+		p := Problem{Rule: Rule(v.Rule), Member: v.Member, Message: v.Detail}
+		idx := -1
+		if v.Arch != "" && v.Rule != validate.RuleSlices {
+			for j, s := range b.Slices {
+				if validate.SameArch(s.Arch, v.Arch) {
+					idx = j
+					break
+				}
+			}
+			if idx < 0 && len(b.Slices) == 1 {
+				idx = 0
+			}
+		}
+		if idx < 0 {
+			b.Problems = append(b.Problems, p)
+			continue
+		}
+		b.Slices[idx].Problems = append(b.Slices[idx].Problems, p)
+	}
+}
+
+// facts turns inspect's findings and validate's verdict for one slice into
+// a report Slice.
+func facts(s inspect.Slice, v validate.SliceReport) Slice {
+	out := Slice{Arch: v.Arch, Format: string(s.Format), Objects: len(s.Objects), Libcrypto: v.Libcrypto,
+		OptStatus: string(v.Opt.Status), Unknown: v.Unknown, OptFlag: v.Opt.Flag}
+	if out.Arch == "" {
+		out.Arch = "unknown"
+	}
+	if out.OptStatus == "" {
+		out.OptStatus = string(validate.OptNone)
+	}
+	if v.Opt.Status == validate.OptOK || v.Opt.Status == validate.OptBelow {
+		out.Opt = v.Opt.Level.String()
+	}
+	rec := s.Record
+	out.Family = string(rec.Family)
+	if rec.Version != nil {
+		out.Version = rec.Version.Value
+	}
+	if rec.Platform != nil {
+		out.Platform = rec.Platform.Value
+	}
+	if rec.BuiltOn != nil {
+		out.BuiltOn = rec.BuiltOn.Value
+	}
+	seen := map[string]bool{}
+	for _, bi := range s.BuildInfo {
+		if bi.Kind == inspect.InfoCompiler && !seen[bi.Value] {
+			seen[bi.Value] = true
+			out.Compilers = append(out.Compilers, bi.Value)
+		}
+	}
+	for i, cd := range rec.Candidates {
+		if i == 0 {
+			out.Compiler = cd.Value
+		}
+		beside := make([]string, len(cd.Beside))
+		for j, k := range cd.Beside {
+			beside[j] = string(k)
+		}
+		out.Candidates = append(out.Candidates, Candidate{Line: cd.Value, Member: cd.Member, Offset: cd.Offset,
+			Beside: beside, Configured: cd.Configured, Placeholder: cd.Placeholder, Chosen: i == 0})
+	}
+	for _, e := range v.Opt.Evidence {
+		ev := Evidence{Source: string(e.Source), Known: e.Known, Flag: e.Flag, Detail: e.Detail}
+		if e.Known {
+			ev.Opt = e.Level.String()
+		}
+		out.Evidence = append(out.Evidence, ev)
+	}
+	minosFacts(&out, s)
+	return out
+}
+
+// minosFacts counts the objects per deployment target.
+func minosFacts(out *Slice, s inspect.Slice) {
+	counts := map[string]int{}
+	for _, o := range s.Objects {
+		if o.MachO != nil {
+			counts[minosKey(o.MachO)]++
+		}
+	}
+	if len(counts) == 0 {
+		return
+	}
+	out.MinOSCounts = counts
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { // by version: 10.12 after 9.0, as numbers
+		a, aerr := inspect.ParseVersion(keys[i])
+		b, berr := inspect.ParseVersion(keys[j])
+		if aerr == nil && berr == nil {
+			return a < b
+		}
+		return keys[i] < keys[j]
+	})
+	out.MinOS = keys[0]
+	if len(keys) > 1 {
+		out.MinOSMixed = true
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s (%d objects)", k, counts[k])
+		}
+		out.MinOS = "mixed: " + strings.Join(parts, ", ")
+	}
+}
+
+// minosKey is "11.0" for macOS, "iOS 14.0" for other platforms, "none"
+// when the object names no deployment target.
+func minosKey(m *inspect.MachO) string {
+	if len(m.Versions) == 0 {
+		return "none"
+	}
+	v := m.Versions[0]
+	if v.Platform == inspect.PlatformMacOS {
+		return v.MinOS.String()
+	}
+	return v.Platform.String() + " " + v.MinOS.String()
+}

@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package check
+
+const mapPopulate = 0

@@ -1,0 +1,144 @@
+package check
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+)
+
+// job is one file to inspect.
+type job struct {
+	path     string
+	explicit bool   // the path the user named: it must be something check understands
+	root     *root  // the artifact directory holding it, nil when none
+	rel      string // its path inside root, slash-separated
+}
+
+// collect turns the path the user named into jobs. A link the user passed
+// is followed; anything but a regular file or directory is refused without
+// being opened (opening a FIFO for reading blocks until a writer comes).
+func (c *checker) collect(p string) error {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		if st, err = os.Stat(p); err != nil {
+			return fmt.Errorf("check: %s: %w", p, err)
+		}
+	}
+	switch {
+	case st.IsDir():
+		if c.realRoot, err = filepath.EvalSymlinks(p); err != nil {
+			return fmt.Errorf("check: %w", err)
+		}
+		return c.walkDir(p, nil, "", true)
+	case st.Mode().IsRegular():
+		c.jobs = append(c.jobs, job{path: p, explicit: true})
+		return nil
+	}
+	return fmt.Errorf("check: %s is a %s, not a file or directory: refusing to read it", p, artifact.Describe(p, st.Mode().Type()))
+}
+
+// walkDir lists dir in name order. Links are never followed: one pointing
+// inside the checked directory reaches a file the walk checks anyway (the
+// link is listed with it), one pointing outside is noted, so nothing is
+// checked twice, nothing outside is read, and a loop cannot form. FIFOs,
+// sockets and devices are noted and skipped without being opened. r is
+// the osslbuild artifact holding dir, rel dir's path inside it.
+func (c *checker) walkDir(dir string, r *root, rel string, top bool) error {
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if top {
+			return fmt.Errorf("check: %w", err)
+		}
+		return fmt.Errorf("check %s: %w", c.o.Path, err)
+	}
+	for _, e := range entries {
+		if e.Name() == artifact.ManifestName {
+			if nr := c.dirManifest(dir, e); nr != nil {
+				r, rel = nr, ""
+			}
+			break
+		}
+	}
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		erel := path.Join(rel, e.Name())
+		t := e.Type()
+		switch {
+		case t.IsDir():
+			if err := c.walkDir(p, r, erel, false); err != nil {
+				return err
+			}
+		case t.IsRegular():
+			if r != nil && erel == artifact.ManifestName && r.dir == dir {
+				continue // the manifest itself, read already
+			}
+			c.jobs = append(c.jobs, job{path: p, root: r, rel: erel})
+		case t&fs.ModeSymlink != 0:
+			if r != nil {
+				r.found[erel] = artifact.Entry{Type: artifact.Describe(p, t)}
+			}
+			c.link(p)
+		default:
+			if r != nil {
+				r.found[erel] = artifact.Entry{Type: artifact.Describe(p, t)}
+			}
+			c.note(fmt.Sprintf("%s: %s, not a regular file: skipped without opening it", p, artifact.Describe(p, t)))
+		}
+	}
+	return nil
+}
+
+// link handles a symlink met inside the directory.
+func (c *checker) link(p string) {
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		c.note(fmt.Sprintf("%s: %s that cannot be resolved (%v): skipped", p, artifact.Describe(p, fs.ModeSymlink), unwrapPath(err)))
+		return
+	}
+	if target != c.realRoot && !strings.HasPrefix(target, c.realRoot+string(filepath.Separator)) {
+		c.note(fmt.Sprintf("%s: %s, outside %s: not followed (pass the link itself to check what it points to)", p, artifact.Describe(p, fs.ModeSymlink), c.o.Path))
+		return
+	}
+	if st, err := os.Stat(target); err == nil && st.Mode().IsRegular() {
+		c.links[target] = append(c.links[target], p)
+	}
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// attachLinks lists, with each binary found in the directory, the links
+// inside the directory that point to it.
+func (c *checker) attachLinks() {
+	if len(c.links) == 0 {
+		return
+	}
+	for i := range c.res.Binaries {
+		b := &c.res.Binaries[i]
+		if b.Member != "" {
+			continue
+		}
+		rel, err := filepath.Rel(c.o.Path, b.Path)
+		if err != nil {
+			continue
+		}
+		b.Links = append(b.Links, c.links[filepath.Join(c.realRoot, rel)]...)
+	}
+}
