@@ -115,22 +115,11 @@ func (c *cachingBuilder) lookup(ctx context.Context, entry string, p *recipe.Pla
 		os.RemoveAll(entry)
 		return nil, false, nil
 	}
-	m, err := artifact.ReadManifest(tree)
+	// Every file against the manifest (nothing missing, added, linked or
+	// special), then the variant's own validation stage.
+	m, err := artifact.Verify(ctx, tree)
 	if err != nil {
 		return discard(err)
-	}
-	files, err := artifact.HashTree(ctx, tree)
-	if err != nil {
-		return discard(err)
-	}
-	delete(files, artifact.ManifestName)
-	if len(files) != len(m.Files) {
-		return discard(fmt.Errorf("%d files, manifest lists %d", len(files), len(m.Files)))
-	}
-	for f, sum := range m.Files {
-		if files[f] != sum {
-			return discard(fmt.Errorf("%s: sha256 %s, manifest says %s", f, files[f], sum))
-		}
 	}
 	// The variant's own validation stage, over the cached tree.
 	if err := c.variant.stage("validate").run(ctx, &job{run: r, plan: p, name: name, dir: tree}); err != nil {

@@ -151,14 +151,22 @@ func miniBuild(t *testing.T, target string, edits map[string][2]string) (*pipeli
 			testfixture.Missing(t, "%s: %v", tool, err)
 		}
 	}
-	mirror, sum, size := miniTarball(t, edits)
-	root := t.TempDir()
-	s := pipeline.Settings{Recipe: miniRecipe(t, sum, size), Out: filepath.Join(root, "dist"), Work: filepath.Join(root, "work"), Jobs: 2, Rebuild: true}
-	s.Fetch.Mirror, s.Fetch.Offline, s.Fetch.CacheDir = mirror, true, filepath.Join(root, "cache")
+	s := miniSettings(t, edits)
 	var log strings.Builder
 	res, err := pipeline.Slice(context.Background(), s, pipeline.Runtime{Log: &log, Revision: "test"}, target, nil)
 	t.Logf("log:\n%s", log.String())
 	return res, err, s.Out, log.String()
+}
+
+// miniSettings are settings that build the mini tree (with edits) from a
+// mirror of its own, into fresh directories.
+func miniSettings(t *testing.T, edits map[string][2]string) pipeline.Settings {
+	t.Helper()
+	mirror, sum, size := miniTarball(t, edits)
+	root := t.TempDir()
+	s := pipeline.Settings{Recipe: miniRecipe(t, sum, size), Out: filepath.Join(root, "dist"), Work: filepath.Join(root, "work"), Jobs: 2, Rebuild: true}
+	s.Fetch.Mirror, s.Fetch.Offline, s.Fetch.CacheDir = mirror, true, filepath.Join(root, "cache")
+	return s
 }
 
 // emptyOrMissing fails the test when dir holds anything.

@@ -132,14 +132,19 @@ func Merge(ctx context.Context, s Settings, rt Runtime, a, b string) (*Result, e
 }
 
 func (r *run) merge(ctx context.Context, tc toolchain.Toolchain, a, b string) (*Result, error) {
-	sa, err := universal.Load(a)
-	if err != nil {
-		return nil, err
+	var in []universal.Slice
+	for _, dir := range []string{a, b} {
+		s, err := universal.Load(ctx, dir)
+		if err == nil {
+			err = r.holdToRecipe(s.Manifest)
+		}
+		if err != nil {
+			r.Observer.Failed(universal.Name, err)
+			return nil, err
+		}
+		in = append(in, s)
 	}
-	sb, err := universal.Load(b)
-	if err != nil {
-		return nil, err
-	}
+	sa, sb := in[0], in[1]
 	if err := os.MkdirAll(r.Work, 0o755); err != nil {
 		return nil, err
 	}
@@ -165,6 +170,36 @@ func (r *run) merge(ctx context.Context, tc toolchain.Toolchain, a, b string) (*
 		return nil, err
 	}
 	return &Result{Published: pub, Manifest: m}, nil
+}
+
+// holdToRecipe refuses a slice whose manifest is not what this recipe
+// builds for its target and release: a slice edited together with its
+// manifest digests still has to match the recipe's pinned source and
+// flags.
+func (r *run) holdToRecipe(m *artifact.Manifest) error {
+	p, err := r.recipe.Plan(m.OpenSSL.Version, m.Target.Name)
+	if err != nil {
+		return fmt.Errorf("%s: %w: %w", m.Name, universal.ErrRefused, err)
+	}
+	var why []string
+	field := func(name string, got, want any) {
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			why = append(why, fmt.Sprintf("%s is %v, the recipe says %v", name, got, want))
+		}
+	}
+	field("the artifact name", m.Name, p.Target.Artifact)
+	field("the source sha256", m.OpenSSL.SHA256, p.Release.SHA256)
+	field("the source size", m.OpenSSL.Size, p.Release.Size)
+	field("the Configure target", m.Target.Configure, p.Target.Configure)
+	field("the architecture", m.Target.Arch, p.Target.Arch)
+	field("the deployment target", m.Target.MinOS, p.Target.MinOS)
+	field("the flags", m.Target.Flags, p.Target.Flags)
+	field("the options", m.Target.Options, p.Options)
+	if len(why) > 0 {
+		return fmt.Errorf("%s (OpenSSL %s, target %s): %w: its manifest does not match recipe %s: %s",
+			m.Name, m.OpenSSL.Version, m.Target.Name, universal.ErrRefused, r.recipe.Path, strings.Join(why, "; "))
+	}
+	return nil
 }
 
 // artifactDir returns an artifact directory for path: path itself when it is

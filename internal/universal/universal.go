@@ -39,11 +39,14 @@ type Slice struct {
 	Manifest *artifact.Manifest
 }
 
-// Load reads the manifest of an artifact directory.
-func Load(dir string) (Slice, error) {
-	m, err := artifact.ReadManifest(dir)
+// Load verifies an artifact directory against its manifest (every file's
+// sha256; nothing missing, added, linked or special) and returns it. A
+// slice from another runner is trusted no further than that: Merge
+// validates its libraries again.
+func Load(ctx context.Context, dir string) (Slice, error) {
+	m, err := artifact.Verify(ctx, dir)
 	if err != nil {
-		return Slice{}, err
+		return Slice{}, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
 	return Slice{Dir: dir, Manifest: m}, nil
 }
@@ -52,8 +55,12 @@ func Load(dir string) (Slice, error) {
 var archOrder = []string{"x86_64", "arm64"}
 
 // Expect is the validation expectation a slice's manifest records for lib.
+// Every version string the library embeds must name the manifest's
+// release.
 func Expect(m *artifact.Manifest, lib string) validate.Expect {
-	return validate.ForLibrary(lib, m.Target.OS, m.Target.Arch, m.Target.MinOS, m.Target.Configure, m.Target.Flags)
+	e := validate.ForLibrary(lib, m.Target.OS, m.Target.Arch, m.Target.MinOS, m.Target.Configure, m.Target.Flags)
+	e.Version = m.OpenSSL.Version
+	return e
 }
 
 // Compatible refuses pairs that cannot be one universal artifact.
@@ -155,6 +162,9 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 	}
 	for _, lib := range Libraries {
 		out := filepath.Join(dst, "lib", lib)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return nil, fmt.Errorf("merge %s: %w", lib, err)
+		}
 		if err := tc.Lipo(ctx, out, filepath.Join(ordered[0].Dir, "lib", lib), filepath.Join(ordered[1].Dir, "lib", lib)); err != nil {
 			return nil, fmt.Errorf("merge %s: %w", lib, err)
 		}

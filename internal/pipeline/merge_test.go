@@ -1,0 +1,145 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/toolchain"
+	"github.com/osslbuild/osslbuild/internal/universal"
+)
+
+// TestMergeTrustsNothing builds the mini release's two slices with
+// build:universal2's code, then hands build:merge copies that were tampered
+// with the ways an attacker or an unlucky runner would. Every one is
+// refused, naming what is wrong, with nothing published and no work
+// directory left behind.
+func TestMergeTrustsNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds with the cross toolchain; skipped in -short mode")
+	}
+	if _, err := toolchain.New("cross"); err != nil {
+		t.Skip(err)
+	}
+	s := miniSettings(t, nil)
+	var log strings.Builder
+	rt := pipeline.Runtime{Log: &log, Revision: "test"}
+	if _, err := pipeline.Universal2(context.Background(), s, rt); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	arm, x86 := filepath.Join(s.Out, "openssl-macos-arm64"), filepath.Join(s.Out, "openssl-macos-x86-64")
+
+	// rewrite updates a file's digest in the manifest, as an attacker who
+	// edits both would.
+	rewrite := func(t *testing.T, dir, rel string) {
+		m, err := artifact.ReadManifest(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := artifact.FileSHA256(filepath.Join(dir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Files[rel] = sum
+		b, _ := json.MarshalIndent(m, "", "  ")
+		if err := os.WriteFile(filepath.Join(dir, artifact.ManifestName), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendTo := func(t *testing.T, p, text string) {
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(text)
+		f.Close()
+	}
+	for _, tc := range []struct {
+		name   string
+		slice  string // which copy to tamper with
+		tamper func(t *testing.T, dir string)
+		want   []string
+	}{
+		{"header edited", x86, func(t *testing.T, d string) {
+			appendTo(t, filepath.Join(d, "include/openssl/ssl.h"), "#define EVIL 1\n")
+		}, []string{"include/openssl/ssl.h: changed: the manifest lists sha256"}},
+		{"header edited with its digest", x86, func(t *testing.T, d string) {
+			appendTo(t, filepath.Join(d, "include/openssl/ssl.h"), "#define EVIL 1\n")
+			rewrite(t, d, "include/openssl/ssl.h")
+		}, []string{"include/openssl/ssl.h differs between the slices", "does not declare"}},
+		{"version string edited with its digest", arm, func(t *testing.T, d string) {
+			p := filepath.Join(d, "lib/libcrypto.a")
+			b, _ := os.ReadFile(p)
+			if !bytes.Contains(b, []byte("OpenSSL 9.9.9")) {
+				t.Fatal("no version string to edit")
+			}
+			os.WriteFile(p, bytes.ReplaceAll(b, []byte("OpenSSL 9.9.9"), []byte("OpenSSL 9.9.8")), 0o644)
+			rewrite(t, d, "lib/libcrypto.a")
+		}, []string{"9.9.8"}},
+		{"symlink to a host file", x86, func(t *testing.T, d string) {
+			os.Symlink("/etc/hostname", filepath.Join(d, "include/openssl/leak.h"))
+		}, []string{"include/openssl/leak.h", "symlink to /etc/hostname"}},
+		{"symlink to /dev/zero in place of a library", arm, func(t *testing.T, d string) {
+			os.Remove(filepath.Join(d, "lib/libssl.a"))
+			os.Symlink("/dev/zero", filepath.Join(d, "lib/libssl.a"))
+		}, []string{"lib/libssl.a", "symlink to /dev/zero"}},
+		{"FIFO", x86, func(t *testing.T, d string) {
+			if err := syscall.Mkfifo(filepath.Join(d, "include/openssl/pipe.h"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"include/openssl/pipe.h", "FIFO"}},
+		{"file not in the manifest", arm, func(t *testing.T, d string) {
+			os.WriteFile(filepath.Join(d, "lib/extra.a"), []byte("!<arch>\n"), 0o644)
+		}, []string{"lib/extra.a: not listed in the manifest"}},
+		{"manifest flags edited", x86, func(t *testing.T, d string) {
+			m, _ := artifact.ReadManifest(d)
+			m.Target.Flags = []string{"-mmacosx-version-min=10.12"}
+			b, _ := json.MarshalIndent(m, "", "  ")
+			os.WriteFile(filepath.Join(d, artifact.ManifestName), b, 0o644)
+		}, []string{"does not match recipe", "the flags is [-mmacosx-version-min=10.12]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			copies := map[string]string{}
+			for _, d := range []string{arm, x86} {
+				c := filepath.Join(t.TempDir(), filepath.Base(d))
+				if err := os.CopyFS(c, os.DirFS(d)); err != nil {
+					t.Fatal(err)
+				}
+				copies[d] = c
+			}
+			tc.tamper(t, copies[tc.slice])
+			m := s
+			m.Out, m.Work = filepath.Join(t.TempDir(), "dist"), filepath.Join(t.TempDir(), "work")
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a FIFO must not hang it
+			defer cancel()
+			_, err := pipeline.Merge(ctx, m, rt, copies[arm], copies[x86])
+			if !errors.Is(err, universal.ErrRefused) {
+				t.Fatalf("want a refusal, got %v", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q: %v", w, err)
+				}
+			}
+			emptyOrMissing(t, m.Out)
+			if left, _ := filepath.Glob(filepath.Join(m.Work, "*")); len(left) > 0 {
+				t.Errorf("work directory left behind: %v", left)
+			}
+		})
+	}
+	// And the untampered pair merges.
+	m := s
+	m.Out = filepath.Join(t.TempDir(), "dist")
+	if _, err := pipeline.Merge(context.Background(), m, rt, arm, x86); err != nil {
+		t.Fatalf("genuine slices refused: %v", err)
+	}
+}
