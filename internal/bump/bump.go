@@ -40,6 +40,12 @@
 //     release, and written atomically (temporary file and rename, after
 //     checking that nobody changed the file meanwhile).
 //
+// The release listing (GitHub's, for -series) is the only source of "the
+// newest release"; when it cannot be read the error says so (ErrListing)
+// and nothing is guessed. Propose (propose.go) runs the steps above in
+// dry-run mode for every series the recipe pins, for the recipe-bump
+// workflow.
+//
 // Default policy: `default` moves to the new version only when the new
 // version is newer than the current default. Bumping a patch release of an
 // older series (3.5.x while the default is 4.0.x) must not silently switch
@@ -209,6 +215,9 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 		}
 		l := Listing{URL: res.ListingURL, Client: newClient(opts), Token: opts.ListingToken}
 		if ver, err = l.Latest(ctx, opts.Series); err != nil {
+			if errors.Is(err, ErrListing) {
+				return nil, fmt.Errorf("bump: series %s: %w; without it the newest %s release is unknown: give the version instead (recipe:bump %s.N)", opts.Series, err, opts.Series, opts.Series)
+			}
 			return nil, fmt.Errorf("bump: %w", err)
 		}
 		logf("series %s: newest release is %s (from %s)", opts.Series, ver, res.ListingURL)

@@ -197,3 +197,22 @@ func TestListingErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestBumpSeriesListingUnreachable: recipe:bump X.Y with no listing says
+// so, names the URL, says what to do instead, and leaves the recipe alone.
+func TestBumpSeriesListingUnreachable(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	gone := closed.URL + "/releases"
+	closed.Close()
+	orig := originalRecipe(t)
+	path := writeRecipe(t, orig)
+	_, err := Run(context.Background(), Options{Recipe: path, Series: "3.5", ListingURL: gone})
+	if !errors.Is(err, ErrListing) {
+		t.Fatalf("err = %v, want ErrListing", err)
+	}
+	want := "bump: series 3.5: cannot read the release listing " + gone + "?per_page=100: unreachable: "
+	if !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "; without it the newest 3.5 release is unknown: give the version instead (recipe:bump 3.5.N)") {
+		t.Errorf("error:\n%v\nwant it to start %q and say what to do", err, want)
+	}
+	assertFile(t, path, orig)
+}
