@@ -40,6 +40,12 @@
 //     release, and written atomically (temporary file and rename, after
 //     checking that nobody changed the file meanwhile).
 //
+// The release listing (GitHub's, for -series) is the only source of "the
+// newest release"; when it cannot be read the error says so (ErrListing)
+// and nothing is guessed. Propose (propose.go) runs the steps above in
+// dry-run mode for every series the recipe pins, for the recipe-bump
+// workflow.
+//
 // Default policy: `default` moves to the new version only when the new
 // version is newer than the current default. Bumping a patch release of an
 // older series (3.5.x while the default is 4.0.x) must not silently switch
@@ -95,6 +101,11 @@ type Options struct {
 	// ListingURL is GitHub's releases API for openssl/openssl; ""
 	// means DefaultListingURL.
 	ListingURL string
+	// ListingToken, if set, is sent as a bearer token with the listing
+	// requests only (never with a download), and only over https: GitHub
+	// allows an anonymous client 60 API requests an hour per address, which
+	// runners share. In the bump workflow it is the job's read-only token.
+	ListingToken string
 
 	// Fetch supplies the mirror and offline mode (as OSSLBUILD_MIRROR and
 	// OSSLBUILD_OFFLINE do for builds), the timeouts and retries, and the
@@ -135,9 +146,39 @@ func UpstreamURLs(v string) []string {
 // versionRe is the recipe's own version syntax.
 var versionRe = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+[a-z]?$`)
 
+// Result is what Add found and did: the verified release and the evidence
+// for it, in the form a reviewer reads (the pull request body of the bump
+// workflow is made from it).
+type Result struct {
+	Recipe       string           // the recipe file
+	Series       string           // Options.Series, if the version came from the listing
+	ListingURL   string           // the listing asked, with Series
+	Release      recipe.Release   // the new [[release]]: version, sha256, size, URLs, signer
+	TarballURL   string           // where the tarball was downloaded from
+	SignatureURL string           // where its signature was downloaded from
+	Signature    signature.Result // who signed it, when
+	Identity     source.Identity  // what the tarball says it is
+	OldDefault   string           // default before
+	NewDefault   string           // default after (== OldDefault if unmoved)
+	Before       []byte           // the recipe's bytes before
+	After        []byte           // the recipe's bytes after
+	Diff         string           // unified diff from Before to After
+	Written      bool             // After was written to Recipe (not a dry run)
+}
+
 // Run adds the release named by opts to the recipe and returns a unified diff
 // of the change. On any error the recipe file is left untouched.
 func Run(ctx context.Context, opts Options) (diff string, err error) {
+	res, err := Add(ctx, opts)
+	if err != nil {
+		return "", err
+	}
+	return res.Diff, nil
+}
+
+// Add is Run returning everything it checked. On any error the recipe file
+// is left untouched and the Result is nil.
+func Add(ctx context.Context, opts Options) (*Result, error) {
 	logw := opts.Log
 	if logw == nil {
 		logw = io.Discard
@@ -150,38 +191,42 @@ func Run(ctx context.Context, opts Options) (diff string, err error) {
 
 	orig, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("bump: read recipe: %w", err)
+		return nil, fmt.Errorf("bump: read recipe: %w", err)
 	}
 	old, err := recipe.Parse(path, orig)
 	if err != nil {
-		return "", fmt.Errorf("bump: the recipe must be valid before a bump: %w", err)
+		return nil, fmt.Errorf("bump: the recipe must be valid before a bump: %w", err)
 	}
 
-	client := newClient(opts)
+	res := &Result{Recipe: path, Series: opts.Series, Before: orig, OldDefault: old.Default}
 	ver := opts.Version
 	switch {
 	case ver != "" && opts.Series != "":
-		return "", fmt.Errorf("bump: give a version (%s) or a series (%s), not both", ver, opts.Series)
+		return nil, fmt.Errorf("bump: give a version (%s) or a series (%s), not both", ver, opts.Series)
 	case ver == "" && opts.Series == "":
-		return "", errors.New("bump: no version or series given")
+		return nil, errors.New("bump: no version or series given")
 	case opts.Series != "":
 		if opts.Fetch.Offline {
-			return "", fmt.Errorf("bump: series %s: finding its newest release needs the release listing, and offline mode is on; give the version instead", opts.Series)
+			return nil, fmt.Errorf("bump: series %s: finding its newest release needs the release listing, and offline mode is on; give the version instead", opts.Series)
 		}
-		listing := opts.ListingURL
-		if listing == "" {
-			listing = DefaultListingURL
+		res.ListingURL = opts.ListingURL
+		if res.ListingURL == "" {
+			res.ListingURL = DefaultListingURL
 		}
-		if ver, err = LatestInSeries(ctx, client, listing, opts.Series); err != nil {
-			return "", fmt.Errorf("bump: %w", err)
+		l := Listing{URL: res.ListingURL, Client: newClient(opts), Token: opts.ListingToken}
+		if ver, err = l.Latest(ctx, opts.Series); err != nil {
+			if errors.Is(err, ErrListing) {
+				return nil, fmt.Errorf("bump: series %s: %w; without it the newest %s release is unknown: give the version instead (recipe:bump %s.N)", opts.Series, err, opts.Series, opts.Series)
+			}
+			return nil, fmt.Errorf("bump: %w", err)
 		}
-		logf("series %s: newest release is %s (from %s)", opts.Series, ver, listing)
+		logf("series %s: newest release is %s (from %s)", opts.Series, ver, res.ListingURL)
 	}
 	if !versionRe.MatchString(ver) {
-		return "", fmt.Errorf("bump: version %q: want X.Y.Z", ver)
+		return nil, fmt.Errorf("bump: version %q: want X.Y.Z", ver)
 	}
 	if _, err := old.Release(ver); err == nil {
-		return "", fmt.Errorf("bump: %s: OpenSSL %s: %w", path, ver, ErrExists)
+		return nil, fmt.Errorf("bump: %s: OpenSSL %s: %w", path, ver, ErrExists)
 	}
 
 	rel := recipe.Release{
@@ -190,7 +235,7 @@ func Run(ctx context.Context, opts Options) (diff string, err error) {
 	}
 	staged, err := os.MkdirTemp(opts.TempDir, "osslbuild-bump-")
 	if err != nil {
-		return "", fmt.Errorf("bump %s: staging directory: %w", ver, err)
+		return nil, fmt.Errorf("bump %s: staging directory: %w", ver, err)
 	}
 	defer os.RemoveAll(staged)
 
@@ -201,60 +246,67 @@ func Run(ctx context.Context, opts Options) (diff string, err error) {
 	fo.CacheDir = staged
 	fetcher, err := fetch.New(fo)
 	if err != nil {
-		return "", fmt.Errorf("bump %s: %w", ver, err)
+		return nil, fmt.Errorf("bump %s: %w", ver, err)
 	}
 	dl, err := download(ctx, fetcher, staged, rel.FileName(), rel.URLs, logf)
 	if err != nil {
-		return "", fmt.Errorf("bump %s: %w", ver, err)
+		return nil, fmt.Errorf("bump %s: %w", ver, err)
 	}
 	tb := dl.tarball
 	rel.SHA256, rel.Size = tb.SHA256, tb.Size
+	res.TarballURL, res.SignatureURL = tb.URL, dl.sig.URL
 	logf("downloaded %s from %s: sha256 %s, %d bytes", rel.FileName(), tb.URL, tb.SHA256, tb.Size)
 	if err := refuseKnownDigest(old, path, ver, tb.SHA256); err != nil {
-		return "", fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
+		return nil, fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
 	}
 
 	signer, err := verify(ctx, dl)
 	if err != nil {
-		return "", fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
+		return nil, fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
 	}
 	rel.Signers = []string{signer.Signer}
+	res.Signature = signer
 	logf("signature %s: made %s by %s (signing key %s)", dl.sig.URL, signer.Created.Format(time.RFC3339), signer.Signer, signer.SigningKey)
 
 	id, err := source.CheckIdentity(ctx, tb.Path, ver)
 	if err != nil {
-		return "", fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
+		return nil, fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
 	}
+	res.Identity = id
 	logf("identity: top-level directory %s/, version %s in %s", id.TopDir, id.Version, strings.Join(id.VersionFiles, ", "))
 
 	setDefault := newer(ver, old.Default)
 	updated, err := rewrite(orig, rel, setDefault)
 	if err != nil {
-		return "", fmt.Errorf("bump %s: rewrite %s: %w", ver, path, err)
+		return nil, fmt.Errorf("bump %s: rewrite %s: %w", ver, path, err)
 	}
 	if err := checkRewrite(path, orig, updated, rel, setDefault); err != nil {
-		return "", fmt.Errorf("bump %s: rewrite %s: %w", ver, path, err)
+		return nil, fmt.Errorf("bump %s: rewrite %s: %w", ver, path, err)
 	}
+	res.NewDefault = old.Default
 	if setDefault {
+		res.NewDefault = ver
 		logf("default: %s -> %s", old.Default, ver)
 	} else {
 		logf("default stays %s (newer than %s)", old.Default, ver)
 	}
-	diff = UnifiedDiff(path, path, string(orig), string(updated))
+	res.Release, res.After = rel, updated
+	res.Diff = UnifiedDiff(path, path, string(orig), string(updated))
 	if opts.DryRun {
-		return diff, nil
+		return res, nil
 	}
 
 	if opts.SeedCache {
 		if err := seed(ctx, opts.Fetch, rel, dl); err != nil {
-			return "", fmt.Errorf("bump %s: seed the cache: %w", ver, err)
+			return nil, fmt.Errorf("bump %s: seed the cache: %w", ver, err)
 		}
 	}
 	if err := writeAtomic(path, orig, updated); err != nil {
-		return "", fmt.Errorf("bump %s: %w", ver, err)
+		return nil, fmt.Errorf("bump %s: %w", ver, err)
 	}
+	res.Written = true
 	logf("wrote %s", path)
-	return diff, nil
+	return res, nil
 }
 
 // verify checks the staged signature over the staged tarball against every

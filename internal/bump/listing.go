@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-version"
 )
@@ -41,80 +43,172 @@ type ghRelease struct {
 	Prerelease bool   `json:"prerelease"`
 }
 
+// ErrListing marks a release listing that could not be read: unreachable,
+// an HTTP error, rate limited, or not a releases list. Without it the
+// newest release of a series is unknown; nothing is guessed.
+var ErrListing = errors.New("cannot read the release listing")
+
+// Listing is GitHub's releases listing of openssl/openssl (or a server
+// answering the same way, such as a test's).
+type Listing struct {
+	URL    string       // the first page; "" means DefaultListingURL
+	Client *http.Client // nil means http.DefaultClient
+	// Token, if set, is sent as "Authorization: Bearer" to the listing's
+	// own host over https, and nowhere else.
+	Token string
+}
+
 // LatestInSeries asks the GitHub releases listing at listingURL for the
 // newest final (not draft, not pre-release) release of series ("4.0") and
-// returns its version. Pages are followed through the Link header; the walk
-// stops after the first page with a release of the series, since the
-// listing is sorted newest first.
+// returns its version.
 func LatestInSeries(ctx context.Context, client *http.Client, listingURL, series string) (string, error) {
-	if !seriesRe.MatchString(series) {
-		return "", fmt.Errorf("series %q: want X.Y, e.g. 4.0", series)
-	}
-	u, err := url.Parse(listingURL)
+	return Listing{URL: listingURL, Client: client}.Latest(ctx, series)
+}
+
+// Latest returns the newest final release of series, or an error wrapping
+// ErrNoRelease (the listing has none) or ErrListing (it could not be read).
+func (l Listing) Latest(ctx context.Context, series string) (string, error) {
+	m, err := l.LatestOf(ctx, series)
 	if err != nil {
-		return "", fmt.Errorf("release listing %q: %w", listingURL, err)
+		return "", err
+	}
+	v, ok := m[series]
+	if !ok {
+		return "", fmt.Errorf("series %s: %w in the release listing %s", series, ErrNoRelease, l.url())
+	}
+	return v, nil
+}
+
+func (l Listing) url() string {
+	if l.URL == "" {
+		return DefaultListingURL
+	}
+	return l.URL
+}
+
+// LatestOf walks the listing once for several series and returns the
+// newest final release of each series it lists (a series it does not list
+// is absent from the map). Pages are followed through the Link header; the
+// walk stops once every series has been seen on a page, since the listing
+// is sorted newest first.
+func (l Listing) LatestOf(ctx context.Context, series ...string) (map[string]string, error) {
+	for _, s := range series {
+		if !seriesRe.MatchString(s) {
+			return nil, fmt.Errorf("series %q: want X.Y, e.g. 4.0", s)
+		}
+	}
+	first := l.url()
+	u, err := url.Parse(first)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("%w: %q is not an http(s) URL", ErrListing, first)
 	}
 	q := u.Query()
 	q.Set("per_page", "100")
 	u.RawQuery = q.Encode()
 	next := u.String()
+	client := l.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
 
-	var best *version.Version
-	for page := 0; next != "" && page < maxListingPages; page++ {
-		rels, link, err := listingPage(ctx, client, next)
+	best := map[string]*version.Version{}
+	for page := 0; next != "" && page < maxListingPages && len(best) < len(series); page++ {
+		rels, link, err := listingPage(ctx, client, next, l.tokenFor(next, u.Host))
 		if err != nil {
-			return "", err
+			return nil, err
 		}
+		found := map[string]*version.Version{}
 		for _, r := range rels {
 			m := tagRe.FindStringSubmatch(r.TagName)
-			if r.Draft || r.Prerelease || m == nil || !strings.HasPrefix(m[1], series+".") {
+			if r.Draft || r.Prerelease || m == nil {
 				continue
 			}
 			v, err := version.NewVersion(m[1])
 			if err != nil {
 				continue
 			}
-			if best == nil || v.GreaterThan(best) {
-				best = v
+			for _, s := range series {
+				if _, done := best[s]; done || !strings.HasPrefix(m[1], s+".") {
+					continue
+				}
+				if found[s] == nil || v.GreaterThan(found[s]) {
+					found[s] = v
+				}
 			}
 		}
-		if best != nil {
-			return best.Original(), nil
+		for s, v := range found {
+			best[s] = v
 		}
 		next = nextLink(link)
 	}
-	return "", fmt.Errorf("series %s: %w in the release listing %s", series, ErrNoRelease, listingURL)
+	out := map[string]string{}
+	for s, v := range best {
+		out[s] = v.Original()
+	}
+	return out, nil
+}
+
+// tokenFor is the token to send with a request for pageURL: only over
+// https and only to the host of the listing's first page.
+func (l Listing) tokenFor(pageURL, host string) string {
+	u, err := url.Parse(pageURL)
+	if l.Token == "" || err != nil || u.Scheme != "https" || u.Host != host {
+		return ""
+	}
+	return l.Token
 }
 
 // listingPage fetches and decodes one page, returning its Link header.
-func listingPage(ctx context.Context, client *http.Client, pageURL string) ([]ghRelease, string, error) {
+func listingPage(ctx context.Context, client *http.Client, pageURL, token string) ([]ghRelease, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, pageURL, nil)
 	if err != nil {
-		return nil, "", fmt.Errorf("release listing %s: %w", pageURL, err)
+		return nil, "", fmt.Errorf("%w %s: %w", ErrListing, pageURL, err)
 	}
 	req.Header.Set("Accept", "application/vnd.github+json")
 	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
 	req.Header.Set("User-Agent", "osslbuild")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, "", fmt.Errorf("release listing %s: %w", pageURL, netErr(err))
+		return nil, "", fmt.Errorf("%w %s: unreachable: %w", ErrListing, pageURL, netErr(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, "", fmt.Errorf("release listing %s: HTTP %s", pageURL, resp.Status)
+		return nil, "", fmt.Errorf("%w %s: HTTP %s%s", ErrListing, pageURL, resp.Status, rateLimited(resp, token != ""))
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxListingPage+1))
 	if err != nil {
-		return nil, "", fmt.Errorf("release listing %s: %w", pageURL, netErr(err))
+		return nil, "", fmt.Errorf("%w %s: %w", ErrListing, pageURL, netErr(err))
 	}
 	if len(b) > maxListingPage {
-		return nil, "", fmt.Errorf("release listing %s: more than %d bytes", pageURL, maxListingPage)
+		return nil, "", fmt.Errorf("%w %s: more than %d bytes", ErrListing, pageURL, maxListingPage)
 	}
 	var rels []ghRelease
 	if err := json.Unmarshal(b, &rels); err != nil {
-		return nil, "", fmt.Errorf("release listing %s: not a GitHub releases list (starting %q): %w", pageURL, start(b), err)
+		return nil, "", fmt.Errorf("%w %s: not a GitHub releases list (starting %q): %w", ErrListing, pageURL, start(b), err)
 	}
 	return rels, resp.Header.Get("Link"), nil
+}
+
+// rateLimited explains a 403 or 429 that GitHub's rate limit headers
+// account for, and what to do about it.
+func rateLimited(resp *http.Response, withToken bool) string {
+	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
+		return ""
+	}
+	if resp.Header.Get("X-RateLimit-Remaining") != "0" && resp.Header.Get("Retry-After") == "" {
+		return ""
+	}
+	msg := ": GitHub's API rate limit is used up"
+	if reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
+		msg += " until " + time.Unix(reset, 0).UTC().Format(time.RFC3339)
+	}
+	if !withToken {
+		msg += " (anonymous requests get 60 an hour per address; set GITHUB_TOKEN)"
+	}
+	return msg
 }
 
 // nextLink returns the rel="next" URL of an RFC 8288 Link header, or "".

@@ -4,14 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
 )
 
 // Target is recipe:bump: arg is X.Y.Z, or X.Y for the newest release of a
-// series; the diff is printed to w.
+// series; the diff is printed to w. $GITHUB_TOKEN, if set, is sent with the
+// release listing's requests (see Options.ListingToken).
 func Target(ctx context.Context, f fetch.Options, arg string, dryRun bool, w io.Writer) error {
-	o := Options{Fetch: f, SeedCache: true, DryRun: dryRun, Log: w}
+	o := Options{Fetch: f, SeedCache: true, DryRun: dryRun, Log: w, ListingToken: os.Getenv("GITHUB_TOKEN")}
 	if seriesRe.MatchString(arg) {
 		o.Series = arg
 	} else {
