@@ -52,9 +52,11 @@
 //
 // Files are recognised by magic number, never by name; a directory walk
 // reads 8 bytes of each file and leaves the rest unread unless it is a
-// binary or belongs to an artifact. Binaries are mapped into memory once;
-// the sha256 and the build-info search run over the mapping at the same
-// time, and several files are inspected at once, one per CPU.
+// binary or belongs to an artifact. Each binary is read once, into a
+// buffer its worker reuses or, when larger than 4 MiB, mapped, and hashed
+// (sha256) and searched from there; a large one is hashed on a second core
+// while it is inspected, and small files are inspected several at once, one
+// per CPU.
 //
 // The path given may be a link; it is followed. Anything but a regular
 // file or directory given as the path (a FIFO, socket or device) is refused
