@@ -28,15 +28,15 @@ import (
 // Settings are what a user chooses for a build: target flags and the
 // OSSLBUILD_* environment variables (FromEnv).
 type Settings struct {
-	Recipe    string // recipe name or path; "" = the embedded default
-	Version   string // release, X.Y.Z or openssl-X.Y.Z; "" = the recipe's default
+	Recipe  string // recipe name or path; "" = the embedded default
+	Version string // release, X.Y.Z or openssl-X.Y.Z; "" = the recipe's default
 	// SHA256 pins the release's tarball: for a release the recipe lists it
 	// must be the recipe's pin; a release the recipe does not list is
 	// built only with it (fetched from upstream, proven like a bump).
 	SHA256 string
 	// Options replace the recipe's Configure options (nil: the recipe's),
 	// held to the same rules and the recipe's per-version limits.
-	Options []string
+	Options   []string
 	Out       string // output directory; "" = dist
 	Work      string // root for private build directories; "" = build
 	Jobs      int    // make -j; 0 = CPU count
