@@ -197,9 +197,20 @@ func Unpack(ctx context.Context, s Settings, rt Runtime, dest string) (*source.T
 	return t, nil
 }
 
-// Version is osslbuild's own version for manifests: the module version when
-// built as a dependency, else the VCS revision (with +dirty) when known.
+// revision is osslbuild's version stamped at link time
+// (-ldflags "-X github.com/osslbuild/osslbuild/internal/pipeline.revision=...").
+// The composite action does so: it compiles the magefile from a copy of the
+// repository that Go cannot stamp, and runs it in another repository, whose
+// .git says nothing about osslbuild.
+var revision string
+
+// Version is osslbuild's own version for manifests: the revision stamped at
+// link time, else the module version when built as a dependency, else the
+// VCS revision (with +dirty) when known.
 func Version() string {
+	if revision != "" {
+		return revision
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"
