@@ -105,7 +105,15 @@ func FetchUnlisted(ctx context.Context, f *fetch.Fetcher, rel recipe.Release) (*
 	}
 	local := rel
 	local.URLs = []string{(&url.URL{Scheme: "file", Path: filepath.ToSlash(staged)}).String()}
-	v, err := Fetch(ctx, seeder, local)
+	tb, err := seeder.Fetch(ctx, FileFor(local))
+	if err != nil {
+		return nil, fmt.Errorf("OpenSSL %s: store in the cache: %w", rel.Version, err)
+	}
+	// On a cache hit (a tarball cached earlier without its signature), tb
+	// names whatever source filled the cache; the signature to store is
+	// the one staged beside this copy.
+	tb.URL = local.URLs[0]
+	v, err := fetchSignature(ctx, seeder, local, tb)
 	if err != nil {
 		return nil, fmt.Errorf("OpenSSL %s: store in the cache: %w", rel.Version, err)
 	}

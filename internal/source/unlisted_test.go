@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -93,6 +94,23 @@ func TestFetchUnlisted(t *testing.T) {
 	}
 	if srv.hits.Load() != hits || !again.Tarball.Cached || again.Release.Size != fx.Size {
 		t.Errorf("second fetch: %d more requests, cached %v, size %d", srv.hits.Load()-hits, again.Tarball.Cached, again.Release.Size)
+	}
+	// A cache holding the tarball without its signature: fetched and
+	// proven again, the signature stored beside the cached tarball.
+	asc := filepath.Join(cache, "sha256", fx.SHA256, "openssl-3.0.20.tar.gz.asc")
+	if err := os.Remove(asc); err != nil {
+		t.Fatal(err)
+	}
+	hits = srv.hits.Load()
+	third, err := FetchUnlisted(context.Background(), onlineFetcher(t, cache), rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.hits.Load() == hits || third.Signer == nil || third.Signature.URL != rel.URLs[0]+".asc" {
+		t.Errorf("refetch after losing the signature: %d requests, signer %+v", srv.hits.Load()-hits, third.Signer)
+	}
+	if _, err := os.Stat(asc); err != nil {
+		t.Errorf("signature not back in the cache: %v", err)
 	}
 }
 
