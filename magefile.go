@@ -34,9 +34,9 @@ func Check(ctx context.Context, path string, minopt *string, arch *string, json 
 // Source fetches and unpacks verified OpenSSL sources.
 type Source mg.Namespace
 
-// Fetch downloads the release (-version=X.Y.Z, default from the recipe) into the cache and verifies its sha256, size and OpenPGP signature.
-func (Source) Fetch(ctx context.Context, version *string) error {
-	s, err := targets.Settings(version, nil, nil, nil)
+// Fetch downloads the release (-version=X.Y.Z, default from the recipe; -sha256 for one the recipe does not list) into the cache and verifies its sha256, size and OpenPGP signature.
+func (Source) Fetch(ctx context.Context, version *string, sha256 *string) error {
+	s, err := targets.BuildSettings(version, sha256, nil, nil, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -57,29 +57,28 @@ func (Source) Unpack(ctx context.Context, version *string, dest *string) error {
 // Build builds artifacts into dist/.
 type Build mg.Namespace
 
-// Arm64 builds and validates dist/openssl-macos-arm64 (-version, -jobs, -out, -rebuild).
-func (Build) Arm64(ctx context.Context, version *string, jobs *int, out *string, rebuild *bool) error {
-	return slice(ctx, "arm64", version, jobs, out, rebuild)
+// Arm64 builds and validates dist/openssl-macos-arm64 (-version, -sha256, -options, -jobs, -out, -rebuild).
+func (Build) Arm64(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool) error {
+	return slice(ctx, "arm64", version, sha256, options, jobs, out, rebuild)
 }
 
-// X86_64 builds and validates dist/openssl-macos-x86-64 (-version, -jobs, -out, -rebuild).
-func (Build) X86_64(ctx context.Context, version *string, jobs *int, out *string, rebuild *bool) error {
-	return slice(ctx, "x86_64", version, jobs, out, rebuild)
+// X86_64 builds and validates dist/openssl-macos-x86-64 (-version, -sha256, -options, -jobs, -out, -rebuild).
+func (Build) X86_64(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool) error {
+	return slice(ctx, "x86_64", version, sha256, options, jobs, out, rebuild)
 }
 
 // LinuxX86_64 builds and validates dist/openssl-linux-x86_64 natively (ELF objects; also build:linux-x86_64).
-func (Build) LinuxX86_64(ctx context.Context, version *string, jobs *int, out *string, rebuild *bool) error {
-	return slice(ctx, "linux-x86_64", version, jobs, out, rebuild)
+func (Build) LinuxX86_64(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool) error {
+	return slice(ctx, "linux-x86_64", version, sha256, options, jobs, out, rebuild)
 }
 
-// Universal2 builds both slices side by side (one -jobs budget) and merges them into dist/openssl-macos-universal2.
-func (Build) Universal2(ctx context.Context, version *string, jobs *int, out *string, rebuild *bool) error {
-	s, err := targets.Settings(version, jobs, out, rebuild)
+// Universal2 builds both slices side by side (one -jobs budget) and merges them into dist/openssl-macos-universal2 (flags as build:arm64).
+func (Build) Universal2(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool) error {
+	s, err := targets.BuildSettings(version, sha256, options, jobs, out, rebuild)
 	if err != nil {
 		return err
 	}
-	_, err = pipeline.Universal2(ctx, s, targets.Runtime())
-	return err
+	return targets.Done(pipeline.Universal2(ctx, s, targets.Runtime()))
 }
 
 // Merge merges two slice artifacts built elsewhere (directories or .tar.gz) into dist/openssl-macos-universal2 (-out).
@@ -88,18 +87,16 @@ func (Build) Merge(ctx context.Context, arm64, x86_64 string, out *string) error
 	if err != nil {
 		return err
 	}
-	_, err = pipeline.Merge(ctx, s, targets.Runtime(), arm64, x86_64)
-	return err
+	return targets.Done(pipeline.Merge(ctx, s, targets.Runtime(), arm64, x86_64))
 }
 
 // slice builds one recipe target and publishes it.
-func slice(ctx context.Context, target string, version *string, jobs *int, out *string, rebuild *bool) error {
-	s, err := targets.Settings(version, jobs, out, rebuild)
+func slice(ctx context.Context, target string, version, sha256, options *string, jobs *int, out *string, rebuild *bool) error {
+	s, err := targets.BuildSettings(version, sha256, options, jobs, out, rebuild)
 	if err != nil {
 		return err
 	}
-	_, err = pipeline.Slice(ctx, s, targets.Runtime(), target, nil)
-	return err
+	return targets.Done(pipeline.Slice(ctx, s, targets.Runtime(), target, nil))
 }
 
 // Verify checks properties of builds.

@@ -10,34 +10,47 @@ import (
 	"time"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
+
+	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
 // SBOMName is the CycloneDX SBOM's file name inside an artifact.
 const SBOMName = "sbom.json"
 
 // WriteSBOM writes dir/sbom.json: a CycloneDX 1.6 SBOM whose subject is the
-// artifact and whose one component is the OpenSSL release it was built from
-// (version, purl, source hash, the build options as properties), with the
-// static libraries as file components. It is deterministic: the timestamp
-// is SOURCE_DATE_EPOCH and the serial number derives from the content.
+// artifact and whose one component is the OpenSSL release it was built from,
+// with the static libraries as file components. It is deterministic: the
+// timestamp is SOURCE_DATE_EPOCH and the serial number derives from the
+// content.
+//
+// The OpenSSL component holds everything pyca/infra's generate_sbom.py
+// writes, which pyca/cryptography copies into every wheel's
+// .dist-info/sboms/: the purl pkg:generic/openssl@<v>?download_url=<GitHub
+// release URL>, the tarball's SHA-256, a "distribution" reference to that
+// URL, and the properties build:operating-system (macos),
+// build:architecture (arm64, x86_64 or universal2) and build:flags (the
+// Configure options, space-separated, as in pyca's OPENSSL_BUILD_FLAGS).
+// osslbuild's additions follow: supplier, CPE, licence, the per-slice
+// configure target, deployment target, compiler flags and the compiler
+// lines found in the libraries (osslbuild:* properties).
 func WriteSBOM(dir string, m *Manifest) error {
+	v := m.OpenSSL.Version
+	download := DownloadURL(v)
 	src := cdx.Component{
-		BOMRef:     "pkg:generic/openssl@" + m.OpenSSL.Version,
+		BOMRef:     "pkg:generic/openssl@" + v,
 		Type:       cdx.ComponentTypeLibrary,
 		Supplier:   &cdx.OrganizationalEntity{Name: "OpenSSL"},
 		Name:       "openssl",
-		Version:    m.OpenSSL.Version,
-		PackageURL: "pkg:generic/openssl@" + m.OpenSSL.Version,
-		CPE:        "cpe:2.3:a:openssl:openssl:" + m.OpenSSL.Version + ":*:*:*:*:*:*:*",
+		Version:    v,
+		PackageURL: "pkg:generic/openssl@" + v + "?download_url=" + download,
+		CPE:        "cpe:2.3:a:openssl:openssl:" + v + ":*:*:*:*:*:*:*",
 		Hashes:     &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: m.OpenSSL.SHA256}},
 		Licenses:   &cdx.Licenses{{License: &cdx.License{ID: "Apache-2.0"}}},
 		ExternalReferences: &[]cdx.ExternalReference{
+			{Type: cdx.ERTypeDistribution, URL: download},
 			{Type: cdx.ERTypeWebsite, URL: "https://openssl-library.org/"},
 		},
 		Properties: buildProperties(m),
-	}
-	if m.OpenSSL.URL != "" && !strings.HasPrefix(m.OpenSSL.URL, "mirror:") {
-		*src.ExternalReferences = append(*src.ExternalReferences, cdx.ExternalReference{Type: cdx.ERTypeDistribution, URL: m.OpenSSL.URL})
 	}
 	var libs []cdx.Component
 	for _, lib := range Libraries {
@@ -119,12 +132,27 @@ func encode(f *os.File, bom *cdx.BOM) error {
 	return nil
 }
 
-// buildProperties records how OpenSSL was configured, per slice for a
-// universal artifact.
+// DownloadURL is where OpenSSL publishes release v: its GitHub release
+// asset, the URL pyca's SBOM names whatever mirror served the bytes (the
+// SHA-256 says which bytes they were).
+func DownloadURL(v string) string { return recipe.UpstreamURLs(v)[0] }
+
+// buildProperties records how OpenSSL was configured: pyca's three build:
+// properties first, in pyca's order, then osslbuild's own, per slice for a
+// universal artifact, sorted.
 func buildProperties(m *Manifest) *[]cdx.Property {
-	var props []cdx.Property
+	arch := m.Target.Arch
+	if len(m.Slices) > 0 {
+		arch = "universal2"
+	}
+	props := []cdx.Property{
+		{Name: "build:operating-system", Value: m.Target.OS},
+		{Name: "build:architecture", Value: arch},
+		{Name: "build:flags", Value: strings.Join(m.Target.Options, " ")},
+	}
+	var own []cdx.Property
 	add := func(prefix string, t Target) {
-		props = append(props,
+		own = append(own,
 			cdx.Property{Name: prefix + "arch", Value: t.Arch},
 			cdx.Property{Name: prefix + "configure-target", Value: t.Configure},
 			cdx.Property{Name: prefix + "min-os", Value: t.MinOS},
@@ -139,9 +167,10 @@ func buildProperties(m *Manifest) *[]cdx.Property {
 		add("osslbuild:"+s.Target.Arch+":", s.Target)
 	}
 	for _, l := range m.CompilerLines {
-		props = append(props, cdx.Property{Name: "osslbuild:" + l.Arch + ":" + l.Library + ":compiler", Value: l.Line})
+		own = append(own, cdx.Property{Name: "osslbuild:" + l.Arch + ":" + l.Library + ":compiler", Value: l.Line})
 	}
-	sort.SliceStable(props, func(i, j int) bool { return props[i].Name < props[j].Name })
+	sort.SliceStable(own, func(i, j int) bool { return own[i].Name < own[j].Name })
+	props = append(props, own...)
 	return &props
 }
 

@@ -27,6 +27,7 @@ type run struct {
 	recipe *recipe.Recipe
 
 	mu      sync.Mutex
+	rel     once[recipe.Release]
 	sources map[string]*once[*source.Verified]
 	tools   map[string]*once[tool]
 }
@@ -85,6 +86,38 @@ func (r *run) source(ctx context.Context, rel recipe.Release) (*source.Verified,
 	})
 }
 
+// release is the release the settings ask for, resolved once per
+// invocation: the recipe's, or one it does not list, pinned by the given
+// sha256 and fetched and proven here, before any plan is made (its size is
+// only known once it is downloaded).
+func (r *run) release(ctx context.Context) (recipe.Release, error) {
+	r.rel.once.Do(func() {
+		rel, listed, err := r.recipe.Resolve(r.Version, r.SHA256)
+		if err != nil || listed {
+			r.rel.v, r.rel.err = rel, err
+			return
+		}
+		v, err := memo(r, r.sources, rel.Version, func() (*source.Verified, error) {
+			f, err := fetch.New(r.Fetch)
+			if err != nil {
+				return nil, err
+			}
+			v, err := source.FetchUnlisted(ctx, f, rel)
+			if err != nil {
+				return nil, err
+			}
+			r.logf("source: OpenSSL %s is not in %s; pinned by the sha256 given: %s", rel.Version, r.recipe.Path, v.Describe())
+			return v, nil
+		})
+		if err != nil {
+			r.rel.err = err
+			return
+		}
+		r.rel.v = v.Release
+	})
+	return r.rel.v, r.rel.err
+}
+
 // toolchain returns the toolchain for target and its identity, probed once
 // per kind of toolchain.
 func (r *run) toolchain(ctx context.Context, t recipe.Target) (toolchain.Toolchain, toolchain.Identity, error) {
@@ -99,8 +132,21 @@ func (r *run) toolchain(ctx context.Context, t recipe.Target) (toolchain.Toolcha
 	return got.tc, got.id, err
 }
 
-// plan resolves the recipe for target at the settings' version.
-func (r *run) plan(target string) (*recipe.Plan, error) { return r.recipe.Plan(r.Version, target) }
+// plan resolves the release and the options for target.
+func (r *run) plan(ctx context.Context, target string) (*recipe.Plan, error) {
+	rel, err := r.release(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.recipe.PlanFor(rel, target, r.Options)
+	if err != nil {
+		return nil, err
+	}
+	if p.CallerOptions && len(p.Skipped) > 0 {
+		r.logf("%s: options left out for OpenSSL %s by %s's per-version rules: %s", p.Target.Artifact, rel.Version, r.recipe.Path, strings.Join(p.Skipped, " "))
+	}
+	return p, nil
+}
 
 // built is a validated artifact tree in a private directory, ready to
 // publish; release removes the directory.
@@ -219,7 +265,7 @@ func Slice(ctx context.Context, s Settings, rt Runtime, target string, variant *
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.plan(target)
+	p, err := r.plan(ctx, target)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
+	"github.com/osslbuild/osslbuild/internal/toolchain/standin"
 )
 
 func TestCacheKeyChangesWithEveryInput(t *testing.T) {
@@ -55,6 +57,40 @@ func TestCacheKeyChangesWithEveryInput(t *testing.T) {
 		if f() == base {
 			t.Errorf("changing the %s does not change the key", name)
 		}
+	}
+}
+
+// TestCacheKeyFollowsTheMacOSSDK: the identity the macOS toolchain reports
+// (here from a stand-in xcrun, the same code that runs on a Mac) keys the
+// artifact cache, so a new SDK, or the same version installed elsewhere,
+// never serves a slice built against another.
+func TestCacheKeyFollowsTheMacOSSDK(t *testing.T) {
+	ctx := context.Background()
+	p := plan(t, "arm64")
+	key := func(x *standin.Xcrun) (string, toolchain.Identity) {
+		t.Helper()
+		id, err := toolchain.MacOS(x.Path).Identity(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := pipeline.CacheKey(p, pipeline.Osslbuild, "rev1", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k, id
+	}
+	a := standin.New(t, "11.3")
+	ka, ida := key(a)
+	if again, _ := key(a); again != ka {
+		t.Fatal("key is not stable for one SDK")
+	}
+	if ida.SDKPath != a.SDK || ida.SDK != "macOS SDK 11.3" {
+		t.Fatalf("identity %+v does not name the SDK %s", ida, a.SDK)
+	}
+	kb, _ := key(standin.New(t, "14.0"))
+	kc, _ := key(standin.New(t, "11.3")) // same version, another directory
+	if kb == ka || kc == ka || kb == kc {
+		t.Errorf("keys for SDK 11.3, 14.0 and 11.3 elsewhere: %s %s %s; want three different keys", ka[:12], kb[:12], kc[:12])
 	}
 }
 

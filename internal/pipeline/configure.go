@@ -1,12 +1,17 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
 // runConfigure runs OpenSSL's Configure with the plan's argv: every flag an
@@ -23,7 +28,32 @@ func (j *job) configure(ctx context.Context) error {
 		return err
 	}
 	defer lf.Close()
-	return configure.RunArgs(ctx, j.tree.Dir, j.argv, j.env, lf)
+	var out bytes.Buffer
+	err = configure.RunArgs(ctx, j.tree.Dir, j.argv, j.env, io.MultiWriter(lf, &out))
+	if err != nil {
+		if opts, line := unsupportedOptions(out.String()); opts != nil {
+			return fmt.Errorf("OpenSSL %s does not know the option(s) %s (its Configure: %q): %w", j.plan.Release.Version, strings.Join(opts, " "), line, recipe.ErrOption)
+		}
+	}
+	return err
+}
+
+// unsupportedRe is Configure's refusal of options the release does not
+// know: "***** Unsupported options: a b" (3.0: "a, b").
+var unsupportedRe = regexp.MustCompile(`(?m)^\*+ Unsupported options: (.+)$`)
+
+// unsupportedOptions lists the options Configure refused in its output
+// (nil if none) and its line saying so. The release's own Configure is the
+// authority on which no-/enable- features it knows; its message names
+// them, the error names the release.
+func unsupportedOptions(out string) ([]string, string) {
+	m := unsupportedRe.FindStringSubmatch(out)
+	if m == nil {
+		return nil, ""
+	}
+	opts := strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\r' })
+	slices.Sort(opts)
+	return opts, strings.TrimSpace(strings.TrimLeft(m[0], "* "))
 }
 
 // gateO3 reads the generated Makefile and refuses to spend minutes in make

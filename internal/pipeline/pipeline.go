@@ -29,8 +29,15 @@ import (
 // Settings are what a user chooses for a build: target flags and the
 // OSSLBUILD_* environment variables (FromEnv).
 type Settings struct {
-	Recipe    string // recipe name or path; "" = the embedded default
-	Version   string // release; "" = the recipe's default
+	Recipe  string // recipe name or path; "" = the embedded default
+	Version string // release, X.Y.Z or openssl-X.Y.Z; "" = the recipe's default
+	// SHA256 pins the release's tarball: for a release the recipe lists it
+	// must be the recipe's pin; a release the recipe does not list is
+	// built only with it (fetched from upstream, proven like a bump).
+	SHA256 string
+	// Options replace the recipe's Configure options (nil: the recipe's),
+	// held to the same rules and the recipe's per-version limits.
+	Options   []string
 	Out       string // output directory; "" = dist
 	Work      string // root for private build directories; "" = build
 	Jobs      int    // make -j; 0 = CPU count
@@ -177,7 +184,7 @@ func Fetch(ctx context.Context, s Settings, rt Runtime) (*source.Verified, error
 	if err != nil {
 		return nil, err
 	}
-	rel, err := r.recipe.Release(s.Version)
+	rel, err := r.release(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -206,9 +213,20 @@ func Unpack(ctx context.Context, s Settings, rt Runtime, dest string) (*source.T
 	return t, nil
 }
 
-// Version is osslbuild's own version for manifests: the module version when
-// built as a dependency, else the VCS revision (with +dirty) when known.
+// revision is osslbuild's version stamped at link time
+// (-ldflags "-X github.com/osslbuild/osslbuild/internal/pipeline.revision=...").
+// The composite action does so: it compiles the magefile from a copy of the
+// repository that Go cannot stamp, and runs it in another repository, whose
+// .git says nothing about osslbuild.
+var revision string
+
+// Version is osslbuild's own version for manifests: the revision stamped at
+// link time, else the module version when built as a dependency, else the
+// VCS revision (with +dirty) when known.
 func Version() string {
+	if revision != "" {
+		return revision
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"

@@ -33,7 +33,7 @@ func Universal2(ctx context.Context, s Settings, rt Runtime) (*Result, error) {
 	}
 	var plans []*recipe.Plan
 	for _, t := range targets {
-		p, err := r.plan(t)
+		p, err := r.plan(ctx, t)
 		if err != nil {
 			return nil, err
 		}

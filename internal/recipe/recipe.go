@@ -183,8 +183,8 @@ func Parse(path string, data []byte) (*Recipe, error) {
 		for i := range opts {
 			o := &opts[i]
 			f := fmt.Sprintf("%s[%d]", field, i)
-			if o.Name == "" || strings.ContainsAny(o.Name, " \t\n$`\"'") {
-				bad(f+".name", "want a single Configure option, got %q", o.Name)
+			if err := CheckOption(o.Name); err != nil {
+				bad(f+".name", "%v", err)
 			}
 			if o.Versions != "" {
 				c, err := ParseConstraint(o.Versions)

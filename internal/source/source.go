@@ -41,6 +41,13 @@ func Fetch(ctx context.Context, f *fetch.Fetcher, rel recipe.Release) (*Verified
 	if err != nil {
 		return nil, err
 	}
+	return fetchSignature(ctx, f, rel, tb)
+}
+
+// fetchSignature fetches the signature of the verified tarball tb (from
+// beside tb.URL, or the cache) and verifies it against rel's signers.
+func fetchSignature(ctx context.Context, f *fetch.Fetcher, rel recipe.Release, tb fetch.Result) (*Verified, error) {
+	file := FileFor(rel)
 	v := &Verified{Release: rel, Tarball: tb}
 	var signer signature.Result
 	sig, err := f.FetchSignature(ctx, file, tb, SignatureCheck(tb.Path, rel.Signers, &signer))

@@ -4,9 +4,15 @@
 package targets
 
 import (
+	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/report"
 )
 
@@ -25,10 +31,86 @@ func Settings(version *string, jobs *int, out *string, rebuild *bool) (pipeline.
 	return s, s.FromEnv(nil)
 }
 
+// BuildSettings are Settings plus what only a build takes: -sha256, the
+// release's tarball digest (required for a release the recipe does not
+// list), and -options, Configure options in place of the recipe's, as one
+// space-separated string (pyca's OPENSSL_BUILD_FLAGS). -version accepts
+// pyca's openssl-X.Y.Z form too. Bad values are refused naming the flag.
+func BuildSettings(version, sha256, options *string, jobs *int, out *string, rebuild *bool) (pipeline.Settings, error) {
+	s, err := Settings(version, jobs, out, rebuild)
+	if err != nil {
+		return s, err
+	}
+	if s.Version, err = recipe.ParseVersion(s.Version); err != nil {
+		return s, fmt.Errorf("-version: %w", err)
+	}
+	s.SHA256 = strings.TrimSpace(Deref(sha256))
+	if options != nil {
+		if s.Options, err = recipe.ParseOptions(*options); err != nil {
+			return s, fmt.Errorf("-options: %w", err)
+		}
+	}
+	return s, nil
+}
+
 // Runtime prints to stdout and, in GitHub Actions, folds logs, annotates
 // failures and writes the step summary.
 func Runtime() pipeline.Runtime {
 	return pipeline.Runtime{Log: os.Stdout, Observer: &report.Builds{W: os.Stdout}}
+}
+
+// Outputs are the step outputs a build sets in GitHub Actions: where the
+// artifact is, its tarball and the tarball's sha256.
+func Outputs(res *pipeline.Result) map[string]string {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	return map[string]string{
+		"artifact-dir": abs(res.Published.Dir),
+		"tarball":      abs(res.Published.Tarball),
+		"sha256":       res.Published.Digests.SHA256,
+	}
+}
+
+// Done finishes a build target: with GITHUB_OUTPUT set (a GitHub Actions
+// step), the result's Outputs are appended to that file, so a step (and
+// the osslbuild action) can hand them on.
+func Done(res *pipeline.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	return WriteOutputs(os.Getenv("GITHUB_OUTPUT"), Outputs(res))
+}
+
+// WriteOutputs appends name=value lines to the GitHub Actions output file
+// path; "" writes nothing.
+func WriteOutputs(path string, outs map[string]string) error {
+	if path == "" {
+		return nil
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(outs)) {
+		v := outs[k]
+		if strings.ContainsAny(v, "\r\n") {
+			return fmt.Errorf("GITHUB_OUTPUT: %s %q spans lines", k, v)
+		}
+		fmt.Fprintf(&b, "%s=%s\n", k, v)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("GITHUB_OUTPUT: %w", err)
+	}
+	_, err = f.WriteString(b.String())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("GITHUB_OUTPUT %s: %w", path, err)
+	}
+	return nil
 }
 
 // Deref is *p, or the zero value for an absent flag.

@@ -140,6 +140,9 @@ func (c *cross) Prepare(ctx context.Context, dir string, t recipe.Target) (Env, 
 	return Env{Bin: bin, Vars: []string{"ZERO_AR_DATE=1"}}, nil
 }
 
+// ShimFS holds the CommonCrypto shim headers (CommonCrypto/*.h).
+func ShimFS() fs.FS { return mustSub(shimFS, "shim") }
+
 func mustSub(f fs.FS, dir string) fs.FS {
 	s, err := fs.Sub(f, dir)
 	if err != nil {

@@ -10,35 +10,110 @@ import (
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
+// Xcrun is where macOS keeps xcrun, the one tool the macOS toolchain
+// starts from.
+const Xcrun = "/usr/bin/xcrun"
+
+// SDKName is the SDK every lookup asks xcrun for: the compiler, the
+// archivers and the headers all come from one selection.
+const SDKName = "macosx"
+
 // macOS is the release toolchain: Xcode's (or the command line tools')
-// clang, ar, ranlib and lipo, located with xcrun. The wrappers add nothing
-// but the tool's absolute path, so a build here is a plain Mac build.
-type macOS struct{}
+// clang, ar, ranlib and lipo and the macOS SDK, all located with xcrun.
+//
+// The compiler is exec'd directly, not through /usr/bin/clang or "xcrun
+// clang", and the build environment is constructed without SDKROOT. A
+// toolchain clang run that way has been seen to find no SDK at all
+// ("fatal error: 'stdio.h' file not found", e.g. with only the command line
+// tools installed), so the SDK is selected explicitly and handed to clang
+// as SDKROOT inside the cc wrapper: nothing is added to its command line,
+// and the compiler line OpenSSL embeds stays that of a plain Mac build.
+type macOS struct {
+	xcrun string // absolute path of xcrun (Xcrun; a stand-in in tests)
+}
+
+// MacOS is the macOS toolchain driven by the xcrun at path. New("macos")
+// uses Xcrun on a Mac; tests on Linux give a stand-in that answers the
+// same questions.
+func MacOS(xcrun string) Toolchain { return &macOS{xcrun: xcrun} }
 
 func (m *macOS) Kind() string { return "macos" }
 
-func xcrunFind(ctx context.Context, tool string) (string, error) {
-	out, err := proc.Output(ctx, proc.Cmd{Args: []string{"/usr/bin/xcrun", "-f", tool}, Env: []string{"PATH=/usr/bin:/bin"}})
+// run asks xcrun one question and returns its one-line answer.
+func (m *macOS) run(ctx context.Context, args ...string) (string, error) {
+	argv := append([]string{m.xcrun}, args...)
+	out, err := proc.Output(ctx, proc.Cmd{Args: argv, Env: []string{"PATH=/usr/bin:/bin"}})
 	if err != nil {
-		return "", fmt.Errorf("macos toolchain: xcrun -f %s: %w (install the Xcode command line tools: xcode-select --install)", tool, err)
+		// err names the command and carries xcrun's stderr.
+		return "", fmt.Errorf("macos toolchain: %w (install the Xcode command line tools: xcode-select --install)", err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	ans := strings.TrimSpace(string(out))
+	if ans == "" || strings.Contains(ans, "\n") {
+		return "", fmt.Errorf("macos toolchain: %s: want one line, got %q", strings.Join(argv, " "), ans)
+	}
+	return ans, nil
+}
+
+// find locates tool in the selected SDK's toolchain.
+func (m *macOS) find(ctx context.Context, tool string) (string, error) {
+	p, err := m.run(ctx, "--sdk", SDKName, "-f", tool)
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("macos toolchain: xcrun --sdk %s -f %s: want an absolute path, got %q", SDKName, tool, p)
+	}
+	return p, nil
+}
+
+// SDK is the macOS SDK a build compiles against.
+type SDK struct {
+	Path    string // xcrun --sdk macosx --show-sdk-path
+	Version string // xcrun --sdk macosx --show-sdk-version
+}
+
+// sdk selects the SDK.
+func (m *macOS) sdk(ctx context.Context) (SDK, error) {
+	p, err := m.run(ctx, "--sdk", SDKName, "--show-sdk-path")
+	if err != nil {
+		return SDK{}, err
+	}
+	if !filepath.IsAbs(p) {
+		return SDK{}, fmt.Errorf("macos toolchain: xcrun --sdk %s --show-sdk-path: want an absolute path, got %q", SDKName, p)
+	}
+	v, err := m.run(ctx, "--sdk", SDKName, "--show-sdk-version")
+	if err != nil {
+		return SDK{}, err
+	}
+	return SDK{Path: p, Version: v}, nil
 }
 
 func (m *macOS) Prepare(ctx context.Context, dir string, t recipe.Target) (Env, error) {
 	if t.OS != "macos" {
 		return Env{}, fmt.Errorf("macos toolchain: target %s is for %s", t.Name, t.OS)
 	}
+	sdk, err := m.sdk(ctx)
+	if err != nil {
+		return Env{}, err
+	}
+	tools := map[string]string{}
+	for name, tool := range map[string]string{"cc": "clang", "ar": "ar", "ranlib": "ranlib", "lipo": "lipo"} {
+		if tools[name], err = m.find(ctx, tool); err != nil {
+			return Env{}, err
+		}
+	}
 	bin, err := mkBin(dir)
 	if err != nil {
 		return Env{}, err
 	}
-	for name, tool := range map[string]string{"cc": "clang", "ar": "ar", "ranlib": "ranlib", "lipo": "lipo"} {
-		p, err := xcrunFind(ctx, tool)
-		if err != nil {
-			return Env{}, err
+	for name, p := range tools {
+		body := "exec " + shellQuote(p) + ` "$@"` + "\n"
+		if name == "cc" {
+			// The SDK reaches clang through its environment, not its
+			// arguments: the compiler line stays "cc -fPIC -arch ...".
+			body = "SDKROOT=" + shellQuote(sdk.Path) + "\nexport SDKROOT\n" + body
 		}
-		if err := writeScript(filepath.Join(bin, name), "exec "+shellQuote(p)+` "$@"`+"\n"); err != nil {
+		if err := writeScript(filepath.Join(bin, name), body); err != nil {
 			return Env{}, fmt.Errorf("macos toolchain: %w", err)
 		}
 	}
@@ -47,7 +122,7 @@ func (m *macOS) Prepare(ctx context.Context, dir string, t recipe.Target) (Env, 
 }
 
 func (m *macOS) Lipo(ctx context.Context, output string, inputs ...string) error {
-	p, err := xcrunFind(ctx, "lipo")
+	p, err := m.find(ctx, "lipo")
 	if err != nil {
 		return err
 	}
@@ -61,24 +136,23 @@ func (m *macOS) Lipo(ctx context.Context, output string, inputs ...string) error
 
 func (m *macOS) Identity(ctx context.Context) (Identity, error) {
 	id := Identity{Kind: "macos", Tools: map[string]string{}}
-	clang, err := xcrunFind(ctx, "clang")
+	sdk, err := m.sdk(ctx)
+	if err != nil {
+		return id, err
+	}
+	id.SDK, id.SDKPath = "macOS SDK "+sdk.Version, sdk.Path
+	clang, err := m.find(ctx, "clang")
 	if err != nil {
 		return id, err
 	}
 	if id.Compiler, err = firstLine(ctx, clang, "--version"); err != nil {
 		return id, err
 	}
-	sdk, err := firstLine(ctx, "/usr/bin/xcrun", "--show-sdk-version")
-	if err != nil {
-		return id, err
-	}
-	id.SDK = "macOS SDK " + sdk
+	id.Tools["cc"] = clang
 	for _, tool := range []string{"ar", "ranlib", "lipo"} {
-		p, err := xcrunFind(ctx, tool)
-		if err != nil {
+		if id.Tools[tool], err = m.find(ctx, tool); err != nil {
 			return id, err
 		}
-		id.Tools[tool] = p
 	}
 	return id, nil
 }

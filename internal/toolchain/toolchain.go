@@ -40,10 +40,11 @@ type Env struct {
 // Identity records exactly which tools built an artifact.
 type Identity struct {
 	Kind     string            `json:"kind"`
-	Compiler string            `json:"compiler"`          // first line of "clang --version"
-	SDK      string            `json:"sdk,omitempty"`     // macOS SDK version, or the headers package in cross mode
-	Tools    map[string]string `json:"tools,omitempty"`   // ar, ranlib, lipo: path and version
-	Targets  map[string]string `json:"targets,omitempty"` // per arch: clang -target used (cross)
+	Compiler string            `json:"compiler"`           // first line of "clang --version"
+	SDK      string            `json:"sdk,omitempty"`      // macOS SDK version, or the headers package in cross mode
+	SDKPath  string            `json:"sdk_path,omitempty"` // macOS: the SDK xcrun selected, given to clang as SDKROOT
+	Tools    map[string]string `json:"tools,omitempty"`    // cc (macOS), ar, ranlib, lipo: path (and version in cross mode)
+	Targets  map[string]string `json:"targets,omitempty"`  // per arch: clang -target used (cross)
 }
 
 // String is a one-line summary for logs.
@@ -73,7 +74,7 @@ func New(kind string) (Toolchain, error) {
 		if runtime.GOOS != "darwin" {
 			return nil, fmt.Errorf("toolchain macos: needs a Mac with the Xcode command line tools (this host is %s); use the cross toolchain", runtime.GOOS)
 		}
-		return &macOS{}, nil
+		return MacOS(Xcrun), nil
 	case "cross":
 		return newCross()
 	}

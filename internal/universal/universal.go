@@ -92,10 +92,10 @@ func Compatible(a, b Slice) error {
 	cmp("recipes", ma.Recipe.Name+"@"+ma.Recipe.SHA256, mb.Recipe.Name+"@"+mb.Recipe.SHA256)
 	cmp("patches", patchList(ma), patchList(mb))
 	cmp("SOURCE_DATE_EPOCH", fmt.Sprint(ma.SourceDateEpoch), fmt.Sprint(mb.SourceDateEpoch))
-	// Options may differ only by the targets' own options, which the recipe
-	// digest already pins; differing common options mean different recipes
-	// or releases, caught above. Still, name them when they differ.
-	if !slices.Equal(ma.Target.Options, mb.Target.Options) && ma.Recipe.SHA256 != mb.Recipe.SHA256 {
+	// One universal artifact has one option set (its SBOM states one
+	// build:flags); the recipe digest no longer pins it, since a caller may
+	// give the options (-options).
+	if !slices.Equal(ma.Target.Options, mb.Target.Options) {
 		why = append(why, fmt.Sprintf("option sets differ: %v vs %v", ma.Target.Options, mb.Target.Options))
 	}
 	if len(why) > 0 {

@@ -22,6 +22,7 @@ type sliceSpec struct {
 	opt                            string // -O flag in the embedded compiler line ("" = none)
 	version                        string
 	header                         string // content of include/openssl/configuration.h
+	options                        []string
 }
 
 func defaults(arch string) sliceSpec {
@@ -75,7 +76,7 @@ func makeSlice(t *testing.T, s sliceSpec) Slice {
 		Name:    "openssl-macos-" + s.arch,
 		Recipe:  artifact.RecipeRef{Name: "openssl", SHA256: "r"},
 		OpenSSL: artifact.Source{Version: s.version, SHA256: "src-" + s.version},
-		Target:  artifact.Target{Name: s.arch, Configure: s.configure, OS: "macos", Arch: s.arch, MinOS: s.minOS, Flags: s.flags},
+		Target:  artifact.Target{Name: s.arch, Configure: s.configure, OS: "macos", Arch: s.arch, MinOS: s.minOS, Flags: s.flags, Options: s.options},
 	}
 	if err := artifact.WriteManifest(context.Background(), dir, m); err != nil {
 		t.Fatal(err)
@@ -143,6 +144,7 @@ func TestMergeRefuses(t *testing.T) {
 		{name: "version mismatch", x86: func(s *sliceSpec) { s.version = "3.5.7" }, wantIn: "OpenSSL versions differ"},
 		{name: "O0 slice", arm: func(s *sliceSpec) { s.opt = "" }, wantIn: "-O0"},
 		{name: "O2 slice", x86: func(s *sliceSpec) { s.opt = "-O2" }, wantIn: "-O2"},
+		{name: "options differ", x86: func(s *sliceSpec) { s.options = []string{"no-zlib"} }, wantIn: "option sets differ: [] vs [no-zlib]"},
 		{name: "wrong minos", arm: func(s *sliceSpec) { s.triple = "arm64-apple-macos12" }, wantIn: "12.0"},
 	}
 	for _, tt := range tests {

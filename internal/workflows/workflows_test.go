@@ -18,7 +18,7 @@ import (
 )
 
 // workflowFiles lists .github/workflows/*.yml and *.yaml.
-func workflowFiles(t *testing.T) []string {
+func workflowFiles(t testing.TB) []string {
 	t.Helper()
 	dir := filepath.Join(testfixture.RepoRoot(), ".github", "workflows")
 	var files []string
@@ -76,7 +76,7 @@ type use struct {
 }
 
 // uses parses every workflow and returns each uses: reference.
-func uses(t *testing.T) []use {
+func uses(t testing.TB) []use {
 	t.Helper()
 	var all []use
 	for _, f := range workflowFiles(t) {
@@ -105,7 +105,8 @@ func uses(t *testing.T) []use {
 
 // TestPinned: every action and reusable workflow is pinned by a full commit
 // SHA (a tag can be moved to other code; a SHA cannot), the line says which
-// tag that is, and each action is pinned to one SHA across all workflows.
+// tag that is, and each action is pinned to one SHA across all workflows
+// and action.yml.
 func TestPinned(t *testing.T) {
 	lines := map[string][]string{}
 	shas := map[string]string{}
@@ -131,6 +132,16 @@ func TestPinned(t *testing.T) {
 			t.Errorf("%s: %s pinned to %s here and %s elsewhere", where, action, m[3], prev)
 		}
 		shas[action] = m[3]
+	}
+	// The composite action's own steps (actionUses checks each line).
+	for _, u := range actionUses(t) {
+		m := pinnedRe.FindStringSubmatch(u)
+		if m == nil {
+			continue
+		}
+		if prev, ok := shas[m[1]+m[2]]; ok && prev != m[3] {
+			t.Errorf("action.yml: %s pinned to %s there and %s in the workflows", m[1]+m[2], m[3], prev)
+		}
 	}
 }
 

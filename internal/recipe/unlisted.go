@@ -1,0 +1,152 @@
+package recipe
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/go-version"
+
+	"github.com/osslbuild/osslbuild/keys"
+)
+
+// ErrPin marks a sha256 given for a release that disagrees with what the
+// recipe pins, or that the recipe pins to another release.
+var ErrPin = errors.New("sha256 does not match the release")
+
+// ParseVersion accepts a release as X.Y.Z or as pyca's OPENSSL_VERSION form,
+// openssl-X.Y.Z; "" stays "" (the recipe's default).
+func ParseVersion(s string) (string, error) {
+	v := strings.TrimPrefix(strings.TrimSpace(s), "openssl-")
+	if v == "" && s == "" {
+		return "", nil
+	}
+	if !versionRe.MatchString(v) {
+		return "", fmt.Errorf("OpenSSL version %q: want X.Y.Z or openssl-X.Y.Z", s)
+	}
+	return v, nil
+}
+
+// UpstreamURLs are where OpenSSL publishes the release v, in the order the
+// recipe lists them: GitHub's release asset, then openssl.org's source
+// directory, then its archive of older releases of the series (where
+// upstream moves a release once a newer one of its series is out).
+func UpstreamURLs(v string) []string {
+	name := "openssl-" + v + ".tar.gz"
+	return []string{
+		"https://github.com/openssl/openssl/releases/download/openssl-" + v + "/" + name,
+		"https://www.openssl.org/source/" + name,
+		"https://www.openssl.org/source/old/" + series(v) + "/" + name,
+	}
+}
+
+// series is the directory upstream files old releases under: X.Y from 3.0
+// on, X.Y.Z without the letter before (1.1.1w is under old/1.1.1/).
+func series(v string) string {
+	parts := strings.SplitN(v, ".", 3)
+	if major, err := strconv.Atoi(parts[0]); err == nil && major < 3 && len(parts) == 3 {
+		return parts[0] + "." + parts[1] + "." + strings.TrimRight(parts[2], "abcdefghijklmnopqrstuvwxyz")
+	}
+	return parts[0] + "." + parts[1]
+}
+
+// Resolve is the release to build for version (X.Y.Z, openssl-X.Y.Z or ""
+// for the default) and the caller's sha256 ("" for none).
+//
+// A release the recipe lists is the recipe's; a sha256 given with it must
+// be the one the recipe pins. A release the recipe does not list needs the
+// caller's sha256: it is then fetched from upstream's URLs, and any key
+// pinned in keys/ may have signed it (listed reports false; its Size is 0
+// until the download measures it). A sha256 the recipe pins to another
+// release is refused: the same bytes cannot be two releases.
+func (r *Recipe) Resolve(ver, sha256 string) (rel Release, listed bool, err error) {
+	v, err := ParseVersion(ver)
+	if err != nil {
+		return Release{}, false, err
+	}
+	sha := strings.ToLower(strings.TrimSpace(sha256))
+	if sha256 != "" && !hex64.MatchString(sha) {
+		return Release{}, false, fmt.Errorf("sha256 %q for OpenSSL %s: want 64 hex digits", sha256, orDefault(v, r.Default))
+	}
+	if rel, err := r.Release(v); err == nil {
+		if sha != "" && sha != rel.SHA256 {
+			return Release{}, false, fmt.Errorf("OpenSSL %s: sha256 %s given, but %s pins %s: %w", rel.Version, sha, r.Path, rel.SHA256, ErrPin)
+		}
+		return rel, true, nil
+	} else if sha == "" {
+		return Release{}, false, fmt.Errorf("%w; give its sha256 to build a release the recipe does not list", err)
+	}
+	for _, other := range r.Releases {
+		if other.SHA256 == sha {
+			return Release{}, false, fmt.Errorf("OpenSSL %s: sha256 %s is OpenSSL %s in %s, so it cannot be OpenSSL %s: %w", v, sha, other.Version, r.Path, v, ErrPin)
+		}
+	}
+	return Release{
+		Version: v,
+		SHA256:  sha,
+		URLs:    UpstreamURLs(v),
+		Signers: keys.Fingerprints(),
+	}, false, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// PlanFor is release rel built for target with options: nil means the
+// recipe's own options; otherwise the caller's, in their order, each held
+// to CheckOption. Either way the recipe's per-version rules apply: an
+// option the recipe limits to releases that exclude rel is left out (and
+// recorded in Skipped), and the target's own options follow.
+func (r *Recipe) PlanFor(rel Release, target string, options []string) (*Plan, error) {
+	t, err := r.Target(target)
+	if err != nil {
+		return nil, err
+	}
+	v, err := version.NewVersion(rel.Version)
+	if err != nil {
+		return nil, fmt.Errorf("recipe %s: release %s: %w", r.Path, rel.Version, err)
+	}
+	common := r.Options
+	if options != nil {
+		var errs []error
+		common = nil
+		for _, o := range options {
+			if err := CheckOption(o); err != nil {
+				errs = append(errs, err)
+			}
+			common = append(common, Option{Name: o, when: r.rule(o, t)})
+		}
+		if err := errors.Join(errs...); err != nil {
+			return nil, fmt.Errorf("OpenSSL %s for %s: %w", rel.Version, target, err)
+		}
+	}
+	p := &Plan{Recipe: r, Release: rel, Target: t, CallerOptions: options != nil}
+	seen := map[string]bool{}
+	for _, o := range append(append([]Option{}, common...), t.Options...) {
+		if !o.when.Check(v) {
+			p.Skipped = append(p.Skipped, o.Name)
+			continue
+		}
+		if !seen[o.Name] {
+			seen[o.Name] = true
+			p.Options = append(p.Options, o.Name)
+		}
+	}
+	return p, nil
+}
+
+// rule is the recipe's version constraint for option o (common options,
+// then target t's), or nil when the recipe does not restrict it.
+func (r *Recipe) rule(o string, t Target) Constraint {
+	for _, ro := range append(append([]Option{}, r.Options...), t.Options...) {
+		if ro.Name == o {
+			return ro.when
+		}
+	}
+	return nil
+}

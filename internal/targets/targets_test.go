@@ -1,0 +1,88 @@
+package targets
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/recipe"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestBuildSettings(t *testing.T) {
+	pyca := "no-zlib no-shared no-module no-comp no-apps no-docs no-sm2-precomp no-atexit enable-ec_nistp_64_gcc_128"
+	for _, tt := range []struct {
+		name                  string
+		version, sha, options *string
+		wantVersion           string
+		wantOptions           []string
+		err                   string
+	}{
+		{"nothing given", nil, nil, nil, "", nil, ""},
+		{"pyca's version form", ptr("openssl-4.0.1"), ptr(" " + strings.Repeat("ab", 32) + "\n"), nil, "4.0.1", nil, ""},
+		{"pyca's flags", ptr("4.0.2"), nil, ptr(pyca), "4.0.2", strings.Fields(pyca), ""},
+		{"bad version", ptr("4.0"), nil, nil, "", nil, "-version: OpenSSL version \"4.0\""},
+		{"flag as option", nil, nil, ptr("no-zlib -march=native"), "", nil, `-options: option "-march=native": a compiler flag`},
+		{"empty options", nil, nil, ptr(" "), "", nil, "-options: options \" \": no options given"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := BuildSettings(tt.version, tt.sha, tt.options, nil, nil, nil)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err %v, want %q", err, tt.err)
+				}
+				if strings.HasPrefix(tt.err, "-options") && !errors.Is(err, recipe.ErrOption) {
+					t.Errorf("err %v is not recipe.ErrOption", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Version != tt.wantVersion || !slices.Equal(s.Options, tt.wantOptions) || (tt.options == nil) != (s.Options == nil) {
+				t.Errorf("version %q options %q", s.Version, s.Options)
+			}
+			if tt.sha != nil && s.SHA256 != strings.TrimSpace(*tt.sha) {
+				t.Errorf("sha256 %q", s.SHA256)
+			}
+		})
+	}
+}
+
+func TestDoneWritesOutputs(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "github_output")
+	os.WriteFile(out, []byte("earlier=step\n"), 0o644)
+	t.Setenv("GITHUB_OUTPUT", out)
+	res := &pipeline.Result{Published: &artifact.Published{
+		Dir: filepath.Join(dir, "dist", "openssl-macos-arm64"), Tarball: filepath.Join(dir, "dist", "openssl-macos-arm64.tar.gz"),
+		Digests: artifact.Digests{SHA256: strings.Repeat("cd", 32)},
+	}}
+	if err := Done(res, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(out)
+	want := "earlier=step\nartifact-dir=" + res.Published.Dir + "\nsha256=" + strings.Repeat("cd", 32) + "\ntarball=" + res.Published.Tarball + "\n"
+	if string(b) != want {
+		t.Errorf("GITHUB_OUTPUT:\n%s\nwant:\n%s", b, want)
+	}
+	// A failed build writes nothing and keeps its error.
+	boom := errors.New("boom")
+	if err := Done(nil, boom); err != boom {
+		t.Errorf("Done(nil, err) = %v", err)
+	}
+	if err := WriteOutputs(out, map[string]string{"tarball": "a\nb=c"}); err == nil {
+		t.Error("a value spanning lines was written")
+	}
+	// Outside Actions: nothing to write.
+	t.Setenv("GITHUB_OUTPUT", "")
+	if err := Done(res, nil); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,283 @@
+package workflows
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/artifact/sbomtest"
+	"github.com/osslbuild/osslbuild/internal/e2e"
+	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/testfixture"
+)
+
+// pycaFlags is pyca/infra's OPENSSL_BUILD_FLAGS.
+const pycaFlags = "no-zlib no-shared no-module no-comp no-apps no-docs no-sm2-precomp no-atexit enable-ec_nistp_64_gcc_128"
+
+// actionUses lists the uses: references of action.yml's steps, checking
+// each line's pin and version comment as TestPinned does for workflows.
+func actionUses(t testing.TB) []string {
+	t.Helper()
+	b, err := os.ReadFile(actionPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i, line := range strings.Split(string(b), "\n") {
+		m := usesLineRe.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		if pinnedRe.FindStringSubmatch(m[1]) == nil || !versionCommentRe.MatchString(line) {
+			t.Errorf("action.yml:%d: %q is not pinned to a commit with a version comment", i+1, strings.TrimSpace(line))
+		}
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// TestActionMetadata: action.yml is a composite action with exactly the
+// inputs and outputs documented, whose scripts take inputs only through
+// their environment (an expression inside a script is a shell injection),
+// and whose actions are pinned as the workflows' are.
+func TestActionMetadata(t *testing.T) {
+	a := loadAction(t)
+	if a.Name == "" || a.Description == "" || a.Runs.Using != "composite" {
+		t.Errorf("name %q, description %q, runs.using %q: want a described composite action", a.Name, a.Description, a.Runs.Using)
+	}
+	wantIn := []string{"arm64-artifact", "openssl-options", "openssl-sha256", "openssl-version", "output-dir", "target", "x86_64-artifact"}
+	if got := slices.Sorted(maps.Keys(a.Inputs)); !slices.Equal(got, wantIn) {
+		t.Errorf("inputs %v, want %v", got, wantIn)
+	}
+	for name, in := range a.Inputs {
+		if in.Description == "" {
+			t.Errorf("input %s has no description", name)
+		}
+		if (name == "target") != in.Required {
+			t.Errorf("input %s: required %v; only target is required", name, in.Required)
+		}
+		if !in.Required && in.Default == nil {
+			t.Errorf("input %s: optional without a default", name)
+		}
+	}
+	if d := a.Inputs["output-dir"].Default; d == nil || *d != "dist" {
+		t.Errorf("output-dir default %v, want dist", d)
+	}
+	wantOut := []string{"artifact-dir", "sha256", "tarball"}
+	if got := slices.Sorted(maps.Keys(a.Outputs)); !slices.Equal(got, wantOut) {
+		t.Errorf("outputs %v, want %v", got, wantOut)
+	}
+	for name, o := range a.Outputs {
+		if o.Value != "${{ steps.build.outputs."+name+" }}" || o.Description == "" {
+			t.Errorf("output %s = %q, want the build step's output of that name, described", name, o.Value)
+		}
+	}
+	ids := map[string]bool{}
+	for i, st := range a.Runs.Steps {
+		ids[st.ID] = true
+		switch {
+		case st.Uses != "":
+			if strings.HasPrefix(st.Uses, "actions/setup-go@") && st.With["cache"] != "false" {
+				t.Errorf("step %d: setup-go with cache %q: release outputs must not depend on a cache others can write", i, st.With["cache"])
+			}
+		case st.Run != "":
+			if st.Shell != "bash" {
+				t.Errorf("step %d (%s): shell %q, want bash", i, st.Name, st.Shell)
+			}
+			if strings.Contains(st.Run, "${{") {
+				t.Errorf("step %d (%s): an expression inside run: is spliced into the script; pass it through env:", i, st.Name)
+			}
+		default:
+			t.Errorf("step %d: neither uses nor run", i)
+		}
+	}
+	if !ids["build"] || !ids["compile"] {
+		t.Errorf("step ids %v: want compile and build", ids)
+	}
+	if len(actionUses(t)) == 0 {
+		t.Error("action.yml uses no setup-go: nothing provides the Go it needs")
+	}
+}
+
+// The slices and what names them.
+var sliceArtifacts = map[string]string{"arm64": "openssl-macos-arm64", "x86_64": "openssl-macos-x86-64"}
+
+// TestActionRuns runs the action's own scripts the way GitHub Actions runs
+// them, for the workflow in docs/pyca-infra.md fed with a pyca-style
+// openssl-version.sh (openssl-4.0.2, its sha256, pyca's flags): the two
+// slice jobs at once, from one action checkout (this repository), each in a
+// workspace of its own outside it, in cross mode; then the universal2 job
+// merging what they produced; and a job given a flag as an option, which
+// must fail. The artifact cache is the end-to-end fixtures' (one build per
+// slice per source state), with the fixtures' revision stamped into the
+// binary so the builds they made are served.
+func TestActionRuns(t *testing.T) {
+	e2e.Require(t)
+	e2e.Universal2(t) // builds the slices once, into the shared artifact cache
+	fx := testfixture.Get(t, e2e.Version)
+	a := loadAction(t)
+	w := loadDocWorkflow(t)
+	vf := pycaVersionFile(e2e.Version, fx.SHA256, pycaFlags)
+	env := jobEnv(
+		"OSSLBUILD_MIRROR="+testfixture.Dir(),
+		"OSSLBUILD_OFFLINE=1",
+		"OSSLBUILD_TOOLCHAIN=cross",
+		"OSSLBUILD_CACHE="+e2e.Settings(t, t.TempDir()).Fetch.CacheDir,
+		"OSSLBUILD_REVISION=test-"+e2e.Key(),
+	)
+	newJob := func(name string, inputs map[string]string) invocation {
+		// A workspace and runner temp of its own, outside the checkout.
+		return invocation{name: name, inputs: inputs, workspace: t.TempDir(), temp: t.TempDir(), env: env}
+	}
+	var jobs []invocation
+	for _, row := range w.Jobs["build"].Strategy.Matrix["ARCH"] {
+		inputs := osslbuildInputs(t, w, "build", map[string]string{"ARCH.NAME": row["NAME"], "ARCH.ARTIFACT_NAME": row["ARTIFACT_NAME"]}, vf)
+		jobs = append(jobs, newJob(row["NAME"], inputs))
+	}
+	bad := maps.Clone(jobs[0].inputs)
+	bad["openssl-options"] = "no-zlib -O0"
+	jobs = append(jobs, newJob("flag as option", bad))
+
+	results := make([]result, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = a.run(context.Background(), j)
+		}()
+	}
+	wg.Wait()
+
+	sliceDirs := map[string]string{}
+	for i, j := range jobs {
+		res := results[i]
+		if j.name == "flag as option" {
+			if res.err == nil || !strings.Contains(res.log, `option "-O0": optimisation is OpenSSL's own -O3`) {
+				t.Errorf("a build given -O0 as an option: err %v\n%s", res.err, tail(res.log))
+			}
+			if _, err := os.Stat(filepath.Join(j.workspace, "dist")); !os.IsNotExist(err) {
+				t.Errorf("the refused build created %s/dist", j.workspace)
+			}
+			continue
+		}
+		if res.err != nil {
+			t.Fatalf("job %s: %v\n%s", j.name, res.err, tail(res.log))
+		}
+		sliceDirs[j.name] = checkJob(t, j, res, sliceArtifacts[j.name], j.name, fx.SHA256)
+	}
+	if t.Failed() {
+		return
+	}
+
+	// The universal2 job: the slices where download-artifact puts them.
+	inputs := osslbuildInputs(t, w, "universal2", nil, vf)
+	u := newJob("universal2", inputs)
+	for arch, dir := range sliceDirs {
+		if err := os.CopyFS(filepath.Join(u.workspace, inputs[arch+"-artifact"]), os.DirFS(dir)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := a.run(context.Background(), u)
+	if res.err != nil {
+		t.Fatalf("universal2: %v\n%s", res.err, tail(res.log))
+	}
+	dir := checkJob(t, u, res, "openssl-macos-universal2", "universal2", fx.SHA256)
+	f, err := inspect.Inspect(filepath.Join(dir, "lib", "libcrypto.a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Slices) != 2 {
+		t.Errorf("universal2 libcrypto.a has %d slices", len(f.Slices))
+	}
+
+	// Nothing of the runs is left in the action's checkout.
+	if left, _ := filepath.Glob(filepath.Join(testfixture.RepoRoot(), ".mage-*")); len(left) > 0 {
+		t.Errorf("left in the action checkout: %v", left)
+	}
+}
+
+// checkJob holds one successful job to what the action promises and
+// returns its artifact directory: the outputs name the published
+// artifact, its tarball and the tarball's sha256; the layout is pyca's
+// plus manifest.json; the SBOM validates and says what pyca's says; the
+// step summary has the build's and check's tables; the workspace holds
+// nothing else.
+func checkJob(t *testing.T, j invocation, res result, name, arch, sourceSHA string) string {
+	t.Helper()
+	dist := filepath.Join(j.workspace, "dist")
+	want := map[string]string{
+		"artifact-dir": filepath.Join(dist, name),
+		"tarball":      filepath.Join(dist, name+".tar.gz"),
+	}
+	for k, v := range want {
+		if res.outputs[k] != v {
+			t.Errorf("%s: output %s = %q, want %q", j.name, k, res.outputs[k], v)
+		}
+	}
+	tb, err := os.ReadFile(want["tarball"])
+	if err != nil {
+		t.Fatalf("%s: %v", j.name, err)
+	}
+	sum := sha256.Sum256(tb)
+	side, _ := os.ReadFile(want["tarball"] + ".sha256")
+	if res.outputs["sha256"] != hex.EncodeToString(sum[:]) || !strings.HasPrefix(string(side), res.outputs["sha256"]+" ") {
+		t.Errorf("%s: output sha256 %q; tarball's %x; %s.sha256 says %q", j.name, res.outputs["sha256"], sum, name, side)
+	}
+	dir := want["artifact-dir"]
+	var top []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		top = append(top, e.Name())
+	}
+	if !slices.Equal(top, []string{"include", "lib", "manifest.json", "sbom.json"}) {
+		t.Errorf("%s: artifact holds %v, want include, lib, manifest.json, sbom.json", j.name, top)
+	}
+	for _, f := range []string{"include/openssl/ssl.h", "include/openssl/opensslv.h", "lib/libcrypto.a", "lib/libssl.a",
+		"lib/pkgconfig/libcrypto.pc", "lib/pkgconfig/libssl.pc", "lib/pkgconfig/openssl.pc", "lib/cmake/OpenSSL/OpenSSLConfig.cmake"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s: artifact lacks %s", j.name, f)
+		}
+	}
+	doc := sbomtest.Validate(t, filepath.Join(dir, artifact.SBOMName))
+	sbomtest.CheckPyca(t, doc, sbomtest.Pyca{Version: e2e.Version, SHA256: sourceSHA, OS: "macos", Arch: arch, Flags: pycaFlags})
+	m, err := artifact.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Osslbuild != "test-"+e2e.Key() || strings.Join(m.Target.Options, " ") != pycaFlags {
+		t.Errorf("%s: manifest says osslbuild %q, options %v", j.name, m.Osslbuild, m.Target.Options)
+	}
+	// The build's table (one row per slice) and check's.
+	if strings.Count(res.summary, "### ") < 2 || !strings.Contains(res.summary, "| "+e2e.Version+" |") ||
+		!strings.Contains(res.summary, "-O3") {
+		t.Errorf("%s: step summary lacks the build's and check's tables:\n%s", j.name, res.summary)
+	}
+	// The consumer's workspace gets the artifacts and nothing else.
+	var ws []string
+	ents, _ = os.ReadDir(j.workspace)
+	for _, e := range ents {
+		ws = append(ws, e.Name())
+	}
+	if !slices.Contains(ws, "dist") || slices.Contains(ws, "build") {
+		t.Errorf("%s: workspace holds %v", j.name, ws)
+	}
+	return dir
+}
+
+// tail is the end of a long log, for failure messages.
+func tail(s string) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > 60 {
+		lines = append([]string{"..."}, lines[len(lines)-60:]...)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,382 @@
+package workflows
+
+import (
+	"context"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rhysd/actionlint"
+	"go.yaml.in/yaml/v4"
+
+	"github.com/osslbuild/osslbuild/internal/testfixture"
+)
+
+// docPath is the page that replaces pyca/infra's workflow.
+const docPath = "docs/pyca-infra.md"
+
+// osslbuildUses is how the page pins the action: the commit is the
+// reader's to fill in.
+const osslbuildUses = "osslbuild/osslbuild@<commit>"
+
+// pycaWorkflow is the workflow YAML in docs/pyca-infra.md.
+type pycaWorkflow struct {
+	Name string `yaml:"name"`
+	On   struct {
+		Schedule    []struct{ Cron string } `yaml:"schedule"`
+		PullRequest struct {
+			Paths []string `yaml:"paths"`
+		} `yaml:"pull_request"`
+		Push struct {
+			Branches []string `yaml:"branches"`
+			Paths    []string `yaml:"paths"`
+		} `yaml:"push"`
+	} `yaml:"on"`
+	Jobs map[string]struct {
+		RunsOn   string   `yaml:"runs-on"`
+		Name     string   `yaml:"name"`
+		Needs    []string `yaml:"needs"`
+		Strategy struct {
+			Matrix map[string][]map[string]string `yaml:"matrix"`
+		} `yaml:"strategy"`
+		Steps []actionStep `yaml:"steps"`
+	} `yaml:"jobs"`
+}
+
+// docWorkflowYAML returns the first ```yaml block of the page's "The
+// workflow" section.
+func docWorkflowYAML(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), docPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "\n## The workflow\n")
+	if i < 0 {
+		t.Fatalf("%s has no \"## The workflow\" section", docPath)
+	}
+	s = s[i:]
+	start := strings.Index(s, "\n```yaml\n")
+	if start < 0 {
+		t.Fatalf("%s: no ```yaml block in \"The workflow\"", docPath)
+	}
+	s = s[start+len("\n```yaml\n"):]
+	end := strings.Index(s, "\n```\n")
+	if end < 0 {
+		t.Fatalf("%s: the ```yaml block is not closed", docPath)
+	}
+	return s[:end+1]
+}
+
+func loadDocWorkflow(t testing.TB) *pycaWorkflow {
+	t.Helper()
+	var w pycaWorkflow
+	dec := yaml.NewDecoder(strings.NewReader(docWorkflowYAML(t)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&w); err != nil {
+		t.Fatalf("%s workflow: %v", docPath, err)
+	}
+	return &w
+}
+
+// docTable returns the rows (first cell without backquotes -> the other
+// cells) of the Markdown table whose header starts with "| first |".
+func docTable(t testing.TB, first string) map[string][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), docPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{}
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "| "+first+" |"):
+			in = true
+		case in && strings.HasPrefix(line, "|---"):
+		case in && strings.HasPrefix(line, "|"):
+			cells := strings.Split(strings.Trim(line, "|"), "|")
+			for i := range cells {
+				cells[i] = strings.TrimSpace(cells[i])
+			}
+			rows[strings.Trim(cells[0], "`")] = cells[1:]
+		case in:
+			return rows
+		}
+	}
+	if !in {
+		t.Fatalf("%s has no table starting \"| %s |\"", docPath, first)
+	}
+	return rows
+}
+
+// pycaVersionFile is a cryptography-linux/openssl-version.sh of pyca's
+// shape: the version with its openssl- prefix, the sha256, the flags built
+// from the Windows flags.
+func pycaVersionFile(version, sha, flags string) string {
+	windows := strings.TrimSuffix(flags, " enable-ec_nistp_64_gcc_128")
+	return "export OPENSSL_VERSION=\"openssl-" + version + "\"\n" +
+		"export OPENSSL_SHA256=\"" + sha + "\"\n" +
+		"export OPENSSL_BUILD_FLAGS_WINDOWS=\"" + windows + "\"\n" +
+		"export OPENSSL_BUILD_FLAGS_ARMV7L=\"linux-armv4 ${OPENSSL_BUILD_FLAGS_WINDOWS}\"\n" +
+		"export OPENSSL_BUILD_FLAGS=\"${OPENSSL_BUILD_FLAGS_WINDOWS} enable-ec_nistp_64_gcc_128\"\n"
+}
+
+// osslbuildInputs runs the page's version step (a job's step with id
+// "openssl") in a checkout holding versionFile as pyca's
+// openssl-version.sh, and evaluates the job's osslbuild step's with: under
+// matrix, as the runner would: the inputs that step hands the action.
+func osslbuildInputs(t testing.TB, w *pycaWorkflow, job string, matrix map[string]string, versionFile string) map[string]string {
+	t.Helper()
+	j, ok := w.Jobs[job]
+	if !ok {
+		t.Fatalf("%s: no job %s", docPath, job)
+	}
+	vars := map[string]string{}
+	for k, v := range matrix {
+		vars["matrix."+k] = v
+	}
+	var with map[string]string
+	for _, st := range j.Steps {
+		switch {
+		case st.ID == "openssl":
+			checkout := t.TempDir()
+			os.MkdirAll(filepath.Join(checkout, "cryptography-linux"), 0o755)
+			if err := os.WriteFile(filepath.Join(checkout, "cryptography-linux", "openssl-version.sh"), []byte(versionFile), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			a := &actionYML{}
+			a.Runs.Steps = []actionStep{{ID: "openssl", Run: st.Run, Shell: "bash"}}
+			a.Outputs = map[string]struct {
+				Description string `yaml:"description"`
+				Value       string `yaml:"value"`
+			}{}
+			for _, k := range []string{"version", "sha256", "flags"} {
+				a.Outputs[k] = struct {
+					Description string `yaml:"description"`
+					Value       string `yaml:"value"`
+				}{Value: "${{ steps.openssl.outputs." + k + " }}"}
+			}
+			res := a.run(context.Background(), invocation{workspace: checkout, temp: t.TempDir(), env: jobEnv()})
+			if res.err != nil {
+				t.Fatalf("%s: the version step: %v\n%s", docPath, res.err, res.log)
+			}
+			for k, v := range res.outputs {
+				vars["steps.openssl.outputs."+k] = v
+			}
+		case st.Uses == osslbuildUses:
+			with = st.With
+		}
+	}
+	if with == nil {
+		t.Fatalf("%s: job %s never uses %s", docPath, job, osslbuildUses)
+	}
+	inputs := map[string]string{}
+	for k, v := range with {
+		e, err := expand(v, vars)
+		if err != nil {
+			t.Fatalf("%s: job %s: with %s: %v", docPath, job, k, err)
+		}
+		inputs[k] = e
+	}
+	return inputs
+}
+
+// TestPycaInfraDoc holds docs/pyca-infra.md to what it promises: pyca's
+// triggers, job names, artifact names and layout; the action called with
+// inputs it has, from pyca's own version file; actionlint-clean; every
+// other action pinned as this repository pins it; and tables of inputs and
+// outputs that are action.yml's.
+func TestPycaInfraDoc(t *testing.T) {
+	a := loadAction(t)
+	w := loadDocWorkflow(t)
+	src := docWorkflowYAML(t)
+
+	t.Run("actionlint", func(t *testing.T) {
+		l, err := actionlint.NewLinter(io.Discard, &actionlint.LinterOptions{WorkingDir: testfixture.RepoRoot()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lintable := strings.ReplaceAll(src, osslbuildUses, "osslbuild/osslbuild@"+strings.Repeat("0", 40))
+		errs, err := l.Lint(docPath, []byte(lintable), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range errs {
+			t.Errorf("actionlint on the workflow in %s: %s", docPath, e.Error())
+		}
+	})
+
+	t.Run("pyca's triggers and jobs", func(t *testing.T) {
+		paths := []string{".github/workflows/build-macos-openssl.yml", "cryptography-linux/openssl-version.sh"}
+		if w.Name != "macOS OpenSSL" || len(w.On.Schedule) != 1 || w.On.Schedule[0].Cron != "0 0 * * FRI" ||
+			!slices.Equal(w.On.PullRequest.Paths, paths) || !slices.Equal(w.On.Push.Paths, paths) || !slices.Equal(w.On.Push.Branches, []string{"main"}) {
+			t.Errorf("name and triggers: %+v, want pyca's", w.On)
+		}
+		b, u := w.Jobs["build"], w.Jobs["universal2"]
+		if len(w.Jobs) != 2 || b.Name != "Build OpenSSL for macOS (${{ matrix.ARCH.NAME }})" || u.Name != "Build OpenSSL for macOS universal2" ||
+			!slices.Equal(u.Needs, []string{"build"}) || b.RunsOn != "macos-15" || u.RunsOn != "macos-15" {
+			t.Errorf("jobs: want pyca's build and universal2 jobs, names and runners")
+		}
+		want := []map[string]string{{"NAME": "x86_64", "ARTIFACT_NAME": "x86-64"}, {"NAME": "arm64", "ARTIFACT_NAME": "arm64"}}
+		if !slices.EqualFunc(b.Strategy.Matrix["ARCH"], want, maps.Equal) {
+			t.Errorf("matrix %v, want %v", b.Strategy.Matrix, want)
+		}
+	})
+
+	t.Run("artifacts", func(t *testing.T) {
+		var uploaded []string
+		for name, j := range w.Jobs {
+			rows := []map[string]string{nil}
+			if name == "build" {
+				rows = j.Strategy.Matrix["ARCH"]
+			}
+			for _, st := range j.Steps {
+				action, _, _ := strings.Cut(st.Uses, "@")
+				if action != "actions/upload-artifact" {
+					continue
+				}
+				for _, row := range rows {
+					vars := map[string]string{}
+					for k, v := range row {
+						vars["matrix.ARCH."+k] = v
+					}
+					n, err := expand(st.With["name"], vars)
+					if err != nil {
+						t.Fatal(err)
+					}
+					uploaded = append(uploaded, n)
+				}
+				// The artifact directory's contents are the artifact's root.
+				if st.With["path"] != "${{ steps.build.outputs.artifact-dir }}/" {
+					t.Errorf("job %s uploads %q, want the action's artifact-dir output with a trailing /", name, st.With["path"])
+				}
+			}
+		}
+		slices.Sort(uploaded)
+		if want := []string{"openssl-macos-arm64", "openssl-macos-universal2", "openssl-macos-x86-64"}; !slices.Equal(uploaded, want) {
+			t.Errorf("uploaded %v, want pyca's %v", uploaded, want)
+		}
+	})
+
+	t.Run("the action's inputs", func(t *testing.T) {
+		for name, j := range w.Jobs {
+			n := 0
+			for _, st := range j.Steps {
+				if !strings.HasPrefix(st.Uses, "osslbuild/") {
+					continue
+				}
+				n++
+				if st.Uses != osslbuildUses || st.ID != "build" {
+					t.Errorf("job %s: uses %q id %q, want %s with id build", name, st.Uses, st.ID, osslbuildUses)
+				}
+				for k := range st.With {
+					if _, ok := a.Inputs[k]; !ok {
+						t.Errorf("job %s: input %q is not one of action.yml's", name, k)
+					}
+				}
+				for k, in := range a.Inputs {
+					if _, ok := st.With[k]; in.Required && !ok {
+						t.Errorf("job %s: required input %q missing", name, k)
+					}
+				}
+			}
+			if n != 1 {
+				t.Errorf("job %s calls the action %d times, want once", name, n)
+			}
+		}
+		// What the build job hands the action comes from pyca's
+		// openssl-version.sh, run as the workflow runs it.
+		vf := pycaVersionFile("4.0.1", strings.Repeat("2d", 32), pycaFlags)
+		for _, row := range w.Jobs["build"].Strategy.Matrix["ARCH"] {
+			got := osslbuildInputs(t, w, "build", map[string]string{"ARCH.NAME": row["NAME"], "ARCH.ARTIFACT_NAME": row["ARTIFACT_NAME"]}, vf)
+			want := map[string]string{"target": row["NAME"], "openssl-version": "openssl-4.0.1", "openssl-sha256": strings.Repeat("2d", 32), "openssl-options": pycaFlags}
+			if !maps.Equal(got, want) {
+				t.Errorf("build (%s) inputs %v\nwant %v", row["NAME"], got, want)
+			}
+		}
+		got := osslbuildInputs(t, w, "universal2", nil, vf)
+		if want := map[string]string{"target": "merge", "arm64-artifact": "arm64", "x86_64-artifact": "x86-64"}; !maps.Equal(got, want) {
+			t.Errorf("universal2 inputs %v, want %v", got, want)
+		}
+		// merge reads the slices where download-artifact put them.
+		paths := map[string]string{}
+		for _, st := range w.Jobs["universal2"].Steps {
+			if strings.HasPrefix(st.Uses, "actions/download-artifact@") {
+				paths[st.With["name"]] = st.With["path"]
+			}
+		}
+		if paths["openssl-macos-arm64"] != got["arm64-artifact"] || paths["openssl-macos-x86-64"] != got["x86_64-artifact"] {
+			t.Errorf("downloads %v do not feed the merge %v", paths, got)
+		}
+	})
+
+	t.Run("pins", func(t *testing.T) {
+		want := workflowPins(t)
+		for _, line := range strings.Split(src, "\n") {
+			m := usesLineRe.FindStringSubmatch(line)
+			if m == nil || m[1] == osslbuildUses {
+				continue
+			}
+			pm := pinnedRe.FindStringSubmatch(m[1])
+			if pm == nil || !versionCommentRe.MatchString(line) {
+				t.Errorf("%s: %q is not pinned to a commit with a version comment", docPath, strings.TrimSpace(line))
+				continue
+			}
+			if sha, ok := want[pm[1]+pm[2]]; !ok || sha != pm[3] {
+				t.Errorf("%s: %s pinned to %s; the workflows pin %q", docPath, pm[1]+pm[2], pm[3], sha)
+			}
+		}
+	})
+
+	t.Run("tables", func(t *testing.T) {
+		inputs := docTable(t, "input")
+		if got, want := slices.Sorted(maps.Keys(inputs)), slices.Sorted(maps.Keys(a.Inputs)); !slices.Equal(got, want) {
+			t.Errorf("inputs table %v, action.yml %v", got, want)
+		}
+		for name, cells := range inputs {
+			in := a.Inputs[name]
+			if len(cells) != 3 {
+				t.Errorf("inputs table row %s: %v", name, cells)
+				continue
+			}
+			if (cells[0] == "yes") != in.Required {
+				t.Errorf("input %s: table says required %q, action.yml %v", name, cells[0], in.Required)
+			}
+			if in.Default != nil && *in.Default != "" && cells[1] != "`"+*in.Default+"`" {
+				t.Errorf("input %s: table default %q, action.yml %q", name, cells[1], *in.Default)
+			}
+		}
+		outputs := docTable(t, "output")
+		if got, want := slices.Sorted(maps.Keys(outputs)), slices.Sorted(maps.Keys(a.Outputs)); !slices.Equal(got, want) {
+			t.Errorf("outputs table %v, action.yml %v", got, want)
+		}
+	})
+}
+
+// usesLineRe is a "uses: X" line of a workflow.
+var usesLineRe = regexp.MustCompile(`^\s*(?:-\s+)?uses:\s*(\S+)`)
+
+// workflowPins maps each action the workflows and action.yml pin to its
+// commit.
+func workflowPins(t testing.TB) map[string]string {
+	t.Helper()
+	pins := map[string]string{}
+	for _, u := range uses(t) {
+		if m := pinnedRe.FindStringSubmatch(u.uses); m != nil {
+			pins[m[1]+m[2]] = m[3]
+		}
+	}
+	for _, u := range actionUses(t) {
+		if m := pinnedRe.FindStringSubmatch(u); m != nil {
+			pins[m[1]+m[2]] = m[3]
+		}
+	}
+	return pins
+}
