@@ -173,13 +173,25 @@ func (r *run) merge(ctx context.Context, tc toolchain.Toolchain, a, b string) (*
 }
 
 // holdToRecipe refuses a slice whose manifest is not what this recipe
-// builds for its target and release: a slice edited together with its
-// manifest digests still has to match the recipe's pinned source and
-// flags.
+// builds for its target: a slice edited together with its manifest digests
+// still has to match what the recipe owns (the Configure target, arch,
+// deployment target, flags and artifact name; the pinned sha256 and size
+// of a listed release; for a release the recipe does not list, a sha256 it
+// does not pin to another version) and its options must pass the recipe's
+// option rules for that release. Callers may choose options (the action's
+// openssl-options), so the options are held to those rules and to the
+// other slice (universal.Compatible), not to the recipe's defaults.
 func (r *run) holdToRecipe(m *artifact.Manifest) error {
-	p, err := r.recipe.Plan(m.OpenSSL.Version, m.Target.Name)
+	refuse := func(err error) error {
+		return fmt.Errorf("%s (OpenSSL %s, target %s): %w: %w", m.Name, m.OpenSSL.Version, m.Target.Name, universal.ErrRefused, err)
+	}
+	rel, listed, err := r.recipe.Resolve(m.OpenSSL.Version, m.OpenSSL.SHA256)
 	if err != nil {
-		return fmt.Errorf("%s: %w: %w", m.Name, universal.ErrRefused, err)
+		return refuse(err)
+	}
+	p, err := r.recipe.PlanFor(rel, m.Target.Name, m.Target.Options)
+	if err != nil {
+		return refuse(err)
 	}
 	var why []string
 	field := func(name string, got, want any) {
@@ -188,16 +200,16 @@ func (r *run) holdToRecipe(m *artifact.Manifest) error {
 		}
 	}
 	field("the artifact name", m.Name, p.Target.Artifact)
-	field("the source sha256", m.OpenSSL.SHA256, p.Release.SHA256)
-	field("the source size", m.OpenSSL.Size, p.Release.Size)
+	if listed {
+		field("the source size", m.OpenSSL.Size, p.Release.Size)
+	}
 	field("the Configure target", m.Target.Configure, p.Target.Configure)
 	field("the architecture", m.Target.Arch, p.Target.Arch)
 	field("the deployment target", m.Target.MinOS, p.Target.MinOS)
 	field("the flags", m.Target.Flags, p.Target.Flags)
 	field("the options", m.Target.Options, p.Options)
 	if len(why) > 0 {
-		return fmt.Errorf("%s (OpenSSL %s, target %s): %w: its manifest does not match recipe %s: %s",
-			m.Name, m.OpenSSL.Version, m.Target.Name, universal.ErrRefused, r.recipe.Path, strings.Join(why, "; "))
+		return refuse(fmt.Errorf("its manifest does not match recipe %s: %s", r.recipe.Path, strings.Join(why, "; ")))
 	}
 	return nil
 }

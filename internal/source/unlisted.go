@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/fetch"
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/signature"
+	"github.com/osslbuild/osslbuild/internal/source/fetch"
+	"github.com/osslbuild/osslbuild/internal/source/signature"
 )
 
 // ErrDigest marks a download whose sha256 is not the one given for the

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/fetch"
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/signature"
-	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/source/fetch"
+	"github.com/osslbuild/osslbuild/internal/source/signature"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/keys"
 )
 

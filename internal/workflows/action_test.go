@@ -14,9 +14,9 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/artifact/sbomtest"
-	"github.com/osslbuild/osslbuild/internal/e2e"
-	"github.com/osslbuild/osslbuild/internal/inspect"
-	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // pycaFlags is pyca/infra's OPENSSL_BUILD_FLAGS.

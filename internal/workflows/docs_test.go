@@ -14,7 +14,7 @@ import (
 	"github.com/rhysd/actionlint"
 	"go.yaml.in/yaml/v4"
 
-	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // docPath is the page that replaces pyca/infra's workflow.

@@ -17,7 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
-	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // actionYML is action.yml, as much of it as the runner reads for a

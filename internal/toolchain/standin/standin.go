@@ -20,7 +20,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
