@@ -57,7 +57,7 @@ func makeSlice(t *testing.T, s sliceSpec) Slice {
 	}
 	line += " -Wall " + strings.Join(s.flags, " ") + " -DNDEBUG"
 	src := filepath.Join(dir, "cversion.c")
-	os.WriteFile(src, []byte(`const char *c = "`+line+`"; const char *p = "platform: `+s.configure+`"; int f(void){return 1;}`), 0o644)
+	os.WriteFile(src, []byte(`const char *c = "`+line+`"; const char *p = "platform: `+s.configure+`"; const char *v = "OpenSSL 4.0.2 1 Jul 2026"; int f(void){return 1;}`), 0o644)
 	src2 := filepath.Join(dir, "ssl.c")
 	os.WriteFile(src2, []byte(`int g(void){return 2;}`), 0o644)
 	for _, c := range []struct{ src, obj, lib string }{{src, "libcrypto-lib-cversion.o", "libcrypto.a"}, {src2, "libssl-lib-s.o", "libssl.a"}} {
