@@ -13,6 +13,7 @@ require (
 	github.com/magefile/mage v1.17.2
 	github.com/rhysd/actionlint v1.7.12
 	github.com/schollz/progressbar/v3 v3.19.1
+	golang.org/x/arch v0.33.0
 	golang.org/x/term v0.44.0
 )
 
