@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 )
 
@@ -30,17 +31,20 @@ import (
 //     across a call are ordinary in optimised code);
 //   - branch to the next instruction (arm64 "b .+4", x86 "jmp .+2").
 //
-// Measured on the labelled corpus (code_corpus_test.go: 39 OpenSSL 4.0.2
-// C files plus perlasm objects, clang-14 for macOS arm64 and x86_64, gcc 12
-// for linux-x86_64, at -O0, -O1, -O2, -O3, -Os), -O0 libraries score 0.98
-// and above and optimised ones 0.08 and below; Debian's gcc -O2 libcrypto
-// scores 0.03. CodeO0Threshold sits in the middle of that gap, so that
-// neither side is near it: a slice is -O0-like when most of its functions
-// are. The share of frame-addressed loads and stores per instruction (the
-// measurement that motivated this, 0.35-0.43 at -O0 against 0.04-0.12
-// optimised) is reported too, but does not decide: its gap is 3x where the
-// function share's is more than 10x, and hand-written assembly, which
-// keeps state on the stack, moves it more.
+// Measured on the labelled corpus (code_corpus_test.go: 39 OpenSSL 4.0.2 C
+// files plus perlasm objects, compiled by clang-14 for macOS arm64 and
+// x86_64 and by gcc 12 for linux-x86_64 at -O0, -O1, -O2, -O3 and -Os, as
+// archives, universal archives, dylibs and shared objects), every -O0
+// slice scores 0.86 or more and every optimised one 0.08 or less (0.88
+// and 0.09 unsampled); Debian's gcc -O2 libcrypto
+// scores 0.03 and osslbuild's full -O3 universal2 libcrypto 0.02 (arm64)
+// and 0.04 (x86_64). CodeO0Threshold sits in the middle of that gap, far
+// from both sides: a slice is -O0-like when most of its functions are.
+// The share of frame-addressed loads and stores per instruction (the
+// measurement that motivated this: 0.29-0.43 at -O0, 0.05-0.14 optimised)
+// is reported too but does not decide: its gap is 2-3x where the function
+// share's is 10x, and hand-written assembly, which keeps state on the
+// stack, moves it more.
 //
 // Hand-written assembly (OpenSSL's perlasm) is left out where it can be
 // told apart: a Mach-O relocatable object from clang carries
@@ -77,7 +81,9 @@ const (
 // CodeVerdict is what the machine code of one architecture slice says about
 // how it was compiled.
 type CodeVerdict struct {
-	Arch  string // "arm64", "x86_64", ...
+	// Arch names the slice as Inspect does ("arm64", "x86_64", "aarch64"
+	// for ELF); CodeEvidence returns the slices in Inspect's order.
+	Arch  string
 	Class CodeClass
 	// Score is the share of measured functions showing an -O0 trait, from
 	// 0 to 1; -O0-like from CodeO0Threshold up.
@@ -177,7 +183,10 @@ type slotRing struct {
 }
 
 // reloadWindow: a load this many instructions or fewer after a store to the
-// same slot, with no call between, is a reload.
+// same slot, with no call between, is a reload. Measured on the corpus, 6
+// gives the widest gap: 2 misses -O0 reloads across a branch (closest -O0
+// 0.82), 16 starts to catch optimised spill code (closest optimised 0.086
+// against 0.082).
 const reloadWindow = 6
 
 func slotKey(base uint32, off int64) uint64 { return uint64(base)<<56 ^ uint64(off) ^ 1<<63 }
@@ -196,23 +205,35 @@ func (r *slotRing) recent(key uint64, i int) bool {
 	return false
 }
 
-// Sampling bounds (see measureObject).
+// Deterministic sampling keeps a 17.8 MB universal libcrypto.a (1,000
+// objects and 13,000 functions per slice) within the time budget of check
+// without losing accuracy: each slice measures about codeSliceBudget
+// functions, spread evenly over its objects and, within each object, evenly
+// over its functions (every k-th), but at least codeMinPerObject per
+// object, and of each function its first codeMaxInsns instructions, where
+// the traits show (the prologue, the first uses of each variable). On the
+// corpus this moves the closest -O0 and optimised scores by less than
+// 0.04 (see TestCodeCalibration, which also runs unsampled); small
+// libraries are measured whole.
 const (
-	codeMaxFuncs       = 1 << 30 // per relocatable object
-	codeMaxLinkedFuncs = 1 << 30 // per linked image
-	codeMaxInsns       = 1 << 30 // per function
+	codeSliceBudget  = 4096
+	codeMinPerObject = 8
+	codeMaxInsns     = 64
 )
 
 // codeOptions tune a run; tests use them to measure what the classifier
 // normally leaves out.
 type codeOptions struct {
-	measureAsm     bool // measure objects taken for assembly too
-	maxFuncs       int  // per relocatable object
-	maxLinkedFuncs int  // per linked image
-	maxInsns       int  // per function
+	measureAsm   bool // measure objects taken for assembly too
+	sliceBudget  int  // functions per slice, spread over its objects
+	minPerObject int  // but at least this many per object
+	maxInsns     int  // per function
 }
 
-var defaultCodeOptions = codeOptions{maxFuncs: codeMaxFuncs, maxLinkedFuncs: codeMaxLinkedFuncs, maxInsns: codeMaxInsns}
+var defaultCodeOptions = codeOptions{sliceBudget: codeSliceBudget, minPerObject: codeMinPerObject, maxInsns: codeMaxInsns}
+
+// unsampled measures every instruction of every function.
+var unsampled = codeOptions{sliceBudget: 1 << 30, minPerObject: 1 << 30, maxInsns: 1 << 30}
 
 // codeUnit is one object to measure.
 type codeUnit struct {
@@ -223,8 +244,18 @@ type codeUnit struct {
 	size   int64
 }
 
+// maxInMemoryFile: where it cannot map a file, CodeEvidenceFile reads files
+// up to this size whole, with one read (a 17.8 MB universal libcrypto.a
+// otherwise costs thousands of small reads, a third of the classifier's
+// time).
+const maxInMemoryFile = 1 << 30
+
 // CodeEvidenceFile runs CodeEvidence on the file at path.
 func CodeEvidenceFile(ctx context.Context, path string) ([]CodeVerdict, error) {
+	return codeEvidenceFile(ctx, path, defaultCodeOptions)
+}
+
+func codeEvidenceFile(ctx context.Context, path string, opt codeOptions) ([]CodeVerdict, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("code evidence: %w", err)
@@ -237,7 +268,18 @@ func CodeEvidenceFile(ctx context.Context, path string) ([]CodeVerdict, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("code evidence %s: expected a regular file, found %s", path, st.Mode().Type())
 	}
-	return CodeEvidence(ctx, path, f, st.Size())
+	if b, unmap, ok := mapFile(f, st.Size()); ok {
+		defer unmap()
+		return codeEvidence(ctx, path, memReaderAt(b), int64(len(b)), opt)
+	}
+	if st.Size() <= maxInMemoryFile {
+		b := make([]byte, st.Size())
+		if _, err := io.ReadFull(f, b); err != nil {
+			return nil, fmt.Errorf("code evidence %s: %w", path, err)
+		}
+		return codeEvidence(ctx, path, memReaderAt(b), int64(len(b)), opt)
+	}
+	return codeEvidence(ctx, path, f, st.Size(), opt)
 }
 
 // CodeEvidence reads the machine code of a Mach-O (thin or universal), an
@@ -247,7 +289,15 @@ func CodeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64) (
 	return codeEvidence(ctx, name, r, size, defaultCodeOptions)
 }
 
-func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, opt codeOptions) ([]CodeVerdict, error) {
+func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, opt codeOptions) (_ []CodeVerdict, err error) {
+	// A mapped file that shrinks under us faults on access; that must be
+	// an error, not a crash.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if fault := faultOf(recover()); fault != nil {
+			err = fmt.Errorf("code evidence %s: reading failed (did the file change while being read?): %w", name, fault)
+		}
+	}()
 	magic, err := readMagic(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("code evidence %s: %w", name, err)
@@ -298,6 +348,10 @@ func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, o
 		return nil, fmt.Errorf("code evidence %s: %w: expected the magic of a Mach-O, universal, ar or ELF file, found %x", name, ErrUnknownFormat, magic)
 	}
 
+	perSlice := make([]int, len(slices)) // objects in each slice, for sampling
+	for _, u := range units {
+		perSlice[u.slice]++
+	}
 	results := make([]codeStats, len(units))
 	arches := make([]string, len(units))
 	errs := make([]error, len(units))
@@ -307,10 +361,16 @@ func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, o
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			debug.SetPanicOnFault(true)
 			var buf []byte
 			for i := range next {
 				u := units[i]
-				arches[i], results[i], errs[i] = measureObject(u.r, u.size, opt, &buf)
+				var whole []byte
+				if m, ok := r.(memReaderAt); ok { // the file is in memory: no copy
+					whole = m[u.base : u.base+u.size]
+				}
+				limit := max(opt.minPerObject, opt.sliceBudget/perSlice[u.slice])
+				arches[i], results[i], errs[i] = measureFaultSafe(u.r, u.size, whole, limit, opt, &buf)
 				if errs[i] != nil {
 					errs[i] = annotate(errs[i], name, slices[u.slice].arch, u.member, u.base)
 				}
@@ -352,21 +412,53 @@ func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, o
 	return out, nil
 }
 
-// measureObject reads one object or linked image and measures its code.
-func measureObject(r io.ReaderAt, size int64, opt codeOptions, buf *[]byte) (string, codeStats, error) {
+// measureFaultSafe is measureObject with a memory fault (a mapped file
+// truncated meanwhile) turned into an error.
+func measureFaultSafe(r io.ReaderAt, size int64, whole []byte, limit int, opt codeOptions, buf *[]byte) (arch string, st codeStats, err error) {
+	defer func() {
+		if fault := faultOf(recover()); fault != nil {
+			err = fmt.Errorf("reading failed (did the file change while being read?): %w", fault)
+		}
+	}()
+	return measureObject(r, size, whole, limit, opt, buf)
+}
+
+// faultOf returns the recovered value when it is a memory fault (which
+// debug.SetPanicOnFault turns into a panic) and panics again with anything
+// else: a bug must stay visible, to the fuzzers first.
+func faultOf(p any) error {
+	if p == nil {
+		return nil
+	}
+	if e, ok := p.(interface {
+		error
+		Addr() uintptr
+	}); ok {
+		return e
+	}
+	panic(p)
+}
+
+// measureObject reads one object or linked image and measures the code of
+// at most limit of its functions.
+//
+// whole, when not nil, holds the object's bytes already; otherwise they are
+// read into *buf, one read per object (archive members are small and many,
+// and a read per header, table and section costs more than the copy).
+func measureObject(r io.ReaderAt, size int64, whole []byte, limit int, opt codeOptions, buf *[]byte) (string, codeStats, error) {
 	var st codeStats
-	magic, err := readMagic(r, size)
-	if err != nil {
-		return "", st, err
-	}
-	if !isMachO(magic) && !isELF(magic) {
-		st.skipped++ // bitcode, a text file, a nested archive: no machine code
-		return "", st, nil
-	}
-	var whole []byte
-	if size <= maxInMemoryObject {
-		// One read per object: archive members are small and many, and a
-		// read per header, table and section costs more than the copy.
+	if whole == nil {
+		magic, err := readMagic(r, size)
+		if err != nil {
+			return "", st, err
+		}
+		if !isMachO(magic) && !isELF(magic) {
+			st.skipped++
+			return "", st, nil
+		}
+		if size > maxObject {
+			return "", st, malformed(0, "object of %d bytes exceeds the %d-byte limit of the code classifier", size, int64(maxObject))
+		}
 		if int64(cap(*buf)) < size {
 			*buf = make([]byte, size)
 		}
@@ -374,20 +466,24 @@ func measureObject(r io.ReaderAt, size int64, opt codeOptions, buf *[]byte) (str
 		if _, err := r.ReadAt(whole, 0); err != nil && err != io.EOF {
 			return "", st, err
 		}
-		r = memReaderAt(whole)
 	}
 	var o *codeObject
-	if isMachO(magic) {
-		o, err = readMachOCode(r, size)
-	} else {
-		o, err = readELFCode(r, size)
+	var err error
+	switch {
+	case isMachO(whole):
+		o, err = readMachOCode(whole)
+	case isELF(whole):
+		o, err = readELFCode(whole)
+	default:
+		st.skipped++ // bitcode, a text file, a nested archive: no machine code
+		return "", st, nil
 	}
 	if err != nil {
 		return "", st, err
 	}
 	var scan func([]byte, int, *funcStats)
 	switch o.arch {
-	case "arm64", "arm64e":
+	case "arm64", "arm64e", "aarch64":
 		scan = scanARM64
 	case "x86_64", "x86_64h":
 		scan = scanX86
@@ -403,13 +499,8 @@ func measureObject(r io.ReaderAt, size int64, opt codeOptions, buf *[]byte) (str
 	st.objects++
 	st.bounds = o.bounds
 
-	// Deterministic sampling: every step-th function, spread over the
-	// whole object, and the first maxInsns instructions of each (the
-	// traits show in the prologue and the first uses of variables).
-	limit := opt.maxFuncs
-	if o.linked {
-		limit = opt.maxLinkedFuncs
-	}
+	// Deterministic sampling (see codeSliceBudget): every step-th
+	// function, so the sample spans the whole object.
 	total := 0
 	for _, s := range o.sections {
 		total += len(s.starts)
@@ -437,9 +528,7 @@ func measureObject(r io.ReaderAt, size int64, opt codeOptions, buf *[]byte) (str
 				}
 			}
 			if code == nil {
-				if code, err = sectionBytes(r, whole, s); err != nil {
-					return o.arch, st, err
-				}
+				code = whole[s.offset : s.offset+s.size]
 			}
 			var f funcStats
 			scan(code[start-s.addr:end-s.addr], opt.maxInsns, &f)
@@ -449,21 +538,9 @@ func measureObject(r io.ReaderAt, size int64, opt codeOptions, buf *[]byte) (str
 	return o.arch, st, nil
 }
 
-// sectionBytes returns a code section's bytes: a slice of whole when the
-// object is in memory, else read.
-func sectionBytes(r io.ReaderAt, whole []byte, s codeSection) ([]byte, error) {
-	if whole != nil {
-		return whole[s.offset : s.offset+s.size], nil
-	}
-	b := make([]byte, s.size)
-	if _, err := r.ReadAt(b, s.offset); err != nil {
-		return nil, fmt.Errorf("read code at offset %d: %w", s.offset, err)
-	}
-	return b, nil
-}
-
-// maxInMemoryObject: objects up to this size are read whole, once.
-const maxInMemoryObject = 256 << 20
+// maxObject bounds one object or linked image, which is held in memory
+// whole: the largest real ones (a browser's framework) are a few hundred MB.
+const maxObject = 2 << 30
 
 // memReaderAt serves ReadAt from memory.
 type memReaderAt []byte

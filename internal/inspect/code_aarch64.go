@@ -132,7 +132,9 @@ func scanARM64(code []byte, maxInsns int, st *funcStats) {
 			} else if !m.store && ring.recent(key, i) {
 				st.reloads++
 			}
-		case ins == 0x14000001: // b .+4
+		case ins == 0x14000001 && i+1 < len(code)/4: // b .+4
+			// Not as the last instruction: in a linked image that is a
+			// tail call to the function placed right after.
 			st.branchNext++
 		case ins&0xFC000000 == 0x94000000 || ins&0xFFFFFC1F == 0xD63F0000: // bl, blr
 			// A value kept in memory across a call is ordinary in

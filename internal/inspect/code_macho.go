@@ -3,8 +3,6 @@ package inspect
 import (
 	"debug/macho"
 	"encoding/binary"
-	"fmt"
-	"io"
 	"sort"
 )
 
@@ -49,30 +47,36 @@ type codeSection struct {
 type codeObject struct {
 	arch     string // "arm64", "x86_64", ...
 	sections []codeSection
-	// compiled says whether the object carries the mark a C compiler
-	// leaves and an assembler does not: Mach-O MH_SUBSECTIONS_VIA_SYMBOLS,
-	// ELF .comment. Only relocatable objects are judged; a linked image
+	// compiled says whether a relocatable object is to be measured as
+	// compiled code: Mach-O objects carry MH_SUBSECTIONS_VIA_SYMBOLS when a
+	// compiler made them; ELF objects are always measured. A linked image
 	// mixes both and is measured whole.
 	compiled bool
 	linked   bool   // a linked image (dylib, executable, shared object)
 	bounds   string // where function boundaries came from: "symbols", "LC_FUNCTION_STARTS", ".eh_frame", "section"
 }
 
-// maxCodeSymbols bounds the symbol table read into memory (16 bytes each):
-// libcrypto.dylib has about 13,000 symbols.
+// maxCodeSymbols bounds the function starts taken from a symbol table
+// (libcrypto.dylib has about 13,000 symbols).
 const maxCodeSymbols = 4 << 20
 
+// span returns b[off:off+n], or false when that runs past the end of b.
+func span(b []byte, off, n uint64) ([]byte, bool) {
+	if off > uint64(len(b)) || n > uint64(len(b))-off {
+		return nil, false
+	}
+	return b[off : off+n], true
+}
+
 // readMachOCode reads the code sections and function starts of a thin
-// 64-bit Mach-O of the given size.
-func readMachOCode(r io.ReaderAt, size int64) (*codeObject, error) {
-	var hdr [32]byte
-	if size < int64(len(hdr)) {
+// 64-bit Mach-O, whole in b. Everything it returns points into b.
+func readMachOCode(b []byte) (*codeObject, error) {
+	size := int64(len(b))
+	if size < 32 {
 		return nil, malformed(0, "truncated Mach-O header: expected 32 bytes, found %d", size)
 	}
-	if _, err := r.ReadAt(hdr[:], 0); err != nil {
-		return nil, fmt.Errorf("read Mach-O header: %w", err)
-	}
-	bo, is64, ok := machoByteOrder(hdr[:])
+	hdr := b[:32]
+	bo, is64, ok := machoByteOrder(hdr)
 	if !ok {
 		return nil, malformed(0, "expected Mach-O magic, found %#x", binary.BigEndian.Uint32(hdr[:]))
 	}
@@ -87,10 +91,7 @@ func readMachOCode(r io.ReaderAt, size int64) (*codeObject, error) {
 	if sizeofcmds > size-32 || sizeofcmds > maxSizeofcmds {
 		return nil, malformed(20, "sizeofcmds %d runs past end of file: expected at most %d", sizeofcmds, min(size-32, maxSizeofcmds))
 	}
-	cmds := make([]byte, sizeofcmds)
-	if _, err := r.ReadAt(cmds, 32); err != nil {
-		return nil, fmt.Errorf("read Mach-O load commands: %w", err)
-	}
+	cmds := b[32 : 32+sizeofcmds]
 	var (
 		allSects          []codeSection // every section, by 1-based index - 1 (nil entries for non-code)
 		isCode            []bool
@@ -157,12 +158,9 @@ func readMachOCode(r io.ReaderAt, size int64) (*codeObject, error) {
 	var starts []uint64
 	switch {
 	case haveFns && haveText && fsSize > 0:
-		if int64(fsOff) > size || int64(fsSize) > size-int64(fsOff) {
+		data, ok := span(b, uint64(fsOff), uint64(fsSize))
+		if !ok {
 			return nil, malformed(int64(fsOff), "LC_FUNCTION_STARTS data at %d (%d bytes) runs past end of file (%d bytes)", fsOff, fsSize, size)
-		}
-		data := make([]byte, fsSize)
-		if _, err := r.ReadAt(data, int64(fsOff)); err != nil {
-			return nil, fmt.Errorf("read LC_FUNCTION_STARTS: %w", err)
 		}
 		addr := textVMAddr
 		for len(data) > 0 {
@@ -180,13 +178,11 @@ func readMachOCode(r io.ReaderAt, size int64) (*codeObject, error) {
 			return nil, malformed(int64(symoff), "LC_SYMTAB: %d symbols exceed the limit of %d", nsyms, maxCodeSymbols)
 		}
 		n := int64(nsyms) * 16
-		if int64(symoff) > size || n > size-int64(symoff) {
+		syms, ok := span(b, uint64(symoff), uint64(n))
+		if !ok {
 			return nil, malformed(int64(symoff), "symbol table at %d (%d symbols) runs past end of file (%d bytes)", symoff, nsyms, size)
 		}
-		syms := make([]byte, n)
-		if _, err := r.ReadAt(syms, int64(symoff)); err != nil {
-			return nil, fmt.Errorf("read Mach-O symbol table: %w", err)
-		}
+		starts = make([]uint64, 0, nsyms)
 		for i := int64(0); i < n; i += 16 {
 			typ, sect := syms[i+4], int(syms[i+5])
 			if typ&nStab != 0 || typ&nType != nSect || sect < 1 || sect > len(isCode) || !isCode[sect-1] {
@@ -204,12 +200,9 @@ func readMachOCode(r io.ReaderAt, size int64) (*codeObject, error) {
 	// __TEXT's.
 	var data [][2]uint64
 	if dicSize > 0 {
-		if int64(dicOff) > size || int64(dicSize) > size-int64(dicOff) || dicSize > 1<<24 {
+		raw, ok := span(b, uint64(dicOff), uint64(dicSize))
+		if !ok {
 			return nil, malformed(int64(dicOff), "LC_DATA_IN_CODE data at %d (%d bytes) runs past end of file (%d bytes)", dicOff, dicSize, size)
-		}
-		raw := make([]byte, dicSize)
-		if _, err := r.ReadAt(raw, int64(dicOff)); err != nil {
-			return nil, fmt.Errorf("read LC_DATA_IN_CODE: %w", err)
 		}
 		for k := 0; k+8 <= len(raw); k += 8 {
 			at := textVMAddr + uint64(bo.Uint32(raw[k:]))

@@ -58,9 +58,9 @@ func codeOf(t *testing.T, path string) *codeObject {
 	}
 	var o *codeObject
 	if isELF(b) {
-		o, err = readELFCode(memReaderAt(b), int64(len(b)))
+		o, err = readELFCode(b)
 	} else {
-		o, err = readMachOCode(memReaderAt(b), int64(len(b)))
+		o, err = readMachOCode(b)
 	}
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
@@ -430,5 +430,108 @@ func TestCodeEvidenceBadInput(t *testing.T) {
 	// Every prefix of a real object either parses or fails cleanly.
 	for n := 0; n < len(good); n += 7 {
 		_, _ = CodeEvidence(context.Background(), "prefix", bytes.NewReader(good[:n]), int64(n))
+	}
+}
+
+// TestCodeEvidenceDebian: Debian's OpenSSL, built by gcc at -O2 by someone
+// else, scores optimised with the corpus's thresholds: the static archives
+// (whose objects lost .comment to strip, so assembly is measured too) and
+// the stripped shared objects (functions from .eh_frame).
+func TestCodeEvidenceDebian(t *testing.T) {
+	for _, path := range []string{
+		"/usr/lib/x86_64-linux-gnu/libcrypto.a", "/usr/lib/x86_64-linux-gnu/libssl.a",
+		"/usr/lib/x86_64-linux-gnu/libcrypto.so.3", "/usr/lib/x86_64-linux-gnu/libssl.so.3",
+	} {
+		if _, err := os.Stat(path); err != nil {
+			testfixture.Missing(t, "%s (apt-get install -y libssl-dev)", path)
+		}
+		vs, err := CodeEvidenceFile(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(vs) != 1 || vs[0].Arch != "x86_64" || vs[0].Class != CodeOptimised {
+			t.Errorf("%s: %v, want one x86_64 slice, optimised", path, vs)
+			continue
+		}
+		t.Logf("%s: %s", path, vs[0])
+	}
+}
+
+// TestDecodeX86OnDebianLibcrypto holds the x86-64 length decoder against
+// x/arch on Debian's libcrypto.so.3, function by function (.eh_frame
+// bounds): its perlasm code exercises SSE, AVX2, AVX-512 (EVEX), BMI and
+// ADX encodings that compiled test code does not. x/arch itself fails on
+// some EVEX forms, does not know endbr64 and gets VZEROUPPER/VZEROALL's
+// length wrong (3 bytes); a function is compared up to the first such
+// instruction (endbr64 is checked here directly).
+func TestDecodeX86OnDebianLibcrypto(t *testing.T) {
+	const path = "/usr/lib/x86_64-linux-gnu/libcrypto.so.3"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		testfixture.Missing(t, "%s (apt-get install -y libssl3)", path)
+	}
+	o, err := readELFCode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, fns := 0, 0
+	for _, s := range o.sections {
+		code := b[s.offset : s.offset+s.size]
+		for k, start := range s.starts {
+			fn := code[start-s.addr : s.ends[k]-s.addr]
+			fns++
+			for pc := 0; pc < len(fn); {
+				if bytes.HasPrefix(fn[pc:], []byte{0xf3, 0x0f, 0x1e, 0xfa}) { // endbr64; x/arch: "REP Op(0)", 1 byte
+					if in, ok := decodeX86(fn[pc:]); !ok || in.len != 4 {
+						t.Fatalf("function at %#x, offset %#x: endbr64: length %d (ok=%v), want 4", start, pc, in.len, ok)
+					}
+					pc += 4
+					continue
+				}
+				ref, err := x86asm.Decode(fn[pc:], 64)
+				if err != nil || ref.Op == 0 || ref.Op == x86asm.VZEROUPPER || ref.Op == x86asm.VZEROALL {
+					break
+				}
+				in, ok := decodeX86(fn[pc:])
+				if !ok || in.len != ref.Len {
+					t.Fatalf("function at %#x, offset %#x: %v: length %d (ok=%v), x/arch says %d", start, pc, ref, in.len, ok, ref.Len)
+				}
+				n++
+				pc += ref.Len
+			}
+		}
+	}
+	t.Logf("%d instructions in %d functions agree", n, fns)
+	if n < 100000 {
+		t.Errorf("only %d instructions compared", n)
+	}
+}
+
+// TestCodeEvidenceFileShrinks: a mapped file truncated under the
+// classifier makes its reads fault; that is an error, not a crash.
+func TestCodeEvidenceFileShrinks(t *testing.T) {
+	tc := needToolchain(t)
+	dir := t.TempDir()
+	obj := compileFuncs(t, codeTarget{"macos-arm64", "arm64", []string{tc.clang, "-target", "arm64-apple-macos11", "-nostdinc"}}, "-O0", dir)
+	f, err := os.OpenFile(obj, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, unmap, ok := mapFile(f, st.Size())
+	if !ok {
+		t.Skip("no memory mapping on this system")
+	}
+	defer unmap()
+	if err := f.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	_, err = CodeEvidence(context.Background(), obj, memReaderAt(data), int64(len(data)))
+	if err == nil || !strings.Contains(err.Error(), "did the file change") {
+		t.Fatalf("got %v, want an error about the file changing", err)
 	}
 }

@@ -415,7 +415,7 @@ func scanX86(code []byte, maxInsns int, st *funcStats) {
 			} else if in.moveLoad() && ring.recent(key, i) {
 				st.reloads++
 			}
-		case in.opmap == 0 && in.op == 0xeb && in.immByte == 0: // jmp .+2
+		case in.opmap == 0 && in.op == 0xeb && in.immByte == 0 && pos+in.len < len(code): // jmp .+2, not last (a tail call)
 			st.branchNext++
 		case in.opmap == 0 && in.op == 0xe8, in.opmap == 0 && in.op == 0xff && in.reg&7 == 2: // call
 			ring = slotRing{}
