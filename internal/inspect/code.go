@@ -112,9 +112,16 @@ type CodeFeatures struct {
 }
 
 func (v CodeVerdict) String() string {
-	return fmt.Sprintf("%s: %s (score %.3f from %d functions, %d instructions, %d objects; %d assembly objects left out; argument spills %.3f, reloads %.3f, branches to next %.3f, frame loads/stores %.3f per instruction)",
-		v.Arch, v.Class, v.Score, v.Functions, v.Instructions, v.Objects, v.AsmObjects,
-		v.Features.ArgSpill, v.Features.Reload, v.Features.BranchNext, v.Features.FrameShare)
+	return fmt.Sprintf("%s: %s (score %.3f from %s, %s in %s; %s left out; argument spills %.3f, reloads %.3f, branches to next %.3f, frame loads/stores %.3f per instruction)",
+		v.Arch, v.Class, v.Score, plural(v.Functions, "function"), plural(v.Instructions, "instruction"), plural(v.Objects, "object"),
+		plural(v.AsmObjects, "assembly object"), v.Features.ArgSpill, v.Features.Reload, v.Features.BranchNext, v.Features.FrameShare)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // funcStats are one function's counts.
@@ -206,16 +213,19 @@ func (r *slotRing) recent(key uint64, i int) bool {
 }
 
 // Deterministic sampling keeps a 17.8 MB universal libcrypto.a (1,000
-// objects and 13,000 functions per slice) within the time budget of check
-// without losing accuracy: each slice measures about codeSliceBudget
-// functions, spread evenly over its objects and, within each object, evenly
-// over its functions (every k-th), but at least codeMinPerObject per
-// object, and of each function its first codeMaxInsns instructions, where
-// the traits show (the prologue, the first uses of each variable). On the
-// corpus this moves the closest -O0 and optimised scores by less than
-// 0.04 (see TestCodeCalibration, which also runs unsampled); small
-// libraries are measured whole.
+// objects and 13,000 functions per slice) well inside the time budget of
+// check without losing accuracy. A slice measures at most codeMaxObjects
+// of its objects (every k-th member) and about codeSliceBudget functions
+// spread evenly over them (every k-th function of an object, at least
+// codeMinPerObject), and of each function its first codeMaxInsns
+// instructions, where the traits show (the prologue, the first uses of
+// each variable). Small libraries are measured whole. On the corpus the
+// closest -O0 and optimised scores move by less than 0.02 against an
+// unsampled run (TestCodeCalibration runs both), and on the full builds
+// (osslbuild's universal2, the pyca-way arm64 libcrypto, Debian's) by
+// 0.015 at most.
 const (
+	codeMaxObjects   = 512
 	codeSliceBudget  = 4096
 	codeMinPerObject = 8
 	codeMaxInsns     = 64
@@ -225,15 +235,47 @@ const (
 // normally leaves out.
 type codeOptions struct {
 	measureAsm   bool // measure objects taken for assembly too
+	maxObjects   int  // per slice, every k-th
 	sliceBudget  int  // functions per slice, spread over its objects
 	minPerObject int  // but at least this many per object
 	maxInsns     int  // per function
 }
 
-var defaultCodeOptions = codeOptions{sliceBudget: codeSliceBudget, minPerObject: codeMinPerObject, maxInsns: codeMaxInsns}
+var defaultCodeOptions = codeOptions{maxObjects: codeMaxObjects, sliceBudget: codeSliceBudget, minPerObject: codeMinPerObject, maxInsns: codeMaxInsns}
 
 // unsampled measures every instruction of every function.
-var unsampled = codeOptions{sliceBudget: 1 << 30, minPerObject: 1 << 30, maxInsns: 1 << 30}
+var unsampled = codeOptions{maxObjects: 1 << 30, sliceBudget: 1 << 30, minPerObject: 1 << 30, maxInsns: 1 << 30}
+
+// codeSlice is one architecture slice: the whole file when thin.
+type codeSlice struct {
+	arch  string // from the fat header, "" when thin
+	base  int64  // offset in the file
+	r     io.ReaderAt
+	size  int64
+	units []codeUnit
+	err   error
+}
+
+// list returns the slice's objects: its archive members, or itself.
+func (s *codeSlice) list(name string, idx int) ([]codeUnit, error) {
+	m, err := readMagic(s.r, s.size)
+	if err != nil {
+		return nil, fmt.Errorf("code evidence %s: %w", name, err)
+	}
+	if !isAr(m) {
+		return []codeUnit{{slice: idx, base: s.base, r: s.r, size: s.size}}, nil
+	}
+	a, err := ParseAr(s.r, s.size)
+	if err != nil {
+		return nil, annotate(err, name, s.arch, "", s.base)
+	}
+	units := make([]codeUnit, 0, len(a.Members))
+	for _, mem := range a.Members {
+		units = append(units, codeUnit{slice: idx, member: mem.Name, base: s.base + mem.Offset,
+			r: io.NewSectionReader(s.r, mem.Offset, mem.Size), size: mem.Size})
+	}
+	return units, nil
+}
 
 // codeUnit is one object to measure.
 type codeUnit struct {
@@ -293,42 +335,12 @@ func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, o
 	// A mapped file that shrinks under us faults on access; that must be
 	// an error, not a crash.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if fault := faultOf(recover()); fault != nil {
-			err = fmt.Errorf("code evidence %s: reading failed (did the file change while being read?): %w", name, fault)
-		}
-	}()
+	defer catchFault(&err, name)
 	magic, err := readMagic(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("code evidence %s: %w", name, err)
 	}
-	type sliceInfo struct {
-		arch string
-		base int64
-	}
-	var slices []sliceInfo
-	var units []codeUnit
-	addSlice := func(arch string, base int64, sr io.ReaderAt, ssize int64) error {
-		idx := len(slices)
-		slices = append(slices, sliceInfo{arch, base})
-		m, err := readMagic(sr, ssize)
-		if err != nil {
-			return fmt.Errorf("code evidence %s: %w", name, err)
-		}
-		if !isAr(m) {
-			units = append(units, codeUnit{slice: idx, base: base, r: sr, size: ssize})
-			return nil
-		}
-		a, err := ParseAr(sr, ssize)
-		if err != nil {
-			return annotate(err, name, arch, "", base)
-		}
-		for _, mem := range a.Members {
-			units = append(units, codeUnit{slice: idx, member: mem.Name, base: base + mem.Offset,
-				r: io.NewSectionReader(sr, mem.Offset, mem.Size), size: mem.Size})
-		}
-		return nil
-	}
+	var slices []codeSlice
 	switch {
 	case isFat(magic):
 		_, arches, err := ParseFat(r, size)
@@ -336,21 +348,41 @@ func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, o
 			return nil, annotate(err, name, "", "", 0)
 		}
 		for _, a := range arches {
-			if err := addSlice(a.Arch(), a.Offset, io.NewSectionReader(r, a.Offset, a.Size), a.Size); err != nil {
-				return nil, err
-			}
+			slices = append(slices, codeSlice{arch: a.Arch(), base: a.Offset, r: io.NewSectionReader(r, a.Offset, a.Size), size: a.Size})
 		}
 	case isMachO(magic), isAr(magic), isELF(magic):
-		if err := addSlice("", 0, r, size); err != nil {
-			return nil, err
-		}
+		slices = append(slices, codeSlice{r: r, size: size})
 	default:
 		return nil, fmt.Errorf("code evidence %s: %w: expected the magic of a Mach-O, universal, ar or ELF file, found %x", name, ErrUnknownFormat, magic)
 	}
-
-	perSlice := make([]int, len(slices)) // objects in each slice, for sampling
-	for _, u := range units {
-		perSlice[u.slice]++
+	// The slices' member tables, side by side: reading them is most of
+	// the page faults of a mapped universal file.
+	var lists sync.WaitGroup
+	for i := range slices {
+		lists.Add(1)
+		go func() {
+			defer lists.Done()
+			debug.SetPanicOnFault(true)
+			defer catchFault(&slices[i].err, name)
+			slices[i].units, slices[i].err = slices[i].list(name, i)
+		}()
+	}
+	lists.Wait()
+	var units []codeUnit
+	perSlice := make([]int, len(slices)) // objects measured in each slice, for sampling
+	for i, s := range slices {
+		if s.err != nil {
+			return nil, s.err
+		}
+		// Every k-th object when a slice has more than maxObjects.
+		step := max(1, float64(len(s.units))/float64(opt.maxObjects))
+		for k, pick := 0, 0.0; k < len(s.units); k++ {
+			if float64(k) >= pick {
+				units = append(units, s.units[k])
+				perSlice[i]++
+				pick += step
+			}
+		}
 	}
 	results := make([]codeStats, len(units))
 	arches := make([]string, len(units))
@@ -415,12 +447,19 @@ func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, o
 // measureFaultSafe is measureObject with a memory fault (a mapped file
 // truncated meanwhile) turned into an error.
 func measureFaultSafe(r io.ReaderAt, size int64, whole []byte, limit int, opt codeOptions, buf *[]byte) (arch string, st codeStats, err error) {
-	defer func() {
-		if fault := faultOf(recover()); fault != nil {
-			err = fmt.Errorf("reading failed (did the file change while being read?): %w", fault)
-		}
-	}()
+	defer catchFault(&err, "")
 	return measureObject(r, size, whole, limit, opt, buf)
+}
+
+// catchFault, deferred, turns a memory fault into *err, naming the file
+// (name) unless the caller adds the location itself ("").
+func catchFault(err *error, name string) {
+	if fault := faultOf(recover()); fault != nil {
+		*err = fmt.Errorf("reading failed (did the file change while being read?): %w", fault)
+		if name != "" {
+			*err = fmt.Errorf("code evidence %s: %w", name, *err)
+		}
+	}
 }
 
 // faultOf returns the recovered value when it is a memory fault (which
@@ -515,7 +554,13 @@ func measureObject(r io.ReaderAt, size int64, whole []byte, limit int, opt codeO
 				continue
 			}
 			pick += step
-			end := s.ends[j]
+			end := s.addr + uint64(s.size)
+			switch {
+			case s.ends != nil:
+				end = s.ends[j]
+			case j+1 < len(s.starts):
+				end = s.starts[j+1]
+			}
 			if end <= start || start < s.addr || end-s.addr > uint64(s.size) {
 				continue
 			}

@@ -1,8 +1,10 @@
 package inspect
 
 import (
+	"cmp"
 	"debug/macho"
 	"encoding/binary"
+	"slices"
 	"sort"
 )
 
@@ -37,7 +39,7 @@ type codeSection struct {
 	offset int64  // of the bytes, in the object's reader
 	size   int64
 	starts []uint64 // sorted, deduplicated, each in [addr, addr+size)
-	ends   []uint64 // the end of each function: its size where the format gives one (ELF), else the next start
+	ends   []uint64 // the end of each function where the format gives sizes (ELF); nil: the next start
 	// data are [start, end) address ranges of data inside the code
 	// (Mach-O LC_DATA_IN_CODE: x86-64 jump tables), sorted.
 	data [][2]uint64
@@ -93,8 +95,10 @@ func readMachOCode(b []byte) (*codeObject, error) {
 	}
 	cmds := b[32 : 32+sizeofcmds]
 	var (
-		allSects          []codeSection // every section, by 1-based index - 1 (nil entries for non-code)
-		isCode            []bool
+		// codeAt maps a section's 1-based index (as n_sect gives it, so at
+		// most 255) to its position in o.sections plus one; 0: not code.
+		codeAt            [256]uint16
+		nsect             int
 		textVMAddr        uint64
 		haveText          bool
 		symoff, nsyms     uint32
@@ -133,8 +137,11 @@ func readMachOCode(b []byte) (*codeObject, error) {
 					return nil, malformed(32+off, "section %s,%s: offset %d size %d runs past end of file (%d bytes)",
 						trimNUL(e[16:32]), trimNUL(e[0:16]), sec.offset, sec.size, size)
 				}
-				allSects = append(allSects, sec)
-				isCode = append(isCode, code && sec.size > 0)
+				nsect++
+				if code && sec.size > 0 && nsect < len(codeAt) {
+					o.sections = append(o.sections, sec)
+					codeAt[nsect] = uint16(len(o.sections))
+				}
 			}
 		case lcSymtab:
 			if len(c) < 24 {
@@ -184,15 +191,16 @@ func readMachOCode(b []byte) (*codeObject, error) {
 		}
 		starts = make([]uint64, 0, nsyms)
 		for i := int64(0); i < n; i += 16 {
-			typ, sect := syms[i+4], int(syms[i+5])
-			if typ&nStab != 0 || typ&nType != nSect || sect < 1 || sect > len(isCode) || !isCode[sect-1] {
+			typ, sect := syms[i+4], syms[i+5]
+			if typ&nStab != 0 || typ&nType != nSect || codeAt[sect] == 0 {
 				continue
 			}
 			starts = append(starts, bo.Uint64(syms[i+8:]))
 		}
 		o.bounds = "symbols"
 	}
-	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
+	slices.Sort(starts)
+	starts = slices.Compact(starts)
 	// Data in code: entries of {offset, length, kind}. The offset counts
 	// from the start of __TEXT in a linked image (whose __TEXT maps the
 	// file from its header) and from address 0 in an object, whose one
@@ -209,46 +217,33 @@ func readMachOCode(b []byte) (*codeObject, error) {
 			data = append(data, [2]uint64{at, at + uint64(bo.Uint16(raw[k+4:]))})
 		}
 	}
-	for i, s := range allSects {
-		if !isCode[i] {
-			continue
-		}
+	for i := range o.sections {
+		s := &o.sections[i]
 		s.starts = startsIn(starts, s.addr, uint64(s.size))
 		for _, d := range data {
 			if d[0] >= s.addr && d[0]-s.addr < uint64(s.size) {
 				s.data = append(s.data, [2]uint64{d[0], min(d[1], s.addr+uint64(s.size))})
 			}
 		}
-		sort.Slice(s.data, func(i, j int) bool { return s.data[i][0] < s.data[j][0] })
-		s.ends = make([]uint64, len(s.starts))
-		for k := range s.starts {
-			s.ends[k] = s.addr + uint64(s.size)
-			if k+1 < len(s.starts) {
-				s.ends[k] = s.starts[k+1]
-			}
-		}
-		if o.bounds == "" {
-			o.bounds = "section"
-		}
-		o.sections = append(o.sections, s)
+		slices.SortFunc(s.data, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
+	}
+	if o.bounds == "" && len(o.sections) > 0 {
+		o.bounds = "section"
 	}
 	return o, nil
 }
 
-// startsIn returns the sorted, deduplicated starts inside [addr, addr+size),
-// with addr itself first (code before the first symbol is a function too).
+// startsIn returns the starts inside [addr, addr+size) of sorted (sorted
+// and deduplicated), with addr itself first (code before the first symbol
+// is a function too). It allocates only to prepend addr.
 func startsIn(sorted []uint64, addr, size uint64) []uint64 {
 	lo := sort.Search(len(sorted), func(i int) bool { return sorted[i] >= addr })
-	out := []uint64{addr}
-	for _, s := range sorted[lo:] {
-		if s-addr >= size {
-			break
-		}
-		if s != out[len(out)-1] {
-			out = append(out, s)
-		}
+	hi := lo + sort.Search(len(sorted)-lo, func(i int) bool { return sorted[lo+i]-addr >= size })
+	in := sorted[lo:hi]
+	if len(in) > 0 && in[0] == addr {
+		return in
 	}
-	return out
+	return append([]uint64{addr}, in...)
 }
 
 func trimNUL(b []byte) []byte {
