@@ -92,14 +92,18 @@ type CodeVerdict struct {
 	// functions of objects not taken for assembly.
 	Functions    int
 	Instructions int
-	Objects      int // objects (or linked images) measured
+	// Objects, AsmObjects and Skipped count the objects looked at: all of
+	// them up to codeMaxObjects per slice, every k-th member beyond.
+	Objects int // objects (or linked images) measured
 	// AsmObjects are relocatable objects without a compiler's mark, taken
 	// for hand-written assembly and not measured.
 	AsmObjects int
 	// Skipped objects hold no machine code the classifier reads (LLVM
 	// bitcode, a text file, an unsupported architecture, no code).
-	Skipped  int
-	Bounds   string // where function boundaries came from: "symbols", "LC_FUNCTION_STARTS", ".eh_frame", "section"
+	Skipped int
+	// Bounds says where the first measured object's function boundaries
+	// came from: "symbols", "LC_FUNCTION_STARTS", ".eh_frame", "section".
+	Bounds   string
 	Features CodeFeatures
 }
 
@@ -126,7 +130,7 @@ func plural(n int, what string) string {
 
 // funcStats are one function's counts.
 type funcStats struct {
-	insns, undecoded    int
+	insns               int
 	frameMem            int
 	reloads, branchNext int
 	argSpill            bool

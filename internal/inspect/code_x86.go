@@ -386,8 +386,7 @@ func scanX86(code []byte, maxInsns int, st *funcStats) {
 	prologue := true
 	for pos, i := 0, 0; pos < len(code) && i < maxInsns; i++ {
 		in, ok := decodeX86(code[pos:])
-		if !ok {
-			st.undecoded++
+		if !ok { // data, or an encoding the decoder does not know: resynchronise
 			pos++
 			prologue = false
 			continue
