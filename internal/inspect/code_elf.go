@@ -8,17 +8,13 @@ import (
 	"sort"
 )
 
-// maxELFSections bounds the section header table read into memory; real
-// objects have tens, -ffunction-sections objects some thousands.
-const maxELFSections = 1 << 16
-
 // elfSect is one section header, as much as the classifier needs.
 type elfSect struct {
 	name               string
 	typ                elf.SectionType
 	flags              elf.SectionFlag
 	addr, offset, size uint64
-	link, entsize      uint64
+	entsize            uint64
 }
 
 // readELFCode reads the code sections and function boundaries of a 64-bit
@@ -52,9 +48,11 @@ func readELFCode(b []byte) (*codeObject, error) {
 	o.compiled = true
 	shoff, shentsize, shnum, shstrndx := le.Uint64(h[40:]), int64(le.Uint16(h[58:])), int64(le.Uint16(h[60:])), int(le.Uint16(h[62:]))
 	if shnum == 0 || shoff == 0 {
-		return o, nil // no section headers (possible in a stripped executable): nothing to measure
+		// No section headers (a stripped executable), or more than 65,279
+		// (extended numbering): nothing to measure.
+		return o, nil
 	}
-	if shentsize != 64 || shnum > maxELFSections || shoff > uint64(size) || uint64(shnum*64) > uint64(size)-shoff {
+	if shentsize != 64 || shoff > uint64(size) || uint64(shnum*64) > uint64(size)-shoff {
 		return nil, malformed(40, "section header table at %d (%d entries of %d bytes) runs past end of file (%d bytes) or has the wrong entry size (expected 64)", shoff, shnum, shentsize, size)
 	}
 	raw := b[shoff : shoff+uint64(shnum*64)]
@@ -63,7 +61,7 @@ func readELFCode(b []byte) (*codeObject, error) {
 		e := raw[i*64:]
 		s := elfSect{typ: elf.SectionType(le.Uint32(e[4:])), flags: elf.SectionFlag(le.Uint64(e[8:])),
 			addr: le.Uint64(e[16:]), offset: le.Uint64(e[24:]), size: le.Uint64(e[32:]),
-			link: uint64(le.Uint32(e[40:])), entsize: le.Uint64(e[56:])}
+			entsize: le.Uint64(e[56:])}
 		if s.typ != elf.SHT_NOBITS && (s.offset > uint64(size) || s.size > uint64(size)-s.offset) {
 			return nil, malformed(int64(shoff)+int64(i)*64, "section %d: offset %d size %d runs past end of file (%d bytes)", i, s.offset, s.size, size)
 		}
