@@ -14,6 +14,7 @@ require (
 	github.com/rhysd/actionlint v1.7.12
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/schollz/progressbar/v3 v3.19.1
+	golang.org/x/arch v0.33.0
 	golang.org/x/term v0.44.0
 )
 

@@ -1,0 +1,389 @@
+package inspect
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"sort"
+)
+
+// elfSect is one section header, as much as the classifier needs.
+type elfSect struct {
+	name               string
+	typ                elf.SectionType
+	flags              elf.SectionFlag
+	addr, offset, size uint64
+	entsize            uint64
+}
+
+// readELFCode reads the code sections and function boundaries of a 64-bit
+// little-endian ELF file, whole in b: from .symtab (sized STT_FUNC
+// symbols), else from .eh_frame (every function with unwind information,
+// in stripped shared objects too), else from .dynsym.
+func readELFCode(b []byte) (*codeObject, error) {
+	size := int64(len(b))
+	if size < 64 {
+		return nil, malformed(0, "truncated ELF header: expected 64 bytes, found %d", size)
+	}
+	h := b[:64]
+	if !bytes.HasPrefix(h, []byte(elf.ELFMAG)) {
+		return nil, malformed(0, "expected ELF magic, found %x", h[:4])
+	}
+	le := binary.LittleEndian
+	mach := elf.Machine(le.Uint16(h[18:]))
+	o := &codeObject{arch: elfArch[mach]}
+	if o.arch == "" {
+		o.arch = fmt.Sprintf("elf-machine(%d)", uint16(mach))
+	}
+	if elf.Class(h[4]) != elf.ELFCLASS64 || elf.Data(h[5]) != elf.ELFDATA2LSB {
+		return o, nil // 32-bit or big-endian: no supported instruction set
+	}
+	typ := elf.Type(le.Uint16(h[16:]))
+	o.linked = typ != elf.ET_REL
+	// No mark tells an ELF object compiled from C from assembly once
+	// Debian's strip has removed .comment (measured on its libcrypto.a),
+	// so every ELF object is measured; see the classifier's doc for why
+	// assembly then only dilutes an -O0 score.
+	o.compiled = true
+	shoff, shentsize, shnum, shstrndx := le.Uint64(h[40:]), int64(le.Uint16(h[58:])), int64(le.Uint16(h[60:])), int(le.Uint16(h[62:]))
+	if shnum == 0 || shoff == 0 {
+		// No section headers (a stripped executable), or more than 65,279
+		// (extended numbering): nothing to measure.
+		return o, nil
+	}
+	if shentsize != 64 || shoff > uint64(size) || uint64(shnum*64) > uint64(size)-shoff {
+		return nil, malformed(40, "section header table at %d (%d entries of %d bytes) runs past end of file (%d bytes) or has the wrong entry size (expected 64)", shoff, shnum, shentsize, size)
+	}
+	raw := b[shoff : shoff+uint64(shnum*64)]
+	sects := make([]elfSect, shnum)
+	for i := range sects {
+		e := raw[i*64:]
+		s := elfSect{typ: elf.SectionType(le.Uint32(e[4:])), flags: elf.SectionFlag(le.Uint64(e[8:])),
+			addr: le.Uint64(e[16:]), offset: le.Uint64(e[24:]), size: le.Uint64(e[32:]),
+			entsize: le.Uint64(e[56:])}
+		if s.typ != elf.SHT_NOBITS && (s.offset > uint64(size) || s.size > uint64(size)-s.offset) {
+			return nil, malformed(int64(shoff)+int64(i)*64, "section %d: offset %d size %d runs past end of file (%d bytes)", i, s.offset, s.size, size)
+		}
+		sects[i] = s
+	}
+	if shstrndx < len(sects) {
+		names, err := readSection(b, sects[shstrndx], 1<<20)
+		if err != nil {
+			return nil, err
+		}
+		for i := range sects {
+			if n := uint64(le.Uint32(raw[i*64:])); n < uint64(len(names)) {
+				sects[i].name = string(trimNUL(names[n:]))
+			}
+		}
+	}
+
+	code := map[int]*codeSection{}
+	var symtab, dynsym, ehframe = -1, -1, -1
+	for i, s := range sects {
+		switch {
+		case s.typ == elf.SHT_PROGBITS && s.flags&elf.SHF_EXECINSTR != 0 && s.size > 0 && !auxCodeSection(s.name):
+			code[i] = &codeSection{addr: s.addr, offset: int64(s.offset), size: int64(s.size)}
+		case s.typ == elf.SHT_SYMTAB:
+			symtab = i
+		case s.typ == elf.SHT_DYNSYM:
+			dynsym = i
+		case s.name == ".eh_frame" && s.typ != elf.SHT_NOBITS:
+			ehframe = i
+		}
+	}
+	if len(code) == 0 {
+		return o, nil
+	}
+	type fn struct {
+		sect       int
+		start, end uint64
+	}
+	var fns []fn
+	// sectionOf maps a linked image's address to its code section.
+	sectionOf := func(addr uint64) int {
+		for i, c := range code {
+			if addr >= c.addr && addr-c.addr < uint64(c.size) {
+				return i
+			}
+		}
+		return -1
+	}
+	symbols := func(idx int) error {
+		s := sects[idx]
+		if s.entsize != 24 && s.entsize != 0 {
+			return malformed(int64(s.offset), "symbol table %s: entry size %d, expected 24", s.name, s.entsize)
+		}
+		syms, err := readSection(b, s, maxCodeSymbols*24)
+		if err != nil {
+			return err
+		}
+		for i := 0; i+24 <= len(syms); i += 24 {
+			info, shndx := syms[i+4], int(le.Uint16(syms[i+6:]))
+			val, sz := le.Uint64(syms[i+8:]), le.Uint64(syms[i+16:])
+			if elf.ST_TYPE(info) != elf.STT_FUNC {
+				continue
+			}
+			sect := shndx
+			if o.linked {
+				sect = sectionOf(val)
+			} else if c, ok := code[sect]; ok {
+				val += c.addr
+			}
+			c, ok := code[sect]
+			if !ok || val < c.addr || val-c.addr >= uint64(c.size) {
+				continue
+			}
+			fns = append(fns, fn{sect, val, val + sz})
+		}
+		return nil
+	}
+	switch {
+	case symtab >= 0:
+		if err := symbols(symtab); err != nil {
+			return nil, err
+		}
+		o.bounds = "symbols"
+	case o.linked && ehframe >= 0:
+		eh, err := readSection(b, sects[ehframe], 256<<20)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range ehFrameFunctions(eh, sects[ehframe].addr) {
+			if s := sectionOf(f[0]); s >= 0 {
+				fns = append(fns, fn{s, f[0], f[1]})
+			}
+		}
+		o.bounds = ".eh_frame"
+	case dynsym >= 0:
+		if err := symbols(dynsym); err != nil {
+			return nil, err
+		}
+		o.bounds = "symbols"
+	default:
+		o.bounds = "section"
+	}
+	sort.Slice(fns, func(i, j int) bool {
+		if fns[i].sect != fns[j].sect {
+			return fns[i].sect < fns[j].sect
+		}
+		return fns[i].start < fns[j].start
+	})
+	idx := make([]int, 0, len(code))
+	for i := range code {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		c := code[i]
+		lo := sort.Search(len(fns), func(k int) bool { return fns[k].sect >= i })
+		for k := lo; k < len(fns) && fns[k].sect == i; k++ {
+			f := fns[k]
+			end := min(f.end, c.addr+uint64(c.size))
+			if n := len(c.starts); n > 0 && c.starts[n-1] == f.start {
+				c.ends[n-1] = max(c.ends[n-1], end) // aliases: keep the longest
+				continue
+			}
+			c.starts = append(c.starts, f.start)
+			c.ends = append(c.ends, end)
+		}
+		if len(c.starts) == 0 {
+			c.starts, c.ends = []uint64{c.addr}, []uint64{c.addr + uint64(c.size)}
+		}
+		// A symbol of size 0 (assembly without .size) runs to the next start.
+		for k := range c.starts {
+			if c.ends[k] <= c.starts[k] {
+				c.ends[k] = c.addr + uint64(c.size)
+				if k+1 < len(c.starts) {
+					c.ends[k] = c.starts[k+1]
+				}
+			}
+		}
+		o.sections = append(o.sections, *c)
+	}
+	return o, nil
+}
+
+// auxCodeSection names linker-made code that is not a compiled function.
+func auxCodeSection(name string) bool {
+	switch name {
+	case ".plt", ".plt.got", ".plt.sec", ".iplt", ".init", ".fini":
+		return true
+	}
+	return false
+}
+
+// readSection returns a section's bytes (bounds were checked when the
+// section headers were read).
+func readSection(b []byte, s elfSect, limit uint64) ([]byte, error) {
+	if s.typ == elf.SHT_NOBITS || s.size == 0 {
+		return nil, nil
+	}
+	if s.size > limit {
+		return nil, malformed(int64(s.offset), "section %s of %d bytes exceeds the %d-byte limit", s.name, s.size, limit)
+	}
+	return b[s.offset : s.offset+s.size], nil
+}
+
+// ehFrameFunctions lists [start, end) of every FDE in a linked image's
+// .eh_frame whose contents are b, loaded at addr. Records it cannot decode
+// are skipped: the table is evidence, not a structure to validate.
+func ehFrameFunctions(b []byte, addr uint64) [][2]uint64 {
+	le := binary.LittleEndian
+	ciePtrEnc := map[int]byte{} // CIE offset -> FDE pointer encoding
+	var out [][2]uint64
+	for off := 0; off+8 <= len(b); {
+		length := uint64(le.Uint32(b[off:]))
+		hdr := 4
+		if length == 0 {
+			break // terminator
+		}
+		if length == 0xffffffff {
+			if off+12 > len(b) {
+				break
+			}
+			length, hdr = le.Uint64(b[off+4:]), 12
+		}
+		if length > uint64(len(b)-off-hdr) {
+			break
+		}
+		body := b[off+hdr : off+hdr+int(length)]
+		next := off + hdr + int(length)
+		if len(body) < 4 {
+			off = next
+			continue
+		}
+		id := le.Uint32(body)
+		if id == 0 { // CIE
+			ciePtrEnc[off] = cieFDEEncoding(body[4:])
+		} else if enc, ok := ciePtrEnc[off+hdr-int(id)]; ok {
+			fieldAddr := addr + uint64(off+hdr+4)
+			start, n := readEncoded(body[4:], enc, fieldAddr)
+			if n > 0 {
+				rng, m := readEncoded(body[4+n:], enc&0x0f, 0)
+				if m > 0 && start != 0 {
+					out = append(out, [2]uint64{start, start + rng})
+				}
+			}
+		}
+		off = next
+	}
+	return out
+}
+
+// cieFDEEncoding reads a CIE (after its id) up to the 'R' augmentation:
+// the encoding of pointers in its FDEs (DW_EH_PE_absptr when absent).
+func cieFDEEncoding(b []byte) byte {
+	if len(b) < 1 {
+		return 0xff
+	}
+	version := b[0]
+	b = b[1:]
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return 0xff
+	}
+	aug := string(b[:i])
+	b = b[i+1:]
+	if len(aug) == 0 || aug[0] != 'z' {
+		return 0x00
+	}
+	for k := 0; k < 2; k++ { // code and data alignment factors
+		_, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0xff
+		}
+		b = b[n:]
+	}
+	if version == 1 {
+		if len(b) < 1 {
+			return 0xff
+		}
+		b = b[1:]
+	} else {
+		_, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0xff
+		}
+		b = b[n:]
+	}
+	_, n := binary.Uvarint(b) // augmentation data length
+	if n <= 0 {
+		return 0xff
+	}
+	b = b[n:]
+	for _, c := range aug[1:] {
+		switch c {
+		case 'R':
+			if len(b) < 1 {
+				return 0xff
+			}
+			return b[0]
+		case 'P':
+			if len(b) < 1 {
+				return 0xff
+			}
+			_, m := readEncoded(b[1:], b[0]&0x7f, 0)
+			if m <= 0 {
+				return 0xff
+			}
+			b = b[1+m:]
+		case 'L':
+			if len(b) < 1 {
+				return 0xff
+			}
+			b = b[1:]
+		case 'S', 'B', 'G':
+		default:
+			return 0xff
+		}
+	}
+	return 0x00
+}
+
+// readEncoded decodes one DW_EH_PE-encoded pointer at b; pc is the address
+// of b[0] for pc-relative values. n is 0 for an unsupported encoding.
+func readEncoded(b []byte, enc byte, pc uint64) (v uint64, n int) {
+	le := binary.LittleEndian
+	if enc == 0xff {
+		return 0, 0
+	}
+	switch enc & 0x0f {
+	case 0x00, 0x04, 0x0c: // absptr, udata8, sdata8
+		if len(b) < 8 {
+			return 0, 0
+		}
+		v, n = le.Uint64(b), 8
+	case 0x03: // udata4
+		if len(b) < 4 {
+			return 0, 0
+		}
+		v, n = uint64(le.Uint32(b)), 4
+	case 0x0b: // sdata4
+		if len(b) < 4 {
+			return 0, 0
+		}
+		v, n = uint64(int64(int32(le.Uint32(b)))), 4
+	case 0x02: // udata2
+		if len(b) < 2 {
+			return 0, 0
+		}
+		v, n = uint64(le.Uint16(b)), 2
+	case 0x0a: // sdata2
+		if len(b) < 2 {
+			return 0, 0
+		}
+		v, n = uint64(int64(int16(le.Uint16(b)))), 2
+	default:
+		return 0, 0
+	}
+	switch enc & 0x70 {
+	case 0x00:
+	case 0x10: // pcrel
+		v += pc
+	default:
+		return 0, 0 // textrel, datarel, funcrel: not used by the toolchains we read
+	}
+	return v, n
+}
