@@ -24,7 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
 func main() {

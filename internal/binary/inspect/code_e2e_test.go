@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/e2e"
-	"github.com/osslbuild/osslbuild/internal/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 )
 
 // TestCodeEvidenceFullBuilds is the code classifier's final check, on the

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/arch/arm64/arm64asm"
 	"golang.org/x/arch/x86/x86asm"
 
-	"github.com/osslbuild/osslbuild/internal/testfixture"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // codeTarget is one way the unit tests compile testdata/code/funcs.c.
