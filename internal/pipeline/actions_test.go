@@ -57,6 +57,9 @@ func TestActionsOutput(t *testing.T) {
 			t.Fatalf("%v: %s", err, out)
 		}
 	}
+	// Sealed into the manifest, so it is the library, not a digest, that
+	// merge refuses.
+	reseal(t, bad, "lib/libcrypto.a")
 	log.Reset()
 	if _, err := pipeline.Merge(context.Background(), o, rt, bad, filepath.Join(dist, "openssl-macos-x86-64")); err == nil {
 		t.Fatal("merge accepted an -O0 slice")
