@@ -41,6 +41,10 @@ type Options struct {
 	TempDir string
 	// Jobs is how many files are inspected at once; 0 means one per CPU.
 	Jobs int
+	// Digests hashes (sha256) every binary, not only an artifact's files,
+	// which are always verified. The table does not show digests; Run
+	// sets it when the JSON or the step summary will.
+	Digests bool
 }
 
 // FromFlags maps the mage target's optional flags onto Options:
@@ -86,6 +90,7 @@ func runCheck(ctx context.Context, o Options) error {
 	if o.Stderr == nil {
 		o.Stderr = os.Stderr
 	}
+	o.Digests = o.Digests || o.JSON || report.SummaryEnabled(o.Env)
 	res, err := Check(ctx, o)
 	if err != nil {
 		return err

@@ -145,7 +145,7 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 		}
 		return r
 	}
-	b := c.binary(Binary{Path: p, Size: size, root: j.root}, p, data)
+	b := c.binary(Binary{Path: p, Size: size, root: j.root}, p, data, c.o.Digests || j.root != nil)
 	if j.root != nil && b.SHA256 != "" {
 		r.entry = &artifact.Entry{SHA256: b.SHA256}
 	}
@@ -153,16 +153,19 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 	return r
 }
 
-// binary hashes data and inspects it; a large file on two cores at once
-// (the other workers keep both busy with small ones).
-func (c *checker) binary(b Binary, name string, data []byte) Binary {
+// binary inspects data and, when digest is set, hashes it: a large file on
+// two cores at once (the other workers keep both busy with small ones).
+func (c *checker) binary(b Binary, name string, data []byte, digest bool) Binary {
 	var sum string
 	var herr error
 	hash := func() { herr = guard(name, func() error { sum = hashBytes(data); return nil }) }
 	done := make(chan struct{})
-	if len(data) > smallFile {
+	switch {
+	case !digest:
+		close(done)
+	case len(data) > smallFile:
 		go func() { defer close(done); hash() }()
-	} else {
+	default:
 		hash()
 		close(done)
 	}
@@ -194,8 +197,12 @@ func guard(name string, fn func() error) (err error) {
 	defer debug.SetPanicOnFault(old)
 	defer func() {
 		if p := recover(); p != nil {
-			if re, ok := p.(runtime.Error); ok && strings.Contains(re.Error(), "fault") {
-				err = fmt.Errorf("read %s: the file changed while it was read: %v", name, re)
+			// SetPanicOnFault's panic carries the faulting address.
+			if re, ok := p.(interface {
+				runtime.Error
+				Addr() uintptr
+			}); ok {
+				err = fmt.Errorf("read %s: the file changed while it was read (fault at %#x)", name, re.Addr())
 				return
 			}
 			panic(p)
@@ -281,7 +288,7 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 			}
 			return nil
 		}
-		b, err := c.member(p, m, rest)
+		b, err := c.member(p, m, rest, tar || c.o.Digests)
 		if err != nil {
 			return err
 		}
@@ -326,8 +333,9 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 }
 
 // member decompresses one archive member (into memory, or a temporary
-// file when large), hashing it on the way, and inspects it.
-func (c *checker) member(p string, m inspect.Member, r io.Reader) (Binary, error) {
+// file when large) and inspects it, hashing it too when digest is set (a
+// large one as it is spooled).
+func (c *checker) member(p string, m inspect.Member, r io.Reader, digest bool) (Binary, error) {
 	b := Binary{Path: p, Member: m.Name}
 	name := p + "(" + m.Name + ")"
 	var buf bytes.Buffer
@@ -340,7 +348,7 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader) (Binary, error
 	}
 	if n <= maxInMemory {
 		b.Size = n
-		return c.binary(b, name, buf.Bytes()), nil
+		return c.binary(b, name, buf.Bytes(), digest), nil
 	}
 	// Too large for memory: spool to a temporary file, deleted at once.
 	tmp, err := os.CreateTemp(c.o.TempDir, "osslbuild-check-*")
@@ -361,7 +369,9 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader) (Binary, error
 		return b, fmt.Errorf("check %s: read member: %w", name, err)
 	}
 	b.Size = n + more
-	b.SHA256 = hex.EncodeToString(h.Sum(nil))
+	if digest {
+		b.SHA256 = hex.EncodeToString(h.Sum(nil))
+	}
 	f, err := inspect.InspectReader(name, tmp, b.Size)
 	b.Slices = []Slice{}
 	if err != nil {
