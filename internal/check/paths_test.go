@@ -166,12 +166,12 @@ func TestMappedFileTruncated(t *testing.T) {
 	if err := os.WriteFile(p, make([]byte, smallFile+1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(p)
-	if err != nil {
+	f, size, err := open(p, false)
+	if err != nil || size != smallFile+1 {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	data, release, err := mapFile(f, smallFile+1)
+	data, release, err := mapFile(f, size)
 	if err != nil {
 		t.Fatal(err)
 	}
