@@ -130,7 +130,7 @@ func (w *worker) load(f rawFile, size int64) (data []byte, release func(), err e
 		return mapFile(f, size)
 	}
 	if int64(cap(w.buf)) < size {
-		w.buf = make([]byte, size)
+		w.buf = make([]byte, max(size, 2*int64(cap(w.buf)), smallRead))
 	}
 	data = w.buf[:size]
 	if _, err := f.ReadAt(data, 0); err != nil {
