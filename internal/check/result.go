@@ -35,8 +35,11 @@ type Binary struct {
 	Problems []Problem `json:"problems,omitempty"`
 	Slices   []Slice   `json:"slices"`
 
-	file *inspect.File // the facts, judged once every manifest is known
-	root *root         // the artifact holding it, nil when none
+	file     *inspect.File // the facts, until judged
+	root     *root         // the artifact holding it, nil when none
+	failures []string      // what judging it found, for Result.Failures
+	notes    []string
+	judged   bool // a slice carries OpenSSL build information
 }
 
 // Slice is one architecture of a binary.
