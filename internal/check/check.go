@@ -195,6 +195,11 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	n = 0
+	for _, j := range c.jobs {
+		n += len(j.res.binaries)
+	}
+	c.res.Binaries = make([]Binary, 0, n)
 	for _, j := range c.jobs {
 		r := &j.res
 		c.res.Binaries = append(c.res.Binaries, r.binaries...)
