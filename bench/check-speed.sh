@@ -162,7 +162,7 @@ with open(out, "w") as f:
   line, flags, platform, version).
 - Inputs: the universal2 `libcrypto.a`; "binaries", Mach-O files as they
   ship (the three artifact directories, verified, and Go's tools built for
-  macOS, universal and arm64); "objects", every member object of the thin
+  macOS, universal, arm64 and x86_64); "objects", every member object of the thin
   libraries, thousands of small files (check's worst case: its cost there
   is mostly the system calls each file needs).
 - One-liner: `strings -a FILE | grep -E '^(compiler|platform): '`; for a
