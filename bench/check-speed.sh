@@ -13,13 +13,17 @@
 #   ROUNDS  alternating hyperfine rounds (default 6, 10 runs of each side)
 #   OUT     the Markdown report (default bench/check-<date>.md)
 #
-# Two inputs:
+# Three inputs:
 #   - the universal2 lib/libcrypto.a;
-#   - a directory of many Mach-O files: copies of the three artifact
-#     directories (check verifies each against its manifest: every file's
-#     sha256, every member's CPU and minos, the compiler line, flags,
-#     platform and version) and every member object of the thin libcrypto.a
-#     and libssl.a (llvm-ar x), against
+#   - "binaries": a directory of Mach-O files as they ship: copies of the
+#     three artifact directories (check verifies each against its manifest:
+#     every file's sha256, every member's CPU and minos, the compiler line,
+#     flags, platform and version) and Go's own tools cross-built for macOS,
+#     universal (llvm-lipo), arm64 and x86_64;
+#   - "objects": every member object of the thin libcrypto.a and libssl.a
+#     (llvm-ar x), thousands of small files: the worst case for check, whose
+#     cost there is mostly system calls per file;
+# each directory against
 #     find DIR -type f -exec strings -a {} + | grep -E '^(compiler|platform): '
 #
 # check is the compiled mage binary (`go tool mage -compile BIN`, then
@@ -32,7 +36,7 @@ set -eu
 DIST=${1:?usage: bench/check-speed.sh DIST [ROUNDS] [OUT]}
 ROUNDS=${2:-6}
 OUT=${3:-bench/check-$(date -u +%Y-%m-%d).md}
-for t in hyperfine strings llvm-ar-14 python3 go; do
+for t in hyperfine strings llvm-ar-14 llvm-lipo-14 python3 go; do
 	command -v "$t" >/dev/null || { echo "check-speed: $t not on PATH" >&2; exit 1; }
 done
 for a in universal2 arm64 x86-64; do
@@ -46,18 +50,29 @@ go tool mage -compile "$BIN"
 
 LIB=$WORK/libcrypto.a
 cp "$DIST/openssl-macos-universal2/lib/libcrypto.a" "$LIB"
-DIR=$WORK/macho
-mkdir "$DIR"
+BINS=$WORK/binaries
+mkdir -p "$BINS/bin"
 for a in universal2 arm64 x86-64; do
-	cp -R "$DIST/openssl-macos-$a" "$DIR/"
+	cp -R "$DIST/openssl-macos-$a" "$BINS/"
 done
+TOOLS="cmd/gofmt cmd/vet cmd/cover cmd/nm cmd/objdump cmd/addr2line cmd/buildid cmd/pack cmd/test2json"
+GOOS=darwin GOARCH=arm64 go build -o "$WORK/arm64/" $TOOLS
+GOOS=darwin GOARCH=amd64 go build -o "$WORK/amd64/" $TOOLS
+for f in "$WORK"/arm64/*; do
+	n=$(basename "$f")
+	llvm-lipo-14 -create "$f" "$WORK/amd64/$n" -output "$BINS/bin/$n"
+	cp "$f" "$BINS/bin/$n-arm64"
+	cp "$WORK/amd64/$n" "$BINS/bin/$n-x86_64"
+done
+OBJS=$WORK/objects
 for a in arm64 x86-64; do
-	mkdir "$DIR/objects-$a"
-	(cd "$DIR/objects-$a" && llvm-ar-14 x "$DIR/openssl-macos-$a/lib/libcrypto.a" && llvm-ar-14 x "$DIR/openssl-macos-$a/lib/libssl.a")
+	mkdir -p "$OBJS/$a"
+	(cd "$OBJS/$a" && llvm-ar-14 x "$DIST/openssl-macos-$a/lib/libcrypto.a" && llvm-ar-14 x "$DIST/openssl-macos-$a/lib/libssl.a")
 done
-# The check must succeed on both inputs: a failing check is no measurement.
+# The check must succeed on every input: a failing check is no measurement.
 "$BIN" check "$LIB" >/dev/null
-"$BIN" check "$DIR" -minopt=3 >/dev/null
+"$BIN" check "$BINS" -minopt=3 >/dev/null
+"$BIN" check "$OBJS" -minopt=3 >/dev/null
 
 GREP="grep -E '^(compiler|platform): '"
 run() { # name round command-a command-b
@@ -67,21 +82,24 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 i=1
 while [ "$i" -le "$ROUNDS" ]; do
 	c1="$BIN check $LIB" s1="strings -a $LIB | $GREP"
-	c2="$BIN check $DIR -minopt=3" s2="find $DIR -type f -exec strings -a {} + | $GREP"
+	c2="$BIN check $BINS -minopt=3" s2="find $BINS -type f -exec strings -a {} + | $GREP"
+	c3="$BIN check $OBJS -minopt=3" s3="find $OBJS -type f -exec strings -a {} + | $GREP"
 	if [ $((i % 2)) -eq 1 ]; then
 		run lib "$i" "$c1" "$s1"
-		run dir "$i" "$c2" "$s2"
+		run binaries "$i" "$c2" "$s2"
+		run objects "$i" "$c3" "$s3"
 	else
 		run lib "$i" "$s1" "$c1"
-		run dir "$i" "$s2" "$c2"
+		run binaries "$i" "$s2" "$c2"
+		run objects "$i" "$s3" "$c3"
 	fi
 	i=$((i + 1))
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$WORK" "$OUT" "$ROUNDS" "$LIB" "$DIR" "$load_before" "$load_after" <<'EOF'
+python3 - "$WORK" "$OUT" "$ROUNDS" "$LIB" "$BINS" "$OBJS" "$load_before" "$load_after" <<'EOF'
 import glob, json, os, statistics, subprocess, sys, datetime
-work, out, rounds, lib, d, before, after = sys.argv[1:8]
+work, out, rounds, lib, bins, objs, before, after = sys.argv[1:9]
 
 def sizes(p):
     n = b = 0
@@ -93,23 +111,37 @@ def sizes(p):
 
 def collect(name):
     t = {"check": [], "one-liner": []}
+    cpu = {"check": [], "one-liner": []}
     for f in sorted(glob.glob(os.path.join(work, name + "-*.json"))):
         for r in json.load(open(f))["results"]:
             side = "check" if " check " in r["command"] else "one-liner"
             t[side] += r["times"]
-    return t
+            cpu[side].append(r["user"] + r["system"])
+    return t, cpu
 
 def first(cmd):
     return subprocess.run(cmd, capture_output=True, text=True, shell=True).stdout.splitlines()[0]
 
-n, b = sizes(d)
+def machO(p):
+    n = 0
+    for root, _, files in os.walk(p):
+        for f in files:
+            with open(os.path.join(root, f), "rb") as fh:
+                m = fh.read(4)
+            n += m in (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe", b"!<ar")
+    return n
+
 rows = []
+nb, bb = sizes(bins)
+no, bo = sizes(objs)
 for name, what in (("lib", "universal2 libcrypto.a, %.1f MB" % (os.path.getsize(lib) / 1e6)),
-                   ("dir", "directory of %d files, %.0f MB" % (n, b / 1e6))):
-    t = collect(name)
+                   ("binaries", "binaries: %d files (%d Mach-O), %.0f MB" % (nb, machO(bins), bb / 1e6)),
+                   ("objects", "objects: %d Mach-O files, %.0f MB" % (no, bo / 1e6))):
+    t, cpu = collect(name)
     mc, ms = statistics.median(t["check"]), statistics.median(t["one-liner"])
-    rows.append("| %s | %.1f ms | %.1f ms | %.2f | %d + %d |" % (
-        what, mc * 1e3, ms * 1e3, mc / ms, len(t["check"]), len(t["one-liner"])))
+    cc, cs = statistics.median(cpu["check"]), statistics.median(cpu["one-liner"])
+    rows.append("| %s | %.1f ms | %.1f ms | **%.2f** | %.1f ms | %.1f ms | %.2f | %d + %d |" % (
+        what, mc * 1e3, ms * 1e3, mc / ms, cc * 1e3, cs * 1e3, cc / cs, len(t["check"]), len(t["one-liner"])))
 
 cpu = first("grep -m1 'model name' /proc/cpuinfo").split(":", 1)[1].strip()
 with open(out, "w") as f:
@@ -122,19 +154,26 @@ with open(out, "w") as f:
 - Command: `bench/check-speed.sh DIST %s` on osslbuild's OpenSSL 4.0.2
   macOS artifacts (DIST as `go tool mage build:universal2` writes it).
 - check: the compiled mage binary, `BIN check PATH` (`-minopt=3` for the
-  directory), as a whole process: start, mapping each binary once, hashing
-  it (sha256) while the build-info search and the Mach-O parsing run on the
-  other core, every rule, the report. In the directory it verifies the
-  three artifacts against their manifests (every file's sha256, every
-  member's CPU and minos, compiler line, flags, platform, version).
-- One-liner: `strings -a FILE | grep -E '^(compiler|platform): '`; for the
+  directories), as a whole process: start, reading each file once, the
+  build-info search and the Mach-O parsing (a universal file's slices on
+  both cores, files several at once), every rule, the report. In the
+  directory of binaries it verifies the three artifacts against their
+  manifests (every file's sha256, every member's CPU and minos, compiler
+  line, flags, platform, version).
+- Inputs: the universal2 `libcrypto.a`; "binaries", Mach-O files as they
+  ship (the three artifact directories, verified, and Go's tools built for
+  macOS, universal, arm64 and x86_64); "objects", every member object of the thin
+  libraries, thousands of small files (check's worst case: its cost there
+  is mostly the system calls each file needs).
+- One-liner: `strings -a FILE | grep -E '^(compiler|platform): '`; for a
   directory `find DIR -type f -exec strings -a {} + | grep ...`.
 - Method: hyperfine, 2 warm-up runs and 10 runs of each side per round,
-  %s rounds alternating which side runs first; times are wall-clock medians
-  over all runs; ratio = check / one-liner (goal: at most 0.5).
+  %s rounds alternating which side runs first; wall: medians over all runs,
+  ratio = check / one-liner (goal: at most 0.5); CPU: user + system, the
+  median of the rounds' means (both cores count for check).
 
-| input | check | one-liner | ratio | runs |
-|---|---|---|---|---|
+| input | check (wall) | one-liner (wall) | ratio | check (CPU) | one-liner (CPU) | CPU ratio | runs |
+|---|---|---|---|---|---|---|---|
 %s
 """ % (datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"), cpu, os.cpu_count(), before, after,
        first("hyperfine --version"), first("strings --version"), first("go version"), rounds, rounds, "\n".join(rows)))

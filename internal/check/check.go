@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
@@ -41,6 +40,10 @@ type Options struct {
 	TempDir string
 	// Jobs is how many files are inspected at once; 0 means one per CPU.
 	Jobs int
+	// Digests hashes (sha256) every binary, not only an artifact's files,
+	// which are always verified. The table does not show digests; Run
+	// sets it when the JSON or the step summary will.
+	Digests bool
 }
 
 // FromFlags maps the mage target's optional flags onto Options:
@@ -86,6 +89,7 @@ func runCheck(ctx context.Context, o Options) error {
 	if o.Stderr == nil {
 		o.Stderr = os.Stderr
 	}
+	o.Digests = o.Digests || o.JSON || report.SummaryEnabled(o.Env)
 	res, err := Check(ctx, o)
 	if err != nil {
 		return err
@@ -159,20 +163,50 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 	if c.res.Archs == nil {
 		c.res.Archs = []string{}
 	}
-	if err := c.collect(o.Path); err != nil {
+	// Workers inspect the files while the walk is still listing them.
+	n := o.Jobs
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	c.queue = make(chan *job, 256)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var w worker
+			for j := range c.queue {
+				if ctx.Err() != nil {
+					continue // drain
+				}
+				j.res = c.file(*j, &w)
+				for k := range j.res.binaries {
+					c.judgeBinary(&j.res.binaries[k])
+				}
+			}
+		}()
+	}
+	err = c.collect(o.Path)
+	close(c.queue)
+	wg.Wait()
+	if err != nil {
 		return nil, err
 	}
-	results := make([]jobResult, len(c.jobs))
-	if err := c.runJobs(results); err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for i := range results {
-		r := &results[i]
+	n = 0
+	for _, j := range c.jobs {
+		n += len(j.res.binaries)
+	}
+	c.res.Binaries = make([]Binary, 0, n)
+	for _, j := range c.jobs {
+		r := &j.res
 		c.res.Binaries = append(c.res.Binaries, r.binaries...)
 		c.res.Notes = append(c.res.Notes, r.notes...)
 		c.res.Failures = append(c.res.Failures, r.failures...)
 		c.res.Skipped += r.skipped
-		if j := c.jobs[i]; j.root != nil && r.entry != nil {
+		if j.root != nil && r.entry != nil {
 			j.root.found[j.rel] = *r.entry
 		}
 		c.roots = append(c.roots, r.roots...)
@@ -188,38 +222,18 @@ type checker struct {
 	o        Options
 	min      inspect.OptLevel
 	res      *Result
-	jobs     []job
+	jobs     []*job    // in walk order; only the walk appends
+	queue    chan *job // to the workers
 	roots    []*root
 	realRoot string              // the checked directory with links resolved
 	links    map[string][]string // real path of a file -> links to it inside the directory
 }
 
-// runJobs inspects the files, o.Jobs (default: one per CPU) at a time;
-// results keep the walk's order.
-func (c *checker) runJobs(results []jobResult) error {
-	n := c.o.Jobs
-	if n <= 0 {
-		n = runtime.GOMAXPROCS(0)
-	}
-	n = min(n, len(c.jobs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < n; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var w worker
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(c.jobs) || c.ctx.Err() != nil {
-					return
-				}
-				results[i] = c.file(c.jobs[i], &w)
-			}
-		}()
-	}
-	wg.Wait()
-	return c.ctx.Err()
+// add queues a file for the workers, keeping the walk's order.
+func (c *checker) add(j job) {
+	p := &j
+	c.jobs = append(c.jobs, p)
+	c.queue <- p
 }
 
 func (c *checker) note(msg string) { c.res.Notes = append(c.res.Notes, msg) }

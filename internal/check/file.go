@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"runtime"
@@ -28,28 +29,87 @@ type jobResult struct {
 	roots    []*root         // artifacts inside a tarball
 }
 
-// open opens a file to read it: never a FIFO, socket or device (O_NONBLOCK,
-// then refused on fstat), and, for a file met in a walk, never through a
-// link swapped in after the walk listed it (O_NOFOLLOW).
-func open(p string, follow bool) (*os.File, os.FileInfo, error) {
-	if !follow {
-		return artifact.OpenRegular(p)
-	}
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: %s, expected a regular file: not read", p, artifact.Describe(p, st.Mode().Type()))
-	}
-	return f, st, nil
+// rawFile is an open regular file, read with pread. Thousands of small
+// files go through here: a bare descriptor spares each the os.File
+// allocation, finalizer and poller registration (a system call that fails
+// for every regular file on Linux).
+type rawFile struct {
+	fd   int
+	name string
 }
+
+// open opens p to read it: never a FIFO, socket or device (opened with
+// O_NONBLOCK, then refused on fstat), and, for a file met in a walk, never
+// through a link swapped in after the walk listed it (O_NOFOLLOW).
+func open(p string, follow bool) (rawFile, int64, error) {
+	flags := syscall.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	if !follow {
+		flags |= syscall.O_NOFOLLOW
+	}
+	var fd int
+	var err error
+	for {
+		if fd, err = syscall.Open(p, flags, 0); err != syscall.EINTR {
+			break
+		}
+	}
+	if err == syscall.ELOOP && !follow {
+		return rawFile{}, 0, fmt.Errorf("%s: symlink, expected a regular file: not followed", p)
+	}
+	if err != nil {
+		return rawFile{}, 0, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	f := rawFile{fd: fd, name: p}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		f.Close()
+		return rawFile{}, 0, &fs.PathError{Op: "stat", Path: p, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		f.Close()
+		return rawFile{}, 0, fmt.Errorf("%s: %s, expected a regular file: not read", p, artifact.Describe(p, fileType(st.Mode)))
+	}
+	return f, st.Size, nil
+}
+
+// fileType is the fs.FileMode type of a stat mode.
+func fileType(m uint32) fs.FileMode {
+	switch m & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		return fs.ModeDir
+	case syscall.S_IFLNK:
+		return fs.ModeSymlink
+	case syscall.S_IFIFO:
+		return fs.ModeNamedPipe
+	case syscall.S_IFSOCK:
+		return fs.ModeSocket
+	case syscall.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		return fs.ModeDevice
+	}
+	return fs.ModeIrregular
+}
+
+// ReadAt fills b from off, as io.ReaderAt does.
+func (f rawFile) ReadAt(b []byte, off int64) (int, error) {
+	n := 0
+	for n < len(b) {
+		k, err := syscall.Pread(f.fd, b[n:], off+int64(n))
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return n, &fs.PathError{Op: "read", Path: f.name, Err: err}
+		case k == 0:
+			return n, io.EOF
+		}
+		n += k
+	}
+	return n, nil
+}
+
+func (f rawFile) Close() error { return syscall.Close(f.fd) }
 
 // smallFile is the size up to which a file is read into the worker's
 // buffer rather than mapped: unmapping costs a TLB flush on every CPU,
@@ -65,15 +125,15 @@ type worker struct{ buf []byte }
 
 // load returns the size bytes of f: read into the worker's buffer when
 // small, mapped when large; release frees a mapping.
-func (w *worker) load(f *os.File, size int64) (data []byte, release func(), err error) {
+func (w *worker) load(f rawFile, size int64) (data []byte, release func(), err error) {
 	if size > smallFile {
 		return mapFile(f, size)
 	}
 	if int64(cap(w.buf)) < size {
-		w.buf = make([]byte, size)
+		w.buf = make([]byte, max(size, 2*int64(cap(w.buf)), smallRead))
 	}
 	data = w.buf[:size]
-	if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), data); err != nil {
+	if _, err := f.ReadAt(data, 0); err != nil {
 		return nil, nil, err
 	}
 	return data, func() {}, nil
@@ -86,12 +146,11 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 		r.binaries = append(r.binaries, Binary{Path: p, Size: size, Error: err.Error(), Slices: []Slice{}, root: j.root})
 		return r
 	}
-	f, st, err := open(p, j.explicit)
+	f, size, err := open(p, j.explicit)
 	if err != nil {
 		return fail(0, err)
 	}
 	defer f.Close()
-	size := st.Size()
 	// A small file is read whole at once (one system call, not two); of a
 	// larger one the magic first, the rest only if it is worth reading.
 	var data []byte
@@ -145,7 +204,7 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 		}
 		return r
 	}
-	b := c.binary(Binary{Path: p, Size: size, root: j.root}, p, data)
+	b := c.binary(Binary{Path: p, Size: size, root: j.root}, p, data, c.o.Digests || j.root != nil)
 	if j.root != nil && b.SHA256 != "" {
 		r.entry = &artifact.Entry{SHA256: b.SHA256}
 	}
@@ -153,16 +212,19 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 	return r
 }
 
-// binary hashes data and inspects it; a large file on two cores at once
-// (the other workers keep both busy with small ones).
-func (c *checker) binary(b Binary, name string, data []byte) Binary {
+// binary inspects data and, when digest is set, hashes it: a large file on
+// two cores at once (the other workers keep both busy with small ones).
+func (c *checker) binary(b Binary, name string, data []byte, digest bool) Binary {
 	var sum string
 	var herr error
 	hash := func() { herr = guard(name, func() error { sum = hashBytes(data); return nil }) }
 	done := make(chan struct{})
-	if len(data) > smallFile {
+	switch {
+	case !digest:
+		close(done)
+	case len(data) > smallFile:
 		go func() { defer close(done); hash() }()
-	} else {
+	default:
 		hash()
 		close(done)
 	}
@@ -194,8 +256,12 @@ func guard(name string, fn func() error) (err error) {
 	defer debug.SetPanicOnFault(old)
 	defer func() {
 		if p := recover(); p != nil {
-			if re, ok := p.(runtime.Error); ok && strings.Contains(re.Error(), "fault") {
-				err = fmt.Errorf("read %s: the file changed while it was read: %v", name, re)
+			// SetPanicOnFault's panic carries the faulting address.
+			if re, ok := p.(interface {
+				runtime.Error
+				Addr() uintptr
+			}); ok {
+				err = fmt.Errorf("read %s: the file changed while it was read (fault at %#x)", name, re.Addr())
 				return
 			}
 			panic(p)
@@ -205,9 +271,9 @@ func guard(name string, fn func() error) (err error) {
 }
 
 // readFile reads size bytes of f into memory: mapFile's fallback.
-func readFile(f *os.File, size int64) ([]byte, func(), error) {
+func readFile(f rawFile, size int64) ([]byte, func(), error) {
 	b := make([]byte, size)
-	if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), b); err != nil {
+	if _, err := f.ReadAt(b, 0); err != nil {
 		return nil, nil, err
 	}
 	return b, func() {}, nil
@@ -281,7 +347,7 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 			}
 			return nil
 		}
-		b, err := c.member(p, m, rest)
+		b, err := c.member(p, m, rest, tar || c.o.Digests)
 		if err != nil {
 			return err
 		}
@@ -326,8 +392,9 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 }
 
 // member decompresses one archive member (into memory, or a temporary
-// file when large), hashing it on the way, and inspects it.
-func (c *checker) member(p string, m inspect.Member, r io.Reader) (Binary, error) {
+// file when large) and inspects it, hashing it too when digest is set (a
+// large one as it is spooled).
+func (c *checker) member(p string, m inspect.Member, r io.Reader, digest bool) (Binary, error) {
 	b := Binary{Path: p, Member: m.Name}
 	name := p + "(" + m.Name + ")"
 	var buf bytes.Buffer
@@ -340,7 +407,7 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader) (Binary, error
 	}
 	if n <= maxInMemory {
 		b.Size = n
-		return c.binary(b, name, buf.Bytes()), nil
+		return c.binary(b, name, buf.Bytes(), digest), nil
 	}
 	// Too large for memory: spool to a temporary file, deleted at once.
 	tmp, err := os.CreateTemp(c.o.TempDir, "osslbuild-check-*")
@@ -361,7 +428,9 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader) (Binary, error
 		return b, fmt.Errorf("check %s: read member: %w", name, err)
 	}
 	b.Size = n + more
-	b.SHA256 = hex.EncodeToString(h.Sum(nil))
+	if digest {
+		b.SHA256 = hex.EncodeToString(h.Sum(nil))
+	}
 	f, err := inspect.InspectReader(name, tmp, b.Size)
 	b.Slices = []Slice{}
 	if err != nil {

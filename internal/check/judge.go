@@ -9,47 +9,61 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 )
 
-// judge applies the rules (package validate's, one engine with the build)
-// once every binary is inspected and every manifest read: a tarball's
-// manifest.json comes after its lib/.
+// judgeBinary applies the rules (package validate's, one engine with the
+// build) to one inspected binary, filling its slices and problems and
+// keeping the failures and notes it yields for judge to list in order. It
+// runs on the worker that inspected the binary: by then the artifact
+// holding it is known (a directory's manifest is read before its files, a
+// tarball's at the end of the tarball's walk).
+func (c *checker) judgeBinary(b *Binary) {
+	if b.root != nil {
+		b.Artifact = b.root.manifest.Name
+	}
+	if b.Error != "" || b.file == nil {
+		b.failures = append(b.failures, b.Error)
+		return
+	}
+	rep := c.rules(b)
+	for j, s := range b.file.Slices {
+		var v validate.SliceReport
+		if j < len(rep.Slices) {
+			v = rep.Slices[j]
+		}
+		b.Slices = append(b.Slices, facts(s, v))
+	}
+	c.place(b, rep.Violations)
+	for _, p := range b.Problems {
+		b.failures = append(b.failures, p.where(*b)+": "+p.Message)
+	}
+	for j := range b.Slices {
+		s := &b.Slices[j]
+		if s.OptStatus != string(validate.OptNone) {
+			b.judged = true
+		}
+		switch {
+		case s.OptStatus == string(validate.OptUnknown) && !c.o.Strict:
+			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s (reported, not failed; -strict fails it)", b.Name(), s.Arch, s.Unknown))
+		case s.OptStatus == string(validate.OptNone) && s.Version != "" && !s.Libcrypto:
+			b.notes = append(b.notes, fmt.Sprintf("%s %s: %q but no libcrypto build info: built against OpenSSL, loads it at run time; check that library", b.Name(), s.Arch, s.Version))
+		}
+		s.OK = len(s.Problems) == 0
+		for _, p := range s.Problems {
+			b.failures = append(b.failures, fmt.Sprintf("%s %s: %s", p.where(*b), s.Arch, p.Message))
+		}
+	}
+	b.file = nil // the facts are in the report now
+}
+
+// judge lists every binary's failures and notes in order, verifies each
+// artifact against its manifest, and gives the verdict.
 func (c *checker) judge() {
 	judged := 0
 	for i := range c.res.Binaries {
 		b := &c.res.Binaries[i]
-		if b.root != nil {
-			b.Artifact = b.root.manifest.Name
-		}
-		if b.Error != "" || b.file == nil {
-			c.res.Failures = append(c.res.Failures, b.Error)
-			continue
-		}
-		rep := c.rules(b)
-		for j, s := range b.file.Slices {
-			var v validate.SliceReport
-			if j < len(rep.Slices) {
-				v = rep.Slices[j]
-			}
-			b.Slices = append(b.Slices, facts(s, v))
-		}
-		c.place(b, rep.Violations)
-		for _, p := range b.Problems {
-			c.res.Failures = append(c.res.Failures, p.where(*b)+": "+p.Message)
-		}
-		for j := range b.Slices {
-			s := &b.Slices[j]
-			if s.OptStatus != string(validate.OptNone) {
-				judged++
-			}
-			switch {
-			case s.OptStatus == string(validate.OptUnknown) && !c.o.Strict:
-				c.note(fmt.Sprintf("%s %s: %s (reported, not failed; -strict fails it)", b.Name(), s.Arch, s.Unknown))
-			case s.OptStatus == string(validate.OptNone) && s.Version != "" && !s.Libcrypto:
-				c.note(fmt.Sprintf("%s %s: %q but no libcrypto build info: built against OpenSSL, loads it at run time; check that library", b.Name(), s.Arch, s.Version))
-			}
-			s.OK = len(s.Problems) == 0
-			for _, p := range s.Problems {
-				c.res.Failures = append(c.res.Failures, fmt.Sprintf("%s %s: %s", p.where(*b), s.Arch, p.Message))
-			}
+		c.res.Failures = append(c.res.Failures, b.failures...)
+		c.res.Notes = append(c.res.Notes, b.notes...)
+		if b.judged {
+			judged++
 		}
 	}
 	for _, r := range c.roots {

@@ -90,7 +90,7 @@ func TestInputKinds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tc.opts
-			o.Path = tc.path
+			o.Path, o.Digests = tc.path, true
 			res, err := Check(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
@@ -136,7 +136,7 @@ func TestInputKinds(t *testing.T) {
 			wheelMember{name: "cryptography/_other.abi3.so", file: fatObj},
 			wheelMember{name: "cryptography/empty.txt", data: ""},
 			wheelMember{name: "vendor/nested.whl", file: nested})
-		res, err := Check(context.Background(), Options{Path: whl, Archs: []string{"arm64", "x86_64"}})
+		res, err := Check(context.Background(), Options{Path: whl, Archs: []string{"arm64", "x86_64"}, Digests: true})
 		if err != nil {
 			t.Fatal(err)
 		}

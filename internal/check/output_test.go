@@ -162,3 +162,19 @@ func TestText(t *testing.T) {
 		}
 	}
 }
+
+// Digests are computed when something shows them: the JSON, the step
+// summary, an artifact's verification; the table alone does not.
+func TestDigestsWhenShown(t *testing.T) {
+	_, lib := pycaFixture(t)
+	res, err := Check(context.Background(), Options{Path: lib})
+	if err != nil || res.Binaries[0].SHA256 != "" {
+		t.Errorf("plain check hashed: %v %q", err, res.Binaries[0].SHA256)
+	}
+	var out bytes.Buffer
+	Run(context.Background(), Options{Path: lib, JSON: true, Stdout: &out, Env: noEnv})
+	var doc Result
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Binaries[0].SHA256) != 64 {
+		t.Errorf("JSON without digest: %v %+v", err, doc.Binaries)
+	}
+}

@@ -158,3 +158,27 @@ func TestMinOptFlag(t *testing.T) {
 		}
 	}
 }
+
+// A mapped file truncated while it is hashed is an error naming it, not a
+// crash.
+func TestMappedFileTruncated(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "libcrypto.a")
+	if err := os.WriteFile(p, make([]byte, smallFile+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, size, err := open(p, false)
+	if err != nil || size != smallFile+1 {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data, release, err := mapFile(f, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	os.Truncate(p, 0)
+	err = guard(p, func() error { hashBytes(data); return nil })
+	if err == nil || !strings.Contains(err.Error(), p+": the file changed while it was read") {
+		t.Errorf("err = %v", err)
+	}
+}

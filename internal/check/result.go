@@ -30,13 +30,16 @@ type Binary struct {
 	Links    []string  `json:"links,omitempty"`  // symlinks inside the checked directory that point to it
 	Format   string    `json:"format,omitempty"` // mach-o, universal, ar, elf
 	Size     int64     `json:"size"`
-	SHA256   string    `json:"sha256,omitempty"`
-	Error    string    `json:"error,omitempty"` // could not be inspected
+	SHA256   string    `json:"sha256,omitempty"` // with Options.Digests, and in an artifact
+	Error    string    `json:"error,omitempty"`  // could not be inspected
 	Problems []Problem `json:"problems,omitempty"`
 	Slices   []Slice   `json:"slices"`
 
-	file *inspect.File // the facts, judged once every manifest is known
-	root *root         // the artifact holding it, nil when none
+	file     *inspect.File // the facts, until judged
+	root     *root         // the artifact holding it, nil when none
+	failures []string      // what judging it found, for Result.Failures
+	notes    []string
+	judged   bool // a slice carries OpenSSL build information
 }
 
 // Slice is one architecture of a binary.

@@ -18,6 +18,7 @@ type job struct {
 	explicit bool   // the path the user named: it must be something check understands
 	root     *root  // the artifact directory holding it, nil when none
 	rel      string // its path inside root, slash-separated
+	res      jobResult
 }
 
 // collect turns the path the user named into jobs. A link the user passed
@@ -40,7 +41,7 @@ func (c *checker) collect(p string) error {
 		}
 		return c.walkDir(p, nil, "", true)
 	case st.Mode().IsRegular():
-		c.jobs = append(c.jobs, job{path: p, explicit: true})
+		c.add(job{path: p, explicit: true})
 		return nil
 	}
 	return fmt.Errorf("check: %s is a %s, not a file or directory: refusing to read it", p, artifact.Describe(p, st.Mode().Type()))
@@ -84,7 +85,7 @@ func (c *checker) walkDir(dir string, r *root, rel string, top bool) error {
 			if r != nil && erel == artifact.ManifestName && r.dir == dir {
 				continue // the manifest itself, read already
 			}
-			c.jobs = append(c.jobs, job{path: p, root: r, rel: erel})
+			c.add(job{path: p, root: r, rel: erel})
 		case t&fs.ModeSymlink != 0:
 			if r != nil {
 				r.found[erel] = artifact.Entry{Type: artifact.Describe(p, t)}

@@ -142,6 +142,10 @@ func (e Env) get(k string) string {
 // InActions reports whether this is a GitHub Actions run (GITHUB_ACTIONS=true).
 func InActions(env Env) bool { return env.get("GITHUB_ACTIONS") == "true" }
 
+// SummaryEnabled reports whether AppendSummary will write: whether
+// GITHUB_STEP_SUMMARY names a file.
+func SummaryEnabled(env Env) bool { return env.get("GITHUB_STEP_SUMMARY") != "" }
+
 // AppendSummary appends the Markdown table to the file named by
 // GITHUB_STEP_SUMMARY. It does nothing when the variable is unset.
 func AppendSummary(env Env, title string, rows []Row) error {

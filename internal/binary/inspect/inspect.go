@@ -17,6 +17,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
+	"sync"
 	"syscall"
 )
 
@@ -163,9 +166,37 @@ func InspectReader(name string, r io.ReaderAt, size int64) (*File, error) {
 }
 
 // InspectBytes is InspectReader over a file already in memory (a mapped
-// file): the build-info search runs over b itself, without copying it.
-func InspectBytes(name string, b []byte) (*File, error) {
-	return inspectReader(&inspector{path: name, data: b}, bytes.NewReader(b), int64(len(b)))
+// file): the build-info search runs over b itself, without copying it, and
+// the slices of a universal file are inspected at once, each on its own
+// core. A fault on the memory (a mapped file truncated underneath) is an
+// error naming the file, not a crash.
+func InspectBytes(name string, b []byte) (f *File, err error) {
+	err = faultGuard(name, func() error {
+		f, err = inspectReader(&inspector{path: name, data: b}, bytes.NewReader(b), int64(len(b)))
+		return err
+	})
+	return f, err
+}
+
+// faultGuard runs fn, turning a memory fault (SIGBUS on a mapped file that
+// shrank) into an error.
+func faultGuard(name string, fn func() error) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer debug.SetPanicOnFault(old)
+	defer func() {
+		if p := recover(); p != nil {
+			// SetPanicOnFault's panic carries the faulting address.
+			if re, ok := p.(interface {
+				runtime.Error
+				Addr() uintptr
+			}); ok {
+				err = fmt.Errorf("inspect %s: the file changed while it was read (fault at %#x)", name, re.Addr())
+				return
+			}
+			panic(p)
+		}
+	}()
+	return fn()
 }
 
 func inspectReader(c *inspector, r io.ReaderAt, size int64) (*File, error) {
@@ -218,31 +249,52 @@ func (c *inspector) fatSlices(r io.ReaderAt, size int64) ([]Slice, error) {
 		return nil, annotate(err, c.path, "", "", 0)
 	}
 	c.fat64 = is64
-	var out []Slice
-	for i := range arches {
-		a := arches[i]
-		sr := io.NewSectionReader(r, a.Offset, a.Size)
-		magic, err := readMagic(sr, a.Size)
+	formats := make([]Format, len(arches))
+	for i, a := range arches {
+		magic, err := readMagic(io.NewSectionReader(r, a.Offset, a.Size), a.Size)
 		if err != nil {
 			return nil, fmt.Errorf("inspect %s [%s slice]: %w", c.path, a.Arch(), err)
 		}
-		var f Format
 		switch {
 		case isMachO(magic):
-			f = FormatMachO
+			formats[i] = FormatMachO
 		case isAr(magic):
-			f = FormatAr
+			formats[i] = FormatAr
 		default:
 			return nil, &FormatError{Path: c.path, Slice: a.Arch(), Offset: a.Offset,
 				Msg: fmt.Sprintf("slice content: expected a Mach-O file or an ar archive, found magic %x", magic)}
 		}
-		s, err := c.slice(f, sr, a.Offset, a.Size, a.Arch())
+	}
+	out := make([]Slice, len(arches))
+	errs := make([]error, len(arches))
+	one := func(i int) {
+		a := arches[i]
+		s, err := c.slice(formats[i], io.NewSectionReader(r, a.Offset, a.Size), a.Offset, a.Size, a.Arch())
+		s.Fat, s.Arch = &arches[i], a.Arch()
+		out[i], errs[i] = s, err
+	}
+	if c.data != nil {
+		// In memory, slices share nothing: each on its own core.
+		var wg sync.WaitGroup
+		for i := range arches {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := faultGuard(c.path, func() error { one(i); return nil }); err != nil {
+					errs[i] = err
+				}
+			}()
+		}
+		wg.Wait()
+	} else {
+		for i := range arches {
+			one(i) // the stream scanner's buffer is one
+		}
+	}
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		s.Fat = &a
-		s.Arch = a.Arch()
-		out = append(out, s)
 	}
 	return out, nil
 }

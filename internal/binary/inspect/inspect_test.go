@@ -6,6 +6,7 @@ import (
 	"debug/macho"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -428,5 +429,36 @@ func TestParseELFHeader(t *testing.T) {
 		if _, err := ParseELF(bytes.NewReader(bad), int64(len(bad))); !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s: err = %v", name, err)
 		}
+	}
+}
+
+// A mapped file truncated while it is inspected faults; InspectBytes says
+// so instead of crashing the process.
+func TestInspectBytesFault(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.a")
+	obj := machoObject(t, LCBuildVersion, PlatformMacOS, 0x000b0000)
+	var entries []arEntry
+	for i := 0; i < 64; i++ {
+		entries = append(entries, arEntry{fmt.Sprintf("m%d.o/", i), append(append([]byte(nil), obj...), make([]byte, 64<<10)...)})
+	}
+	if err := os.WriteFile(p, buildAr(entries...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	b, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Skipf("mmap: %v", err)
+	}
+	defer syscall.Munmap(b)
+	if err := os.Truncate(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := InspectBytes(p, b); err == nil || !strings.Contains(err.Error(), "changed while it was read") {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -52,7 +52,10 @@ func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
 			c.add(arch, "", RuleFormat, "object members", "none", "archive has no object members")
 		}
 	}
-	minos, _ := inspect.ParseVersion(exp.MinOS) // checked by checkExpects
+	var minos inspect.Version
+	if exp.MinOS != "" {
+		minos, _ = inspect.ParseVersion(exp.MinOS) // checked by checkExpects
+	}
 	for _, o := range s.Objects {
 		c.object(arch, o, exp, minos)
 	}
