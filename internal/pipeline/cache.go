@@ -132,9 +132,17 @@ func (c *cachingBuilder) lookup(ctx context.Context, entry string, p *recipe.Pla
 			return discard(fmt.Errorf("%s: sha256 %s, manifest says %s", f, files[f], sum))
 		}
 	}
-	// The variant's own validation stage, over the cached tree.
-	if err := c.variant.stage("validate").run(ctx, &job{run: r, plan: p, name: name, dir: tree}); err != nil {
-		return discard(err)
+	// The variant's own validation and link check, over the cached tree. A
+	// machine that cannot link (no lld, no stubs) says so; it does not make
+	// the entry invalid.
+	for _, stage := range []string{"validate", "link"} {
+		err := c.variant.stage(stage).run(ctx, &job{run: r, plan: p, name: name, dir: tree})
+		if errors.Is(err, toolchain.ErrSetup) {
+			return nil, false, err
+		}
+		if err != nil {
+			return discard(err)
+		}
 	}
 	if err := os.MkdirAll(r.Work, 0o755); err != nil {
 		return nil, false, err

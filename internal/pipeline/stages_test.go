@@ -14,7 +14,7 @@ import (
 // or reordered.
 func TestPycaWayDiffersInTwoStages(t *testing.T) {
 	a, b := pipeline.Osslbuild.Stages(), pipeline.PycaWay.Stages()
-	want := []string{"source", "unpack", "toolchain", "configure", "gate", "make", "layout", "validate", "record"}
+	want := []string{"source", "unpack", "toolchain", "configure", "gate", "make", "layout", "validate", "link", "record"}
 	if !slices.Equal(a, want) || !slices.Equal(b, want) {
 		t.Fatalf("stages: osslbuild %v, pyca way %v, want %v", a, b, want)
 	}
