@@ -16,6 +16,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/bench"
 	"github.com/osslbuild/osslbuild/internal/bump"
 	"github.com/osslbuild/osslbuild/internal/check"
+	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/repro"
 	"github.com/osslbuild/osslbuild/internal/targets"
@@ -29,6 +30,15 @@ var Aliases = map[string]any{
 // Check audits OpenSSL builds anywhere: Mach-O or ELF files, static libraries, wheels, osslbuild artifacts, directories; fails below -minopt (default 2), on a missing compiler line or a missing -arch=arm64,x86_64 (-json for machines).
 func Check(ctx context.Context, path string, minopt *int, arch *string, json *bool) error {
 	return check.Run(ctx, check.FromFlags(path, minopt, arch, json))
+}
+
+// Smoke links smoke/smoke.c with every member of an artifact's libraries and runs it where this machine can (linux-x86_64 here; on an Apple silicon Mac arm64 natively and x86_64 under arch -x86_64; elsewhere it says it only linked): known answers, a TLS 1.3 handshake, the build strings.
+func Smoke(ctx context.Context, artifact string) error {
+	s, err := targets.Settings(nil, nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	return link.RunSmoke(ctx, artifact, s.Toolchain, s.Work, os.Getenv)
 }
 
 // Source fetches and unpacks verified OpenSSL sources.
