@@ -13,6 +13,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/e2e"
 	"github.com/osslbuild/osslbuild/internal/link"
+	"github.com/osslbuild/osslbuild/internal/testfixture"
 	"github.com/osslbuild/osslbuild/internal/universal"
 	"github.com/osslbuild/osslbuild/smoke"
 )
@@ -72,7 +73,7 @@ func TestSmokeFailureNames(t *testing.T) {
 		{"wrong answer", `"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "FIPS 180-2 example 1"`,
 			`"00000000000000000000000000000000000000000000000000000000000000ff", "FIPS 180-2 example 1"`,
 			[]string{"SHA-256 abc: expected 00000000000000000000000000000000000000000000000000000000000000ff, got ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}},
-		{"other build strings", `OpenSSL_version(OPENSSL_PLATFORM)`, `"platform: darwin64-arm64-cc"`,
+		{"other build strings", `printf("platform\t%s\n", OpenSSL_version(OPENSSL_PLATFORM))`, `printf("platform\t%s\n", "platform: darwin64-arm64-cc")`,
 			[]string{`OpenSSL_version(OPENSSL_PLATFORM): expected "platform: linux-x86_64" (read from libcrypto.a), got "platform: darwin64-arm64-cc"`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -155,5 +156,23 @@ func TestUnresolvedMember(t *testing.T) {
 			}
 			t.Log(err)
 		})
+	}
+}
+
+// TestSmokeTarget runs `go tool mage smoke` as a user would, on the
+// linux-x86_64 artifact: exit status 0 and the results on stdout.
+func TestSmokeTarget(t *testing.T) {
+	dir := e2e.LinuxX8664(t)
+	cmd := exec.Command("go", "tool", "mage", "smoke", dir)
+	cmd.Dir = testfixture.RepoRoot()
+	cmd.Env = append(os.Environ(), "OSSLBUILD_WORK="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool mage smoke: %v\n%s", err, out)
+	}
+	for _, want := range []string{"pass TLS 1.3 in memory: TLSv1.3", "build strings equal to libcrypto.a's", "ok: "} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }
