@@ -87,8 +87,9 @@ func (m *macOS) Identity(ctx context.Context) (Identity, error) {
 
 // Link compiles and links s with Xcode's clang and ld against the SDK, for
 // the exact deployment target, every archive member loaded (-all_load) and
-// undefined symbols as errors. The SDK's libSystem stubs carry the same
-// $ld$hide$os markers the cross stubs do.
+// undefined symbols as errors (ld's default). The SDK's libSystem stubs
+// (usr/lib/system/*.tbd) carry the $ld$hide$os markers the cross stub
+// merges into one file.
 func (m *macOS) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 	if s.OS != "macos" {
 		return Linked{}, fmt.Errorf("macos toolchain: links macOS programs only, not %s", s.OS)
@@ -135,7 +136,9 @@ func (m *macOS) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 	if err := runTool(ctx, "compile", cc, l); err != nil {
 		return l, err
 	}
-	l.Argv = append(append([]string{clang}, flags...), "-o", s.Out, obj, "-Wl,-all_load", "-Wl,-undefined,error")
+	// Apple's ld treats an undefined symbol as an error unless told
+	// otherwise (-undefined dynamic_lookup), so nothing needs saying.
+	l.Argv = append(append([]string{clang}, flags...), "-o", s.Out, obj, "-Wl,-all_load")
 	l.Argv = append(l.Argv, s.Archives...)
 	return l, runTool(ctx, "link", l.Argv, l)
 }
