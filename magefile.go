@@ -152,7 +152,7 @@ func (Bench) Build(ctx context.Context, rounds *int, only *string, version *stri
 	return bench.BuildReport(ctx, s, targets.Deref(rounds), targets.Deref(only))
 }
 
-// Library builds 4.0.2 for linux-x86_64 with osslbuild and the way pyca's step did (CFLAGS in Configure's environment: -O0), runs bench/osslbench.c against both, interleaved, and writes bench/library-<date>.md.
+// Library builds 4.0.2 for linux-x86_64 with osslbuild and the way pyca's step did (CFLAGS in Configure's environment: -O0), runs bench/osslbench.c against both in alternating short slices (median pair ratio with its 95% interval, or "too noisy") and writes bench/library-<date>.md.
 func (Bench) Library(ctx context.Context) error {
 	s, err := targets.Settings(nil, nil, nil, nil)
 	if err != nil {

@@ -8,6 +8,7 @@
  *      <artifact>/lib/libcrypto.a -lpthread -ldl
  * Run:
  *   ./osslbench [-n CALLS]      (default 1000 timed calls per operation)
+ *   ./osslbench -serve          (one operation at a time, on request)
  *
  * Before timing anything it checks that the library computes the right
  * thing (KEM round trip, signatures verify and a tampered message does not,
@@ -20,6 +21,15 @@
  *   platform  <OpenSSL_version(OPENSSL_PLATFORM)>
  *   check     ok
  *   op        <name>  <median ms per call>  <calls>
+ *
+ * With -serve it prints the identification lines and "check ok", then reads
+ * requests from stdin, one per line, "slice<TAB><name><TAB><calls>", and
+ * answers each with "slice<TAB><name><TAB><median ms per call><TAB><calls>"
+ * until end of input. internal/bench starts two of them, one per build, and
+ * alternates short slices of the same operation between them, so both
+ * builds meet the same moments of a shared machine's load. Each operation
+ * counts its calls across slices (call i signs message i), so both builds
+ * do the same work in the same order.
  *
  * Each timed call is what one high-level call costs (as a binding such as
  * pyca/cryptography makes it): a fresh context, init, the operation, free.
@@ -328,24 +338,73 @@ static const struct op ops[] = {
     {"SHA3-256 64 KiB", op_sha3},
 };
 
+/* serve answers slice requests from stdin until end of input. */
+static int serve(void)
+{
+    static long next[sizeof(ops) / sizeof(ops[0])]; /* calls made per operation */
+    char line[512], *name, *count, *end;
+    double *t = NULL;
+    long calls, j, cap = 0;
+    size_t i;
+
+    while (fgets(line, sizeof(line), stdin) != NULL) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (strncmp(line, "slice\t", 6) != 0 || (name = line + 6, count = strchr(name, '\t')) == NULL) {
+            fprintf(stderr, "osslbench: bad request %s\n", line);
+            return 2;
+        }
+        *count++ = '\0';
+        calls = strtol(count, &end, 10);
+        if (*end != '\0' || calls < 1 || calls > 10000000) {
+            fprintf(stderr, "osslbench: bad call count in request for %s\n", name);
+            return 2;
+        }
+        for (i = 0; i < sizeof(ops) / sizeof(ops[0]) && strcmp(ops[i].name, name) != 0; i++)
+            ;
+        if (i == sizeof(ops) / sizeof(ops[0])) {
+            fprintf(stderr, "osslbench: unknown operation %s\n", name);
+            return 2;
+        }
+        if (calls > cap) {
+            free(t);
+            if ((t = malloc(sizeof(*t) * (size_t)calls)) == NULL)
+                fail("out of memory");
+            cap = calls;
+        }
+        for (j = 0; j < calls; j++) {
+            double t0 = now_ms();
+
+            ops[i].fn(next[i]++);
+            t[j] = now_ms() - t0;
+        }
+        printf("slice\t%s\t%.6f\t%ld\n", ops[i].name, median(t, (int)calls), calls);
+        fflush(stdout);
+    }
+    free(t);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     long calls = 1000;
     double *t;
     size_t i;
     long j;
+    int serving = 0;
 
     for (int a = 1; a < argc; a++) {
         char *end;
 
-        if (strcmp(argv[a], "-n") == 0 && a + 1 < argc) {
+        if (strcmp(argv[a], "-serve") == 0) {
+            serving = 1;
+        } else if (strcmp(argv[a], "-n") == 0 && a + 1 < argc) {
             calls = strtol(argv[++a], &end, 10);
             if (*end != '\0' || calls < 1 || calls > 10000000) {
                 fprintf(stderr, "osslbench: -n wants a count from 1 to 10000000\n");
                 return 2;
             }
         } else {
-            fprintf(stderr, "usage: osslbench [-n CALLS]\n");
+            fprintf(stderr, "usage: osslbench [-n CALLS | -serve]\n");
             return 2;
         }
     }
@@ -372,6 +431,13 @@ int main(int argc, char **argv)
     checks();
     printf("check\tok\n");
     fflush(stdout);
+    if (serving) {
+        int r = serve();
+
+        free(t);
+        free(sha3_in);
+        return r;
+    }
 
     for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
         for (j = 0; j < WARMUP; j++)

@@ -16,13 +16,13 @@ import (
 //
 // (bench.WriteLibraryReport does the same from the magefile.)
 var (
-	report = flag.String("library.report", "", "TestLibrary: write the report to this file, measuring with -library.calls and -library.rounds")
-	calls  = flag.Int("library.calls", 1000, "timed calls per operation per run, with -library.report")
-	rounds = flag.Int("library.rounds", 3, "interleaved A/B rounds, with -library.report")
+	report   = flag.String("library.report", "", "TestLibrary: write the report to this file, measuring with -library.slice and -library.maxpairs")
+	sliceMS  = flag.Float64("library.slice", 20, "ms per slice on the osslbuild side, with -library.report")
+	maxPairs = flag.Int("library.maxpairs", 400, "most pairs per operation, with -library.report")
 )
 
 func writeReport(t *testing.T, tb *bench.Table) {
-	cmd := fmt.Sprintf("go test ./internal/bench -run TestLibrary -count=1 -timeout 60m -v -args -library.report=%s -library.calls=%d -library.rounds=%d", *report, *calls, *rounds)
+	cmd := fmt.Sprintf("go test ./internal/bench -run TestLibrary -count=1 -timeout 60m -v -args -library.report=%s -library.slice=%g -library.maxpairs=%d", *report, *sliceMS, *maxPairs)
 	if err := os.WriteFile(*report, []byte(tb.Report(cmd)), 0o644); err != nil {
 		t.Fatal(err)
 	}
