@@ -52,18 +52,18 @@ func (e *Error) Error() string {
 	where := fmt.Sprintf("link check %s", e.Slice)
 	if u, ok := e.newerOS(); ok {
 		return fmt.Sprintf("%s: %s, used by %s, needs macOS %s or later: the deployment target is %s and libSystem hides it for macOS %s ($ld$hide$os markers)%s",
-			where, u.Symbol, u.Object, u.Since(), e.Slice.MinOS, versionRange(u.Hidden), e.more(u))
+			where, u.Symbol, u.Object, u.Since(), e.Slice.MinOS, versionRange(u.Hidden), e.more())
 	}
 	if len(e.Undefined) > 0 {
 		u := e.Undefined[0]
 		return fmt.Sprintf("%s: undefined symbol %s, referenced by %s%s (linking %s with every member of %s)",
-			where, u.Symbol, u.Object, e.more(u), e.Program, strings.Join(Libraries, " and "))
+			where, u.Symbol, u.Object, e.more(), e.Program, strings.Join(Libraries, " and "))
 	}
 	return fmt.Sprintf("%s: %s: %v", where, e.Program, e.Link)
 }
 
 // more counts the other undefined symbols.
-func (e *Error) more(shown Undefined) string {
+func (e *Error) more() string {
 	if n := len(e.Undefined) - 1; n > 0 {
 		return fmt.Sprintf(" (and %d more undefined symbol%s)", n, map[bool]string{true: "s"}[n > 1])
 	}
