@@ -77,3 +77,5 @@ func (v *Variant) FromTree(tree string) *Variant {
 	}
 	return &Variant{Name: v.Name, stages: stages}
 }
+
+var IdenticalCopies = identicalCopies
