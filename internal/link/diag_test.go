@@ -14,7 +14,7 @@ func TestParseUndefined(t *testing.T) {
 		want      []Undefined
 	}{
 		{"ld64.lld, archive member", `ld64.lld-14: error: undefined symbol: ___chkstk_darwin
->>> referenced by /tmp/x/lib/libcrypto.a(libcrypto-lib-f.o)
+>>> referenced by /w/art/lib/libcrypto.a(libcrypto-lib-f.o)
 `, []Undefined{{Symbol: "___chkstk_darwin", Object: "libcrypto.a(libcrypto-lib-f.o)"}}},
 		{"ld64.lld, repeated and with a symbol location", `ld64.lld-14: error: undefined symbol: _nope1
 >>> referenced by two.o:(symbol _g+0x5)
@@ -38,12 +38,12 @@ ld: symbol(s) not found for architecture x86_64
       _BIO_new_ssl_connect in libssl.a[12](libssl-lib-bio_ssl.o)
 ld: symbol(s) not found for architecture arm64
 `, []Undefined{{Symbol: "_BIO_s_connect", Object: "libssl.a(libssl-lib-bio_ssl.o)"}}},
-		{"GNU ld", "/usr/bin/ld: /tmp/l/lib/libssl.a(libssl-lib-bio_ssl.o): in function `BIO_new_ssl_connect':\n" +
+		{"GNU ld", "/usr/bin/ld: /w/art/lib/libssl.a(libssl-lib-bio_ssl.o): in function `BIO_new_ssl_connect':\n" +
 			"(.text+0x4c1): undefined reference to `BIO_s_connect'\n" +
-			"/usr/bin/ld: /tmp/l/lib/libcrypto.a(libcrypto-lib-http_client.o): in function `OSSL_HTTP_open':\n" +
+			"/usr/bin/ld: /w/art/lib/libcrypto.a(libcrypto-lib-http_client.o): in function `OSSL_HTTP_open':\n" +
 			"http_client.c:(.text+0x1a2): undefined reference to `BIO_new_connect'\n" +
-			"/usr/bin/ld: /tmp/l/lib/libcrypto.a(libcrypto-lib-x.o):(.data.rel.ro+0x8): undefined reference to `BIO_s_connect'\n" +
-			"/usr/bin/ld: /tmp/l/lib/libcrypto.a(libcrypto-lib-y.o):(.data.rel.ro+0x8): undefined reference to `conn_ctrl'\n" +
+			"/usr/bin/ld: /w/art/lib/libcrypto.a(libcrypto-lib-x.o):(.data.rel.ro+0x8): undefined reference to `BIO_s_connect'\n" +
+			"/usr/bin/ld: /w/art/lib/libcrypto.a(libcrypto-lib-y.o):(.data.rel.ro+0x8): undefined reference to `conn_ctrl'\n" +
 			"collect2: error: ld returned 1 exit status\n",
 			[]Undefined{{Symbol: "BIO_s_connect", Object: "libssl.a(libssl-lib-bio_ssl.o)"},
 				{Symbol: "BIO_new_connect", Object: "libcrypto.a(libcrypto-lib-http_client.o)"},
