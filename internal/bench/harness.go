@@ -240,7 +240,9 @@ func Serve(ctx context.Context, bin string) (*Server, error) {
 	return s, nil
 }
 
-// Slice runs calls timed calls of op and returns their median, in ms.
+// Slice runs calls calls of op (whole cycles of harnessCycle) and returns
+// the median cycle's thread CPU time per call, in ms (osslbench.c says
+// why).
 func (s *Server) Slice(op string, calls int) (float64, error) {
 	if _, err := fmt.Fprintf(s.in, "slice\t%s\t%d\n", op, calls); err != nil {
 		return 0, s.fail(err)

@@ -50,7 +50,7 @@ type Build struct {
 type Row struct {
 	Op          string
 	Path        Path
-	OsslbuildMS float64 // median of osslbuild's slice medians
+	OsslbuildMS float64 // median of osslbuild's slice times (CPU ms per call)
 	PycaWayMS   float64 // likewise for the pyca way
 	Ratio       float64 // median of the pair ratios (pyca way / osslbuild): how many times slower
 	Paired      *Paired // the pairs, the interval, why sampling stopped
@@ -150,7 +150,7 @@ func Library(ctx context.Context, o Options) (*Table, error) {
 // Markdown renders the comparison table.
 func (t *Table) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| Operation | OpenSSL path | osslbuild (ms) | pyca way (ms) | pyca way / osslbuild | 95%% interval | pairs |\n")
+	fmt.Fprintf(&b, "| Operation | OpenSSL path | osslbuild (CPU ms) | pyca way (CPU ms) | pyca way / osslbuild | 95%% interval | pairs |\n")
 	fmt.Fprintf(&b, "|---|---|---:|---:|---:|---:|---:|\n")
 	for _, r := range t.Rows {
 		ratio, interval, pairs := fmt.Sprintf("%.2fx", r.Ratio), "-", "-"
@@ -190,7 +190,7 @@ func (t *Table) Report(command string) string {
 	fmt.Fprintf(&b, "- Date: %s (measured %s to %s)\n", t.Started.UTC().Format("2006-01-02"), t.Started.UTC().Format("15:04:05"), t.Finished.UTC().Format("15:04:05 MST"))
 	fmt.Fprintf(&b, "- Machine: %s; %s; load average before %s, after %s\n", t.Machine.Model, t.Machine.CPUs, t.Machine.Load, t.LoadAfter)
 	fmt.Fprintf(&b, "- Command: `%s`\n", command)
-	fmt.Fprintf(&b, "- Method: bench/osslbench.c linked statically against each build's libcrypto.a; both harnesses run side by side (`-serve`) and each operation alternates slices of about %.0f ms (on the osslbuild side; the same number of calls on both) between them, A B then B A, so both builds meet the same moments of the machine's load. Each slice gives the median time per call, each pair a ratio (pyca way / osslbuild); the table gives the median ratio and its distribution-free 95%% confidence interval, sampled in steps of 5 pairs from %d until the interval lies within ±%.0f%% of the median, or %d pairs, after which the operation is marked too noisy to conclude. Each call is a fresh context, init, the operation, free. ML-KEM and ML-DSA keys come from fixed seeds and ML-DSA signs deterministically over a fixed sequence of messages, the same in both builds (bench/README.md).\n", t.SliceMS, t.MinPairs, 100*t.Tolerance, t.MaxPairs)
+	fmt.Fprintf(&b, "- Method: bench/osslbench.c linked statically against each build's libcrypto.a; both harnesses run side by side (`-serve`) and each operation alternates slices of about %.0f ms (on the osslbuild side; the same calls on both, in whole cycles of %d, so every slice does the same mix of work) between them, A B then B A, so both builds meet the same moments of the machine's load. Each cycle of a slice is timed in the harness thread's CPU time (CLOCK_THREAD_CPUTIME_ID: other processes' turns on the CPU do not count), and the slice gives its median cycle's time per call; each pair gives a ratio (pyca way / osslbuild); the table gives the median ratio and its distribution-free 95%% confidence interval, sampled in steps of 5 pairs from %d until the interval lies within ±%.0f%% of the median, or %d pairs, after which the operation is marked too noisy to conclude. Each call is a fresh context, init, the operation, free. ML-KEM and ML-DSA keys come from fixed seeds and ML-DSA signs deterministically, call j of a slice message j mod %d, the same in both builds and every run (bench/README.md).\n", t.SliceMS, harnessCycle, t.MinPairs, 100*t.Tolerance, t.MaxPairs, harnessCycle)
 	fmt.Fprintf(&b, "- pyca way: the same verified sources, toolchain and Configure argv, with `CFLAGS=%s` in Configure's environment (it replaces OpenSSL's `-Wall -O3`; the flag itself is already in the target's CNF_CFLAGS, so nothing else changes), built with `make build_libs` and `make install_dev`, no gate.\n\n", PycaCFLAGS)
 	for _, x := range []Build{t.Osslbuild, t.PycaWay} {
 		fmt.Fprintf(&b, "%s (%s, effective %s):\n\n    %s\n\n", x.Name, x.Version, x.Opt, x.Compiler)

@@ -15,17 +15,28 @@ import (
 // between them (A B, then B A, so a trend in the load cancels), every pair
 // gives a ratio, and the result is the median ratio with a 95% confidence
 // interval, sampled until that interval is narrow or the pair budget is
-// spent, in which case the machine was too noisy to conclude.
+// spent, in which case the machine was too noisy to conclude. A slice is
+// timed in the harness thread's CPU time: in wall time, the pyca way's
+// longer calls were preempted more often than osslbuild's on a busy
+// machine, which moved ML-DSA-65 sign between 7x and 9x from run to run;
+// in CPU time it measured 5.1x with quartiles 5.0-5.4.
 
-// slicer runs one slice of calls calls of op and returns their median ms.
+// harnessCycle is osslbench.c's SERVE_CYCLE: call j of a slice does the
+// work of index j mod harnessCycle (ML-DSA signs that message), so slices
+// of whole cycles do the same mix of work in every run and on every
+// machine.
+const harnessCycle = 32
+
+// slicer runs one slice of calls calls of op and returns its CPU time per
+// call, in ms.
 type slicer interface {
 	Slice(op string, calls int) (float64, error)
 }
 
 // Paired is one operation measured pair by pair.
 type Paired struct {
-	Calls   int       // calls per slice, the same on both sides
-	A, B    []float64 // slice medians (ms) of osslbuild and the pyca way, pair by pair
+	Calls   int       // calls per slice, the same on both sides: whole cycles of harnessCycle
+	A, B    []float64 // slice times (CPU ms per call) of osslbuild and the pyca way, pair by pair
 	Ratios  []float64 // B[i] / A[i]
 	Ratio   float64   // median of Ratios
 	Lo, Hi  float64   // distribution-free 95% confidence interval of that median
@@ -39,19 +50,17 @@ type Paired struct {
 // way) until the median ratio's interval is within ±o.Tolerance of it
 // (checked every 5 pairs from o.MinPairs on) or o.MaxPairs pairs are in.
 func measure(ctx context.Context, a, b slicer, op string, o Options) (*Paired, error) {
-	// Calibrate on both sides alike (they count calls: ML-DSA signs message
-	// i on call i, and both must sign the same messages in each pair).
-	t, err := a.Slice(op, 3)
+	// Calibrate: how many calls make a slice of about o.SliceMS here, in
+	// whole cycles.
+	t, err := a.Slice(op, harnessCycle)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := b.Slice(op, 3); err != nil {
-		return nil, err
-	}
-	p := &Paired{Calls: 1}
+	cycles := 1.0
 	if t > 0 {
-		p.Calls = int(math.Min(math.Max(o.SliceMS/t, 1), 1e6))
+		cycles = math.Min(math.Max(math.Round(o.SliceMS/t/harnessCycle), 1), 1e4)
 	}
+	p := &Paired{Calls: int(cycles) * harnessCycle}
 	// One untimed slice each: caches, branch predictors, page faults.
 	for _, s := range []slicer{a, b} {
 		if _, err := s.Slice(op, p.Calls); err != nil {

@@ -35,20 +35,26 @@ func opts(min, max int) Options {
 	return o
 }
 
-// TestMeasureAlternates: both sides calibrate and warm up alike (they
-// count calls), then pairs alternate A B, B A.
+// TestMeasureAlternates: a calibration slice of one cycle, a warm-up slice
+// on each side, then pairs alternating A B, B A, every slice whole cycles
+// (about SliceMS: 20 ms at 0.1 ms a call is 200 calls, 6 cycles).
 func TestMeasureAlternates(t *testing.T) {
-	a, b, log := pair(func(int, int) float64 { return 0.5 }, func(int, int) float64 { return 1.0 })
+	a, b, log := pair(func(int, int) float64 { return 0.1 }, func(int, int) float64 { return 0.2 })
 	p, err := measure(context.Background(), a, b, "op", opts(5, 5))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "a3 b3 a40 b40 a40 b40 b40 a40 a40 b40 b40 a40 a40 b40"
+	want := "a32 a192 b192 a192 b192 b192 a192 a192 b192 b192 a192 a192 b192"
 	if got := strings.Join(*log, " "); got != want {
 		t.Errorf("order %s, want %s", got, want)
 	}
-	if p.Calls != 40 || p.Ratio != 2 || p.Lo != 2 || p.Hi != 2 || !p.Narrow || len(p.Ratios) != 5 {
+	if p.Calls != 192 || p.Ratio != 2 || p.Lo != 2 || p.Hi != 2 || !p.Narrow || len(p.Ratios) != 5 {
 		t.Errorf("%+v", p)
+	}
+	// A slow operation still gets one whole cycle.
+	a, b, log = pair(func(int, int) float64 { return 5 }, func(int, int) float64 { return 5 })
+	if p, err := measure(context.Background(), a, b, "op", opts(5, 5)); err != nil || p.Calls != harnessCycle {
+		t.Errorf("slow operation: %d calls per slice (%v), want %d", p.Calls, err, harnessCycle)
 	}
 }
 

@@ -4,9 +4,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/bench"
+	"github.com/osslbuild/osslbuild/internal/testfixture"
 )
 
 // The recorded result in bench/ is made with the test fixtures' builds:
@@ -22,7 +25,13 @@ var (
 )
 
 func writeReport(t *testing.T, tb *bench.Table) {
-	cmd := fmt.Sprintf("go test ./internal/bench -run TestLibrary -count=1 -timeout 60m -v -args -library.report=%s -library.slice=%g -library.maxpairs=%d", *report, *sliceMS, *maxPairs)
+	// The command as run from the repository root, without this machine's
+	// directories.
+	path := *report
+	if rel, err := filepath.Rel(testfixture.RepoRoot(), path); err == nil && !strings.HasPrefix(rel, "..") {
+		path = "$PWD/" + filepath.ToSlash(rel)
+	}
+	cmd := fmt.Sprintf("go test ./internal/bench -run TestLibrary -count=1 -timeout 60m -v -args -library.report=%s -library.slice=%g -library.maxpairs=%d", path, *sliceMS, *maxPairs)
 	if err := os.WriteFile(*report, []byte(tb.Report(cmd)), 0o644); err != nil {
 		t.Fatal(err)
 	}
