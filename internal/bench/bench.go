@@ -3,7 +3,8 @@
 //
 //   - library speed (Library, bench:library): a small C program
 //     (bench/osslbench.c) linked statically against an artifact's
-//     libcrypto.a times a few operations, comparing osslbuild's
+//     libcrypto.a times a few operations in short slices alternated
+//     between the two builds (paired.go), comparing osslbuild's
 //     linux-x86_64 build with the same sources built the pyca way
 //     (pipeline.PycaWay: CFLAGS in Configure's environment, which replaces
 //     OpenSSL's -O3 and leaves the C code at -O0). C code paths (ML-KEM,
@@ -37,10 +38,15 @@ type Options struct {
 	Harness string
 	// CC compiles the harness; "" = cc.
 	CC string
-	// Calls is how many timed calls per operation per run (0 = 1000).
-	Calls int
-	// Rounds is how many A/B rounds to run (0 = 3).
-	Rounds int
+	// SliceMS is how long one slice of an operation takes on the osslbuild
+	// side, in ms (0 = 20): short, so both sides of a pair meet the same
+	// load.
+	SliceMS float64
+	// MinPairs and MaxPairs bound the pairs per operation (0 = 15, 400).
+	MinPairs, MaxPairs int
+	// Tolerance is the interval's half-width, relative to the median
+	// ratio, that ends sampling (0 = 0.03, ±3%).
+	Tolerance float64
 }
 
 // DefaultHarness is where the harness source lives in the repository.
@@ -66,11 +72,17 @@ func (o *Options) defaults() {
 	if o.CC == "" {
 		o.CC = "cc"
 	}
-	if o.Calls <= 0 {
-		o.Calls = 1000
+	if o.SliceMS <= 0 {
+		o.SliceMS = 20
 	}
-	if o.Rounds <= 0 {
-		o.Rounds = 3
+	if o.MinPairs <= 0 {
+		o.MinPairs = 15
+	}
+	if o.MaxPairs < o.MinPairs {
+		o.MaxPairs = max(400, o.MinPairs)
+	}
+	if o.Tolerance <= 0 {
+		o.Tolerance = 0.03
 	}
 }
 

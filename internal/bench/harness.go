@@ -182,3 +182,98 @@ func Run(ctx context.Context, bin string, calls int) (*Result, error) {
 	}
 	return res, nil
 }
+
+// Server is a harness started with -serve: set up and checked once, then
+// asked for one short slice of one operation at a time.
+type Server struct {
+	Result // the identification lines; Ops stays empty
+	bin    string
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	stderr bytes.Buffer
+}
+
+// Serve starts bin -serve and reads its identification and correctness
+// check; a failed check is an error carrying the harness's message.
+func Serve(ctx context.Context, bin string) (*Server, error) {
+	s := &Server{bin: bin}
+	s.cmd = exec.CommandContext(ctx, bin, "-serve")
+	s.cmd.Env = []string{"LANG=C", "LC_ALL=C"}
+	s.cmd.Stderr = &s.stderr
+	in, err := s.cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("bench: serve %s: %w", bin, err)
+	}
+	out, err := s.cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("bench: serve %s: %w", bin, err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("bench: serve %s: %w", bin, err)
+	}
+	s.in, s.out = in, bufio.NewScanner(out)
+	var head strings.Builder
+	for s.out.Scan() {
+		head.WriteString(s.out.Text() + "\n")
+		if s.out.Text() == "check\tok" {
+			break
+		}
+	}
+	if !strings.HasSuffix(head.String(), "check\tok\n") {
+		return nil, s.fail(fmt.Errorf("no \"check ok\" after %q", head.String()))
+	}
+	for _, line := range strings.Split(strings.TrimSpace(head.String()), "\n") {
+		k, v, _ := strings.Cut(line, "\t")
+		switch k {
+		case "version":
+			s.Version = v
+		case "compiler":
+			s.Compiler = v
+		case "platform":
+			s.Platform = v
+		}
+	}
+	if s.Version == "" || s.Compiler == "" {
+		return nil, s.fail(fmt.Errorf("no version or compiler line in %q", head.String()))
+	}
+	return s, nil
+}
+
+// Slice runs calls calls of op (whole cycles of harnessCycle) and returns
+// the median cycle's thread CPU time per call, in ms (osslbench.c says
+// why).
+func (s *Server) Slice(op string, calls int) (float64, error) {
+	if _, err := fmt.Fprintf(s.in, "slice\t%s\t%d\n", op, calls); err != nil {
+		return 0, s.fail(err)
+	}
+	if !s.out.Scan() {
+		return 0, s.fail(fmt.Errorf("no answer for %s", op))
+	}
+	f := strings.Split(s.out.Text(), "\t")
+	if len(f) != 4 || f[0] != "slice" || f[1] != op || f[3] != strconv.Itoa(calls) {
+		return 0, s.fail(fmt.Errorf("answer %q to a slice of %d calls of %s", s.out.Text(), calls, op))
+	}
+	ms, err := strconv.ParseFloat(f[2], 64)
+	if err != nil || ms < 0 || ms != ms {
+		return 0, s.fail(fmt.Errorf("answer %q: median is not a non-negative number", s.out.Text()))
+	}
+	return ms, nil
+}
+
+// Close ends the harness (end of input) and waits for it.
+func (s *Server) Close() error {
+	s.in.Close()
+	if err := s.cmd.Wait(); err != nil {
+		return fmt.Errorf("bench: harness %s: %w: %s", s.bin, err, strings.TrimSpace(s.stderr.String()))
+	}
+	return nil
+}
+
+// fail stops the harness and describes why, with what it printed on stderr.
+func (s *Server) fail(err error) error {
+	s.in.Close()
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	return fmt.Errorf("bench: harness %s -serve: %w: %s", s.bin, err, strings.TrimSpace(s.stderr.String()))
+}

@@ -97,15 +97,20 @@ func TestMedian(t *testing.T) {
 
 func TestMarkdown(t *testing.T) {
 	tb := &bench.Table{Rows: []bench.Row{
-		{Op: "ML-DSA-65 sign", Path: bench.Paths["ML-DSA-65 sign"], OsslbuildMS: 0.4125, PycaWayMS: 3.8, Ratio: 3.8 / 0.4125},
-		{Op: "SHA3-256 64 KiB", Path: bench.Paths["SHA3-256 64 KiB"], OsslbuildMS: 0.18, PycaWayMS: 0.181, Ratio: 0.181 / 0.18},
+		{Op: "ML-DSA-65 sign", Path: bench.Paths["ML-DSA-65 sign"], OsslbuildMS: 0.4125, PycaWayMS: 3.8, Ratio: 9.21,
+			Paired: &bench.Paired{Ratios: make([]float64, 15), Lo: 9.0, Hi: 9.4, Narrow: true}},
+		{Op: "SHA3-256 64 KiB", Path: bench.Paths["SHA3-256 64 KiB"], OsslbuildMS: 0.18, PycaWayMS: 0.181, Ratio: 1.004,
+			Paired: &bench.Paired{Ratios: make([]float64, 400), Lo: 0.9, Hi: 1.1}},
 	}}
-	want := "| Operation | OpenSSL path | osslbuild (ms) | pyca way (ms) | pyca way / osslbuild |\n" +
-		"|---|---|---:|---:|---:|\n" +
-		"| ML-DSA-65 sign | C | 0.4125 | 3.800 | 9.2x |\n" +
-		"| SHA3-256 64 KiB | assembly | 0.1800 | 0.1810 | 1.0x |\n"
+	want := "| Operation | OpenSSL path | osslbuild (CPU ms) | pyca way (CPU ms) | pyca way / osslbuild | 95% interval | pairs |\n" +
+		"|---|---|---:|---:|---:|---:|---:|\n" +
+		"| ML-DSA-65 sign | C | 0.4125 | 3.800 | 9.21x | 9.00-9.40 | 15 |\n" +
+		"| SHA3-256 64 KiB | assembly | 0.1800 | 0.1810 | 1.00x (too noisy) | 0.90-1.10 | 400 |\n"
 	if got := tb.Markdown(); got != want {
 		t.Errorf("Markdown:\n%s\nwant:\n%s", got, want)
+	}
+	if n := tb.Noisy(); len(n) != 1 || n[0] != "SHA3-256 64 KiB" {
+		t.Errorf("Noisy() = %v", n)
 	}
 	for _, op := range bench.Ops {
 		if p := bench.Paths[op]; p.Kind != "C" && p.Kind != "assembly" {
@@ -189,9 +194,9 @@ func TestLibrary(t *testing.T) {
 	e2e.LinuxX8664(t) // build under the fixture locks first
 	e2e.PycaLinuxX8664(t)
 	o := e2e.BenchOptions(t)
-	o.Calls, o.Rounds = 5, 2
+	o.SliceMS, o.MinPairs, o.MaxPairs = 2, 5, 5
 	if *report != "" {
-		o.Calls, o.Rounds = *calls, *rounds
+		o.SliceMS, o.MinPairs, o.MaxPairs = *sliceMS, 0, *maxPairs
 	}
 	tb, err := bench.Library(context.Background(), o)
 	if err != nil {
@@ -201,8 +206,9 @@ func TestLibrary(t *testing.T) {
 		t.Fatalf("%d rows, want %d", len(tb.Rows), len(bench.Ops))
 	}
 	for _, r := range tb.Rows {
-		if len(r.Osslbuild) != o.Rounds || len(r.PycaWay) != o.Rounds || r.Ratio <= 0 {
-			t.Errorf("%s: %+v", r.Op, r)
+		p := r.Paired
+		if p == nil || len(p.A) != len(p.B) || len(p.Ratios) < 5 || len(p.Ratios) > o.MaxPairs || p.Calls < 1 || r.Ratio <= 0 || p.Lo > r.Ratio || p.Hi < r.Ratio || p.Stopped == "" {
+			t.Errorf("%s: %+v %+v", r.Op, r, p)
 		}
 	}
 	if tb.Osslbuild.Opt != "-O3" || tb.PycaWay.Opt != "-O0" {
@@ -221,7 +227,7 @@ func TestWriteLibraryReport(t *testing.T) {
 	e2e.LinuxX8664(t)
 	e2e.PycaLinuxX8664(t)
 	o := e2e.BenchOptions(t)
-	o.Calls, o.Rounds = 2, 1
+	o.SliceMS, o.MinPairs, o.MaxPairs = 1, 5, 5
 	dir := t.TempDir()
 	path, err := bench.WriteLibraryReport(context.Background(), o, dir, "go tool mage bench:library")
 	if err != nil {
@@ -234,7 +240,7 @@ func TestWriteLibraryReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"- Command: `go tool mage bench:library`", "| Operation | OpenSSL path |", "| SHA3-256 64 KiB | assembly |", "effective -O0", "effective -O3", "- Machine: "} {
+	for _, want := range []string{"- Command: `go tool mage bench:library`", "| Operation | OpenSSL path |", "| SHA3-256 64 KiB | assembly |", "95% interval", "How each operation was sampled", "effective -O0", "effective -O3", "- Machine: "} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("report lacks %q:\n%s", want, b)
 		}

@@ -50,16 +50,17 @@ type Build struct {
 type Row struct {
 	Op          string
 	Path        Path
-	OsslbuildMS float64   // median over rounds of the per-round medians
-	PycaWayMS   float64   // likewise
-	Ratio       float64   // PycaWayMS / OsslbuildMS: how many times slower
-	Osslbuild   []float64 // per-round medians, in round order
-	PycaWay     []float64
+	OsslbuildMS float64 // median of osslbuild's slice times (CPU ms per call)
+	PycaWayMS   float64 // likewise for the pyca way
+	Ratio       float64 // median of the pair ratios (pyca way / osslbuild): how many times slower
+	Paired      *Paired // the pairs, the interval, why sampling stopped
 }
 
 // Table is the result of Library.
 type Table struct {
-	Calls, Rounds      int
+	SliceMS            float64
+	MinPairs, MaxPairs int
+	Tolerance          float64
 	Osslbuild, PycaWay Build
 	Rows               []Row
 	Machine            Machine
@@ -67,11 +68,23 @@ type Table struct {
 	LoadAfter          string
 }
 
+// Noisy lists the operations whose interval stayed wider than the
+// tolerance: their ratios are not a conclusion.
+func (t *Table) Noisy() []string {
+	var out []string
+	for _, r := range t.Rows {
+		if r.Paired != nil && !r.Paired.Narrow {
+			out = append(out, r.Op)
+		}
+	}
+	return out
+}
+
 // Library builds Options.Settings.Version for linux-x86_64 twice
 // (Osslbuild and PycaWay, each from its cache when unchanged), compiles the
-// harness against both, runs them interleaved for Rounds rounds (osslbuild,
-// pyca way, osslbuild, ...: a load change on a shared machine hits both
-// alike) with Calls calls per operation, and returns the comparison.
+// harness against both, starts both (-serve) and measures each operation
+// pair by pair (measure): short slices alternated between the builds, the
+// median ratio with its 95% interval, more pairs until it is narrow.
 func Library(ctx context.Context, o Options) (*Table, error) {
 	o.defaults()
 	a, err := Osslbuild(ctx, o)
@@ -95,63 +108,59 @@ func Library(ctx context.Context, o Options) (*Table, error) {
 		return nil, fmt.Errorf("bench: harness directory: %w", err)
 	}
 	defer os.RemoveAll(bin)
-	t := &Table{Calls: o.Calls, Rounds: o.Rounds,
+	t := &Table{SliceMS: o.SliceMS, MinPairs: o.MinPairs, MaxPairs: o.MaxPairs, Tolerance: o.Tolerance,
 		Osslbuild: Build{Name: "osslbuild", Artifact: a},
 		PycaWay:   Build{Name: "pyca way", Artifact: b}}
-	builds := []*Build{&t.Osslbuild, &t.PycaWay}
-	exe := map[*Build]string{}
-	for _, x := range builds {
-		exe[x] = filepath.Join(bin, strings.ReplaceAll(x.Name, " ", "-"))
-		if err := Compile(ctx, o.CC, o.Harness, x.Artifact, exe[x]); err != nil {
+	var servers []*Server
+	defer func() {
+		for _, s := range servers {
+			s.Close()
+		}
+	}()
+	for _, x := range []*Build{&t.Osslbuild, &t.PycaWay} {
+		exe := filepath.Join(bin, strings.ReplaceAll(x.Name, " ", "-"))
+		if err := Compile(ctx, o.CC, o.Harness, x.Artifact, exe); err != nil {
 			return nil, err
 		}
+		s, err := Serve(ctx, exe)
+		if err != nil {
+			return nil, fmt.Errorf("bench: %s build: %w", x.Name, err)
+		}
+		servers = append(servers, s)
+		x.Version, x.Compiler = s.Version, s.Compiler
+		x.Opt = inspect.ParseCompilerLine(s.Compiler).Opt.String()
 	}
 	t.Machine = Describe(ctx)
 	t.Started = time.Now()
-	per := map[*Build][]*Result{}
-	for round := 1; round <= o.Rounds; round++ {
-		for _, x := range builds {
-			fmt.Fprintf(o.Runtime.Log, "bench: round %d/%d: %s (%d calls per operation)\n", round, o.Rounds, x.Name, o.Calls)
-			res, err := Run(ctx, exe[x], o.Calls)
-			if err != nil {
-				return nil, fmt.Errorf("bench: %s build, round %d: %w", x.Name, round, err)
-			}
-			per[x] = append(per[x], res)
+	for _, op := range Ops {
+		p, err := measure(ctx, servers[0], servers[1], op, o)
+		if err != nil {
+			return nil, fmt.Errorf("bench: %s: %w", op, err)
 		}
+		row := Row{Op: op, Path: Paths[op], OsslbuildMS: Median(p.A), PycaWayMS: Median(p.B), Ratio: p.Ratio, Paired: p}
+		fmt.Fprintf(o.Runtime.Log, "bench: %s: %.2fx (95%% interval %.2f-%.2f, %d pairs of %d calls): %s\n",
+			op, p.Ratio, p.Lo, p.Hi, len(p.Ratios), p.Calls, p.Stopped)
+		t.Rows = append(t.Rows, row)
 	}
 	t.Finished = time.Now()
 	t.LoadAfter = loadavg()
-	for _, x := range builds {
-		r := per[x][0]
-		x.Version, x.Compiler = r.Version, r.Compiler
-		x.Opt = inspect.ParseCompilerLine(r.Compiler).Opt.String()
-	}
-	for _, op := range Ops {
-		row := Row{Op: op, Path: Paths[op]}
-		for _, r := range per[&t.Osslbuild] {
-			ms, _ := r.MedianMS(op) // Parse guarantees every op
-			row.Osslbuild = append(row.Osslbuild, ms)
-		}
-		for _, r := range per[&t.PycaWay] {
-			ms, _ := r.MedianMS(op)
-			row.PycaWay = append(row.PycaWay, ms)
-		}
-		row.OsslbuildMS, row.PycaWayMS = Median(row.Osslbuild), Median(row.PycaWay)
-		if row.OsslbuildMS > 0 {
-			row.Ratio = row.PycaWayMS / row.OsslbuildMS
-		}
-		t.Rows = append(t.Rows, row)
-	}
 	return t, nil
 }
 
 // Markdown renders the comparison table.
 func (t *Table) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| Operation | OpenSSL path | osslbuild (ms) | pyca way (ms) | pyca way / osslbuild |\n")
-	fmt.Fprintf(&b, "|---|---|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| Operation | OpenSSL path | osslbuild (CPU ms) | pyca way (CPU ms) | pyca way / osslbuild | 95%% interval | pairs |\n")
+	fmt.Fprintf(&b, "|---|---|---:|---:|---:|---:|---:|\n")
 	for _, r := range t.Rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1fx |\n", r.Op, r.Path.Kind, ms(r.OsslbuildMS), ms(r.PycaWayMS), r.Ratio)
+		ratio, interval, pairs := fmt.Sprintf("%.2fx", r.Ratio), "-", "-"
+		if p := r.Paired; p != nil {
+			interval, pairs = fmt.Sprintf("%.2f-%.2f", p.Lo, p.Hi), fmt.Sprint(len(p.Ratios))
+			if !p.Narrow {
+				ratio += " (too noisy)"
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Op, r.Path.Kind, ms(r.OsslbuildMS), ms(r.PycaWayMS), ratio, interval, pairs)
 	}
 	return b.String()
 }
@@ -169,7 +178,8 @@ func ms(v float64) string {
 }
 
 // Report is the whole result file: when, where, how, what was compared,
-// the table, the per-round medians, and why the paths are what they are.
+// the table, how each operation's sampling ended, and why the paths are
+// what they are.
 func (t *Table) Report(command string) string {
 	var b strings.Builder
 	ver := t.Osslbuild.Version
@@ -180,15 +190,20 @@ func (t *Table) Report(command string) string {
 	fmt.Fprintf(&b, "- Date: %s (measured %s to %s)\n", t.Started.UTC().Format("2006-01-02"), t.Started.UTC().Format("15:04:05"), t.Finished.UTC().Format("15:04:05 MST"))
 	fmt.Fprintf(&b, "- Machine: %s; %s; load average before %s, after %s\n", t.Machine.Model, t.Machine.CPUs, t.Machine.Load, t.LoadAfter)
 	fmt.Fprintf(&b, "- Command: `%s`\n", command)
-	fmt.Fprintf(&b, "- Method: bench/osslbench.c linked statically against each build's libcrypto.a; %d timed calls per operation per run, median per run; %d rounds run interleaved (osslbuild, pyca way, osslbuild, ...); the table gives the median of the per-round medians, and the ratio how many times slower the pyca way is. Each call is a fresh context, init, the operation, free. ML-KEM and ML-DSA keys come from fixed seeds and ML-DSA signs deterministically over a fixed set of messages, so both builds do the same work (bench/README.md). The machine is shared: the load figures say how busy it was; interleaving spreads that over both builds.\n", t.Calls, t.Rounds)
+	fmt.Fprintf(&b, "- Method: bench/osslbench.c linked statically against each build's libcrypto.a; both harnesses run side by side (`-serve`) and each operation alternates slices of about %.0f ms (on the osslbuild side; the same calls on both, in whole cycles of %d, so every slice does the same mix of work) between them, A B then B A, so both builds meet the same moments of the machine's load. Each cycle of a slice is timed in the harness thread's CPU time (CLOCK_THREAD_CPUTIME_ID: other processes' turns on the CPU do not count), and the slice gives its median cycle's time per call; each pair gives a ratio (pyca way / osslbuild); the table gives the median ratio and its distribution-free 95%% confidence interval, sampled in steps of 5 pairs from %d until the interval lies within ±%.0f%% of the median, or %d pairs, after which the operation is marked too noisy to conclude. Each call is a fresh context, init, the operation, free. ML-KEM and ML-DSA keys come from fixed seeds and ML-DSA signs deterministically, call j of a slice message j mod %d, the same in both builds and every run (bench/README.md).\n", t.SliceMS, harnessCycle, t.MinPairs, 100*t.Tolerance, t.MaxPairs, harnessCycle)
 	fmt.Fprintf(&b, "- pyca way: the same verified sources, toolchain and Configure argv, with `CFLAGS=%s` in Configure's environment (it replaces OpenSSL's `-Wall -O3`; the flag itself is already in the target's CNF_CFLAGS, so nothing else changes), built with `make build_libs` and `make install_dev`, no gate.\n\n", PycaCFLAGS)
 	for _, x := range []Build{t.Osslbuild, t.PycaWay} {
 		fmt.Fprintf(&b, "%s (%s, effective %s):\n\n    %s\n\n", x.Name, x.Version, x.Opt, x.Compiler)
 	}
 	b.WriteString(t.Markdown())
-	b.WriteString("\nPer-round medians (ms), osslbuild / pyca way:\n\n")
+	if noisy := t.Noisy(); len(noisy) > 0 {
+		fmt.Fprintf(&b, "\nToo noisy to conclude: %s (the machine's load moved too much within pairs).\n", strings.Join(noisy, ", "))
+	}
+	b.WriteString("\nHow each operation was sampled (calls per slice; quartiles of the single-pair ratios; why sampling stopped):\n\n")
 	for _, r := range t.Rows {
-		fmt.Fprintf(&b, "- %s: %s / %s\n", r.Op, list(r.Osslbuild), list(r.PycaWay))
+		if p := r.Paired; p != nil {
+			fmt.Fprintf(&b, "- %s: %d calls per slice; pair ratios %.2f / %.2f / %.2f (quartiles); %s\n", r.Op, p.Calls, p.Q1, p.Ratio, p.Q3, p.Stopped)
+		}
 	}
 	b.WriteString("\nOpenSSL paths on linux-x86_64 (checked in the 4.0.2 sources):\n\n")
 	for _, op := range Ops {
@@ -196,14 +211,6 @@ func (t *Table) Report(command string) string {
 		fmt.Fprintf(&b, "- %s: %s. %s\n", op, p.Kind, p.Evidence)
 	}
 	return b.String()
-}
-
-func list(v []float64) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = ms(x)
-	}
-	return strings.Join(s, ", ")
 }
 
 // WriteLibraryReport runs Library and writes its Report to

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/recipe"
@@ -121,9 +122,18 @@ func (c *cachingBuilder) lookup(ctx context.Context, entry string, p *recipe.Pla
 	if err != nil {
 		return discard(err)
 	}
-	// The variant's own validation stage, over the cached tree.
-	if err := c.variant.stage("validate").run(ctx, &job{run: r, plan: p, name: name, dir: tree}); err != nil {
-		return discard(err)
+	// The variant's own validation and link check, over the cached tree. A
+	// machine that cannot link (no lld, no stubs) says so; it does not make
+	// the entry invalid.
+	check := &job{run: r, plan: p, name: name, dir: tree}
+	for _, stage := range []string{"validate", "link"} {
+		err := c.variant.stage(stage).run(ctx, check)
+		if errors.Is(err, toolchain.ErrSetup) {
+			return nil, false, err
+		}
+		if err != nil {
+			return discard(err)
+		}
 	}
 	if err := os.MkdirAll(r.Work, 0o755); err != nil {
 		return nil, false, err
@@ -137,7 +147,19 @@ func (c *cachingBuilder) lookup(ctx context.Context, entry string, p *recipe.Pla
 		os.RemoveAll(work)
 		return nil, false, fmt.Errorf("%s: copy from cache: %w", name, err)
 	}
-	r.logf("%s: cache hit (%s): re-validated, no build needed", name, filepath.Base(entry)[:12])
+	// The link check just ran with this osslbuild's smoke program and
+	// stubs; if the entry was stored by a build that linked another (an
+	// edited tree keeps its revision), the served manifest says what a
+	// build now would.
+	if !reflect.DeepEqual(check.links, m.LinkChecks) {
+		m.LinkChecks = check.links
+		if err := artifact.WriteManifest(ctx, dir, m); err != nil {
+			os.RemoveAll(work)
+			return nil, false, err
+		}
+		r.logf("%s: link record refreshed: the entry was linked with another smoke program or stub", name)
+	}
+	r.logf("%s: cache hit (%s): re-validated and re-linked, no build needed", name, filepath.Base(entry)[:12])
 	return &built{dir: dir, manifest: m, release: func() { os.RemoveAll(work) }}, true, nil
 }
 

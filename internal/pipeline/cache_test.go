@@ -3,10 +3,12 @@ package pipeline_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
@@ -132,5 +134,57 @@ func TestCacheServesOnlyValidEntries(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(o.Fetch.CacheDir, "artifacts", key)); !os.IsNotExist(err) {
 		t.Error("corrupted entry was not removed")
+	}
+}
+
+// TestCacheRelinks: a cache hit runs the link stage too. An entry whose
+// files match its manifest but whose libcrypto.a lost a member only other
+// members use is discarded, not served; a good entry stored without (or
+// with another) link record is served with the record a build now writes.
+func TestCacheRelinks(t *testing.T) {
+	src := e2e.Slice(t, "arm64")
+	p := plan(t, "arm64")
+	o := pipeline.Settings{Work: t.TempDir()}
+	o.Fetch.CacheDir = t.TempDir()
+	good, bad := strings.Repeat("cd", 32), strings.Repeat("ef", 32)
+	for _, key := range []string{good, bad} {
+		if err := pipeline.CacheStore(o, key, src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree := filepath.Join(o.Fetch.CacheDir, "artifacts", good, "openssl-macos-arm64")
+	m, err := artifact.ReadManifest(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.LinkChecks = []artifact.LinkCheck{{Arch: "arm64", Program: "an older smoke.c"}}
+	if err := artifact.WriteManifest(context.Background(), tree, m); err != nil {
+		t.Fatal(err)
+	}
+	dir, ok, err := pipeline.CacheLookup(o, good, p)
+	if !ok || err != nil {
+		t.Fatalf("good entry not served: %v", err)
+	}
+	served, err := artifact.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(served.LinkChecks) != 1 || served.LinkChecks[0].Program != "smoke/smoke.c" || served.LinkChecks[0].Platform != "macos 11.0" {
+		t.Errorf("served link record %+v, want this build's", served.LinkChecks)
+	}
+
+	tree = filepath.Join(o.Fetch.CacheDir, "artifacts", bad, "openssl-macos-arm64")
+	if out, err := exec.Command("llvm-ar-14", "d", filepath.Join(tree, "lib", "libcrypto.a"), "libcrypto-lib-ts_rsp_sign.o").CombinedOutput(); err != nil {
+		t.Fatalf("llvm-ar d: %v %s", err, out)
+	}
+	m, _ = artifact.ReadManifest(tree)
+	if err := artifact.WriteManifest(context.Background(), tree, m); err != nil { // the hashes now agree
+		t.Fatal(err)
+	}
+	if _, ok, err := pipeline.CacheLookup(o, bad, p); ok || err != nil {
+		t.Fatalf("unlinkable entry served (err %v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(o.Fetch.CacheDir, "artifacts", bad)); !os.IsNotExist(err) {
+		t.Error("unlinkable entry was not removed")
 	}
 }

@@ -51,6 +51,14 @@ func TestUniversal2EndToEnd(t *testing.T) {
 	if len(m.Slices) != 2 || len(m.HeaderDispatch) != 0 {
 		t.Errorf("manifest: %d slices, dispatch %v (pyca's option set gives identical headers)", len(m.Slices), m.HeaderDispatch)
 	}
+	// The merged libraries were linked for both architectures.
+	var linked []string
+	for _, c := range m.LinkChecks {
+		linked = append(linked, c.Arch+" "+c.Platform)
+	}
+	if strings.Join(linked, ", ") != "x86_64 macos 10.12, arm64 macos 11.0" {
+		t.Errorf("universal2 link checks: %v", linked)
+	}
 	if _, err := os.Stat(filepath.Join(dir, artifact.SBOMName)); err != nil {
 		t.Error("universal2 artifact has no SBOM")
 	}

@@ -33,6 +33,7 @@ func record(ctx context.Context, j *job) error {
 		},
 		SourceDateEpoch: j.tree.SourceDateEpoch,
 		CompilerLines:   j.lines,
+		LinkChecks:      j.links,
 		Patches:         []artifact.Patch{},
 	}
 	for _, ap := range j.tree.Patches {

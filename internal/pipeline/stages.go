@@ -26,6 +26,7 @@ var sliceStages = []stage{
 	{"make", makeLibraries},         // make.go: make build_libs, install_dev into a staging directory
 	{"layout", layOut},              // layout.go: the artifact tree, relocatable .pc files
 	{"validate", validateSlice},     // validate.go: every object and build string held against the plan
+	{"link", linkCheck},             // link.go: every member linked into a program against the target's libSystem
 	{"record", record},              // record.go: manifest.json, sbom.json
 }
 
@@ -95,6 +96,7 @@ type job struct {
 	staging  string                  // make: DESTDIR of make install_dev
 	dir      string                  // layout: the artifact tree
 	lines    []artifact.CompilerLine // validate
+	links    []artifact.LinkCheck    // link
 	manifest *artifact.Manifest      // record
 }
 

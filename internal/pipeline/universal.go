@@ -159,6 +159,23 @@ func (r *run) merge(ctx context.Context, tc toolchain.Toolchain, a, b string) (*
 		r.Observer.Failed(universal.Name, err)
 		return nil, err
 	}
+	// The merged libraries are what ships: link them for each slice's
+	// architecture and deployment target too, and record it.
+	var targets []recipe.Target
+	for _, s := range m.Slices {
+		targets = append(targets, recipe.Target{OS: s.Target.OS, Arch: s.Target.Arch, MinOS: s.Target.MinOS})
+	}
+	if m.LinkChecks, err = r.linkTree(ctx, dst, targets); err != nil {
+		err = fmt.Errorf("%s: link: refusing to publish: %w", universal.Name, err)
+		r.Observer.Failed(universal.Name, err)
+		return nil, err
+	}
+	for _, c := range m.LinkChecks {
+		r.logf("%s: linked %s with %d members of %s for %s against %s", universal.Name, c.Program, c.Members, c.Arch, c.Platform, c.System)
+	}
+	if err := artifact.WriteManifest(ctx, dst, m); err != nil {
+		return nil, err
+	}
 	if len(m.HeaderDispatch) > 0 {
 		r.logf("%s: headers that differ between the slices, merged with a per-architecture dispatch: %s", universal.Name, strings.Join(m.HeaderDispatch, ", "))
 	}

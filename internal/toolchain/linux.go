@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
@@ -81,4 +82,36 @@ func For(kind string, t recipe.Target) (Toolchain, error) {
 		return newLinux()
 	}
 	return New(kind)
+}
+
+// Link compiles and links s natively with cc: every archive member loaded
+// (--whole-archive) and glibc, which a static executable's undefined symbol
+// fails against as on any Linux link.
+func (l *linux) Link(ctx context.Context, s LinkSpec) (Linked, error) {
+	if s.OS != "linux" {
+		return Linked{}, fmt.Errorf("toolchain linux: links Linux programs only, not %s", s.OS)
+	}
+	if host := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH]; s.Arch != host {
+		return Linked{}, fmt.Errorf("toolchain linux: links native %s programs only, not %s", host, s.Arch)
+	}
+	ld, err := firstLine(ctx, l.cc, "-print-prog-name=ld")
+	if err != nil {
+		return Linked{}, err
+	}
+	ldv, err := firstLine(ctx, ld, "--version")
+	if err != nil {
+		return Linked{}, err
+	}
+	libc, err := firstLine(ctx, "getconf", "GNU_LIBC_VERSION")
+	if err != nil {
+		return Linked{}, err
+	}
+	out := Linked{Linker: ldv + ", by cc", System: libc, Platform: "linux " + s.Arch}
+	obj := filepath.Join(s.Dir, strings.TrimSuffix(filepath.Base(s.Source), ".c")+"-"+s.Arch+".o")
+	if err := runTool(ctx, "compile", []string{l.cc, "-O1", "-I", s.Include, "-c", "-o", obj, s.Source}, out); err != nil {
+		return out, err
+	}
+	out.Argv = append([]string{l.cc, "-o", s.Out, obj, "-Wl,--whole-archive"}, s.Archives...)
+	out.Argv = append(out.Argv, "-Wl,--no-whole-archive", "-pthread", "-ldl")
+	return out, runTool(ctx, "link", out.Argv, out)
 }

@@ -1,8 +1,10 @@
 package toolchain
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -155,4 +157,59 @@ func (m *macOS) Identity(ctx context.Context) (Identity, error) {
 		}
 	}
 	return id, nil
+}
+
+// Link compiles and links s with Xcode's clang and ld against the SDK, for
+// the exact deployment target, every archive member loaded (-all_load) and
+// undefined symbols as errors (ld's default). The SDK's libSystem stubs
+// (usr/lib/system/*.tbd) carry the $ld$hide$os markers the cross stub
+// merges into one file.
+func (m *macOS) Link(ctx context.Context, s LinkSpec) (Linked, error) {
+	if s.OS != "macos" {
+		return Linked{}, fmt.Errorf("macos toolchain: links macOS programs only, not %s", s.OS)
+	}
+	if s.MinOS == "" {
+		return Linked{}, fmt.Errorf("macos toolchain: no deployment target for the %s link", s.Arch)
+	}
+	clang, err := m.find(ctx, "clang")
+	if err != nil {
+		return Linked{}, err
+	}
+	ld, err := m.find(ctx, "ld")
+	if err != nil {
+		return Linked{}, err
+	}
+	sd, err := m.sdk(ctx)
+	if err != nil {
+		return Linked{}, err
+	}
+	sdk, sdkv := sd.Path, sd.Version
+	stubs, _ := filepath.Glob(filepath.Join(sdk, "usr", "lib", "system", "*.tbd"))
+	if _, err := os.Stat(filepath.Join(sdk, "usr", "lib", "libSystem.B.tbd")); err != nil || len(stubs) == 0 {
+		return Linked{}, fmt.Errorf("macos toolchain: the SDK at %s has no usr/lib/libSystem.B.tbd and usr/lib/system/*.tbd (reinstall the Xcode command line tools: xcode-select --install): %w", sdk, ErrSetup)
+	}
+	stubs = append([]string{filepath.Join(sdk, "usr", "lib", "libSystem.B.tbd")}, stubs...)
+	// ld -v prints its version on stderr.
+	var ldv bytes.Buffer
+	if err := proc.Run(ctx, proc.Cmd{Args: []string{ld, "-v"}, Env: []string{"PATH=/usr/bin:/bin", "LANG=C"}, Stdout: &ldv, Stderr: &ldv}); err != nil {
+		return Linked{}, fmt.Errorf("macos toolchain: %s -v: %w", ld, err)
+	}
+	ldVersion, _, _ := strings.Cut(strings.TrimSpace(ldv.String()), "\n")
+	l := Linked{
+		Linker:   "Xcode ld (" + strings.TrimSpace(ldVersion) + ")",
+		System:   "libSystem.B.tbd of the macOS SDK " + sdkv,
+		Platform: "macos " + s.MinOS,
+		Stubs:    stubs,
+	}
+	flags := []string{"-arch", s.Arch, "-mmacosx-version-min=" + s.MinOS, "-isysroot", sdk}
+	obj := filepath.Join(s.Dir, strings.TrimSuffix(filepath.Base(s.Source), ".c")+"-"+s.Arch+".o")
+	cc := append(append([]string{clang}, flags...), "-O1", "-I", s.Include, "-c", "-o", obj, s.Source)
+	if err := runTool(ctx, "compile", cc, l); err != nil {
+		return l, err
+	}
+	// Apple's ld treats an undefined symbol as an error unless told
+	// otherwise (-undefined dynamic_lookup), so nothing needs saying.
+	l.Argv = append(append([]string{clang}, flags...), "-o", s.Out, obj, "-Wl,-all_load")
+	l.Argv = append(l.Argv, s.Archives...)
+	return l, runTool(ctx, "link", l.Argv, l)
 }

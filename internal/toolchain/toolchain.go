@@ -29,6 +29,12 @@ type Toolchain interface {
 	Lipo(ctx context.Context, output string, inputs ...string) error
 	// Identity describes the tools, for manifests and cache keys.
 	Identity(ctx context.Context) (Identity, error)
+	// Link compiles a C program against an artifact's headers and links
+	// it with every member of its static libraries and the system library
+	// of one architecture and deployment target into an executable;
+	// undefined symbols are errors. A failed step is a *LinkError; a
+	// missing linker or stub wraps ErrSetup.
+	Link(ctx context.Context, s LinkSpec) (Linked, error)
 }
 
 // Env is what a prepared toolchain adds to the build's environment.

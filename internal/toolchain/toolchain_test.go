@@ -2,6 +2,7 @@ package toolchain
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,7 +104,7 @@ func TestIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(id.Compiler, "clang version 14") || id.Tools["lipo"] == "" {
+	if !strings.Contains(id.Compiler, "clang version 14") || id.Tools["lipo"] == "" || !strings.Contains(id.Tools["ld"], "LLD 14") {
 		t.Errorf("identity %+v", id)
 	}
 }
@@ -114,5 +115,65 @@ func TestMissingHeaders(t *testing.T) {
 	_, err := New("cross")
 	if err == nil || !strings.Contains(err.Error(), "setup-cross.sh") {
 		t.Errorf("want an error pointing at setup-cross.sh, got %v", err)
+	}
+}
+
+// TestMissingLinker: without ld64.lld-14 the cross toolchain refuses to
+// start, saying what to install, before any build work is done.
+func TestMissingLinker(t *testing.T) {
+	crossOrSkip(t)
+	bin := t.TempDir()
+	for _, tool := range []string{"clang-14", "llvm-ar-14", "llvm-ranlib-14", "llvm-lipo-14"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Symlink(p, filepath.Join(bin, tool))
+	}
+	t.Setenv("PATH", bin)
+	_, err := New("cross")
+	if !errors.Is(err, ErrSetup) {
+		t.Fatalf("got %v, want a setup error", err)
+	}
+	for _, want := range []string{"ld64.lld-14 not found", "lld-14", "scripts/setup-cross.sh"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+}
+
+// TestMissingStubs: headers without the libSystem stubs beside them are a
+// setup error pointing at setup-cross.sh.
+func TestMissingStubs(t *testing.T) {
+	crossOrSkip(t)
+	headers := t.TempDir()
+	for _, d := range []string{"any-macos-any", "any-macos.11-any", "aarch64-macos.11-none", "x86_64-macos.11-none"} {
+		os.Symlink(filepath.Join(HeadersDir(), d), filepath.Join(headers, d))
+	}
+	t.Setenv("OSSLBUILD_MACOS_HEADERS", headers)
+	_, err := New("cross")
+	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "libSystem stubs missing") ||
+		!strings.Contains(err.Error(), filepath.Join(headers, "darwin")) || !strings.Contains(err.Error(), "setup-cross.sh") {
+		t.Errorf("got %v, want a setup error naming %s/darwin and setup-cross.sh", err, headers)
+	}
+}
+
+// TestPickStub: the newest stub not newer than the deployment target, or
+// the oldest with a note saying so.
+func TestPickStub(t *testing.T) {
+	stubs := []stub{{11, "libSystem.11.tbd"}, {12, "libSystem.12.tbd"}, {13, "libSystem.13.tbd"}}
+	for _, tt := range []struct {
+		minOS string
+		want  int
+		note  bool
+		err   bool
+	}{
+		{"10.12", 11, true, false}, {"10.15", 11, true, false}, {"11.0", 11, false, false}, {"12.3", 12, false, false},
+		{"13.0", 13, false, false}, {"15.0", 13, false, false}, {"", 0, false, true}, {"eleven", 0, false, true},
+	} {
+		s, note, err := pickStub(stubs, tt.minOS)
+		if (err != nil) != tt.err || s.major != tt.want || (note != "") != tt.note {
+			t.Errorf("pickStub(%q) = %d, %q, %v; want %d, note %v, error %v", tt.minOS, s.major, note, err, tt.want, tt.note, tt.err)
+		}
 	}
 }

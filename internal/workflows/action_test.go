@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -260,6 +261,18 @@ func checkJob(t *testing.T, j invocation, res result, name, arch, sourceSHA stri
 	if strings.Count(res.summary, "### ") < 2 || !strings.Contains(res.summary, "| "+e2e.Version+" |") ||
 		!strings.Contains(res.summary, "-O3") {
 		t.Errorf("%s: step summary lacks the build's and check's tables:\n%s", j.name, res.summary)
+	}
+	// Smoke linked every slice of the artifact (here it cannot run them, and
+	// says so).
+	arches := []string{arch}
+	if arch == "universal2" {
+		arches = []string{"arm64", "x86_64"}
+	}
+	for _, a := range arches {
+		re := regexp.MustCompile(`(?m)^### smoke: .* ` + a + ` \(macOS [0-9.]+\): linked, not run$`)
+		if !re.MatchString(res.summary) {
+			t.Errorf("%s: step summary lacks smoke's %s link:\n%s", j.name, a, res.summary)
+		}
 	}
 	// The consumer's workspace gets the artifacts and nothing else.
 	var ws []string

@@ -46,7 +46,8 @@ var (
 )
 
 // Key digests what decides a build's bytes: every non-test Go file of the
-// module, the recipes, patches and keys, go.mod and go.sum, so no fixture
+// module, the recipes, patches, keys and smoke program (its link is
+// recorded), go.mod and go.sum, so no fixture
 // built by older code is ever reused. OSSLBUILD_E2E_KEY overrides it, to
 // reuse fixtures while editing.
 func Key() string {
@@ -71,7 +72,7 @@ func Key() string {
 			}
 			top, _, _ := strings.Cut(rel, "/")
 			if !d.Type().IsRegular() || strings.HasSuffix(rel, "_test.go") ||
-				!(strings.HasSuffix(rel, ".go") || top == "recipes" || top == "patches" || top == "keys" || rel == "go.mod" || rel == "go.sum") {
+				!(strings.HasSuffix(rel, ".go") || top == "recipes" || top == "patches" || top == "keys" || top == "smoke" || rel == "go.mod" || rel == "go.sum") {
 				return nil
 			}
 			b, err := os.ReadFile(p)

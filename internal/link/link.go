@@ -1,0 +1,176 @@
+// Package link proves that an artifact's static libraries are usable as a
+// consumer uses them. Check links the smoke program (smoke/smoke.c: TLS
+// client and server, digests, ciphers, key generation) with every member of
+// libssl.a and libcrypto.a (-all_load, so nothing escapes by not being
+// referenced) and the system library of each slice's exact deployment
+// target into an executable, with undefined symbols as errors; the
+// toolchain says how (ld64.lld-14 and Zig's libSystem stubs in cross mode,
+// Xcode's linker and SDK on a Mac, cc on Linux). A failure names the first
+// undefined symbol and the object that needs it, and, when the system
+// library has the symbol only on a newer macOS (its $ld$hide$os markers),
+// says which. Smoke builds the same program and runs it where the slice can
+// run.
+package link
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/toolchain"
+	"github.com/osslbuild/osslbuild/smoke"
+)
+
+// Slice is one architecture of an artifact to link.
+type Slice struct {
+	OS    string // "macos" or "linux"
+	Arch  string // arm64, x86_64
+	MinOS string // macOS deployment target
+}
+
+func (s Slice) String() string {
+	if s.MinOS != "" {
+		return fmt.Sprintf("%s (macOS %s)", s.Arch, s.MinOS)
+	}
+	return s.Arch + " (" + s.OS + ")"
+}
+
+// Libraries are linked in this order: the user of libcrypto first.
+var Libraries = []string{"libssl.a", "libcrypto.a"}
+
+// Program is a C consumer program to link.
+type Program struct {
+	Name   string // as records name it, e.g. smoke/smoke.c
+	Source []byte
+}
+
+// SmokeProgram is the program Check links by default.
+var SmokeProgram = Program{Name: smoke.Name, Source: smoke.Source}
+
+// Options are what Check links.
+type Options struct {
+	Dir     string  // artifact directory: include/ and lib/
+	Slices  []Slice // every architecture the libraries hold
+	Work    string  // parent of the scratch directory ("" = the system's)
+	Program Program // zero = SmokeProgram
+}
+
+// ErrMissingLibrary marks an artifact without one of Libraries.
+var ErrMissingLibrary = errors.New("library missing")
+
+// Check links o.Program for every slice and returns the records the
+// manifest keeps; the first slice that fails stops it with an *Error (or a
+// setup error wrapping toolchain.ErrSetup).
+func Check(ctx context.Context, tc toolchain.Toolchain, o Options) ([]artifact.LinkCheck, error) {
+	if o.Program.Source == nil {
+		o.Program = SmokeProgram
+	}
+	archives, err := archives(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp(o.Work, "link-")
+	if err != nil {
+		return nil, fmt.Errorf("link check: scratch directory: %w", err)
+	}
+	defer os.RemoveAll(work)
+	var out []artifact.LinkCheck
+	for _, s := range o.Slices {
+		members, err := countMembers(archives, s.Arch)
+		if err != nil {
+			return nil, err
+		}
+		l, err := build(ctx, tc, o.Dir, archives, s, o.Program, work, filepath.Join(work, "program-"+s.Arch))
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(o.Program.Source)
+		out = append(out, artifact.LinkCheck{
+			Arch: s.Arch, Platform: l.Platform,
+			Program: o.Program.Name, ProgramSHA256: hex.EncodeToString(sum[:]),
+			Libraries: Libraries, Members: members,
+			Linker: l.Linker, System: l.System, SystemSHA256: l.SystemSHA256, Note: l.Note,
+			Result: "linked: every member, no undefined symbol",
+		})
+	}
+	return out, nil
+}
+
+// Build links p for slice s of the artifact in dir into the executable
+// out, as Check does, and says what it used.
+func Build(ctx context.Context, tc toolchain.Toolchain, dir string, s Slice, p Program, out string) (toolchain.Linked, error) {
+	archives, err := archives(dir)
+	if err != nil {
+		return toolchain.Linked{}, err
+	}
+	work, err := os.MkdirTemp(filepath.Dir(out), ".link-")
+	if err != nil {
+		return toolchain.Linked{}, fmt.Errorf("link: scratch directory: %w", err)
+	}
+	defer os.RemoveAll(work)
+	return build(ctx, tc, dir, archives, s, p, work, out)
+}
+
+func build(ctx context.Context, tc toolchain.Toolchain, dir string, archives []string, s Slice, p Program, work, out string) (toolchain.Linked, error) {
+	src := filepath.Join(work, filepath.Base(p.Name))
+	if err := os.WriteFile(src, p.Source, 0o644); err != nil {
+		return toolchain.Linked{}, fmt.Errorf("link: %w", err)
+	}
+	l, err := tc.Link(ctx, toolchain.LinkSpec{
+		OS: s.OS, Arch: s.Arch, MinOS: s.MinOS, Source: src, Include: filepath.Join(dir, "include"),
+		Archives: archives, Dir: work, Out: out,
+	})
+	var le *toolchain.LinkError
+	if errors.As(err, &le) {
+		return l, explain(s, p, le)
+	}
+	if err != nil {
+		return l, fmt.Errorf("link check %s: %w", s, err)
+	}
+	return l, nil
+}
+
+// archives are dir's libraries in link order; a missing one is named.
+func archives(dir string) ([]string, error) {
+	var out []string
+	for _, lib := range Libraries {
+		p := filepath.Join(dir, "lib", lib)
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("link check: artifact %s has no lib/%s: %w", dir, lib, ErrMissingLibrary)
+		}
+		out = append(out, p)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "include", "openssl", "ssl.h")); err != nil {
+		return nil, fmt.Errorf("link check: artifact %s has no include/openssl/ssl.h: %w", dir, err)
+	}
+	return out, nil
+}
+
+// countMembers is how many objects of arch the archives hold: what
+// -all_load loads.
+func countMembers(archives []string, arch string) (int, error) {
+	n := 0
+	for _, a := range archives {
+		f, err := inspect.Inspect(a)
+		if err != nil {
+			return 0, fmt.Errorf("link check: %w", err)
+		}
+		found := false
+		for _, s := range f.Slices {
+			if s.Arch == arch {
+				n += len(s.Objects)
+				found = true
+			}
+		}
+		if !found {
+			return 0, fmt.Errorf("link check: %s has no %s slice", filepath.Base(a), arch)
+		}
+	}
+	return n, nil
+}

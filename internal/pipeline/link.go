@@ -1,0 +1,49 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/link"
+	"github.com/osslbuild/osslbuild/internal/recipe"
+)
+
+// linkCheck links the smoke program with every member of the tree's
+// libssl.a and libcrypto.a and the target's system library, for the exact
+// deployment target, into an executable (package link): a slice with an
+// undefined symbol, or one that needs a newer macOS than it claims, is not
+// published. The manifest records what it linked against.
+func linkCheck(ctx context.Context, j *job) error {
+	checks, err := j.run.linkTree(ctx, j.dir, []recipe.Target{j.plan.Target})
+	if err != nil {
+		return fmt.Errorf("refusing to publish: %w", err)
+	}
+	j.links = checks
+	for _, c := range checks {
+		note := ""
+		if c.Note != "" {
+			note = " (" + c.Note + ")"
+		}
+		j.run.logf("%s: linked %s with %d members of %s for %s against %s%s", j.name, c.Program, c.Members, c.Arch, c.Platform, c.System, note)
+	}
+	return nil
+}
+
+// linkTree runs the link check over the artifact tree dir for each target
+// (one per architecture the libraries hold).
+func (r *run) linkTree(ctx context.Context, dir string, targets []recipe.Target) ([]artifact.LinkCheck, error) {
+	tc, _, err := r.toolchain(ctx, targets[0])
+	if err != nil {
+		return nil, err
+	}
+	var slices []link.Slice
+	for _, t := range targets {
+		slices = append(slices, link.Slice{OS: t.OS, Arch: t.Arch, MinOS: t.MinOS})
+	}
+	if err := os.MkdirAll(r.Work, 0o755); err != nil {
+		return nil, err
+	}
+	return link.Check(ctx, tc, link.Options{Dir: dir, Slices: slices, Work: r.Work})
+}

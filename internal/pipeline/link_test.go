@@ -1,0 +1,57 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/link"
+	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
+)
+
+// TestLinkStageRefuses: a slice whose libcrypto.a lost a member that only
+// other members use (libcrypto-lib-ts_rsp_sign.o, the time-stamp
+// responder: no program using the library the usual way needs it) passes
+// validation, but the link stage, which loads every member, refuses it:
+// nothing reaches dist/. The intact slice passes the same stages up to
+// record.
+func TestLinkStageRefuses(t *testing.T) {
+	for _, target := range []string{"linux-x86_64", "arm64", "x86_64"} {
+		t.Run(target, func(t *testing.T) {
+			var src string
+			var s pipeline.Settings
+			if target == "linux-x86_64" {
+				src, s = e2e.LinuxX8664(t), e2e.BenchOptions(t).Settings
+			} else {
+				src, s = e2e.Slice(t, target), e2e.Settings(t, t.TempDir())
+			}
+			s.Out, s.Work, s.Rebuild = filepath.Join(t.TempDir(), "dist"), filepath.Join(t.TempDir(), "work"), true
+
+			_, err := pipeline.Slice(context.Background(), s, e2e.Runtime(t), target, pipeline.Osslbuild.FromTree(src))
+			if !errors.Is(err, pipeline.ErrReachedRecord) {
+				t.Fatalf("intact slice: %v, want it to pass validation and the link check", err)
+			}
+
+			bad := filepath.Join(t.TempDir(), "bad")
+			if err := os.CopyFS(bad, os.DirFS(src)); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command("llvm-ar-14", "d", filepath.Join(bad, "lib", "libcrypto.a"), "libcrypto-lib-ts_rsp_sign.o").CombinedOutput(); err != nil {
+				t.Fatalf("llvm-ar d: %v %s", err, out)
+			}
+			_, err = pipeline.Slice(context.Background(), s, e2e.Runtime(t), target, pipeline.Osslbuild.FromTree(bad))
+			if !errors.Is(err, link.ErrUndefined) || !strings.Contains(err.Error(), ": link: refusing to publish: ") {
+				t.Fatalf("slice without a member: %v, want the link stage to refuse it", err)
+			}
+			t.Log(err)
+			if ents, _ := os.ReadDir(s.Out); len(ents) != 0 {
+				t.Errorf("%s holds %d entries after refused builds", s.Out, len(ents))
+			}
+		})
+	}
+}
