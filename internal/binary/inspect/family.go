@@ -1,6 +1,10 @@
 package inspect
 
-import "regexp"
+import (
+	"bytes"
+	"io"
+	"regexp"
+)
 
 // Family is the library an OpenSSL-compatible version string names.
 type Family string
@@ -42,4 +46,87 @@ func FamilyOf(s string) (Family, string) {
 		}
 	}
 	return "", ""
+}
+
+// familyMarkers are directories only a fork's sources have, for a slice
+// whose version string is gone: a program that never calls
+// OpenSSL_version() lets the linker drop OPENSSL_VERSION_TEXT (Bun,
+// WebRTC's Node-API modules). BoringSSL and AWS-LC record their source
+// file names for OPENSSL_PUT_ERROR: ".../boringssl/crypto/...",
+// ".../third_party/boringssl/src/crypto/...", ".../aws-lc/crypto/...".
+// A marker is the fork's directory followed by one of its source
+// directories, so a string that merely names the fork (this program's own
+// table, an error message) is not one.
+var familyMarkers = []struct {
+	dir    string
+	family Family
+}{
+	{"boringssl/", FamilyBoringSSL},
+	{"aws-lc/", FamilyAWSLC},
+}
+
+// forkSourceDirs may follow a fork's directory in a source path.
+var forkSourceDirs = []string{"crypto/", "ssl/", "src/crypto/", "src/ssl/"}
+
+// cSourcePath reports whether b starts with the rest of a C or C++ source
+// file's path as __FILE__ puts it into a C binary: path bytes, a source
+// extension, then the string's terminating NUL. (Go lays its string
+// constants end to end with no NUL, so a program that merely holds the
+// pieces of a marker, as this one does, has none.)
+func cSourcePath(b []byte) bool {
+	i := 0
+	for i < len(b) && i < 256 {
+		c := b[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/' {
+			i++
+			continue
+		}
+		break
+	}
+	if i == len(b) || b[i] != 0 {
+		return false
+	}
+	p := b[:i]
+	return bytes.HasSuffix(p, []byte(".c")) || bytes.HasSuffix(p, []byte(".cc")) || bytes.HasSuffix(p, []byte(".inc")) || bytes.HasSuffix(p, []byte(".h"))
+}
+
+// FamilyByMarker returns the fork whose source paths b holds, with the
+// path's start ("boringssl/crypto/"), or "" when none does. It is for
+// slices without a version string; one that has one is named by FamilyOf.
+func FamilyByMarker(b []byte) (Family, string) {
+	for _, m := range familyMarkers {
+		dir := []byte(m.dir)
+		for rest := b; ; {
+			i := bytes.Index(rest, dir)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(dir):]
+			for _, sub := range forkSourceDirs {
+				if bytes.HasPrefix(rest, []byte(sub)) && cSourcePath(rest) {
+					return m.family, m.dir + sub
+				}
+			}
+		}
+	}
+	return "", ""
+}
+
+// familyByMarkerAt is FamilyByMarker over r, read in chunks that overlap by
+// a needle's length, so a marker across two reads is still seen.
+func familyByMarkerAt(r io.ReaderAt, size int64, buf []byte) (Family, string, error) {
+	const overlap = 512 // longer than a marker and the path after it
+	for off := int64(0); off < size; off += int64(len(buf) - overlap) {
+		n, err := r.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		if err != nil && err != io.EOF {
+			return "", "", err
+		}
+		if f, m := FamilyByMarker(buf[:n]); f != "" {
+			return f, m, nil
+		}
+		if off+int64(n) >= size {
+			break
+		}
+	}
+	return "", "", nil
 }

@@ -334,6 +334,9 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 		}
 		s.Arch = commonArch(s.Objects)
 		s.Record = RecordOf(s.BuildInfo)
+		if err := c.markFamily(&s, r, size); err != nil {
+			return s, annotate(err, c.path, arch, "", base)
+		}
 	default:
 		o := c.object(r, size, arch, "", base)
 		if o.Err != nil && o.Format == f {
@@ -351,8 +354,33 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 			s.BuildInfo = append(s.BuildInfo, b)
 		}
 		s.Record = RecordOf(s.BuildInfo)
+		if err := c.markFamily(&s, r, size); err != nil {
+			return s, annotate(err, c.path, arch, "", base)
+		}
 	}
 	return s, nil
+}
+
+// markFamily names the fork of a slice that has no version string but
+// carries a fork's marker (see FamilyByMarker), so a BoringSSL build that
+// recorded nothing is reported as BoringSSL, not as no OpenSSL at all. A
+// slice with a version string is not read again.
+func (c *inspector) markFamily(s *Slice, r io.ReaderAt, size int64) error {
+	if s.Record.Version != nil {
+		return nil
+	}
+	var f Family
+	var m string
+	if c.data != nil {
+		f, m = FamilyByMarker(c.data[s.Offset : s.Offset+size])
+	} else {
+		var err error
+		if f, m, err = familyByMarkerAt(r, size, make([]byte, 1<<20)); err != nil {
+			return fmt.Errorf("search for a fork's marker: %w", err)
+		}
+	}
+	s.Record.Family, s.Record.FamilyMarker = f, m
+	return nil
 }
 
 // object identifies and parses one object; parse failures land in Err.

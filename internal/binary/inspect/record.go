@@ -42,10 +42,14 @@ type Candidate struct {
 
 // Record is a slice's OpenSSL build information as chosen by layout.
 type Record struct {
-	Family   Family     // from Version; "" when the slice holds no version string
-	Version  *BuildInfo // the version string, from the chosen line's cluster when it has one
-	Platform *BuildInfo
-	BuiltOn  *BuildInfo
+	Family Family // from Version; without one, from a fork's marker (FamilyMarker)
+	// FamilyMarker is the string that named Family when the slice holds no
+	// version string ("boringssl/" of BoringSSL's source paths); "" when
+	// Version named it.
+	FamilyMarker string
+	Version      *BuildInfo // the version string, from the chosen line's cluster when it has one
+	Platform     *BuildInfo
+	BuiltOn      *BuildInfo
 	// Candidates are every "compiler: " string of the slice, the chosen
 	// one first, then the others by decreasing evidence.
 	Candidates []Candidate

@@ -64,6 +64,10 @@ func compilerLineEvidence(s inspect.Slice) []Evidence {
 		return []Evidence{{Source: SourceCompilerLine, Known: true, Level: cl.Opt, Flag: cl.OptFlag, Detail: c.Text, Member: c.Member}}
 	case HoldsLibcrypto(s):
 		return []Evidence{{Source: SourceCompilerLine, Detail: "libcrypto's build information without a \"compiler: \" line"}}
+	case s.Record.FamilyMarker != "":
+		// A fork linked in without any build information (its version
+		// string dropped by the linker): there, but nothing shows how.
+		return []Evidence{{Source: SourceCompilerLine, Detail: fmt.Sprintf("no build information; %q in the binary names %s", s.Record.FamilyMarker, s.Record.Family)}}
 	}
 	return nil
 }
@@ -180,6 +184,9 @@ func unknownReason(s inspect.Slice) string {
 	}
 	if c := s.Record.Compiler(); c != nil {
 		return fmt.Sprintf("%s: no compiler line recorded (%q): how it was optimised cannot be shown", who, strings.TrimRight(c.Text, " "))
+	}
+	if s.Record.FamilyMarker != "" && !HoldsLibcrypto(s) {
+		return fmt.Sprintf("%s (named by %q in the binary): no version string and no compiler line recorded: how it was optimised cannot be shown", who, s.Record.FamilyMarker)
 	}
 	p := "none"
 	if s.Record.Platform != nil {

