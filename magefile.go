@@ -32,7 +32,7 @@ func Check(ctx context.Context, path string, minopt *string, arch *string, json 
 	return check.Run(ctx, check.FromFlags(path, minopt, arch, json, strict))
 }
 
-// Smoke links smoke/smoke.c with every member of an artifact's libraries and runs it where this machine can (linux-x86_64 artifacts on Linux; on an Apple silicon Mac arm64 natively and x86_64 under arch -x86_64; elsewhere it only links, and says so): known answers, a TLS 1.3 handshake, the build strings.
+// Smoke links smoke/smoke.c with every member of an artifact's libraries (a directory or its .tar.gz, verified against its manifest first) and runs it where this machine can (linux-x86_64 artifacts on Linux; on an Apple silicon Mac arm64 natively and x86_64 under arch -x86_64; elsewhere it only links, and says so): known answers, a TLS 1.3 handshake, the build strings.
 func Smoke(ctx context.Context, artifact string) error {
 	s, err := targets.Settings(nil, nil, nil, nil)
 	if err != nil {

@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/link"
@@ -175,6 +177,43 @@ func TestSmokeTarget(t *testing.T) {
 	for _, want := range []string{"pass TLS 1.3 in memory: TLSv1.3", "build strings equal to libcrypto.a's", "ok: "} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestSmokeTrustsOnlyTheManifest: smoke takes the artifact as it was
+// downloaded, a directory or its .tar.gz, and runs nothing of one that
+// differs from its manifest; a FIFO given as the artifact is refused
+// without being opened.
+func TestSmokeTrustsOnlyTheManifest(t *testing.T) {
+	dir := e2e.LinuxX8664(t)
+	if _, err := link.Smoke(context.Background(), link.SmokeOptions{Artifact: dir + ".tar.gz", Work: t.TempDir()}); err != nil {
+		t.Fatalf("the artifact's tarball: %v", err)
+	}
+
+	bad := filepath.Join(t.TempDir(), "openssl-linux-x86_64")
+	if err := os.CopyFS(bad, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(bad, "lib", "libcrypto.a"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("\n"))
+	f.Close()
+	fifo := filepath.Join(t.TempDir(), "artifact.tar.gz")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{bad, "lib/libcrypto.a: changed: the manifest lists sha256"},
+		{fifo, "a named pipe (FIFO), want a directory or a .tar.gz"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a FIFO must not hang it
+		_, err := link.Smoke(ctx, link.SmokeOptions{Artifact: tc.path, Work: t.TempDir()})
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("smoke %s: got %v, want an error saying %q", tc.path, err, tc.want)
 		}
 	}
 }

@@ -84,20 +84,28 @@ func Smoke(ctx context.Context, o SmokeOptions) ([]SmokeResult, error) {
 	if o.Program.Source == nil {
 		o.Program = SmokeProgram
 	}
-	m, err := artifact.ReadManifest(o.Artifact)
-	if err != nil {
-		return nil, fmt.Errorf("smoke: %w (smoke takes an osslbuild artifact directory)", err)
-	}
-	slices := manifestSlices(m)
-	tc, err := toolchain.For(o.Toolchain, recipe.Target{OS: slices[0].OS})
-	if err != nil {
-		return nil, fmt.Errorf("smoke: %w", err)
-	}
 	work, err := os.MkdirTemp(o.Work, "smoke-")
 	if err != nil {
 		return nil, fmt.Errorf("smoke: scratch directory: %w", err)
 	}
 	defer os.RemoveAll(work)
+	// An artifact is whatever was downloaded: a directory or its .tar.gz,
+	// held to its manifest (every file's sha256, nothing added, linked or
+	// special) before anything of it is linked or run.
+	dir, err := artifact.Dir(ctx, o.Artifact, filepath.Join(work, "artifact"))
+	if err != nil {
+		return nil, fmt.Errorf("smoke: %w (smoke takes an osslbuild artifact: a directory or its .tar.gz)", err)
+	}
+	m, err := artifact.Verify(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("smoke: artifact %s: %w", o.Artifact, err)
+	}
+	o.Artifact = dir
+	slices := manifestSlices(m)
+	tc, err := toolchain.For(o.Toolchain, recipe.Target{OS: slices[0].OS})
+	if err != nil {
+		return nil, fmt.Errorf("smoke: %w", err)
+	}
 	var results []SmokeResult
 	var failed []string
 	for _, s := range slices {

@@ -45,5 +45,5 @@ func (r *run) linkTree(ctx context.Context, dir string, targets []recipe.Target)
 	if err := os.MkdirAll(r.Work, 0o755); err != nil {
 		return nil, err
 	}
-	return link.Check(ctx, tc, link.Options{Dir: dir, Slices: slices, Work: r.Work})
+	return link.Check(ctx, tc, link.Options{Dir: dir, Slices: slices, Work: r.Work, Program: r.LinkProgram})
 }

@@ -32,7 +32,7 @@ func TestMergeTrustsNothing(t *testing.T) {
 	}
 	s := miniSettings(t, nil)
 	var log strings.Builder
-	rt := pipeline.Runtime{Log: &log, Revision: "test"}
+	rt := miniRuntime(t, &log)
 	if _, err := pipeline.Universal2(context.Background(), s, rt); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
@@ -153,7 +155,7 @@ func miniBuild(t *testing.T, target string, edits map[string][2]string) (*pipeli
 	}
 	s := miniSettings(t, edits)
 	var log strings.Builder
-	res, err := pipeline.Slice(context.Background(), s, pipeline.Runtime{Log: &log, Revision: "test"}, target, nil)
+	res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), target, nil)
 	t.Logf("log:\n%s", log.String())
 	return res, err, s.Out, log.String()
 }
@@ -167,6 +169,17 @@ func miniSettings(t *testing.T, edits map[string][2]string) pipeline.Settings {
 	s := pipeline.Settings{Recipe: miniRecipe(t, sum, size), Out: filepath.Join(root, "dist"), Work: filepath.Join(root, "work"), Jobs: 2, Rebuild: true}
 	s.Fetch.Mirror, s.Fetch.Offline, s.Fetch.CacheDir = mirror, true, filepath.Join(root, "cache")
 	return s
+}
+
+// miniRuntime is the runtime of a mini build: its log, and the mini tree's
+// own consumer for the link stage (smoke/smoke.c needs OpenSSL's API).
+func miniRuntime(t *testing.T, log io.Writer) pipeline.Runtime {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), "testdata", "mini-openssl", "consumer.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pipeline.Runtime{Log: log, Revision: "test", LinkProgram: link.Program{Name: "testdata/mini-openssl/consumer.c", Source: src}}
 }
 
 // emptyOrMissing fails the test when dir holds anything.

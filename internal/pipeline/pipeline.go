@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
@@ -133,6 +134,10 @@ type Runtime struct {
 	// Revision is osslbuild's own version for manifests and cache keys;
 	// "" means Version().
 	Revision string
+	// LinkProgram is the consumer the link stage links with every member
+	// of the libraries; zero means smoke/smoke.c. Tests that build an
+	// OpenSSL-shaped tree which is not OpenSSL give one that uses its API.
+	LinkProgram link.Program
 }
 
 // Observer is told what a CI front end reports; every method must be safe

@@ -10,10 +10,8 @@ import (
 	"sync"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
-	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/build"
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/source/unpack"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/internal/universal"
 )
@@ -120,11 +118,11 @@ func Merge(ctx context.Context, s Settings, rt Runtime, a, b string) (*Result, e
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	da, err := artifactDir(ctx, a, filepath.Join(work, "a"))
+	da, err := artifact.Dir(ctx, a, filepath.Join(work, "a"))
 	if err != nil {
 		return nil, err
 	}
-	db, err := artifactDir(ctx, b, filepath.Join(work, "b"))
+	db, err := artifact.Dir(ctx, b, filepath.Join(work, "b"))
 	if err != nil {
 		return nil, err
 	}
@@ -229,31 +227,4 @@ func (r *run) holdToRecipe(m *artifact.Manifest) error {
 		return refuse(fmt.Errorf("its manifest does not match recipe %s: %s", r.recipe.Path, strings.Join(why, "; ")))
 	}
 	return nil
-}
-
-// artifactDir returns an artifact directory for path: path itself when it is
-// a directory, else the .tar.gz unpacked under work after checking the
-// .sha256 beside it, when there is one.
-func artifactDir(ctx context.Context, path, work string) (string, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return "", fmt.Errorf("artifact %s: %w", path, err)
-	}
-	if fi.IsDir() {
-		return path, nil
-	}
-	if want, err := os.ReadFile(path + ".sha256"); err == nil {
-		fields := strings.Fields(string(want))
-		got, err := artifact.FileSHA256(path)
-		if err != nil {
-			return "", err
-		}
-		if len(fields) == 0 || fields[0] != got {
-			return "", fmt.Errorf("artifact %s: sha256 %s does not match %s.sha256 (%s)", path, got, filepath.Base(path), strings.TrimSpace(string(want)))
-		}
-	}
-	if _, err := unpack.Extract(ctx, path, work, unpack.Options{Limits: inspect.Limits{MaxTotalBytes: 1 << 30}}); err != nil {
-		return "", fmt.Errorf("artifact %s: %w", path, err)
-	}
-	return work, nil
 }

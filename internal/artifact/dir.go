@@ -1,0 +1,56 @@
+package artifact
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/source/unpack"
+)
+
+// Dir returns an artifact directory for path: path itself when it is a
+// directory, else the .tar.gz unpacked under work (which must not exist
+// yet), after checking it against the .sha256 beside it when there is one.
+// Nothing in the result is trusted yet: Verify it.
+func Dir(ctx context.Context, path, work string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("artifact %s: %w", path, err)
+	}
+	if fi.IsDir() {
+		return path, nil
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("artifact %s: %s, want a directory or a .tar.gz (not opened)", path, kind(fi.Mode()))
+	}
+	if want, err := os.ReadFile(path + ".sha256"); err == nil {
+		fields := strings.Fields(string(want))
+		got, err := FileSHA256(path)
+		if err != nil {
+			return "", err
+		}
+		if len(fields) == 0 || fields[0] != got {
+			return "", fmt.Errorf("artifact %s: sha256 %s does not match %s.sha256 (%s)", path, got, filepath.Base(path), strings.TrimSpace(string(want)))
+		}
+	}
+	if _, err := unpack.Extract(ctx, path, work, unpack.Options{Limits: inspect.Limits{MaxTotalBytes: 1 << 30}}); err != nil {
+		return "", fmt.Errorf("artifact %s: %w", path, err)
+	}
+	return work, nil
+}
+
+// kind names a file type that is neither a directory nor a regular file.
+func kind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file (" + m.Type().String() + ")"
+}
