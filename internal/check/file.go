@@ -10,8 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -251,24 +249,7 @@ func hashBytes(b []byte) string {
 
 // guard runs fn, turning a fault on a mapped file that shrank underneath
 // (SIGBUS) into an error naming the file instead of a crash.
-func guard(name string, fn func() error) (err error) {
-	old := debug.SetPanicOnFault(true)
-	defer debug.SetPanicOnFault(old)
-	defer func() {
-		if p := recover(); p != nil {
-			// SetPanicOnFault's panic carries the faulting address.
-			if re, ok := p.(interface {
-				runtime.Error
-				Addr() uintptr
-			}); ok {
-				err = fmt.Errorf("read %s: the file changed while it was read (fault at %#x)", name, re.Addr())
-				return
-			}
-			panic(p)
-		}
-	}()
-	return fn()
-}
+func guard(name string, fn func() error) error { return inspect.GuardFault("read", name, fn) }
 
 // readFile reads size bytes of f into memory: mapFile's fallback.
 func readFile(f rawFile, size int64) ([]byte, func(), error) {

@@ -180,7 +180,12 @@ func InspectBytes(name string, b []byte) (f *File, err error) {
 
 // faultGuard runs fn, turning a memory fault (SIGBUS on a mapped file that
 // shrank) into an error.
-func faultGuard(name string, fn func() error) (err error) {
+func faultGuard(name string, fn func() error) error { return GuardFault("inspect", name, fn) }
+
+// GuardFault runs fn, which reads the mapped file name, turning a memory
+// fault (SIGBUS when the file shrank underneath) into an error naming the
+// file and what was being done (verb), instead of a crash.
+func GuardFault(verb, name string, fn func() error) (err error) {
 	old := debug.SetPanicOnFault(true)
 	defer debug.SetPanicOnFault(old)
 	defer func() {
@@ -190,7 +195,7 @@ func faultGuard(name string, fn func() error) (err error) {
 				runtime.Error
 				Addr() uintptr
 			}); ok {
-				err = fmt.Errorf("inspect %s: the file changed while it was read (fault at %#x)", name, re.Addr())
+				err = fmt.Errorf("%s %s: the file changed while it was read (fault at %#x)", verb, name, re.Addr())
 				return
 			}
 			panic(p)
