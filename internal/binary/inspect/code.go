@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -372,12 +373,22 @@ func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, o
 		}()
 	}
 	lists.Wait()
-	var units []codeUnit
-	perSlice := make([]int, len(slices)) // objects measured in each slice, for sampling
-	for i, s := range slices {
+	for _, s := range slices {
 		if s.err != nil {
 			return nil, s.err
 		}
+	}
+	return measureSlices(ctx, name, r, slices, opt, false)
+}
+
+// measureSlices measures the objects of each slice, sampled as opt says,
+// on every CPU. With tolerant, an object the classifier cannot read counts
+// as skipped instead of failing the whole run: the caller (MeasureCode)
+// reports malformed objects itself.
+func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []codeSlice, opt codeOptions, tolerant bool) ([]CodeVerdict, error) {
+	var units []codeUnit
+	perSlice := make([]int, len(slices)) // objects measured in each slice, for sampling
+	for i, s := range slices {
 		// Every k-th object when a slice has more than maxObjects.
 		step := max(1, float64(len(s.units))/float64(opt.maxObjects))
 		for k, pick := 0, 0.0; k < len(s.units); k++ {
@@ -407,6 +418,10 @@ func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, o
 				}
 				limit := max(opt.minPerObject, opt.sliceBudget/perSlice[u.slice])
 				arches[i], results[i], errs[i] = measureFaultSafe(u.r, u.size, whole, limit, opt, &buf)
+				var fe *FormatError
+				if tolerant && errors.As(errs[i], &fe) {
+					results[i], errs[i] = codeStats{skipped: 1}, nil
+				}
 				if errs[i] != nil {
 					errs[i] = annotate(errs[i], name, slices[u.slice].arch, u.member, u.base)
 				}
