@@ -60,7 +60,7 @@ func codeOf(t *testing.T, path string) *codeObject {
 	if isELF(b) {
 		o, err = readELFCode(b)
 	} else {
-		o, err = readMachOCode(b)
+		o, err = readMachOCode(b, nil)
 	}
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
