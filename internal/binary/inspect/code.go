@@ -290,6 +290,7 @@ type codeUnit struct {
 	r      io.ReaderAt
 	size   int64
 	macho  *MachO // the object as Inspect parsed it, nil: parse it here
+	elf    *ELF
 }
 
 // maxInMemoryFile: where it cannot map a file, CodeEvidenceFile reads files
@@ -418,7 +419,7 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 					whole = m[u.base : u.base+u.size]
 				}
 				limit := max(opt.minPerObject, opt.sliceBudget/perSlice[u.slice])
-				arches[i], results[i], errs[i] = measureFaultSafe(u.r, u.size, whole, u.macho, limit, opt, &buf)
+				arches[i], results[i], errs[i] = measureFaultSafe(u.r, u.size, whole, u.macho, u.elf, limit, opt, &buf)
 				var fe *FormatError
 				if tolerant && errors.As(errs[i], &fe) {
 					results[i], errs[i] = codeStats{skipped: 1}, nil
@@ -466,9 +467,9 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 
 // measureFaultSafe is measureObject with a memory fault (a mapped file
 // truncated meanwhile) turned into an error.
-func measureFaultSafe(r io.ReaderAt, size int64, whole []byte, m *MachO, limit int, opt codeOptions, buf *[]byte) (arch string, st codeStats, err error) {
+func measureFaultSafe(r io.ReaderAt, size int64, whole []byte, m *MachO, e *ELF, limit int, opt codeOptions, buf *[]byte) (arch string, st codeStats, err error) {
 	defer catchFault(&err, "")
-	return measureObject(r, size, whole, m, limit, opt, buf)
+	return measureObject(r, size, whole, m, e, limit, opt, buf)
 }
 
 // catchFault, deferred, turns a memory fault into *err, naming the file
@@ -499,13 +500,13 @@ func faultOf(p any) error {
 }
 
 // measureObject reads one object or linked image and measures the code of
-// at most limit of its functions; m is the object parsed already (by
+// at most limit of its functions; m or e is the object parsed already (by
 // Inspect), or nil.
 //
 // whole, when not nil, holds the object's bytes already; otherwise they are
 // read into *buf, one read per object (archive members are small and many,
 // and a read per header, table and section costs more than the copy).
-func measureObject(r io.ReaderAt, size int64, whole []byte, m *MachO, limit int, opt codeOptions, buf *[]byte) (string, codeStats, error) {
+func measureObject(r io.ReaderAt, size int64, whole []byte, m *MachO, e *ELF, limit int, opt codeOptions, buf *[]byte) (string, codeStats, error) {
 	var st codeStats
 	if whole == nil {
 		magic, err := readMagic(r, size)
@@ -533,7 +534,7 @@ func measureObject(r io.ReaderAt, size int64, whole []byte, m *MachO, limit int,
 	case isMachO(whole):
 		o, err = readMachOCode(whole, m)
 	case isELF(whole):
-		o, err = readELFCode(whole)
+		o, err = readELFCode(whole, e)
 	default:
 		st.skipped++ // bitcode, a text file, a nested archive: no machine code
 		return "", st, nil

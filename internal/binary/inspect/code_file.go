@@ -38,7 +38,7 @@ func measureCode(ctx context.Context, f *File, r io.ReaderAt, opt codeOptions) (
 				continue
 			}
 			cs.units = append(cs.units, codeUnit{slice: i, member: o.Member, base: o.Offset,
-				r: io.NewSectionReader(r, o.Offset, o.Size), size: o.Size, macho: o.MachO})
+				r: io.NewSectionReader(r, o.Offset, o.Size), size: o.Size, macho: o.MachO, elf: o.ELF})
 		}
 		slices[i] = cs
 	}
