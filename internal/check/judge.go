@@ -156,10 +156,8 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 		out.OptStatus = string(validate.OptNone)
 	}
 	switch {
-	case v.Opt.Source == validate.SourceMachineCode && v.Opt.Status == validate.OptOK:
-		out.Opt = string(inspect.CodeOptimised)
-	case v.Opt.Source == validate.SourceMachineCode && v.Opt.Status == validate.OptBelow:
-		out.Opt = string(inspect.CodeO0)
+	case v.Opt.Source == validate.SourceMachineCode:
+		out.Opt = string(v.Opt.Class)
 	case v.Opt.Status == validate.OptOK || v.Opt.Status == validate.OptBelow:
 		out.Opt = v.Opt.Level.String()
 	}

@@ -157,9 +157,9 @@ type OptVerdict struct {
 	Level  inspect.OptLevel // OptOK, OptBelow: the lowest level shown
 	Flag   string           // the -O word of that evidence, "" when none
 	// Source is the kind of evidence the verdict rests on; for
-	// SourceMachineCode, OptOK means "optimised" (no level shown) and
-	// OptBelow "-O0-like".
+	// SourceMachineCode, Class says what the code looks like (no level).
 	Source   Source
+	Class    inspect.CodeClass
 	Evidence []Evidence
 }
 
@@ -186,11 +186,14 @@ func judgeOpt(ev []Evidence, min inspect.OptLevel) OptVerdict {
 	switch {
 	case low != nil:
 		v.Status, v.Level, v.Flag, v.Source = OptOK, low.Level, low.Flag, low.Source
+		if low.Code != nil {
+			v.Class = low.Code.Class
+		}
 		if !Satisfies(low.Level, min) {
 			v.Status = OptBelow
 		}
 	case opt != nil:
-		v.Status, v.Source = OptOK, opt.Source
+		v.Status, v.Source, v.Class = OptOK, opt.Source, opt.Code.Class
 	}
 	return v
 }
@@ -245,10 +248,7 @@ func (v OptVerdict) Describe() string {
 		return "unknown"
 	}
 	if v.Source == SourceMachineCode {
-		if v.Status == OptOK {
-			return "optimised (machine code)"
-		}
-		return "-O0-like (machine code)"
+		return string(v.Class) + " (machine code)"
 	}
 	s := v.Level.String()
 	switch {
