@@ -404,41 +404,54 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 	results := make([]codeStats, len(units))
 	arches := make([]string, len(units))
 	errs := make([]error, len(units))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(units)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			debug.SetPanicOnFault(true)
-			var buf []byte
-			for i := range next {
-				u := units[i]
-				var whole []byte
-				if m, ok := r.(memReaderAt); ok { // the file is in memory: no copy
-					whole = m[u.base : u.base+u.size]
-				}
-				limit := max(opt.minPerObject, opt.sliceBudget/perSlice[u.slice])
-				arches[i], results[i], errs[i] = measureFaultSafe(u.r, u.size, whole, u.macho, u.elf, limit, opt, &buf)
-				var fe *FormatError
-				if tolerant && errors.As(errs[i], &fe) {
-					results[i], errs[i] = codeStats{skipped: 1}, nil
-				}
-				if errs[i] != nil {
-					errs[i] = annotate(errs[i], name, slices[u.slice].arch, u.member, u.base)
-				}
-			}
-		}()
+	one := func(i int, buf *[]byte) {
+		u := units[i]
+		var whole []byte
+		if m, ok := r.(memReaderAt); ok { // the file is in memory: no copy
+			whole = m[u.base : u.base+u.size]
+		}
+		limit := max(opt.minPerObject, opt.sliceBudget/perSlice[u.slice])
+		arches[i], results[i], errs[i] = measureFaultSafe(u.r, u.size, whole, u.macho, u.elf, limit, opt, buf)
+		var fe *FormatError
+		if tolerant && errors.As(errs[i], &fe) {
+			results[i], errs[i] = codeStats{skipped: 1}, nil
+		}
+		if errs[i] != nil {
+			errs[i] = annotate(errs[i], name, slices[u.slice].arch, u.member, u.base)
+		}
 	}
 	var cerr error
-	for i := range units {
-		if cerr = ctx.Err(); cerr != nil {
-			break
+	if len(units) == 1 {
+		// A single object (check walks thousands of them, each file on a
+		// worker of its own already): no goroutines to start and stop.
+		var buf []byte
+		one(0, &buf)
+	} else {
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range min(runtime.GOMAXPROCS(0), len(units)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				debug.SetPanicOnFault(true)
+				var buf []byte
+				for i := range next {
+					one(i, &buf)
+				}
+			}()
 		}
-		next <- i
+		for i := range units {
+			if cerr = ctx.Err(); cerr != nil {
+				break
+			}
+			next <- i
+		}
+		close(next)
+		wg.Wait()
 	}
-	close(next)
-	wg.Wait()
+	if cerr == nil {
+		cerr = ctx.Err()
+	}
 	if cerr != nil {
 		return nil, fmt.Errorf("code evidence %s: %w", name, cerr)
 	}
