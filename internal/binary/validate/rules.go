@@ -180,12 +180,18 @@ func (c *checker) optimisation(arch string, s inspect.Slice, exp Expect, r Slice
 	}
 	switch v.Status {
 	case OptBelow:
+		// The code's own violation only where no line shows a level: a
+		// line that does is reported below, or contradicted above.
+		lineKnown := false
+		for _, e := range v.Evidence {
+			lineKnown = lineKnown || (e.Known && e.Source == SourceCompilerLine)
+		}
 		for _, e := range v.Evidence {
 			if !e.Known || e.Optimised || Satisfies(e.Level, exp.MinOpt) {
 				continue
 			}
 			if e.Source == SourceMachineCode {
-				if line == nil { // else the contradiction said it
+				if !lineKnown {
 					c.add(arch, "", RuleOptimisation, "at least "+min, "code "+string(e.Code.Class),
 						"the machine code looks -O0 (score %.2f over %s, -O0-like from %.2f), expected at least %s",
 						e.Code.Score, plural(e.Code.Functions, "function"), inspect.CodeO0Threshold, min)
