@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -31,6 +32,7 @@ type Manifest struct {
 	Configure       Configure          `json:"configure"`
 	SourceDateEpoch int64              `json:"source_date_epoch"`
 	CompilerLines   []CompilerLine     `json:"compiler_lines"`
+	CodeEvidence    []CodeEvidence     `json:"code_evidence,omitempty"`   // per library and architecture: what the machine code says
 	LinkChecks      []LinkCheck        `json:"link_checks,omitempty"`     // per architecture: the libraries linked into a program
 	Slices          []*Manifest        `json:"slices,omitempty"`          // universal2: each slice's manifest
 	HeaderDispatch  []string           `json:"header_dispatch,omitempty"` // universal2: headers merged per arch
@@ -92,6 +94,33 @@ type CompilerLine struct {
 	Member  string `json:"member"`
 	Line    string `json:"line"`
 	Opt     string `json:"optimisation"`
+}
+
+// CodeEvidence is the code classifier's verdict on one library slice,
+// taken when the build validated it: deterministic (the sample is fixed by
+// the bytes), so it is the same for the same library.
+type CodeEvidence struct {
+	Arch      string  `json:"arch"`
+	Library   string  `json:"library"`
+	Class     string  `json:"class"`     // -O0-like, optimised, too little evidence
+	Score     float64 `json:"score"`     // share of measured functions showing an -O0 trait (3 decimals); -O0-like from 0.5
+	Functions int     `json:"functions"` // functions measured
+}
+
+// CodeEvidenceOf lists the code verdicts of lib's slices (inspect.MeasureCode
+// must have run on f), as the manifest records them.
+func CodeEvidenceOf(f *inspect.File, lib string) []CodeEvidence {
+	if f == nil {
+		return nil
+	}
+	var out []CodeEvidence
+	for _, s := range f.Slices {
+		if c := s.Code; c != nil {
+			out = append(out, CodeEvidence{Arch: s.Arch, Library: lib, Class: string(c.Class),
+				Score: math.Round(c.Score*1000) / 1000, Functions: c.Functions})
+		}
+	}
+	return out
 }
 
 // LinkCheck records that a consumer program linked with every member of

@@ -3,7 +3,9 @@
 // or archive, a Python wheel, an osslbuild artifact directory or tarball, or
 // a directory holding any of these. For every architecture slice it reports
 // the library family and version, the "platform:", "built on:" and
-// "compiler:" strings, the optimisation the evidence shows and (Mach-O) the
+// "compiler:" strings, the optimisation the evidence shows, what the machine
+// code says (inspect's code classifier: -O0-like, optimised or too little
+// evidence, with its score and the functions measured) and (Mach-O) the
 // deployment target, and holds them against the rules of package validate,
 // the same rule engine the build uses. It is the `check` mage target.
 //
@@ -21,19 +23,27 @@
 // # Exit policy
 //
 //   - A slice fails when its evidence shows less than -minopt (0, 1, 2, 3,
-//     s or z; default 2). The evidence today is the chosen compiler line:
-//     its last -O flag, no -O flag meaning -O0, the pyca case. -Os and -Oz
-//     optimise, for size: they meet -minopt 2 (reported as such), not 3.
+//     s or z; default 2). The evidence is the chosen compiler line (its
+//     last -O flag, no -O flag meaning -O0, the pyca case; -Os and -Oz
+//     optimise, for size: they meet -minopt 2, reported as such, not 3)
+//     and the machine code. Where no line shows a level (libssl, a
+//     placeholder, any library) the code decides: -O0-like fails any
+//     -minopt above 0, optimised passes.
+//   - A compiler line the machine code contradicts fails whatever -minopt,
+//     naming both: the line optimises (-O1 to -O3, -Os, -Oz) and the code
+//     looks -O0, or the line has no -O and the code looks optimised. Code
+//     with too little evidence contradicts nothing and fails nothing.
 //   - Unknown is not -O0: a placeholder line ("compiler: n/a" from
 //     BoringSSL and AWS-LC, "information not available" from LibreSSL,
-//     an empty line) or libcrypto's strings without a line is reported,
-//     with the library named ("BoringSSL: no compiler line recorded"), and
-//     fails only with -strict (or, once it lands, when machine-code evidence
-//     says -O0).
-//   - Slices without OpenSSL build information (libssl, a program that
-//     loads libcrypto at run time) are listed, not judged; but at least one
-//     slice in the whole input must carry OpenSSL build information, so a
-//     wheel whose libcrypto strings were stripped cannot pass silently.
+//     an empty line) or libcrypto's strings without a line, with too little
+//     machine code to judge, is reported, with the library named
+//     ("BoringSSL: no compiler line recorded"), and fails only with
+//     -strict.
+//   - Slices without OpenSSL build information are judged by their machine
+//     code; with too little of it they are listed, not judged; but at
+//     least one slice in the whole input must be judged, so a wheel whose
+//     libcrypto strings were stripped and whose code says nothing cannot
+//     pass silently.
 //   - Every binary must have a slice for every -arch (arm64 and aarch64
 //     are one, as are x86_64 and amd64), as delocate's --require-archs
 //     demands of every binary in a wheel; the slices of one file must
@@ -89,7 +99,7 @@
 // type; field names are stable, fields are only ever added; member,
 // artifact, links, error, problems, family, version, platform, built_on,
 // minos, minos_counts, compiler, compilers, candidates, opt, opt_flag,
-// unknown and evidence are left out when empty; arrays at the top level
+// unknown, opt_source, code and evidence are left out when empty; arrays at the top level
 // are never null):
 //
 //	{
@@ -109,8 +119,11 @@
 //	      "candidates": [{"line": "…", "member": "libcrypto-lib-cversion.o", "offset": 123,
 //	        "beside": ["built on", "platform", "version"], "configured": true,
 //	        "placeholder": false, "chosen": true}],
-//	      "opt": "-O0", "opt_flag": "", "opt_status": "below",
-//	      "evidence": [{"source": "compiler-line", "known": true, "opt": "-O0", "detail": "compiler: …"}],
+//	      "opt": "-O0", "opt_flag": "", "opt_status": "below", "opt_source": "compiler-line",
+//	      "code": {"class": "-O0-like", "score": 0.912, "functions": 4096, "instructions": 201337,
+//	        "objects": 512, "asm_objects": 11},
+//	      "evidence": [{"source": "compiler-line", "known": true, "opt": "-O0", "detail": "compiler: …"},
+//	        {"source": "machine-code", "known": true, "opt": "-O0-like", "detail": "-O0-like (score 0.91 over 4096 functions)"}],
 //	      "libcrypto": true, "ok": false,
 //	      "problems": [{"rule": "optimisation", "member": "libcrypto-lib-cversion.o",
 //	        "message": "compiler line has no -O flag (built without optimisation (-O0)), …"}]
@@ -121,7 +134,10 @@
 //	  "notes": ["…"], "skipped": 12, "failures": ["…"]
 //	}
 //
-// opt_status is ok, below, unknown or none (no OpenSSL build information).
+// opt_status is ok, below, unknown or none (no OpenSSL build information
+// and too little machine code); opt_source is the evidence it rests on,
+// compiler-line or machine-code (then opt is "optimised" or "-O0-like");
+// code is left out where the code was not measured.
 // Problem rules are validate's (optimisation, compiler-line, slices, cpu,
 // filetype, deployment-target, arch-flag, flag, platform, version, format)
 // and check's own, manifest (an artifact's manifest cannot be held against

@@ -227,7 +227,12 @@ func (c *checker) binary(b Binary, name string, data []byte, digest bool) Binary
 		close(done)
 	}
 	var f *inspect.File
-	ierr := guard(name, func() (err error) { f, err = inspect.InspectBytes(name, data); return err })
+	ierr := guard(name, func() (err error) {
+		if f, err = inspect.InspectBytes(name, data); err != nil {
+			return err
+		}
+		return inspect.MeasureCodeBytes(c.ctx, f, data)
+	})
 	<-done
 	b.SHA256 = sum
 	switch {
@@ -413,6 +418,9 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader, digest bool) (
 		b.SHA256 = hex.EncodeToString(h.Sum(nil))
 	}
 	f, err := inspect.InspectReader(name, tmp, b.Size)
+	if err == nil {
+		err = inspect.MeasureCode(c.ctx, f, tmp)
+	}
 	b.Slices = []Slice{}
 	if err != nil {
 		b.Error = err.Error()

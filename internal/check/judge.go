@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -143,14 +144,21 @@ func (c *checker) place(b *Binary, vs []validate.Violation) {
 // a report Slice.
 func facts(s inspect.Slice, v validate.SliceReport) Slice {
 	out := Slice{Arch: v.Arch, Format: string(s.Format), Objects: len(s.Objects), Libcrypto: v.Libcrypto,
-		OptStatus: string(v.Opt.Status), Unknown: v.Unknown, OptFlag: v.Opt.Flag}
+		OptStatus: string(v.Opt.Status), OptSource: string(v.Opt.Source), Unknown: v.Unknown, OptFlag: v.Opt.Flag}
+	if c := s.Code; c != nil {
+		out.Code = &Code{Class: string(c.Class), Score: math.Round(c.Score*1000) / 1000, Functions: c.Functions,
+			Instructions: c.Instructions, Objects: c.Objects, AsmObjects: c.AsmObjects}
+	}
 	if out.Arch == "" {
 		out.Arch = "unknown"
 	}
 	if out.OptStatus == "" {
 		out.OptStatus = string(validate.OptNone)
 	}
-	if v.Opt.Status == validate.OptOK || v.Opt.Status == validate.OptBelow {
+	switch {
+	case v.Opt.Source == validate.SourceMachineCode:
+		out.Opt = string(v.Opt.Class)
+	case v.Opt.Status == validate.OptOK || v.Opt.Status == validate.OptBelow:
 		out.Opt = v.Opt.Level.String()
 	}
 	rec := s.Record
@@ -184,7 +192,10 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 	}
 	for _, e := range v.Opt.Evidence {
 		ev := Evidence{Source: string(e.Source), Known: e.Known, Flag: e.Flag, Detail: e.Detail}
-		if e.Known {
+		switch {
+		case e.Known && e.Source == validate.SourceMachineCode:
+			ev.Opt = string(e.Code.Class)
+		case e.Known:
 			ev.Opt = e.Level.String()
 		}
 		out.Evidence = append(out.Evidence, ev)

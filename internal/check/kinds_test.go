@@ -74,10 +74,10 @@ func TestInputKinds(t *testing.T) {
 			slices: []want{{"arm64", "-O3", "mixed: 11.0 (1 objects), 12.0 (1 objects)", true, ""}}},
 		// Unknown, not -O0: reported, failing only with -strict.
 		{name: "libcrypto strings without compiler line", path: noLine, format: "mach-o", ok: true,
-			note:   `libcrypto's build information (platform "darwin64-arm64-cc") has no "compiler: " line: how it was optimised cannot be shown (reported, not failed; -strict fails it)`,
+			note:   `libcrypto's build information (platform "darwin64-arm64-cc") has no "compiler: " line: how it was optimised cannot be shown; its machine code gives too little evidence (0 functions measured, 30 needed) (reported, not failed; -strict fails it)`,
 			slices: []want{{"arm64", "", "11.0", true, ""}}},
 		{name: "libcrypto strings without compiler line, -strict", path: noLine, format: "mach-o", opts: Options{Strict: true},
-			fail:   `has no "compiler: " line: how it was optimised cannot be shown (unknown fails with -strict)`,
+			fail:   `has no "compiler: " line: how it was optimised cannot be shown; its machine code gives too little evidence (0 functions measured, 30 needed) (unknown fails with -strict)`,
 			slices: []want{{"arm64", "", "11.0", false, "(unknown fails with -strict)"}}},
 		{name: "ELF shared object", path: elfSO, format: "elf", ok: true,
 			slices: []want{{"x86_64", "-O2", "", true, ""}}},

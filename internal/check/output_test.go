@@ -60,8 +60,8 @@ func TestJSONSchema(t *testing.T) {
 	}
 	sl := b["slices"].([]any)
 	arm := sl[1].(map[string]any)
-	wantSlice := []string{"arch", "built_on", "candidates", "compiler", "compilers", "evidence", "family", "format", "libcrypto", "minos", "minos_counts",
-		"minos_mixed", "objects", "ok", "opt", "opt_status", "platform", "problems", "version"}
+	wantSlice := []string{"arch", "built_on", "candidates", "code", "compiler", "compilers", "evidence", "family", "format", "libcrypto", "minos", "minos_counts",
+		"minos_mixed", "objects", "ok", "opt", "opt_source", "opt_status", "platform", "problems", "version"}
 	if got := keys(arm); !slices.Equal(got, wantSlice) {
 		t.Errorf("slice keys %v, want %v", got, wantSlice)
 	}
@@ -127,9 +127,9 @@ func TestGitHubActions(t *testing.T) {
 	md := string(b)
 	for _, w := range []string{
 		"# before\n### osslbuild check ",
-		"| artifact | arch | version | minos | opt | status | compiler | sha256 |\n|---|---|---|---|---|---|---|---|\n",
-		" | arm64 | 4.0.2 | 11.0 | -O0 (no -O) | FAIL (slices, optimisation) | ` " + lineArmO0 + " ` | ` ",
-		" | x86\\_64 | 4.0.2 | 10.12 | -O3 | FAIL (slices) | ` " + lineX86O3 + " ` | ` ",
+		"| artifact | arch | version | minos | opt | code | status | compiler | sha256 |\n|---|---|---|---|---|---|---|---|---|\n",
+		" | arm64 | 4.0.2 | 11.0 | -O0 (no -O) | too little 0.00/0 | FAIL (slices, optimisation) | ` " + lineArmO0 + " ` | ` ",
+		" | x86\\_64 | 4.0.2 | 10.12 | -O3 | too little 0.00/0 | FAIL (slices) | ` " + lineX86O3 + " ` | ` ",
 	} {
 		if !strings.Contains(md, w) {
 			t.Errorf("step summary lacks %q:\n%s", w, md)

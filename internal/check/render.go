@@ -31,7 +31,7 @@ func Rows(res *Result) []report.Row {
 				status = "FAIL (" + strings.Join(dedup(rules), ", ") + ")"
 			}
 			rows = append(rows, report.Row{Artifact: name, Arch: s.Arch, Version: shortVersion(s.Version),
-				MinOS: s.MinOS, Opt: optCell(s), Compiler: s.Compiler, Digest: b.SHA256, Status: status})
+				MinOS: s.MinOS, Opt: optCell(s), Code: codeCell(s), Compiler: s.Compiler, Digest: b.SHA256, Status: status})
 		}
 	}
 	return rows
@@ -81,12 +81,29 @@ func optCell(s Slice) string {
 		return ""
 	}
 	switch {
+	case s.OptSource == string(validate.SourceMachineCode):
+		return s.Opt + " (code)"
 	case s.OptFlag == "":
 		return s.Opt + " (no -O)"
 	case s.Opt == inspect.Os.String() || s.Opt == inspect.Oz.String():
 		return s.Opt + " (size; counts as -O2)"
 	}
 	return s.Opt
+}
+
+// codeCell is the machine code's verdict beside the compiler line's:
+// "optimised 0.02/2674" (score over functions measured), "-O0-like
+// 0.91/412", "too little 0/3", or "" when the code was not measured.
+func codeCell(s Slice) string {
+	c := s.Code
+	if c == nil {
+		return ""
+	}
+	class := c.Class
+	if class == string(inspect.CodeTooLittle) {
+		class = "too little"
+	}
+	return fmt.Sprintf("%s %.2f/%d", class, c.Score, c.Functions)
 }
 
 // shortVersion is "4.0.2" for "OpenSSL 4.0.2 25 Aug 2026", and names the

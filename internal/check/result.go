@@ -59,12 +59,25 @@ type Slice struct {
 	Candidates  []Candidate    `json:"candidates,omitempty"`   // every compiler line with its evidence, the chosen one first
 	Opt         string         `json:"opt,omitempty"`          // effective optimisation the evidence shows
 	OptFlag     string         `json:"opt_flag,omitempty"`     // the deciding -O word, "" when none
-	OptStatus   string         `json:"opt_status"`             // ok, below, unknown, none (no OpenSSL build information)
+	OptStatus   string         `json:"opt_status"`             // ok, below, unknown, none (no OpenSSL build information, no code evidence)
+	OptSource   string         `json:"opt_source,omitempty"`   // the evidence the verdict rests on: compiler-line or machine-code
+	Code        *Code          `json:"code,omitempty"`         // what the machine code says, beside the compiler line
 	Unknown     string         `json:"unknown,omitempty"`      // why the optimisation is unknown
 	Evidence    []Evidence     `json:"evidence,omitempty"`
 	Libcrypto   bool           `json:"libcrypto"` // holds libcrypto's own build-info strings
 	OK          bool           `json:"ok"`
 	Problems    []Problem      `json:"problems,omitempty"`
+}
+
+// Code is the code classifier's verdict on a slice (inspect.CodeVerdict):
+// how the machine code looks, whatever the compiler line claims.
+type Code struct {
+	Class        string  `json:"class"` // -O0-like, optimised, too little evidence
+	Score        float64 `json:"score"` // share of measured functions showing an -O0 trait; -O0-like from 0.5
+	Functions    int     `json:"functions"`
+	Instructions int     `json:"instructions"`
+	Objects      int     `json:"objects"`     // measured
+	AsmObjects   int     `json:"asm_objects"` // taken for hand-written assembly, left out
 }
 
 // Candidate is one "compiler: " string found in a slice.
@@ -80,7 +93,7 @@ type Candidate struct {
 
 // Evidence is one indication of how a slice was optimised.
 type Evidence struct {
-	Source string `json:"source"` // compiler-line
+	Source string `json:"source"` // compiler-line, machine-code
 	Known  bool   `json:"known"`
 	Opt    string `json:"opt,omitempty"`
 	Flag   string `json:"flag,omitempty"`

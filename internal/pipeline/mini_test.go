@@ -288,3 +288,37 @@ func TestMiniBuildEnvironmentIsConstructed(t *testing.T) {
 		}
 	}
 }
+
+// TestMiniValidationRefusesCodeTheLineBelies: the compile rules add -O0
+// after the recorded flags, so the compiler line says -O3 (and the gate
+// passes) while the code is built at -O0; validation reads the machine
+// code and refuses the library, naming both.
+func TestMiniValidationRefusesCodeTheLineBelies(t *testing.T) {
+	var funcs strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&funcs, "int mini_f%d(int a, int b, const int *p) { int s = 0; for (int i = 0; i < a; i++) s += p[i] * b + %d; return s ^ a; }\n", i, i)
+	}
+	for _, target := range []string{"arm64", "x86_64"} {
+		t.Run(target, func(t *testing.T) {
+			_, err, out, _ := miniBuild(t, target, map[string][2]string{
+				"Makefile.in":  {"MINI_EXTRA=\n", "MINI_EXTRA=-O0\n"},
+				"crypto/mem.c": {"#include <stddef.h>\n", "#include <stddef.h>\n" + funcs.String()},
+			})
+			var ve *validate.Error
+			if !errors.As(err, &ve) {
+				t.Fatalf("want a validation refusal, got %v", err)
+			}
+			found := false
+			for _, v := range ve.Violations {
+				if v.Rule == validate.RuleOptimisation && v.Arch == target && v.Found == "code -O0-like" &&
+					strings.Contains(v.Detail, "compiler line says -O3 but the machine code looks -O0 (score ") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no violation naming the -O3 line and the -O0 code: %v", err)
+			}
+			emptyOrMissing(t, out)
+		})
+	}
+}

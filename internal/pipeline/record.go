@@ -33,6 +33,7 @@ func record(ctx context.Context, j *job) error {
 		},
 		SourceDateEpoch: j.tree.SourceDateEpoch,
 		CompilerLines:   j.lines,
+		CodeEvidence:    j.code,
 		LinkChecks:      j.links,
 		Patches:         []artifact.Patch{},
 	}

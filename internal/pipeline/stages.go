@@ -96,6 +96,7 @@ type job struct {
 	staging  string                  // make: DESTDIR of make install_dev
 	dir      string                  // layout: the artifact tree
 	lines    []artifact.CompilerLine // validate
+	code     []artifact.CodeEvidence // validate: the machine code's verdicts
 	links    []artifact.LinkCheck    // link
 	manifest *artifact.Manifest      // record
 }

@@ -67,28 +67,32 @@ func identicalCopies(rep validate.Report, v validate.Violation) bool {
 }
 
 func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validate.Expect, forgive func(validate.Report, validate.Violation) bool) error {
-	lines, err := validateTree(ctx, j.dir, j.plan, adjust, forgive)
+	lines, code, err := validateTree(ctx, j.dir, j.plan, adjust, forgive)
 	if err != nil {
 		return fmt.Errorf("refusing to publish: %w", err)
 	}
-	j.lines = lines
+	j.lines, j.code = lines, code
 	for _, l := range lines {
 		j.run.logf("%s: validated %s %s: %s", j.name, l.Library, l.Arch, l.Line)
+	}
+	for _, c := range code {
+		j.run.logf("%s: machine code of %s %s: %s (score %.3f over %d functions)", j.name, c.Library, c.Arch, c.Class, c.Score, c.Functions)
 	}
 	return nil
 }
 
-// validateTree validates every library under dir/lib and returns the
-// compiler lines found; forgive (nil: none) drops violations the variant
-// expects.
-func validateTree(ctx context.Context, dir string, p *recipe.Plan, adjust func(validate.Expect) validate.Expect, forgive func(validate.Report, validate.Violation) bool) ([]artifact.CompilerLine, error) {
+// validateTree validates every library under dir/lib, its machine code
+// included, and returns the compiler lines found and the code verdicts;
+// forgive (nil: none) drops violations the variant expects.
+func validateTree(ctx context.Context, dir string, p *recipe.Plan, adjust func(validate.Expect) validate.Expect, forgive func(validate.Report, validate.Violation) bool) ([]artifact.CompilerLine, []artifact.CodeEvidence, error) {
 	var errs []error
 	var lines []artifact.CompilerLine
+	var code []artifact.CodeEvidence
 	for _, lib := range artifact.Libraries {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		rep, err := validate.StaticLibrary(filepath.Join(dir, "lib", lib), adjust(Expect(p, lib)))
+		rep, err := validate.StaticLibraryContext(ctx, filepath.Join(dir, "lib", lib), adjust(Expect(p, lib)))
 		if forgive != nil && len(rep.Violations) > 0 && errors.Is(err, validate.ErrInvalid) {
 			rep.Violations = slices.DeleteFunc(rep.Violations, func(v validate.Violation) bool { return forgive(rep, v) })
 			err = rep.Err()
@@ -98,6 +102,7 @@ func validateTree(ctx context.Context, dir string, p *recipe.Plan, adjust func(v
 			continue
 		}
 		lines = append(lines, artifact.CompilerLinesOf(rep.File, lib)...)
+		code = append(code, artifact.CodeEvidenceOf(rep.File, lib)...)
 	}
-	return lines, errors.Join(errs...)
+	return lines, code, errors.Join(errs...)
 }

@@ -56,7 +56,7 @@ func TestGroup(t *testing.T) {
 }
 
 var rows = []Row{
-	{Artifact: "dist/x.whl(pkg/_rust.abi3.so)", Arch: "arm64", Version: "4.0.2", MinOS: "11.0", Opt: "-O0 (no -O)",
+	{Artifact: "dist/x.whl(pkg/_rust.abi3.so)", Arch: "arm64", Version: "4.0.2", MinOS: "11.0", Opt: "-O0 (no -O)", Code: "-O0-like 0.91/412",
 		Compiler: "cc -fPIC -arch arm64 -mmacosx-version-min=11.0 -DL_ENDIAN -DOPENSSL_PIC -D_REENTRANT -DNDEBUG -DEXTRA", Status: "FAIL (optimisation)", Digest: "ab12"},
 	{Artifact: "lib|odd\x1b[31m", Arch: "x86_64", Opt: "-O3", Compiler: "a `b` | c", Status: "ok"},
 }
@@ -100,10 +100,10 @@ func TestMarkdownAndSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "### check \\*x\\*\n\n" +
-		"| artifact | arch | version | minos | opt | status | compiler | sha256 |\n" +
-		"|---|---|---|---|---|---|---|---|\n" +
-		"| dist/x.whl(pkg/\\_rust.abi3.so) | arm64 | 4.0.2 | 11.0 | -O0 (no -O) | FAIL (optimisation) | ` cc -fPIC -arch arm64 -mmacosx-version-min=11.0 -DL_ENDIAN -DOPENSSL_PIC -D_REENTRANT -DNDEBUG -DEXTRA ` | ` ab12 ` |\n" +
-		"| lib\\|odd?\\[31m | x86\\_64 | - | - | -O3 | ok | `` a `b` \\| c `` | - |\n\n" +
+		"| artifact | arch | version | minos | opt | code | status | compiler | sha256 |\n" +
+		"|---|---|---|---|---|---|---|---|---|\n" +
+		"| dist/x.whl(pkg/\\_rust.abi3.so) | arm64 | 4.0.2 | 11.0 | -O0 (no -O) | -O0-like 0.91/412 | FAIL (optimisation) | ` cc -fPIC -arch arm64 -mmacosx-version-min=11.0 -DL_ENDIAN -DOPENSSL_PIC -D_REENTRANT -DNDEBUG -DEXTRA ` | ` ab12 ` |\n" +
+		"| lib\\|odd?\\[31m | x86\\_64 | - | - | -O3 | - | ok | `` a `b` \\| c `` | - |\n\n" +
 		"### again\n\n"
 	if !strings.HasPrefix(string(b), want) {
 		t.Errorf("got\n%s\nwant prefix\n%s", b, want)

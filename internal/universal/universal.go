@@ -133,7 +133,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 				errs = append(errs, fmt.Errorf("%s: missing lib/%s: %w", s.Manifest.Name, lib, ErrRefused))
 				continue
 			}
-			if _, err := validate.StaticLibrary(p, Expect(s.Manifest, lib)); err != nil {
+			if _, err := validate.StaticLibraryContext(ctx, p, Expect(s.Manifest, lib)); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w: %w", s.Manifest.Name, ErrRefused, err))
 			}
 		}
@@ -172,11 +172,12 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 		for _, s := range ordered {
 			exps = append(exps, Expect(s.Manifest, lib))
 		}
-		rep, err := validate.Universal(out, exps)
+		rep, err := validate.UniversalContext(ctx, out, exps)
 		if err != nil {
 			return nil, fmt.Errorf("merged %s: %w", lib, err)
 		}
 		m.CompilerLines = append(m.CompilerLines, artifact.CompilerLinesOf(rep.File, lib)...)
+		m.CodeEvidence = append(m.CodeEvidence, artifact.CodeEvidenceOf(rep.File, lib)...)
 	}
 	if err := artifact.WriteSBOM(dst, m); err != nil {
 		return nil, err

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,6 +25,10 @@ type sliceSpec struct {
 	version                        string
 	header                         string // content of include/openssl/configuration.h
 	options                        []string
+	// funcs functions compiled at codeOpt go into both libraries, so the
+	// code classifier has enough to judge (0: too little evidence).
+	funcs   int
+	codeOpt string
 }
 
 func defaults(arch string) sliceSpec {
@@ -32,6 +38,16 @@ func defaults(arch string) sliceSpec {
 	}
 	return sliceSpec{arch: "x86_64", triple: "x86_64-apple-macos10.12", configure: "darwin64-x86_64-cc", minOS: "10.12",
 		flags: []string{"-mmacosx-version-min=10.12", "-march=core2"}, opt: "-O3", version: "4.0.2", header: "#define X 1\n"}
+}
+
+// funcsSource is C with n functions that keep arguments and locals: at -O0
+// each spills and reloads them, optimised none does.
+func funcsSource(prefix string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "int %s%d(int a, int b, const int *p) { int s = 0; for (int i = 0; i < a; i++) s += p[i] * b + %d; return s ^ a; }\n", prefix, i, i)
+	}
+	return b.String()
 }
 
 func tools(t *testing.T) toolchain.Toolchain {
@@ -61,9 +77,15 @@ func makeSlice(t *testing.T, s sliceSpec) Slice {
 	src2 := filepath.Join(dir, "ssl.c")
 	os.WriteFile(src2, []byte(`int g(void){return 2;}`), 0o644)
 	for _, c := range []struct{ src, obj, lib string }{{src, "libcrypto-lib-cversion.o", "libcrypto.a"}, {src2, "libssl-lib-s.o", "libssl.a"}} {
-		obj := filepath.Join(t.TempDir(), c.obj)
-		run(t, "clang-14", "-target", s.triple, "-c", "-o", obj, c.src)
-		run(t, "llvm-ar-14", "rcs", filepath.Join(dir, "lib", c.lib), obj)
+		objs := []string{filepath.Join(t.TempDir(), c.obj)}
+		run(t, "clang-14", "-target", s.triple, "-c", "-o", objs[0], c.src)
+		if s.funcs > 0 {
+			fsrc := filepath.Join(t.TempDir(), "funcs.c")
+			os.WriteFile(fsrc, []byte(funcsSource(strings.TrimSuffix(c.lib, ".a")+"_f", s.funcs)), 0o644)
+			objs = append(objs, strings.TrimSuffix(objs[0], ".o")+"-funcs.o")
+			run(t, "clang-14", "-target", s.triple, "-ffreestanding", s.codeOpt, "-c", "-o", objs[1], fsrc)
+		}
+		run(t, append([]string{"llvm-ar-14", "rcs", filepath.Join(dir, "lib", c.lib)}, objs...)...)
 	}
 	os.Remove(src)
 	os.Remove(src2)
@@ -93,7 +115,9 @@ func run(t *testing.T, args ...string) {
 
 func TestMergeGood(t *testing.T) {
 	tc := tools(t)
-	arm, x86 := makeSlice(t, defaults("arm64")), makeSlice(t, defaults("x86_64"))
+	as, xs := defaults("arm64"), defaults("x86_64")
+	as.funcs, as.codeOpt, xs.funcs, xs.codeOpt = 40, "-O2", 40, "-O2"
+	arm, x86 := makeSlice(t, as), makeSlice(t, xs)
 	dst := filepath.Join(t.TempDir(), Name)
 	m, err := Merge(context.Background(), tc, arm, x86, dst, nil)
 	if err != nil {
@@ -117,6 +141,16 @@ func TestMergeGood(t *testing.T) {
 	}
 	if len(m.Slices) != 2 || len(m.CompilerLines) != 2 || len(m.HeaderDispatch) != 0 {
 		t.Errorf("manifest: slices %d, compiler lines %d, dispatch %v", len(m.Slices), len(m.CompilerLines), m.HeaderDispatch)
+	}
+	// The merged libraries' own code evidence: each library, each arch,
+	// in the fat file's order, optimised.
+	var got []string
+	for _, c := range m.CodeEvidence {
+		got = append(got, fmt.Sprintf("%s %s %s %d", c.Library, c.Arch, c.Class, c.Functions))
+	}
+	want := []string{"libcrypto.a x86_64 optimised 41", "libcrypto.a arm64 optimised 41", "libssl.a x86_64 optimised 41", "libssl.a arm64 optimised 41"}
+	if !slices.Equal(got, want) {
+		t.Errorf("code evidence %q, want %q", got, want)
 	}
 	// Merging the same inputs again gives the same files.
 	dst2 := filepath.Join(t.TempDir(), Name)
@@ -146,6 +180,8 @@ func TestMergeRefuses(t *testing.T) {
 		{name: "O2 slice", x86: func(s *sliceSpec) { s.opt = "-O2" }, wantIn: "-O2"},
 		{name: "options differ", x86: func(s *sliceSpec) { s.options = []string{"no-zlib"} }, wantIn: "option sets differ: [] vs [no-zlib]"},
 		{name: "wrong minos", arm: func(s *sliceSpec) { s.triple = "arm64-apple-macos12" }, wantIn: "12.0"},
+		{name: "line -O3, code -O0", x86: func(s *sliceSpec) { s.funcs, s.codeOpt = 40, "-O0" },
+			wantIn: "compiler line says -O3 but the machine code looks -O0 (score 0."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

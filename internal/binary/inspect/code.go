@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -288,6 +289,8 @@ type codeUnit struct {
 	base   int64 // offset in the file, for messages
 	r      io.ReaderAt
 	size   int64
+	macho  *MachO // the object as Inspect parsed it, nil: parse it here
+	elf    *ELF
 }
 
 // maxInMemoryFile: where it cannot map a file, CodeEvidenceFile reads files
@@ -372,12 +375,22 @@ func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, o
 		}()
 	}
 	lists.Wait()
-	var units []codeUnit
-	perSlice := make([]int, len(slices)) // objects measured in each slice, for sampling
-	for i, s := range slices {
+	for _, s := range slices {
 		if s.err != nil {
 			return nil, s.err
 		}
+	}
+	return measureSlices(ctx, name, r, slices, opt, false)
+}
+
+// measureSlices measures the objects of each slice, sampled as opt says,
+// on every CPU. With tolerant, an object the classifier cannot read counts
+// as skipped instead of failing the whole run: the caller (MeasureCode)
+// reports malformed objects itself.
+func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []codeSlice, opt codeOptions, tolerant bool) ([]CodeVerdict, error) {
+	var units []codeUnit
+	perSlice := make([]int, len(slices)) // objects measured in each slice, for sampling
+	for i, s := range slices {
 		// Every k-th object when a slice has more than maxObjects.
 		step := max(1, float64(len(s.units))/float64(opt.maxObjects))
 		for k, pick := 0, 0.0; k < len(s.units); k++ {
@@ -391,37 +404,54 @@ func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, o
 	results := make([]codeStats, len(units))
 	arches := make([]string, len(units))
 	errs := make([]error, len(units))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(units)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			debug.SetPanicOnFault(true)
-			var buf []byte
-			for i := range next {
-				u := units[i]
-				var whole []byte
-				if m, ok := r.(memReaderAt); ok { // the file is in memory: no copy
-					whole = m[u.base : u.base+u.size]
-				}
-				limit := max(opt.minPerObject, opt.sliceBudget/perSlice[u.slice])
-				arches[i], results[i], errs[i] = measureFaultSafe(u.r, u.size, whole, limit, opt, &buf)
-				if errs[i] != nil {
-					errs[i] = annotate(errs[i], name, slices[u.slice].arch, u.member, u.base)
-				}
-			}
-		}()
+	one := func(i int, buf *[]byte) {
+		u := units[i]
+		var whole []byte
+		if m, ok := r.(memReaderAt); ok { // the file is in memory: no copy
+			whole = m[u.base : u.base+u.size]
+		}
+		limit := max(opt.minPerObject, opt.sliceBudget/perSlice[u.slice])
+		arches[i], results[i], errs[i] = measureFaultSafe(u.r, u.size, whole, u.macho, u.elf, limit, opt, buf)
+		var fe *FormatError
+		if tolerant && errors.As(errs[i], &fe) {
+			results[i], errs[i] = codeStats{skipped: 1}, nil
+		}
+		if errs[i] != nil {
+			errs[i] = annotate(errs[i], name, slices[u.slice].arch, u.member, u.base)
+		}
 	}
 	var cerr error
-	for i := range units {
-		if cerr = ctx.Err(); cerr != nil {
-			break
+	if len(units) == 1 {
+		// A single object (check walks thousands of them, each file on a
+		// worker of its own already): no goroutines to start and stop.
+		var buf []byte
+		one(0, &buf)
+	} else {
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range min(runtime.GOMAXPROCS(0), len(units)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				debug.SetPanicOnFault(true)
+				var buf []byte
+				for i := range next {
+					one(i, &buf)
+				}
+			}()
 		}
-		next <- i
+		for i := range units {
+			if cerr = ctx.Err(); cerr != nil {
+				break
+			}
+			next <- i
+		}
+		close(next)
+		wg.Wait()
 	}
-	close(next)
-	wg.Wait()
+	if cerr == nil {
+		cerr = ctx.Err()
+	}
 	if cerr != nil {
 		return nil, fmt.Errorf("code evidence %s: %w", name, cerr)
 	}
@@ -450,9 +480,9 @@ func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, o
 
 // measureFaultSafe is measureObject with a memory fault (a mapped file
 // truncated meanwhile) turned into an error.
-func measureFaultSafe(r io.ReaderAt, size int64, whole []byte, limit int, opt codeOptions, buf *[]byte) (arch string, st codeStats, err error) {
+func measureFaultSafe(r io.ReaderAt, size int64, whole []byte, m *MachO, e *ELF, limit int, opt codeOptions, buf *[]byte) (arch string, st codeStats, err error) {
 	defer catchFault(&err, "")
-	return measureObject(r, size, whole, limit, opt, buf)
+	return measureObject(r, size, whole, m, e, limit, opt, buf)
 }
 
 // catchFault, deferred, turns a memory fault into *err, naming the file
@@ -483,12 +513,13 @@ func faultOf(p any) error {
 }
 
 // measureObject reads one object or linked image and measures the code of
-// at most limit of its functions.
+// at most limit of its functions; m or e is the object parsed already (by
+// Inspect), or nil.
 //
 // whole, when not nil, holds the object's bytes already; otherwise they are
 // read into *buf, one read per object (archive members are small and many,
 // and a read per header, table and section costs more than the copy).
-func measureObject(r io.ReaderAt, size int64, whole []byte, limit int, opt codeOptions, buf *[]byte) (string, codeStats, error) {
+func measureObject(r io.ReaderAt, size int64, whole []byte, m *MachO, e *ELF, limit int, opt codeOptions, buf *[]byte) (string, codeStats, error) {
 	var st codeStats
 	if whole == nil {
 		magic, err := readMagic(r, size)
@@ -514,9 +545,9 @@ func measureObject(r io.ReaderAt, size int64, whole []byte, limit int, opt codeO
 	var err error
 	switch {
 	case isMachO(whole):
-		o, err = readMachOCode(whole)
+		o, err = readMachOCode(whole, m)
 	case isELF(whole):
-		o, err = readELFCode(whole)
+		o, err = readELFCode(whole, e)
 	default:
 		st.skipped++ // bitcode, a text file, a nested archive: no machine code
 		return "", st, nil

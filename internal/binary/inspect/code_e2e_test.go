@@ -14,7 +14,7 @@ import (
 // once per run): osslbuild's -O3 libraries are optimised from the code
 // alone, libssl.a included (it carries no compiler line); the pyca-way
 // builds (CFLAGS in Configure's environment, so no -O at all) are -O0-like,
-// for macOS arm64 and for linux-x86_64.
+// for macOS arm64 and x86_64 and for linux-x86_64.
 func TestCodeEvidenceFullBuilds(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -31,6 +31,10 @@ func TestCodeEvidenceFullBuilds(t *testing.T) {
 		}, inspect.CodeOptimised},
 		{"pyca way arm64 (no -O)", func(t *testing.T) []string {
 			return []string{e2e.PycaArm64(t)}
+		}, inspect.CodeO0},
+		{"pyca way x86_64 (no -O)", func(t *testing.T) []string {
+			lib := e2e.PycaX8664(t)
+			return []string{filepath.Join(lib, "libcrypto.a"), filepath.Join(lib, "libssl.a")}
 		}, inspect.CodeO0},
 		{"pyca way linux-x86_64 (no -O)", func(t *testing.T) []string {
 			lib := filepath.Join(e2e.PycaLinuxX8664(t), "lib")

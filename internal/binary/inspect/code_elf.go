@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
-	"fmt"
 	"sort"
 )
 
@@ -20,33 +19,30 @@ type elfSect struct {
 // readELFCode reads the code sections and function boundaries of a 64-bit
 // little-endian ELF file, whole in b: from .symtab (sized STT_FUNC
 // symbols), else from .eh_frame (every function with unwind information,
-// in stripped shared objects too), else from .dynsym.
-func readELFCode(b []byte) (*codeObject, error) {
+// in stripped shared objects too), else from .dynsym. The header is
+// parsed once, by ParseELF (the one ELF header parser); e, when not nil,
+// is b already parsed by it (Inspect's Object). The section table is read
+// here only: Inspect needs none of it.
+func readELFCode(b []byte, e *ELF) (*codeObject, error) {
 	size := int64(len(b))
-	if size < 64 {
-		return nil, malformed(0, "truncated ELF header: expected 64 bytes, found %d", size)
-	}
-	h := b[:64]
-	if !bytes.HasPrefix(h, []byte(elf.ELFMAG)) {
-		return nil, malformed(0, "expected ELF magic, found %x", h[:4])
+	if e == nil {
+		var err error
+		if e, err = ParseELF(memReaderAt(b), size); err != nil {
+			return nil, err
+		}
 	}
 	le := binary.LittleEndian
-	mach := elf.Machine(le.Uint16(h[18:]))
-	o := &codeObject{arch: elfArch[mach]}
-	if o.arch == "" {
-		o.arch = fmt.Sprintf("elf-machine(%d)", uint16(mach))
-	}
-	if elf.Class(h[4]) != elf.ELFCLASS64 || elf.Data(h[5]) != elf.ELFDATA2LSB {
+	o := &codeObject{arch: e.Arch}
+	if e.Class != elf.ELFCLASS64 || e.Data != elf.ELFDATA2LSB {
 		return o, nil // 32-bit or big-endian: no supported instruction set
 	}
-	typ := elf.Type(le.Uint16(h[16:]))
-	o.linked = typ != elf.ET_REL
+	o.linked = e.Type != elf.ET_REL
 	// No mark tells an ELF object compiled from C from assembly once
 	// Debian's strip has removed .comment (measured on its libcrypto.a),
 	// so every ELF object is measured; see the classifier's doc for why
 	// assembly then only dilutes an -O0 score.
 	o.compiled = true
-	shoff, shentsize, shnum, shstrndx := le.Uint64(h[40:]), int64(le.Uint16(h[58:])), int64(le.Uint16(h[60:])), int(le.Uint16(h[62:]))
+	shoff, shentsize, shnum, shstrndx := e.Shoff, int64(e.Shentsize), int64(e.Shnum), int(e.Shstrndx)
 	if shnum == 0 || shoff == 0 {
 		// No section headers (a stripped executable), or more than 65,279
 		// (extended numbering): nothing to measure.

@@ -71,96 +71,43 @@ func span(b []byte, off, n uint64) ([]byte, bool) {
 }
 
 // readMachOCode reads the code sections and function starts of a thin
-// 64-bit Mach-O, whole in b. Everything it returns points into b.
-func readMachOCode(b []byte) (*codeObject, error) {
+// 64-bit Mach-O, whole in b. Everything it returns points into b. The
+// header and load commands are parsed once, by parseMachO (the one Mach-O
+// parser); m, when not nil, is b already parsed by it (Inspect's Object).
+func readMachOCode(b []byte, m *MachO) (*codeObject, error) {
 	size := int64(len(b))
-	if size < 32 {
-		return nil, malformed(0, "truncated Mach-O header: expected 32 bytes, found %d", size)
+	if m == nil {
+		var err error
+		if m, err = parseMachO(memReaderAt(b), size, b); err != nil {
+			return nil, err
+		}
 	}
-	hdr := b[:32]
-	bo, is64, ok := machoByteOrder(hdr)
-	if !ok {
-		return nil, malformed(0, "expected Mach-O magic, found %#x", binary.BigEndian.Uint32(hdr[:]))
-	}
-	o := &codeObject{arch: CPUName(macho.Cpu(bo.Uint32(hdr[4:])), bo.Uint32(hdr[8:]))}
-	if !is64 {
+	o := &codeObject{arch: m.Arch}
+	if !m.Is64 {
 		return o, nil // 32-bit slices: no supported instruction set
 	}
-	ftype := macho.Type(bo.Uint32(hdr[12:]))
-	ncmds, sizeofcmds, flags := bo.Uint32(hdr[16:]), int64(bo.Uint32(hdr[20:])), bo.Uint32(hdr[24:])
-	o.linked = ftype != macho.TypeObj
-	o.compiled = !o.linked && flags&mhSubsectionsViaSymbols != 0
-	if sizeofcmds > size-32 || sizeofcmds > maxSizeofcmds {
-		return nil, malformed(20, "sizeofcmds %d runs past end of file: expected at most %d", sizeofcmds, min(size-32, maxSizeofcmds))
+	o.linked = m.Type != macho.TypeObj
+	o.compiled = !o.linked && m.Flags&mhSubsectionsViaSymbols != 0
+	// codeAt maps a section's 1-based index (as n_sect gives it, so at
+	// most 255) to its position in o.sections plus one; 0: not code.
+	var codeAt [256]uint16
+	for k, sec := range m.Sections {
+		code := sec.Flags&(sAttrPureInstructions|sAttrSomeInstructions) != 0 && sec.Flags&sectionTypeMask == 0
+		cs := codeSection{addr: sec.Addr, size: int64(sec.Size), offset: int64(sec.Offset)}
+		if code && (cs.size < 0 || cs.offset > size || cs.size > size-cs.offset) {
+			return nil, malformed(32, "section %s,%s: offset %d size %d runs past end of file (%d bytes)",
+				sec.Segment, sec.Name, cs.offset, cs.size, size)
+		}
+		if code && cs.size > 0 && k+1 < len(codeAt) {
+			o.sections = append(o.sections, cs)
+			codeAt[k+1] = uint16(len(o.sections))
+		}
 	}
-	cmds := b[32 : 32+sizeofcmds]
-	var (
-		// codeAt maps a section's 1-based index (as n_sect gives it, so at
-		// most 255) to its position in o.sections plus one; 0: not code.
-		codeAt            [256]uint16
-		nsect             int
-		textVMAddr        uint64
-		haveText          bool
-		symoff, nsyms     uint32
-		fsOff, fsSize     uint32
-		haveSyms, haveFns bool
-		dicOff, dicSize   uint32
-	)
-	off := int64(0)
-	for i := uint32(0); i < ncmds; i++ {
-		if sizeofcmds-off < 8 {
-			return nil, malformed(32+off, "load command %d: expected an 8-byte header, %d bytes of sizeofcmds left", i, sizeofcmds-off)
-		}
-		cmd, cmdsize := bo.Uint32(cmds[off:]), int64(bo.Uint32(cmds[off+4:]))
-		if cmdsize < 8 || cmdsize > sizeofcmds-off {
-			return nil, malformed(32+off, "load command %d (cmd %#x): cmdsize %d: expected 8 to %d", i, cmd, cmdsize, sizeofcmds-off)
-		}
-		c := cmds[off : off+cmdsize]
-		switch cmd {
-		case lcSegment64:
-			if len(c) < 72 {
-				return nil, malformed(32+off, "LC_SEGMENT_64: cmdsize %d: expected at least 72", cmdsize)
-			}
-			if string(trimNUL(c[8:24])) == "__TEXT" {
-				textVMAddr, haveText = bo.Uint64(c[24:]), true
-			}
-			nsects := int64(bo.Uint32(c[64:]))
-			if nsects > (cmdsize-72)/80 {
-				return nil, malformed(32+off, "LC_SEGMENT_64: %d sections do not fit in cmdsize %d", nsects, cmdsize)
-			}
-			for s := int64(0); s < nsects; s++ {
-				e := c[72+s*80:]
-				sflags := bo.Uint32(e[64:])
-				code := sflags&(sAttrPureInstructions|sAttrSomeInstructions) != 0 && sflags&sectionTypeMask == 0
-				sec := codeSection{addr: bo.Uint64(e[32:]), size: int64(bo.Uint64(e[40:])), offset: int64(bo.Uint32(e[48:]))}
-				if code && (sec.size < 0 || sec.offset > size || sec.size > size-sec.offset) {
-					return nil, malformed(32+off, "section %s,%s: offset %d size %d runs past end of file (%d bytes)",
-						trimNUL(e[16:32]), trimNUL(e[0:16]), sec.offset, sec.size, size)
-				}
-				nsect++
-				if code && sec.size > 0 && nsect < len(codeAt) {
-					o.sections = append(o.sections, sec)
-					codeAt[nsect] = uint16(len(o.sections))
-				}
-			}
-		case lcSymtab:
-			if len(c) < 24 {
-				return nil, malformed(32+off, "LC_SYMTAB: cmdsize %d: expected 24", cmdsize)
-			}
-			symoff, nsyms, haveSyms = bo.Uint32(c[8:]), bo.Uint32(c[12:]), true
-		case lcFunctionStarts:
-			if len(c) < 16 {
-				return nil, malformed(32+off, "LC_FUNCTION_STARTS: cmdsize %d: expected 16", cmdsize)
-			}
-			fsOff, fsSize, haveFns = bo.Uint32(c[8:]), bo.Uint32(c[12:]), true
-		case lcDataInCode:
-			if len(c) < 16 {
-				return nil, malformed(32+off, "LC_DATA_IN_CODE: cmdsize %d: expected 16", cmdsize)
-			}
-			dicOff, dicSize = bo.Uint32(c[8:]), bo.Uint32(c[12:])
-		}
-		off += cmdsize
-	}
+	textVMAddr, haveText := m.TextAddr, m.HasText
+	symoff, nsyms, haveSyms := m.Symtab.Offset, m.Symtab.Count, m.Symtab.Present
+	fsOff, fsSize, haveFns := m.FunctionStarts.Offset, m.FunctionStarts.Count, m.FunctionStarts.Present
+	dicOff, dicSize := m.DataInCode.Offset, m.DataInCode.Count
+	bo, _, _ := machoByteOrder(b)
 
 	var starts []uint64
 	switch {

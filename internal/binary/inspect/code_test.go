@@ -58,9 +58,9 @@ func codeOf(t *testing.T, path string) *codeObject {
 	}
 	var o *codeObject
 	if isELF(b) {
-		o, err = readELFCode(b)
+		o, err = readELFCode(b, nil)
 	} else {
-		o, err = readMachOCode(b)
+		o, err = readMachOCode(b, nil)
 	}
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
@@ -470,7 +470,7 @@ func TestDecodeX86OnDebianLibcrypto(t *testing.T) {
 	if err != nil {
 		testfixture.Missing(t, "%s (apt-get install -y libssl3)", path)
 	}
-	o, err := readELFCode(b)
+	o, err := readELFCode(b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

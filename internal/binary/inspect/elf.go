@@ -13,6 +13,11 @@ type ELF struct {
 	Arch    string // "x86_64", "aarch64", ...
 	Type    elf.Type
 	Class   elf.Class
+	Data    elf.Data // byte order
+	// The section header table as the header announces it (checked to lie
+	// inside the file); the code classifier reads it, Inspect does not.
+	Shoff                      uint64
+	Shentsize, Shnum, Shstrndx uint16
 }
 
 // TypeName is "relocatable", "executable", "shared object" or "core".
@@ -70,17 +75,20 @@ func ParseELF(r io.ReaderAt, size int64) (*ELF, error) {
 	if v := elf.Version(h[elf.EI_VERSION]); v != elf.EV_CURRENT {
 		return nil, malformed(int64(elf.EI_VERSION), "ELF version %d: expected 1", v)
 	}
-	e := &ELF{Class: class, Type: elf.Type(bo.Uint16(h[16:])), Machine: elf.Machine(bo.Uint16(h[18:]))}
+	e := &ELF{Class: class, Data: data, Type: elf.Type(bo.Uint16(h[16:])), Machine: elf.Machine(bo.Uint16(h[18:]))}
 	// The tables' offsets, entry sizes and counts (e_phoff, e_shoff, ...).
 	var phoff, shoff uint64
 	var phent, phnum, shent, shnum uint16
 	if class == elf.ELFCLASS64 {
 		phoff, shoff = bo.Uint64(h[32:]), bo.Uint64(h[40:])
 		phent, phnum, shent, shnum = bo.Uint16(h[54:]), bo.Uint16(h[56:]), bo.Uint16(h[58:]), bo.Uint16(h[60:])
+		e.Shstrndx = bo.Uint16(h[62:])
 	} else {
 		phoff, shoff = uint64(bo.Uint32(h[28:])), uint64(bo.Uint32(h[32:]))
 		phent, phnum, shent, shnum = bo.Uint16(h[42:]), bo.Uint16(h[44:]), bo.Uint16(h[46:]), bo.Uint16(h[48:])
+		e.Shstrndx = bo.Uint16(h[50:])
 	}
+	e.Shoff, e.Shentsize, e.Shnum = shoff, shent, shnum
 	for _, t := range []struct {
 		name       string
 		off        uint64

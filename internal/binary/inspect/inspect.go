@@ -62,6 +62,9 @@ type Slice struct {
 	// layout (see RecordOf): the compiler line that is the build's own,
 	// with the version, platform and date laid out beside it.
 	Record Record
+	// Code is what the slice's machine code says of how it was compiled,
+	// once MeasureCode has run (InspectCode runs it); nil before.
+	Code *CodeVerdict
 }
 
 // Object is one object file: a thin file, or one archive member.

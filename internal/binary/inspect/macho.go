@@ -131,8 +131,23 @@ type MachO struct {
 	Type     macho.Type
 	Is64     bool
 	NCmds    uint32
+	Flags    uint32         // the header's flags (MH_SUBSECTIONS_VIA_SYMBOLS, ...)
 	Versions []BuildVersion // in load-command order
-	Sections []Section      // of every LC_SEGMENT/LC_SEGMENT_64, in order
+	Sections []Section      // of every LC_SEGMENT/LC_SEGMENT_64, in order: Sections[i] is n_sect i+1
+	// TextAddr is the __TEXT segment's address (HasText): LC_FUNCTION_STARTS
+	// and LC_DATA_IN_CODE count from it.
+	TextAddr uint64
+	HasText  bool
+	// Symtab, FunctionStarts and DataInCode are where LC_SYMTAB's symbols
+	// (Count: nsyms) and the other two commands' data (Count: bytes) lie in
+	// the file; Present says the command was there.
+	Symtab, FunctionStarts, DataInCode LinkEdit
+}
+
+// LinkEdit locates a load command's table in the file.
+type LinkEdit struct {
+	Offset, Count uint32
+	Present       bool
 }
 
 // Section is one Mach-O section header: where its bytes are in the file.
@@ -140,6 +155,8 @@ type Section struct {
 	Segment, Name string
 	Offset        uint32 // file offset; 0 for zero-fill sections
 	Size          uint64
+	Addr          uint64 // address (in an object, from 0)
+	Flags         uint32 // type and attributes (S_ATTR_PURE_INSTRUCTIONS, ...)
 }
 
 // TypeName is "object", "dylib", "executable", ...
@@ -269,30 +286,31 @@ func parseMachO(r io.ReaderAt, size int64, data []byte) (*MachO, error) {
 			return nil, fmt.Errorf("read Mach-O load commands: %w", err)
 		}
 	}
-	vs, secs, err := loadCommands(cmds, bo, m.NCmds)
-	if err != nil {
+	m.Flags = bo.Uint32(hdr[24:])
+	if err := loadCommands(m, cmds, bo); err != nil {
 		return nil, shift(err, hdrSize)
 	}
-	m.Versions, m.Sections = vs, secs
 	return m, nil
 }
 
-// loadCommands decodes the deployment-target commands among ncmds load
-// commands in cmds, the sizeofcmds bytes that hold them. Offsets in errors
-// are relative to the start of the load commands.
-func loadCommands(cmds []byte, bo binary.ByteOrder, ncmds uint32) ([]BuildVersion, []Section, error) {
+// loadCommands decodes, among m.NCmds load commands in cmds (the
+// sizeofcmds bytes that hold them), the deployment-target commands, the
+// segments and their sections, and where the symbol table, function starts
+// and data in code lie, into m. Offsets in errors are relative to the
+// start of the load commands.
+func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 	var vs []BuildVersion
 	var secs []Section
 	sizeofcmds := int64(len(cmds))
 	off := int64(0)
-	for i := uint32(0); i < ncmds; i++ {
+	for i := uint32(0); i < m.NCmds; i++ {
 		if sizeofcmds-off < 8 {
-			return nil, nil, malformed(off, "load command %d: expected an 8-byte header, %d bytes of sizeofcmds left", i, sizeofcmds-off)
+			return malformed(off, "load command %d: expected an 8-byte header, %d bytes of sizeofcmds left", i, sizeofcmds-off)
 		}
 		cmd := macho.LoadCmd(bo.Uint32(cmds[off:]))
 		cmdsize := int64(bo.Uint32(cmds[off+4:]))
 		if cmdsize < 8 || cmdsize > sizeofcmds-off {
-			return nil, nil, malformed(off, "load command %d (cmd %#x): cmdsize %d: expected 8 to %d", i, uint32(cmd), cmdsize, sizeofcmds-off)
+			return malformed(off, "load command %d (cmd %#x): cmdsize %d: expected 8 to %d", i, uint32(cmd), cmdsize, sizeofcmds-off)
 		}
 		body := cmds[off+8 : off+cmdsize]
 		var need int
@@ -305,17 +323,38 @@ func loadCommands(cmds []byte, bo binary.ByteOrder, ncmds uint32) ([]BuildVersio
 			need = 64 // segname .. flags; nsects at 56
 		case macho.LoadCmdSegment:
 			need = 48 // nsects at 40
+		case macho.LoadCmdSymtab:
+			need = 16 // symoff, nsyms, stroff, strsize
+		case lcFunctionStarts, lcDataInCode:
+			need = 8 // dataoff, datasize
 		}
 		if len(body) < need {
-			return nil, nil, malformed(off, "load command %d (cmd %#x): cmdsize %d is too small: expected at least %d", i, uint32(cmd), cmdsize, need+8)
+			return malformed(off, "load command %d (cmd %#x): cmdsize %d is too small: expected at least %d", i, uint32(cmd), cmdsize, need+8)
 		}
-		if cmd == macho.LoadCmdSegment64 || cmd == macho.LoadCmdSegment {
-			ss, err := sections(body, bo, cmd == macho.LoadCmdSegment64)
+		switch cmd {
+		case macho.LoadCmdSegment64, macho.LoadCmdSegment:
+			is64 := cmd == macho.LoadCmdSegment64
+			ss, err := sections(body, bo, is64)
 			if err != nil {
-				return nil, nil, malformed(off, "load command %d (segment): %v", i, err)
+				return malformed(off, "load command %d (segment): %v", i, err)
 			}
 			secs = append(secs, ss...)
-		} else if need > 0 {
+			if string(trimNUL(body[0:16])) == "__TEXT" {
+				m.HasText, m.TextAddr = true, uint64(bo.Uint32(body[16:]))
+				if is64 {
+					m.TextAddr = bo.Uint64(body[16:])
+				}
+			}
+		case macho.LoadCmdSymtab:
+			m.Symtab = LinkEdit{Offset: bo.Uint32(body[0:]), Count: bo.Uint32(body[4:]), Present: true}
+		case lcFunctionStarts:
+			m.FunctionStarts = LinkEdit{Offset: bo.Uint32(body[0:]), Count: bo.Uint32(body[4:]), Present: true}
+		case lcDataInCode:
+			m.DataInCode = LinkEdit{Offset: bo.Uint32(body[0:]), Count: bo.Uint32(body[4:]), Present: true}
+		default:
+			if need == 0 {
+				break
+			}
 			v := BuildVersion{Cmd: cmd}
 			switch cmd {
 			case LCBuildVersion:
@@ -331,7 +370,8 @@ func loadCommands(cmds []byte, bo binary.ByteOrder, ncmds uint32) ([]BuildVersio
 		}
 		off += cmdsize
 	}
-	return vs, secs, nil
+	m.Versions, m.Sections = vs, secs
+	return nil
 }
 
 // sections decodes the section headers that follow a segment command's
@@ -350,9 +390,9 @@ func sections(body []byte, bo binary.ByteOrder, is64 bool) ([]Section, error) {
 		b := body[fixed+k*hdr:]
 		s := Section{Name: cstr(b[0:16]), Segment: cstr(b[16:32])}
 		if is64 {
-			s.Size, s.Offset = bo.Uint64(b[40:]), bo.Uint32(b[48:])
+			s.Addr, s.Size, s.Offset, s.Flags = bo.Uint64(b[32:]), bo.Uint64(b[40:]), bo.Uint32(b[48:]), bo.Uint32(b[64:])
 		} else {
-			s.Size, s.Offset = uint64(bo.Uint32(b[36:])), bo.Uint32(b[40:])
+			s.Addr, s.Size, s.Offset, s.Flags = uint64(bo.Uint32(b[32:])), uint64(bo.Uint32(b[36:])), bo.Uint32(b[40:]), bo.Uint32(b[56:])
 		}
 		out = append(out, s)
 	}

@@ -7,16 +7,25 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
-// How optimised a slice is rests on evidence. Today there is one kind, the
-// compiler line OpenSSL records; the machine-code classifier will be a
-// second, appended to evidenceSources, and the verdict below already weighs
-// any number of them.
+// How optimised a slice is rests on evidence of two kinds: the compiler
+// line OpenSSL records (a claim) and the machine code itself (package
+// inspect's classifier, when inspect.MeasureCode has run). The line shows
+// a level; the code shows only -O0-like or optimised. Where both speak and
+// disagree, the slice fails naming both (contradiction); where the line is
+// missing or says nothing (libssl, BoringSSL's "n/a", any library), the
+// code decides; where the code has too little evidence it is reported and
+// never fails anything.
 
 // Source names a kind of evidence.
 type Source string
 
-// SourceCompilerLine is the "compiler: " line chosen by inspect.RecordOf.
-const SourceCompilerLine Source = "compiler-line"
+const (
+	// SourceCompilerLine is the "compiler: " line chosen by inspect.RecordOf.
+	SourceCompilerLine Source = "compiler-line"
+	// SourceMachineCode is the code classifier's verdict on the slice
+	// (inspect.CodeVerdict).
+	SourceMachineCode Source = "machine-code"
+)
 
 // Evidence is one indication of how a slice was optimised.
 type Evidence struct {
@@ -28,11 +37,73 @@ type Evidence struct {
 	Flag   string           // the deciding -O word as written, "" when none
 	Detail string           // what was found: the line, or why nothing is known
 	Member string           // archive member it was found in
+	// Code is the classifier's verdict (SourceMachineCode only). Known
+	// code evidence is -O0-like (Level O0) or optimised (Optimised, no
+	// level: the code shows that it was optimised, not how much).
+	Code      *inspect.CodeVerdict
+	Optimised bool
 }
 
 // evidenceSources are the independent ways of telling how a slice was
 // optimised, each returning nothing when it has nothing to say.
-var evidenceSources = []func(s inspect.Slice) []Evidence{compilerLineEvidence}
+var evidenceSources = []func(s inspect.Slice) []Evidence{compilerLineEvidence, machineCodeEvidence}
+
+// machineCodeEvidence is the code classifier's verdict, when it ran.
+func machineCodeEvidence(s inspect.Slice) []Evidence {
+	c := s.Code
+	if c == nil {
+		return nil
+	}
+	e := Evidence{Source: SourceMachineCode, Code: c, Detail: DescribeCode(*c)}
+	switch c.Class {
+	case inspect.CodeO0:
+		e.Known, e.Level = true, inspect.O0
+	case inspect.CodeOptimised:
+		e.Known, e.Optimised = true, true
+	}
+	return []Evidence{e}
+}
+
+// DescribeCode is a code verdict in a few words: "optimised (score 0.02
+// over 2674 functions)".
+func DescribeCode(c inspect.CodeVerdict) string {
+	if c.Class == inspect.CodeTooLittle {
+		return fmt.Sprintf("%s (%s measured, %d needed)", c.Class, plural(c.Functions, "function"), inspect.CodeMinFunctions)
+	}
+	return fmt.Sprintf("%s (score %.2f over %s)", c.Class, c.Score, plural(c.Functions, "function"))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// contradiction returns the compiler line and the code evidence when both
+// are known and disagree: the line optimises (-O1 and up, -Os, -Oz) but
+// the code looks -O0, or the line has no -O (or -O0) but the code looks
+// optimised. -Og is neither and contradicts nothing.
+func contradiction(ev []Evidence) (line, code *Evidence) {
+	for i := range ev {
+		switch e := &ev[i]; {
+		case !e.Known:
+		case e.Source == SourceCompilerLine && line == nil:
+			line = e
+		case e.Source == SourceMachineCode:
+			code = e
+		}
+	}
+	if line == nil || code == nil {
+		return nil, nil
+	}
+	lineOpt := line.Level != inspect.O0 && line.Level != inspect.Og
+	lineO0 := line.Level == inspect.O0
+	if (lineOpt && !code.Optimised) || (lineO0 && code.Optimised) {
+		return line, code
+	}
+	return nil, nil
+}
 
 // libcryptoMarkers are the build-info strings only libcrypto itself (and
 // the forks' OpenSSL_version) compiles in, beside its compiler line.
@@ -86,32 +157,47 @@ const (
 
 // OptVerdict is what the evidence says about one slice.
 type OptVerdict struct {
-	Status   OptStatus
-	Level    inspect.OptLevel // OptOK, OptBelow: the lowest level shown
-	Flag     string           // the -O word of that evidence, "" when none
+	Status OptStatus
+	Level  inspect.OptLevel // OptOK, OptBelow: the lowest level shown
+	Flag   string           // the -O word of that evidence, "" when none
+	// Source is the kind of evidence the verdict rests on; for
+	// SourceMachineCode, Class says what the code looks like (no level).
+	Source   Source
+	Class    inspect.CodeClass
 	Evidence []Evidence
 }
 
 // judgeOpt weighs the evidence: any known evidence below min fails, so one
 // kind cannot rescue another; else known evidence at min or above passes;
-// else it is unknown (or none).
+// else code that looks optimised passes; else it is unknown (or none).
+// Code with too little evidence says nothing: on a slice without OpenSSL's
+// build information it leaves the slice unjudged (none).
 func judgeOpt(ev []Evidence, min inspect.OptLevel) OptVerdict {
 	v := OptVerdict{Status: OptNone, Evidence: ev}
-	var low *Evidence
+	var low, opt *Evidence
 	for i := range ev {
 		e := &ev[i]
-		if e.Known && (low == nil || rank(e.Level) < rank(low.Level)) {
+		switch {
+		case e.Known && e.Optimised:
+			opt = e
+		case e.Known && (low == nil || rank(e.Level) < rank(low.Level)):
 			low = e
 		}
-		if v.Status == OptNone {
+		if v.Status == OptNone && (e.Known || e.Source != SourceMachineCode) {
 			v.Status = OptUnknown
 		}
 	}
-	if low != nil {
-		v.Status, v.Level, v.Flag = OptOK, low.Level, low.Flag
+	switch {
+	case low != nil:
+		v.Status, v.Level, v.Flag, v.Source = OptOK, low.Level, low.Flag, low.Source
+		if low.Code != nil {
+			v.Class = low.Code.Class
+		}
 		if !Satisfies(low.Level, min) {
 			v.Status = OptBelow
 		}
+	case opt != nil:
+		v.Status, v.Source, v.Class = OptOK, opt.Source, opt.Code.Class
 	}
 	return v
 }
@@ -165,6 +251,9 @@ func (v OptVerdict) Describe() string {
 	case OptUnknown:
 		return "unknown"
 	}
+	if v.Source == SourceMachineCode {
+		return string(v.Class) + " (machine code)"
+	}
 	s := v.Level.String()
 	switch {
 	case v.Flag == "":
@@ -182,8 +271,12 @@ func unknownReason(s inspect.Slice) string {
 	if f := s.Record.Family; f != "" {
 		who = string(f)
 	}
+	code := ""
+	if s.Code != nil {
+		code = "; its machine code gives " + DescribeCode(*s.Code)
+	}
 	if c := s.Record.Compiler(); c != nil {
-		return fmt.Sprintf("%s: no compiler line recorded (%q): how it was optimised cannot be shown", who, strings.TrimRight(c.Text, " "))
+		return fmt.Sprintf("%s: no compiler line recorded (%q): how it was optimised cannot be shown%s", who, strings.TrimRight(c.Text, " "), code)
 	}
 	if s.Record.FamilyMarker != "" && !HoldsLibcrypto(s) {
 		return fmt.Sprintf("%s (named by %q in the binary): no version string and no compiler line recorded: how it was optimised cannot be shown", who, s.Record.FamilyMarker)
@@ -192,5 +285,5 @@ func unknownReason(s inspect.Slice) string {
 	if s.Record.Platform != nil {
 		p = s.Record.Platform.Value
 	}
-	return fmt.Sprintf("%s: libcrypto's build information (platform %q) has no \"compiler: \" line: how it was optimised cannot be shown", who, p)
+	return fmt.Sprintf("%s: libcrypto's build information (platform %q) has no \"compiler: \" line: how it was optimised cannot be shown%s", who, p, code)
 }

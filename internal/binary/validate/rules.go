@@ -148,6 +148,20 @@ func describe(o inspect.Object) string {
 func (c *checker) optimisation(arch string, s inspect.Slice, exp Expect, r SliceReport) {
 	v := r.Opt
 	min := exp.MinOpt.String()
+	line, code := contradiction(v.Evidence)
+	if line != nil {
+		says := "has no -O flag (-O0)"
+		if line.Flag != "" {
+			says = "says " + line.Flag
+		}
+		looks := "-O0"
+		if code.Optimised {
+			looks = "optimised"
+		}
+		c.add(arch, line.Member, RuleOptimisation, "machine code that agrees with the compiler line", "code "+string(code.Code.Class),
+			"compiler line %s but the machine code looks %s (score %.2f over %s): %q",
+			says, looks, code.Code.Score, plural(code.Code.Functions, "function"), strings.TrimPrefix(line.Detail, "compiler: "))
+	}
 	if exp.NoOptFlag {
 		// The pyca-way build: its own line must carry no -O flag at all.
 		if l := s.Record.Compiler(); l != nil {
@@ -156,12 +170,32 @@ func (c *checker) optimisation(arch string, s inspect.Slice, exp Expect, r Slice
 					"compiler line has %q, expected none (a build made the pyca way, without optimisation): %q", cl.OptFlag, l.Text)
 			}
 		}
+		// ... and its code must look unoptimised too.
+		if s.Code != nil && s.Code.Class == inspect.CodeOptimised && line == nil {
+			c.add(arch, "", RuleOptimisation, "-O0-like machine code", string(s.Code.Class),
+				"the machine code looks optimised (score %.2f over %s), expected a build without optimisation (the pyca way)",
+				s.Code.Score, plural(s.Code.Functions, "function"))
+		}
 		return
 	}
 	switch v.Status {
 	case OptBelow:
+		// The code's own violation only where no line shows a level: a
+		// line that does is reported below, or contradicted above.
+		lineKnown := false
 		for _, e := range v.Evidence {
-			if !e.Known || Satisfies(e.Level, exp.MinOpt) {
+			lineKnown = lineKnown || (e.Known && e.Source == SourceCompilerLine)
+		}
+		for _, e := range v.Evidence {
+			if !e.Known || e.Optimised || Satisfies(e.Level, exp.MinOpt) {
+				continue
+			}
+			if e.Source == SourceMachineCode {
+				if !lineKnown {
+					c.add(arch, "", RuleOptimisation, "at least "+min, "code "+string(e.Code.Class),
+						"the machine code looks -O0 (score %.2f over %s, -O0-like from %.2f), expected at least %s",
+						e.Code.Score, plural(e.Code.Functions, "function"), inspect.CodeO0Threshold, min)
+				}
 				continue
 			}
 			q := fmt.Sprintf("%q", strings.TrimPrefix(e.Detail, "compiler: "))
@@ -173,23 +207,23 @@ func (c *checker) optimisation(arch string, s inspect.Slice, exp Expect, r Slice
 					"compiler line optimises at %s (last -O flag %q), expected at least %s: %s", e.Level, e.Flag, min, q)
 			}
 		}
-	case OptUnknown, OptNone:
-		switch {
-		case exp.RequireCompilerLine && s.Record.Compiler() == nil:
-			c.add(arch, "", RuleCompilerLine, "one \"compiler: \" line", "none",
-				"no \"compiler: \" line found, expected exactly one (OpenSSL embeds it from crypto/buildinf.h)")
-		case exp.RequireCompilerLine:
-			l := s.Record.Compiler()
-			c.add(arch, l.Member, RuleCompilerLine, "a compiler line with the build's flags", l.Text,
-				"compiler line records no flags (%q), expected the build's", l.Text)
-		case exp.Strict && v.Status == OptUnknown:
-			member := ""
-			if l := s.Record.Compiler(); l != nil {
-				member = l.Member
-			}
-			c.add(arch, member, RuleCompilerLine, "evidence of at least "+min, "unknown",
-				"%s (unknown fails with -strict)", r.Unknown)
+	}
+	// The build's libcrypto must record its line whatever its code says.
+	l := s.Record.Compiler()
+	switch {
+	case exp.RequireCompilerLine && l == nil:
+		c.add(arch, "", RuleCompilerLine, "one \"compiler: \" line", "none",
+			"no \"compiler: \" line found, expected exactly one (OpenSSL embeds it from crypto/buildinf.h)")
+	case exp.RequireCompilerLine && l.Placeholder:
+		c.add(arch, l.Member, RuleCompilerLine, "a compiler line with the build's flags", l.Text,
+			"compiler line records no flags (%q), expected the build's", l.Text)
+	case exp.Strict && v.Status == OptUnknown:
+		member := ""
+		if l != nil {
+			member = l.Member
 		}
+		c.add(arch, member, RuleCompilerLine, "evidence of at least "+min, "unknown",
+			"%s (unknown fails with -strict)", r.Unknown)
 	}
 }
 

@@ -8,12 +8,15 @@
 // StaticLibrary, Universal and Validate hold a static library against a
 // Plan's (or an artifact manifest's) expectations, every object of it;
 // Binary holds any binary to the check target's policy. Both judge
-// optimisation the same way: from evidence (today the compiler line that
-// inspect.RecordOf chose by layout), a placeholder line or libcrypto's
-// strings without one being "unknown", never -O0.
+// optimisation the same way: from evidence (the compiler line that
+// inspect.RecordOf chose by layout, and the machine code once
+// inspect.MeasureCode has run), a placeholder line or libcrypto's strings
+// without one, with code of too little evidence, being "unknown", never
+// -O0; a compiler line the code contradicts fails, naming both.
 package validate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -169,21 +172,34 @@ func (e *Error) Is(target error) bool { return target == ErrInvalid }
 
 // StaticLibrary validates a single-architecture static library: a thin ar
 // archive, or a universal file holding exactly the one slice exp.Arch.
+// It is StaticLibraryContext without a deadline.
 func StaticLibrary(path string, exp Expect) (Report, error) {
-	return inspectAndValidate(path, []Expect{exp}, false)
+	return StaticLibraryContext(context.Background(), path, exp)
+}
+
+// StaticLibraryContext is StaticLibrary: the file is inspected and its
+// machine code measured (inspect.InspectCode), both held to exp.
+func StaticLibraryContext(ctx context.Context, path string, exp Expect) (Report, error) {
+	return inspectAndValidate(ctx, path, []Expect{exp}, false)
 }
 
 // Universal validates a universal static library: it must be a fat file with
 // exactly one slice per expectation, each slice held against its Expect.
+// It is UniversalContext without a deadline.
 func Universal(path string, exps []Expect) (Report, error) {
-	return inspectAndValidate(path, exps, true)
+	return UniversalContext(context.Background(), path, exps)
 }
 
-func inspectAndValidate(path string, exps []Expect, wantFat bool) (Report, error) {
+// UniversalContext is Universal, measuring the machine code too.
+func UniversalContext(ctx context.Context, path string, exps []Expect) (Report, error) {
+	return inspectAndValidate(ctx, path, exps, true)
+}
+
+func inspectAndValidate(ctx context.Context, path string, exps []Expect, wantFat bool) (Report, error) {
 	if err := checkExpects(exps); err != nil {
 		return Report{Path: path}, err
 	}
-	f, err := inspect.Inspect(path)
+	f, err := inspect.InspectCode(ctx, path)
 	if err != nil {
 		if errors.Is(err, inspect.ErrMalformed) || errors.Is(err, inspect.ErrUnknownFormat) {
 			// Unreadable as a library is a verdict on the file, not an I/O failure.

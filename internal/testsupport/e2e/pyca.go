@@ -26,3 +26,17 @@ func PycaArm64(t testing.TB) string {
 	})
 	return filepath.Join(dir, "dist", "openssl-macos-arm64-pyca-way", "lib", "libcrypto.a")
 }
+
+// PycaX8664 is PycaArm64 for the x86_64 target (pyca's step there had
+// CFLAGS="-mmacosx-version-min=10.12 -march=core2": -O0 too). It returns
+// the artifact's lib directory.
+func PycaX8664(t testing.TB) string {
+	t.Helper()
+	Require(t)
+	testfixture.Get(t, Version)
+	dir := Shared(t, "pyca-x86_64", func(dir string) error {
+		_, err := pipeline.Slice(context.Background(), Settings(t, dir), Runtime(t), "x86_64", pipeline.PycaWay)
+		return err
+	})
+	return filepath.Join(dir, "dist", "openssl-macos-x86-64-pyca-way", "lib")
+}

@@ -1,0 +1,72 @@
+package validate
+
+import (
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+)
+
+// How the compiler line and the machine code combine, for every pairing
+// that matters: the line shows a level, the code only -O0-like or
+// optimised, and code with too little evidence says nothing.
+func TestJudgeLineAndCode(t *testing.T) {
+	line := func(l inspect.OptLevel, flag string) Evidence {
+		return Evidence{Source: SourceCompilerLine, Known: true, Level: l, Flag: flag}
+	}
+	placeholder := Evidence{Source: SourceCompilerLine}
+	code := func(c inspect.CodeClass) Evidence {
+		return machineCodeEvidence(inspect.Slice{Code: &inspect.CodeVerdict{Class: c, Functions: 100}})[0]
+	}
+	o0, opt, little := code(inspect.CodeO0), code(inspect.CodeOptimised), code(inspect.CodeTooLittle)
+	for _, tc := range []struct {
+		name       string
+		ev         []Evidence
+		min        inspect.OptLevel
+		status     OptStatus
+		source     Source
+		contradict bool
+	}{
+		{"-O3 line, optimised code", []Evidence{line(inspect.O3, "-O3"), opt}, inspect.O3, OptOK, SourceCompilerLine, false},
+		{"-O3 line, -O0 code", []Evidence{line(inspect.O3, "-O3"), o0}, inspect.O3, OptBelow, SourceMachineCode, true},
+		{"-O3 line, -O0 code, -minopt 0", []Evidence{line(inspect.O3, "-O3"), o0}, inspect.O0, OptOK, SourceMachineCode, true},
+		{"-Os line, -O0 code", []Evidence{line(inspect.Os, "-Os"), o0}, inspect.O2, OptBelow, SourceMachineCode, true},
+		{"-O1 line, -O0 code", []Evidence{line(inspect.O1, "-O1"), o0}, inspect.O1, OptBelow, SourceMachineCode, true},
+		{"-Og line, -O0 code: no contradiction", []Evidence{line(inspect.Og, "-Og"), o0}, inspect.O0, OptOK, SourceMachineCode, false},
+		{"no -O, optimised code", []Evidence{line(inspect.O0, ""), opt}, inspect.O3, OptBelow, SourceCompilerLine, true},
+		{"explicit -O0, optimised code", []Evidence{line(inspect.O0, "-O0"), opt}, inspect.O0, OptOK, SourceCompilerLine, true},
+		{"no -O, -O0 code", []Evidence{line(inspect.O0, ""), o0}, inspect.O3, OptBelow, SourceCompilerLine, false},
+		{"-O1 line below -O3, optimised code does not rescue it", []Evidence{line(inspect.O1, "-O1"), opt}, inspect.O3, OptBelow, SourceCompilerLine, false},
+		{"-O3 line, too little code", []Evidence{line(inspect.O3, "-O3"), little}, inspect.O3, OptOK, SourceCompilerLine, false},
+		{"no -O, too little code", []Evidence{line(inspect.O0, ""), little}, inspect.O3, OptBelow, SourceCompilerLine, false},
+		{"placeholder, optimised code", []Evidence{placeholder, opt}, inspect.O3, OptOK, SourceMachineCode, false},
+		{"placeholder, -O0 code", []Evidence{placeholder, o0}, inspect.O3, OptBelow, SourceMachineCode, false},
+		{"placeholder, too little code", []Evidence{placeholder, little}, inspect.O3, OptUnknown, "", false},
+		{"no line, optimised code", []Evidence{opt}, inspect.O3, OptOK, SourceMachineCode, false},
+		{"no line, -O0 code", []Evidence{o0}, inspect.O1, OptBelow, SourceMachineCode, false},
+		{"no line, -O0 code, -minopt 0", []Evidence{o0}, inspect.O0, OptOK, SourceMachineCode, false},
+		{"no line, too little code: not judged", []Evidence{little}, inspect.O3, OptNone, "", false},
+		{"nothing", nil, inspect.O3, OptNone, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := judgeOpt(tc.ev, tc.min)
+			if v.Status != tc.status || v.Source != tc.source {
+				t.Errorf("status %s from %q, want %s from %q", v.Status, v.Source, tc.status, tc.source)
+			}
+			if v.Source == SourceMachineCode {
+				want := "optimised (machine code)"
+				for _, e := range tc.ev {
+					if e.Code != nil && e.Code.Class == inspect.CodeO0 {
+						want = "-O0-like (machine code)"
+					}
+				}
+				if got := v.Describe(); got != want {
+					t.Errorf("Describe() = %q, want %q", got, want)
+				}
+			}
+			l, c := contradiction(tc.ev)
+			if got := l != nil && c != nil; got != tc.contradict {
+				t.Errorf("contradiction %v, want %v", got, tc.contradict)
+			}
+		})
+	}
+}

@@ -1,0 +1,90 @@
+package check
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
+)
+
+// check judges libssl.a, which carries no compiler line, from its machine
+// code alone: osslbuild's -O3 builds are optimised and pass -minopt=3; the
+// pyca-way builds (CFLAGS in Configure's environment, so no -O) are
+// -O0-like and fail it, for both macOS architectures and linux-x86_64.
+// Their libcrypto.a, whose line has no -O, agrees with its code: it fails
+// on the line, with no contradiction.
+func TestE2ECodeAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lib   func(t *testing.T) string // the lib directory
+		archs []string
+		want  inspect.CodeClass
+	}{
+		{"osslbuild universal2 -O3", func(t *testing.T) string {
+			return filepath.Join(e2e.Universal2(t), "dist", "openssl-macos-universal2", "lib")
+		}, []string{"x86_64", "arm64"}, inspect.CodeOptimised},
+		{"osslbuild linux-x86_64 -O3", func(t *testing.T) string {
+			return filepath.Join(e2e.LinuxX8664(t), "lib")
+		}, []string{"x86_64"}, inspect.CodeOptimised},
+		{"pyca way arm64", func(t *testing.T) string {
+			return filepath.Dir(e2e.PycaArm64(t))
+		}, []string{"arm64"}, inspect.CodeO0},
+		{"pyca way x86_64", func(t *testing.T) string { return e2e.PycaX8664(t) }, []string{"x86_64"}, inspect.CodeO0},
+		{"pyca way linux-x86_64", func(t *testing.T) string {
+			return filepath.Join(e2e.PycaLinuxX8664(t), "lib")
+		}, []string{"x86_64"}, inspect.CodeO0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := tc.lib(t)
+			// libssl.a alone, copied out of its artifact: no manifest, no
+			// compiler line, nothing but its code to go by.
+			p := filepath.Join(t.TempDir(), "libssl.a")
+			b, err := os.ReadFile(filepath.Join(dir, "libssl.a"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Check(context.Background(), Options{Path: p, MinOpt: "3"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Binaries) != 1 || len(res.Binaries[0].Slices) != len(tc.archs) {
+				t.Fatalf("%s: %+v", p, res.Binaries)
+			}
+			for _, s := range res.Binaries[0].Slices {
+				t.Logf("libssl.a %s: opt %q (%s), code %+v", s.Arch, s.Opt, s.OptSource, s.Code)
+				if s.Compiler != "" || s.Code == nil || s.Code.Class != string(tc.want) || s.OptSource != "machine-code" || s.Opt != string(tc.want) {
+					t.Errorf("libssl.a %s: compiler %q, opt %q from %q, code %+v; want %s from the machine code", s.Arch, s.Compiler, s.Opt, s.OptSource, s.Code, tc.want)
+				}
+			}
+			want := tc.want == inspect.CodeOptimised
+			if res.OK != want {
+				t.Errorf("libssl.a: ok %v, want %v: %q", res.OK, want, res.Failures)
+			}
+			if !want && !strings.Contains(strings.Join(res.Failures, "\n"), "the machine code looks -O0 (score ") {
+				t.Errorf("libssl.a: failures do not name the machine code: %q", res.Failures)
+			}
+
+			// libcrypto.a: its line and its code agree.
+			res, err = Check(context.Background(), Options{Path: filepath.Join(dir, "libcrypto.a"), MinOpt: "3"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range res.Binaries[0].Slices {
+				t.Logf("libcrypto.a %s: opt %q (%s), code %+v", s.Arch, s.Opt, s.OptSource, s.Code)
+				if s.Code == nil || s.Code.Class != string(tc.want) {
+					t.Errorf("libcrypto.a %s: code %+v, want %s", s.Arch, s.Code, tc.want)
+				}
+			}
+			if all := strings.Join(res.Failures, "\n"); strings.Contains(all, "but the machine code looks") || res.OK != want {
+				t.Errorf("libcrypto.a: ok %v, want %v, no contradiction: %q", res.OK, want, res.Failures)
+			}
+		})
+	}
+}
