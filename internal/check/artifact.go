@@ -124,6 +124,9 @@ func (c *checker) verify(r *root) {
 		if b.root == r {
 			if lib, ok := library(c.relIn(r, b)); ok && b.Error == "" {
 				have[lib] = true
+				for _, msg := range codeDisagrees(m.CodeEvidence, lib, b.Slices) {
+					fail(msg)
+				}
 			}
 		}
 	}
@@ -149,4 +152,30 @@ func (c *checker) relIn(r *root, b Binary) string {
 		return ""
 	}
 	return filepath.ToSlash(rel)
+}
+
+// codeDisagrees compares the code verdicts the manifest records for lib
+// with what check measured in its slices. The classifier is deterministic,
+// so the same library gets the same verdict; a manifest claiming optimised
+// code for a library whose code looks -O0 (or the reverse) was not written
+// by the build that made it. Only the class is held: a later osslbuild may
+// score the same code a little differently. Manifests from before code
+// evidence record none, and nothing is compared.
+func codeDisagrees(recorded []artifact.CodeEvidence, lib string, slices []Slice) []string {
+	var out []string
+	for _, e := range recorded {
+		if e.Library != lib {
+			continue
+		}
+		for _, s := range slices {
+			if !validate.SameArch(s.Arch, e.Arch) || s.Code == nil {
+				continue
+			}
+			if s.Code.Class != e.Class {
+				out = append(out, fmt.Sprintf("manifest records the machine code of lib/%s %s as %s (score %.3f over %d functions), but it measures %s (score %.3f over %d functions)",
+					lib, e.Arch, e.Class, e.Score, e.Functions, s.Code.Class, s.Code.Score, s.Code.Functions))
+			}
+		}
+	}
+	return out
 }

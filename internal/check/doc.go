@@ -39,11 +39,14 @@
 //     machine code to judge, is reported, with the library named
 //     ("BoringSSL: no compiler line recorded"), and fails only with
 //     -strict.
-//   - Slices without OpenSSL build information are judged by their machine
-//     code; with too little of it they are listed, not judged; but at
-//     least one slice in the whole input must be judged, so a wheel whose
-//     libcrypto strings were stripped and whose code says nothing cannot
-//     pass silently.
+//   - Only slices holding OpenSSL's (or a fork's) code are judged, as
+//     validate.HoldsOpenSSL tells from their strings: a compiler line,
+//     libcrypto's build information, or the library's source paths
+//     (libssl records only those). Their machine code is measured; other
+//     slices (a program loading libcrypto at run time, a bundle's libz)
+//     are listed, neither measured nor judged. At least one slice in the
+//     whole input must be judged, so a wheel whose OpenSSL left no trace
+//     cannot pass silently.
 //   - Every binary must have a slice for every -arch (arm64 and aarch64
 //     are one, as are x86_64 and amd64), as delocate's --require-archs
 //     demands of every binary in a wheel; the slices of one file must
@@ -53,8 +56,10 @@
 //     (missing, unlisted, changed files and links are named, with both
 //     digests), and each library against the build's own expectations for
 //     each slice: every member's CPU type and minos, one compiler line at
-//     -O3 with the target's flags and -arch, the platform, and one OpenSSL
-//     version across all slices and the manifest.
+//     -O3 with the target's flags and -arch, the platform, one OpenSSL
+//     version across all slices and the manifest, and the class of each
+//     library's code_evidence (the code is measured again, whatever its
+//     strings).
 //   - A file that cannot be inspected (malformed, truncated, over a limit)
 //     fails the check with an error naming the file, member and slice.
 //

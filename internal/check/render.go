@@ -99,11 +99,7 @@ func codeCell(s Slice) string {
 	if c == nil {
 		return ""
 	}
-	class := c.Class
-	if class == string(inspect.CodeTooLittle) {
-		class = "too little"
-	}
-	return fmt.Sprintf("%s %.2f/%d", class, c.Score, c.Functions)
+	return report.CodeCell(c.Class, c.Score, c.Functions)
 }
 
 // shortVersion is "4.0.2" for "OpenSSL 4.0.2 25 Aug 2026", and names the

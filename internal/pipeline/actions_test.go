@@ -35,7 +35,7 @@ func TestActionsOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"osslbuild: openssl-macos-universal2", "| arm64 |", `| x86\_64 |`, "4.0.2", "11.0", "10.12", "-O3", "-march=core2"} {
+	for _, want := range []string{"osslbuild: openssl-macos-universal2", "| arm64 |", `| x86\_64 |`, "4.0.2", "11.0", "10.12", "-O3", "-march=core2", "(libssl.a)", "| optimised 0."} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("step summary lacks %q:\n%s", want, md)
 		}

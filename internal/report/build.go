@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 )
 
@@ -125,5 +127,26 @@ func SummaryRows(m *artifact.Manifest, pub *artifact.Published) []Row {
 			Status:   "ok",
 		})
 	}
+	// The machine code's verdict beside each line; libssl.a, which records
+	// no line, is shown by its code alone.
+	for _, e := range m.CodeEvidence {
+		i := slices.IndexFunc(rows, func(r Row) bool { return r.Arch == e.Arch && strings.HasSuffix(r.Artifact, "("+e.Library+")") })
+		if i < 0 {
+			rows = append(rows, Row{Artifact: filepath.Base(pub.Tarball) + "(" + e.Library + ")", Arch: e.Arch,
+				Version: m.OpenSSL.Version, MinOS: minos[e.Arch], Digest: pub.Digests.SHA256, Status: "ok"})
+			i = len(rows) - 1
+		}
+		rows[i].Code = CodeCell(e.Class, e.Score, e.Functions)
+	}
 	return rows
+}
+
+// CodeCell is a machine-code verdict for a table cell: "optimised
+// 0.02/2674" (score over functions measured), "-O0-like 0.91/412", "too
+// little 0/3".
+func CodeCell(class string, score float64, functions int) string {
+	if class == string(inspect.CodeTooLittle) {
+		class = "too little"
+	}
+	return fmt.Sprintf("%s %.2f/%d", class, score, functions)
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
 )
 
 func TestEscape(t *testing.T) {
@@ -152,5 +154,32 @@ func TestSafeText(t *testing.T) {
 	var v map[string]string
 	if err := json.Unmarshal(got, &v); err != nil || v["path"] != "##[error]x" || bytes.Contains(got, []byte("##[")) {
 		t.Errorf("SafeOutput JSON: %s (%v)", got, err)
+	}
+}
+
+// A published artifact's summary has a row per compiler line, with the
+// code's verdict beside it, and a row for a library known by its code
+// alone (libssl.a records no line).
+func TestSummaryRowsCode(t *testing.T) {
+	m := &artifact.Manifest{Name: "openssl-macos-arm64", OpenSSL: artifact.Source{Version: "4.0.2"},
+		Target:        artifact.Target{Arch: "arm64", MinOS: "11.0"},
+		CompilerLines: []artifact.CompilerLine{{Arch: "arm64", Library: "libcrypto.a", Line: "compiler: cc -O3", Opt: "-O3"}},
+		CodeEvidence: []artifact.CodeEvidence{
+			{Arch: "arm64", Library: "libcrypto.a", Class: "optimised", Score: 0.018, Functions: 2674},
+			{Arch: "arm64", Library: "libssl.a", Class: "optimised", Score: 0.031, Functions: 812},
+		}}
+	pub := &artifact.Published{Tarball: "dist/openssl-macos-arm64.tar.gz"}
+	got := SummaryRows(m, pub)
+	want := []Row{
+		{Artifact: "openssl-macos-arm64.tar.gz(libcrypto.a)", Arch: "arm64", Version: "4.0.2", MinOS: "11.0", Opt: "-O3", Code: "optimised 0.02/2674", Compiler: "cc -O3", Status: "ok"},
+		{Artifact: "openssl-macos-arm64.tar.gz(libssl.a)", Arch: "arm64", Version: "4.0.2", MinOS: "11.0", Code: "optimised 0.03/812", Status: "ok"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("rows:\n got %+v\nwant %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d:\n got %+v\nwant %+v", i, got[i], want[i])
+		}
 	}
 }

@@ -17,21 +17,38 @@ import (
 // classifier cannot read, are left out (validate reports the former); a
 // slice with no objects it can measure has too little evidence.
 func MeasureCode(ctx context.Context, f *File, r io.ReaderAt) (err error) {
-	return measureCode(ctx, f, r, defaultCodeOptions)
+	return measureCode(ctx, f, r, nil, defaultCodeOptions)
 }
 
 // MeasureCodeBytes is MeasureCode over the file's bytes in memory (a
 // mapped file, as InspectBytes takes it): objects are measured in place,
 // not copied.
 func MeasureCodeBytes(ctx context.Context, f *File, b []byte) error {
-	return measureCode(ctx, f, memReaderAt(b), defaultCodeOptions)
+	return measureCode(ctx, f, memReaderAt(b), nil, defaultCodeOptions)
 }
 
-func measureCode(ctx context.Context, f *File, r io.ReaderAt, opt codeOptions) (err error) {
+// MeasureCodeOf is MeasureCode for the slices keep accepts; the others'
+// Code stays nil (not measured). A caller that judges only some slices
+// (check: those holding OpenSSL) spares the others the decoding.
+func MeasureCodeOf(ctx context.Context, f *File, r io.ReaderAt, keep func(Slice) bool) error {
+	return measureCode(ctx, f, r, keep, defaultCodeOptions)
+}
+
+// MeasureCodeBytesOf is MeasureCodeOf over the file's bytes in memory.
+func MeasureCodeBytesOf(ctx context.Context, f *File, b []byte, keep func(Slice) bool) error {
+	return measureCode(ctx, f, memReaderAt(b), keep, defaultCodeOptions)
+}
+
+func measureCode(ctx context.Context, f *File, r io.ReaderAt, keep func(Slice) bool, opt codeOptions) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer catchFault(&err, f.Path)
 	slices := make([]codeSlice, len(f.Slices))
+	skip := make([]bool, len(f.Slices))
 	for i, s := range f.Slices {
+		if keep != nil && !keep(s) {
+			skip[i] = true
+			continue
+		}
 		cs := codeSlice{arch: s.Arch, base: s.Offset, size: s.Size}
 		for _, o := range s.Objects {
 			if o.Err != nil || (o.MachO == nil && o.ELF == nil) {
@@ -47,6 +64,9 @@ func measureCode(ctx context.Context, f *File, r io.ReaderAt, opt codeOptions) (
 		return err
 	}
 	for i := range f.Slices {
+		if skip[i] {
+			continue
+		}
 		v := vs[i]
 		if f.Slices[i].Arch != "" {
 			v.Arch = f.Slices[i].Arch

@@ -76,12 +76,10 @@ var forkSourceDirs = []string{"crypto/", "ssl/", "src/crypto/", "src/ssl/"}
 func cSourcePath(b []byte) bool {
 	i := 0
 	for i < len(b) && i < 256 {
-		c := b[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/' {
-			i++
-			continue
+		if !pathByte(b[i]) {
+			break
 		}
-		break
+		i++
 	}
 	if i == len(b) || b[i] != 0 {
 		return false
@@ -90,10 +88,49 @@ func cSourcePath(b []byte) bool {
 	return bytes.HasSuffix(p, []byte(".c")) || bytes.HasSuffix(p, []byte(".cc")) || bytes.HasSuffix(p, []byte(".inc")) || bytes.HasSuffix(p, []byte(".h"))
 }
 
-// FamilyByMarker returns the fork whose source paths b holds, with the
-// path's start ("boringssl/crypto/"), or "" when none does. It is for
-// slices without a version string; one that has one is named by FamilyOf.
+// openSSLSources are files of OpenSSL's own tree whose names OpenSSL
+// records for ERR_raise (OPENSSL_FILE): libssl.3.dylib, libssl.a and a
+// program that links either statically hold "ssl/ssl_lib.c" though they
+// hold no version string. Each is a path no other project has (statem is
+// OpenSSL's state machine; BoringSSL's files are C++, .cc). Only a whole
+// path counts: a NUL after it, and before it a "/" or a byte no path holds
+// (a NUL, or, where the path opens GCC's string section in an ELF object,
+// the last byte of the code before it).
+var openSSLSources = []string{"ssl/ssl_lib.c", "ssl/statem/statem.c", "crypto/cryptlib.c", "crypto/evp/evp_enc.c", "crypto/err/err.c"}
+
+// pathByte reports whether c may be part of a source path as builds write
+// them.
+func pathByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/'
+}
+
+// FamilyByMarker returns the library whose source paths b holds, with the
+// path's start ("boringssl/crypto/", or OpenSSL's "ssl/ssl_lib.c"), or ""
+// when none does; a fork's marker wins over OpenSSL's own paths, which
+// forks keep. It is for slices without a version string; one that has one
+// is named by FamilyOf.
 func FamilyByMarker(b []byte) (Family, string) {
+	if f, m := forkByMarker(b); f != "" {
+		return f, m
+	}
+	for _, p := range openSSLSources {
+		needle := []byte(p + "\x00")
+		for off := 0; ; {
+			i := bytes.Index(b[off:], needle)
+			if i < 0 {
+				break
+			}
+			i += off
+			if i > 0 && (b[i-1] == '/' || !pathByte(b[i-1])) {
+				return FamilyOpenSSL, p
+			}
+			off = i + 1
+		}
+	}
+	return "", ""
+}
+
+func forkByMarker(b []byte) (Family, string) {
 	for _, m := range familyMarkers {
 		dir := []byte(m.dir)
 		for rest := b; ; {

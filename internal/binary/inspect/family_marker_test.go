@@ -21,7 +21,13 @@ func TestFamilyByMarker(t *testing.T) {
 		{"Go string constants end to end", "aws-lc/crypto/ssl/boringssl/src/crypto/", "", ""},
 		{"an error message", "\x00An unknown BoringSSL error occurred: \x00", "", ""},
 		{"a directory, no source file", "\x00/opt/boringssl/crypto/\x00", "", ""},
-		{"OpenSSL's own paths", "\x00crypto/evp/digest.c\x00ssl/ssl_lib.c\x00", "", ""},
+		{"OpenSSL's libssl", "\x00crypto/evp/digest.c\x00ssl/ssl_lib.c\x00", FamilyOpenSSL, "ssl/ssl_lib.c"},
+		{"OpenSSL's libssl.a by GCC: the path opens the string section, after code", "\x31\xc0\xc3ssl/ssl_lib.c\x00IP ", FamilyOpenSSL, "ssl/ssl_lib.c"},
+		{"OpenSSL built out of tree", "\x00../ssl/statem/statem.c\x00", FamilyOpenSSL, "ssl/statem/statem.c"},
+		{"a fork keeps OpenSSL's paths", "\x00crypto/err/err.c\x00/s/boringssl/crypto/err/err.c\x00", FamilyBoringSSL, "boringssl/crypto/"},
+		{"OpenSSL's path inside another", "\x00openssl_ssl/ssl_lib.c\x00", "", ""},
+		{"OpenSSL's path without its NUL", "\x00ssl/ssl_lib.cc\x00", "", ""},
+		{"OpenSSL's path as a Go constant", "crypto/cryptlib.cssl/ssl_lib.c", "", ""},
 		{"nothing", "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -70,3 +70,34 @@ func TestJudgeLineAndCode(t *testing.T) {
 		})
 	}
 }
+
+// Check judges only slices that hold OpenSSL: code alone (a bundle's libz
+// at -O0, a program that loads libcrypto) is measured by nobody's promise
+// and judged by no policy; the same code in a library the build or a
+// manifest names as OpenSSL's is judged by it.
+func TestCodeJudgedOnlyInOpenSSL(t *testing.T) {
+	o0 := &inspect.CodeVerdict{Class: inspect.CodeO0, Score: 0.9, Functions: 400}
+	version := "OpenSSL 4.0.2 25 Aug 2026"
+	for _, tc := range []struct {
+		name   string
+		rec    inspect.Record
+		binary OptStatus // under check's policy (Binary)
+	}{
+		{"no strings at all (libz)", inspect.Record{}, OptNone},
+		{"the headers' version string only (a program loading libcrypto)", inspect.Record{Version: &inspect.BuildInfo{Kind: inspect.InfoVersion, Value: version}, Family: inspect.FamilyOpenSSL}, OptNone},
+		{"OpenSSL's source paths (libssl)", inspect.Record{Family: inspect.FamilyOpenSSL, FamilyMarker: "ssl/ssl_lib.c"}, OptBelow},
+		{"a fork's source paths (Bun)", inspect.Record{Family: inspect.FamilyBoringSSL, FamilyMarker: "boringssl/crypto/"}, OptBelow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := inspect.Slice{Format: inspect.FormatAr, Arch: "arm64", Record: tc.rec, Code: o0}
+			f := &inspect.File{Path: "lib.a", Format: inspect.FormatAr, Slices: []inspect.Slice{s}}
+			r := Binary(f, Policy{MinOpt: inspect.O2})
+			if got := r.Slices[0].Opt.Status; got != tc.binary {
+				t.Errorf("check's policy: %s, want %s", got, tc.binary)
+			}
+			if lib := library(f, []Expect{{Arch: "arm64", MinOpt: inspect.O3}}, false); lib.Slices[0].Opt.Status != OptBelow {
+				t.Errorf("as a build's library: %s, want %s", lib.Slices[0].Opt.Status, OptBelow)
+			}
+		})
+	}
+}

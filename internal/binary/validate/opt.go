@@ -125,6 +125,14 @@ func HoldsLibcrypto(s inspect.Slice) bool {
 	return false
 }
 
+// HoldsOpenSSL reports whether a slice holds OpenSSL's (or a fork's) own
+// code, as its strings show: a compiler line, libcrypto's build
+// information, or the library's source paths (inspect.FamilyByMarker;
+// libssl has no other). Only such slices are judged by check; a program
+// that links OpenSSL dynamically, with the version string of its headers,
+// is not one.
+func HoldsOpenSSL(s inspect.Slice) bool { return len(compilerLineEvidence(s)) > 0 }
+
 func compilerLineEvidence(s inspect.Slice) []Evidence {
 	c := s.Record.Compiler()
 	switch {
