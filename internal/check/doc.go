@@ -139,10 +139,11 @@
 //	  "notes": ["…"], "skipped": 12, "failures": ["…"]
 //	}
 //
-// opt_status is ok, below, unknown or none (no OpenSSL build information
-// and too little machine code); opt_source is the evidence it rests on,
-// compiler-line or machine-code (then opt is "optimised" or "-O0-like");
-// code is left out where the code was not measured.
+// opt_status is ok, below, unknown or none (not judged: the slice holds no
+// sign of OpenSSL's code, or only too little machine code besides);
+// opt_source is the evidence it rests on, compiler-line or machine-code
+// (then opt is "optimised" or "-O0-like"); code is left out where the
+// code was not measured (slices not holding OpenSSL).
 // Problem rules are validate's (optimisation, compiler-line, slices, cpu,
 // filetype, deployment-target, arch-flag, flag, platform, version, format)
 // and check's own, manifest (an artifact's manifest cannot be held against

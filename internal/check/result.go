@@ -59,7 +59,7 @@ type Slice struct {
 	Candidates  []Candidate    `json:"candidates,omitempty"`   // every compiler line with its evidence, the chosen one first
 	Opt         string         `json:"opt,omitempty"`          // effective optimisation the evidence shows
 	OptFlag     string         `json:"opt_flag,omitempty"`     // the deciding -O word, "" when none
-	OptStatus   string         `json:"opt_status"`             // ok, below, unknown, none (no OpenSSL build information, no code evidence)
+	OptStatus   string         `json:"opt_status"`             // ok, below, unknown, none (not OpenSSL's code, or too little to judge)
 	OptSource   string         `json:"opt_source,omitempty"`   // the evidence the verdict rests on: compiler-line or machine-code
 	Code        *Code          `json:"code,omitempty"`         // what the machine code says, beside the compiler line
 	Unknown     string         `json:"unknown,omitempty"`      // why the optimisation is unknown
