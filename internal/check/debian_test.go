@@ -47,3 +47,28 @@ func TestDebianLibcrypto(t *testing.T) {
 
 // noEnv is an empty environment: no GitHub Actions.
 func noEnv(string) string { return "" }
+
+// Debian's libssl.so.3 records no version string and no compiler line:
+// OpenSSL's source paths name it and its machine code (gcc -O2) decides.
+func TestDebianLibssl(t *testing.T) {
+	const p = "/usr/lib/x86_64-linux-gnu/libssl.so.3"
+	if _, err := os.Stat(p); err != nil {
+		testfixture.Missing(t, "%s (apt-get install libssl3)", p)
+	}
+	for _, tc := range []struct {
+		strict bool
+	}{{false}, {true}} {
+		res, err := Check(context.Background(), Options{Path: p, MinOpt: "3", Strict: tc.strict})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.OK || len(res.Binaries) != 1 || len(res.Binaries[0].Slices) != 1 {
+			t.Fatalf("strict %v: %+v", tc.strict, res)
+		}
+		s := res.Binaries[0].Slices[0]
+		if s.Family != "OpenSSL" || s.Compiler != "" || s.Opt != "optimised" || s.OptSource != "machine-code" ||
+			s.Code == nil || s.Code.Class != "optimised" || s.Code.Functions < 100 {
+			t.Errorf("strict %v: slice facts: %+v, code %+v", tc.strict, s, s.Code)
+		}
+	}
+}
