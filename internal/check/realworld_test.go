@@ -102,6 +102,19 @@ func TestRealWorld(t *testing.T) {
 		{pkg: "@oven/bun-darwin-aarch64", version: "1.4.5", ok: true, slices: []sliceWant{
 			{"package/bin/bun", "arm64", "", "13.0", "optimised", "ok", "BoringSSL"},
 		}},
+		// Couchbase's SDK: BoringSSL's version string and "n/a" line.
+		{pkg: "@couchbase/couchbase-darwin-arm64-napi", version: "4.7.1", ok: true, slices: []sliceWant{
+			{"package/couchbase-v4.7.1-napi-v6-darwin-arm64-boringssl.node", "arm64", "OpenSSL 1.1.1 (compatible; BoringSSL)", "15.0", "optimised", "ok", "BoringSSL"},
+		}},
+		// Signal's Rust library with BoringSSL (the boring crate) and no
+		// version string, for macOS and Linux: Mach-O and ELF, arm64 and
+		// x86_64, each judged by its code.
+		{pkg: "@signalapp/libsignal-client", version: "0.103.0", ok: true, slices: []sliceWant{
+			{"package/prebuilds/darwin-arm64/@signalapp+libsignal-client.node", "arm64", "", "12.0", "optimised", "ok", "BoringSSL"},
+			{"package/prebuilds/darwin-x64/@signalapp+libsignal-client.node", "x86_64", "", "12.0", "optimised", "ok", "BoringSSL"},
+			{"package/prebuilds/linux-arm64/@signalapp+libsignal-client.node", "aarch64", "", "", "optimised", "ok", "BoringSSL"},
+			{"package/prebuilds/linux-x64/@signalapp+libsignal-client.node", "x86_64", "", "", "optimised", "ok", "BoringSSL"},
+		}},
 		{pkg: "@libsql/darwin-arm64", version: "0.5.29", ok: false, failures: []string{"no OpenSSL build information"}},
 	} {
 		name := tc.pkg + "@" + tc.version
@@ -140,6 +153,15 @@ func TestRealWorld(t *testing.T) {
 			for _, w := range tc.notes {
 				if !slices.ContainsFunc(res.Notes, func(f string) bool { return strings.Contains(f, w) }) {
 					t.Errorf("no note says %q: %q", w, res.Notes)
+				}
+			}
+			// The table names whose code a slice without a version string
+			// was judged as.
+			for _, r := range Rows(res) {
+				for _, w := range tc.slices {
+					if w.version == "" && strings.HasSuffix(r.Artifact, "("+w.member+")") && r.Arch == w.arch && r.Version != w.family+" (no version)" {
+						t.Errorf("%s %s: version cell %q, want %q", w.member, w.arch, r.Version, w.family+" (no version)")
+					}
 				}
 			}
 		})

@@ -30,7 +30,13 @@ func Rows(res *Result) []report.Row {
 			if len(rules) > 0 {
 				status = "FAIL (" + strings.Join(dedup(rules), ", ") + ")"
 			}
-			rows = append(rows, report.Row{Artifact: name, Arch: s.Arch, Version: shortVersion(s.Version),
+			version := shortVersion(s.Version)
+			if version == "" && s.Family != "" {
+				// No version string, named by its source paths: say whose
+				// code the slice was judged as.
+				version = s.Family + " (no version)"
+			}
+			rows = append(rows, report.Row{Artifact: name, Arch: s.Arch, Version: version,
 				MinOS: s.MinOS, Opt: optCell(s), Code: codeCell(s), Compiler: s.Compiler, Digest: b.SHA256, Status: status})
 		}
 	}
