@@ -24,7 +24,7 @@ func Dir(ctx context.Context, path, work string) (string, error) {
 		return path, nil
 	}
 	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("artifact %s: %s, want a directory or a .tar.gz (not opened)", path, kind(fi.Mode()))
+		return "", fmt.Errorf("artifact %s: %s, want a directory or a .tar.gz (not opened)", path, "a "+Describe(path, fi.Mode().Type()))
 	}
 	if want, err := os.ReadFile(path + ".sha256"); err == nil {
 		fields := strings.Fields(string(want))
@@ -40,17 +40,4 @@ func Dir(ctx context.Context, path, work string) (string, error) {
 		return "", fmt.Errorf("artifact %s: %w", path, err)
 	}
 	return work, nil
-}
-
-// kind names a file type that is neither a directory nor a regular file.
-func kind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file (" + m.Type().String() + ")"
 }
