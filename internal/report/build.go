@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 
@@ -115,7 +114,11 @@ func SummaryRows(m *artifact.Manifest, pub *artifact.Published) []Row {
 		minos[s.Target.Arch] = s.Target.MinOS
 	}
 	var rows []Row
+	at := map[[2]string]int{} // library and arch: the row
 	for _, l := range m.CompilerLines {
+		if _, ok := at[[2]string{l.Library, l.Arch}]; !ok {
+			at[[2]string{l.Library, l.Arch}] = len(rows)
+		}
 		rows = append(rows, Row{
 			Artifact: filepath.Base(pub.Tarball) + "(" + l.Library + ")",
 			Arch:     l.Arch,
@@ -130,8 +133,8 @@ func SummaryRows(m *artifact.Manifest, pub *artifact.Published) []Row {
 	// The machine code's verdict beside each line; libssl.a, which records
 	// no line, is shown by its code alone.
 	for _, e := range m.CodeEvidence {
-		i := slices.IndexFunc(rows, func(r Row) bool { return r.Arch == e.Arch && strings.HasSuffix(r.Artifact, "("+e.Library+")") })
-		if i < 0 {
+		i, ok := at[[2]string{e.Library, e.Arch}]
+		if !ok {
 			rows = append(rows, Row{Artifact: filepath.Base(pub.Tarball) + "(" + e.Library + ")", Arch: e.Arch,
 				Version: m.OpenSSL.Version, MinOS: minos[e.Arch], Digest: pub.Digests.SHA256, Status: "ok"})
 			i = len(rows) - 1

@@ -44,9 +44,18 @@ type Evidence struct {
 	Optimised bool
 }
 
-// evidenceSources are the independent ways of telling how a slice was
-// optimised, each returning nothing when it has nothing to say.
-var evidenceSources = []func(s inspect.Slice) []Evidence{compilerLineEvidence, machineCodeEvidence}
+// evidence is what tells how a slice was optimised: its compiler line (or
+// OpenSSL's strings without one), then its machine code. The code counts
+// in a library the build or a manifest names (static), and elsewhere only
+// where the strings show OpenSSL: check audits OpenSSL, and a libz built
+// at -O0 beside it is not OpenSSL's failure.
+func evidence(s inspect.Slice, static bool) []Evidence {
+	ev := compilerLineEvidence(s)
+	if static || len(ev) > 0 {
+		ev = append(ev, machineCodeEvidence(s)...)
+	}
+	return ev
+}
 
 // machineCodeEvidence is the code classifier's verdict, when it ran.
 func machineCodeEvidence(s inspect.Slice) []Evidence {

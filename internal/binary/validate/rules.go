@@ -27,16 +27,7 @@ func (c *checker) add(arch, member string, rule Rule, expected, found, format st
 
 // verdict weighs a slice's optimisation evidence against exp.MinOpt.
 func (c *checker) verdict(s inspect.Slice, exp Expect) SliceReport {
-	var ev []Evidence
-	for _, src := range evidenceSources {
-		ev = append(ev, src(s)...)
-	}
-	if !c.static && !HoldsOpenSSL(s) {
-		// Any binary's code can be measured, but check audits OpenSSL:
-		// libz built at -O0 beside it is not OpenSSL's failure.
-		ev = nil
-	}
-	r := SliceReport{Arch: sliceArch(s), Opt: judgeOpt(ev, exp.MinOpt), Libcrypto: HoldsLibcrypto(s)}
+	r := SliceReport{Arch: sliceArch(s), Opt: judgeOpt(evidence(s, c.static), exp.MinOpt), Libcrypto: HoldsLibcrypto(s)}
 	if r.Opt.Status == OptUnknown {
 		r.Unknown = unknownReason(s)
 	}
