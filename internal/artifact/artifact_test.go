@@ -16,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/osslbuild/osslbuild/internal/artifact/sbomtest"
+	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
 func writeTree(t *testing.T, dir string, files map[string]string) {
@@ -143,7 +144,7 @@ func TestSBOM(t *testing.T) {
 	pyca := []string{"no-zlib", "no-shared", "no-module", "no-comp", "no-apps", "no-docs", "no-sm2-precomp", "no-atexit", "enable-ec_nistp_64_gcc_128"}
 	m := &Manifest{Name: "openssl-macos-arm64", Osslbuild: "v1", SourceDateEpoch: 1787657968,
 		OpenSSL:       Source{Version: "4.0.2", SHA256: "736b467530f916737b7031310ccb21d8218c6229e61e8e160cd1d3458cd543a8", URL: "mirror:openssl-4.0.2.tar.gz"},
-		Target:        Target{OS: "macos", Arch: "arm64", Configure: "darwin64-arm64-cc", MinOS: "11.0", Options: pyca, Flags: []string{"-mmacosx-version-min=11.0"}},
+		Target:        platform.Slice{OS: "macos", Arch: "arm64", Configure: "darwin64-arm64-cc", MinOS: "11.0", Options: pyca, Flags: []string{"-mmacosx-version-min=11.0"}},
 		CompilerLines: []CompilerLine{{Arch: "arm64", Library: "libcrypto.a", Line: "compiler: cc -O3"}}}
 	if err := WriteSBOM(d, m); err != nil {
 		t.Fatal(err)
@@ -196,9 +197,9 @@ func TestSBOM(t *testing.T) {
 	// universal2: the architecture pyca names it by, and each slice's
 	// configuration.
 	u := *m
-	u.Name, u.Target = "openssl-macos-universal2", Target{Name: "universal2", OS: "macos", Arch: "x86_64+arm64", Options: pyca}
+	u.Name, u.Target = "openssl-macos-universal2", platform.Slice{Name: "universal2", OS: "macos", Arch: "x86_64+arm64", Options: pyca}
 	x86 := *m
-	x86.Target = Target{OS: "macos", Arch: "x86_64", Configure: "darwin64-x86_64-cc", MinOS: "10.12", Options: pyca, Flags: []string{"-mmacosx-version-min=10.12", "-march=core2"}}
+	x86.Target = platform.Slice{OS: "macos", Arch: "x86_64", Configure: "darwin64-x86_64-cc", MinOS: "10.12", Options: pyca, Flags: []string{"-mmacosx-version-min=10.12", "-march=core2"}}
 	u.Slices = []*Manifest{&x86, m}
 	if err := WriteSBOM(d, &u); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
@@ -27,7 +28,7 @@ type Manifest struct {
 	Recipe          RecipeRef          `json:"recipe"`
 	OpenSSL         Source             `json:"openssl"`
 	Patches         []Patch            `json:"patches"`
-	Target          Target             `json:"target"`
+	Target          platform.Slice     `json:"target"` // the slice, exactly as the plan that built it had it
 	Toolchain       toolchain.Identity `json:"toolchain"`
 	Configure       Configure          `json:"configure"`
 	SourceDateEpoch int64              `json:"source_date_epoch"`
@@ -65,16 +66,19 @@ type Patch struct {
 	SHA256 string `json:"sha256"`
 }
 
-// Target is the slice the artifact was built for.
-type Target struct {
-	Name      string   `json:"name"`
-	Configure string   `json:"configure"`
-	OS        string   `json:"os"`
-	Arch      string   `json:"arch"`
-	MinOS     string   `json:"min_os,omitempty"`
-	Flags     []string `json:"flags"`
-	Options   []string `json:"options"`
-	Skipped   []string `json:"skipped_options,omitempty"`
+// Parts are the slices the artifact holds: each slice of a universal
+// artifact, else its own.
+func (m *Manifest) Parts() []platform.Slice {
+	var out []platform.Slice
+	for _, s := range m.Slices {
+		if s != nil {
+			out = append(out, s.Target)
+		}
+	}
+	if len(m.Slices) == 0 {
+		out = append(out, m.Target)
+	}
+	return out
 }
 
 // Configure is the exact invocation.

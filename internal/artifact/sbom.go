@@ -11,6 +11,7 @@ import (
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
@@ -151,7 +152,7 @@ func buildProperties(m *Manifest) *[]cdx.Property {
 		{Name: "build:flags", Value: strings.Join(m.Target.Options, " ")},
 	}
 	var own []cdx.Property
-	add := func(prefix string, t Target) {
+	add := func(prefix string, t platform.Slice) {
 		own = append(own,
 			cdx.Property{Name: prefix + "arch", Value: t.Arch},
 			cdx.Property{Name: prefix + "configure-target", Value: t.Configure},

@@ -141,7 +141,7 @@ func Reference(p *recipe.Plan) string {
 // the toolchain tc, at jobs.
 func ReferenceSlice(p *recipe.Plan, tc toolchain.Toolchain, tarball string, jobs int, env []string, log io.Writer) func(context.Context, string) (Sample, error) {
 	return func(ctx context.Context, dir string) (Sample, error) {
-		tenv, err := tc.Prepare(ctx, filepath.Join(dir, "toolchain"), p.Target)
+		tenv, err := tc.Prepare(ctx, filepath.Join(dir, "toolchain"), p.Slice)
 		if err != nil {
 			return Sample{}, err
 		}

@@ -76,19 +76,10 @@ func library(rel string) (string, bool) {
 // expects are what the artifact's manifest promises for lib, one per
 // slice: the build's own expectations, with its OpenSSL version.
 func (r *root) expects(lib string) []validate.Expect {
-	m := r.manifest
-	parts := m.Slices
-	if len(parts) == 0 {
-		parts = []*artifact.Manifest{m}
-	}
 	var exps []validate.Expect
-	for _, s := range parts {
-		if s == nil {
-			continue
-		}
-		t := s.Target
-		e := validate.ForLibrary(lib, t.OS, t.Arch, t.MinOS, t.Configure, t.Flags)
-		e.Version = m.OpenSSL.Version
+	for _, s := range r.manifest.Parts() {
+		e := validate.Built(s, lib)
+		e.Version = r.manifest.OpenSSL.Version
 		exps = append(exps, e)
 	}
 	return exps

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
 // artifactKit builds osslbuild-shaped artifacts from small compiled
@@ -60,10 +61,10 @@ func (a *artifactKit) dir(t *testing.T, universal bool) string {
 	}
 	slice := func(arch, minos string) *artifact.Manifest {
 		return &artifact.Manifest{Schema: artifact.Schema, Name: "openssl-macos-" + arch, OpenSSL: artifact.Source{Version: "4.0.2"},
-			Target: artifact.Target{OS: "macos", Arch: arch, MinOS: minos, Configure: "darwin64-" + arch + "-cc"}}
+			Target: platform.Slice{OS: "macos", Arch: arch, MinOS: minos, Configure: "darwin64-" + arch + "-cc"}}
 	}
 	m := &artifact.Manifest{Name: name, OpenSSL: artifact.Source{Version: "4.0.2"},
-		Target: artifact.Target{Name: "universal2", OS: "macos", Arch: "x86_64+arm64"},
+		Target: platform.Slice{Name: "universal2", OS: "macos", Arch: "x86_64+arm64"},
 		Slices: []*artifact.Manifest{slice("x86_64", "10.12"), slice("arm64", "11.0")}}
 	if err := artifact.WriteManifest(context.Background(), d, m); err != nil {
 		t.Fatal(err)

@@ -91,7 +91,7 @@ func (c *checker) rules(b *Binary) validate.Report {
 	if !ok {
 		if len(policy.Archs) == 0 {
 			for _, e := range r.expects("") {
-				policy.Archs = append(policy.Archs, e.Arch)
+				policy.Archs = append(policy.Archs, e.Slice.Arch)
 			}
 		}
 		return validate.Binary(f, policy)

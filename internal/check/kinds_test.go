@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
 // want is what one slice must show.
@@ -261,7 +262,7 @@ func writeManifest(t testing.TB, dir, name, arch, minos string) {
 	t.Helper()
 	os.Remove(filepath.Join(dir, artifact.ManifestName))
 	m := artifact.Manifest{Name: name, OpenSSL: artifact.Source{Version: "4.0.2"},
-		Target: artifact.Target{OS: "macos", Arch: arch, MinOS: minos, Configure: "darwin64-" + arch + "-cc"}}
+		Target: platform.Slice{OS: "macos", Arch: arch, MinOS: minos, Configure: "darwin64-" + arch + "-cc"}}
 	if err := artifact.WriteManifest(context.Background(), dir, &m); err != nil {
 		t.Fatal(err)
 	}

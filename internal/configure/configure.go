@@ -31,12 +31,12 @@ import (
 // recipe's openssldir, the options this release accepts, then the compiler
 // flags as arguments.
 func Args(p *recipe.Plan) []string {
-	args := []string{"perl", "Configure", p.Target.Configure,
+	args := []string{"perl", "Configure", p.Slice.Configure,
 		"--prefix=" + p.Recipe.Prefix,
-		"--openssldir=" + p.Target.OpenSSLDir,
+		"--openssldir=" + p.Slice.OpenSSLDir,
 	}
-	args = append(args, p.Options...)
-	args = append(args, p.Target.Flags...)
+	args = append(args, p.Slice.Options...)
+	args = append(args, p.Slice.Flags...)
 	return args
 }
 
@@ -113,7 +113,7 @@ func Env(tc toolchain.Env, work string, sourceDateEpoch int64) ([]string, error)
 // log.
 func Run(ctx context.Context, src string, p *recipe.Plan, env []string, log io.Writer) error {
 	if err := RunArgs(ctx, src, Args(p), env, log); err != nil {
-		return fmt.Errorf("configure %s for %s: %w", p.Release.Version, p.Target.Name, err)
+		return fmt.Errorf("configure %s for %s: %w", p.Release.Version, p.Slice.Name, err)
 	}
 	return nil
 }

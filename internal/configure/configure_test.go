@@ -102,7 +102,7 @@ func TestRealConfigureGate(t *testing.T) {
 			for _, target := range []string{"arm64", "x86_64"} {
 				p := plan(t, version, target)
 				work := t.TempDir()
-				tenv, err := tc.Prepare(context.Background(), filepath.Join(work, "tc"), p.Target)
+				tenv, err := tc.Prepare(context.Background(), filepath.Join(work, "tc"), p.Slice)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -122,7 +122,7 @@ func TestRealConfigureGate(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: gate refused osslbuild's own Configure: %v", target, err)
 				}
-				want := "-O3 -Wall " + strings.Join(p.Target.Flags, " ")
+				want := "-O3 -Wall " + strings.Join(p.Slice.Flags, " ")
 				if res.CFLAGS != want {
 					t.Errorf("%s: CFLAGS = %q, want %q", target, res.CFLAGS, want)
 				}
@@ -146,7 +146,7 @@ func TestRealConfigureGate(t *testing.T) {
 
 				// The pyca way: the same flags as CFLAGS in the environment of
 				// Configure. The gate must refuse it.
-				pycaEnv := append(slices.Clone(env), "CFLAGS="+strings.Join(p.Target.Flags, " "))
+				pycaEnv := append(slices.Clone(env), "CFLAGS="+strings.Join(p.Slice.Flags, " "))
 				if err := Run(context.Background(), src, p, pycaEnv, &log); err != nil {
 					t.Fatalf("%v\n%s", err, log.String())
 				}

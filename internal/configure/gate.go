@@ -116,13 +116,13 @@ func Gate(dir string, p *recipe.Plan) (*Makefile, GateResult, error) {
 		}
 		problems = append(problems, what)
 	}
-	for _, f := range p.Target.Flags {
+	for _, f := range p.Slice.Flags {
 		if !cl.Has(f) {
 			problems = append(problems, "recipe flag "+f+" missing")
 		}
 	}
-	if res.Platform != p.Target.Configure {
-		problems = append(problems, fmt.Sprintf("PLATFORM is %q, want %q", res.Platform, p.Target.Configure))
+	if res.Platform != p.Slice.Configure {
+		problems = append(problems, fmt.Sprintf("PLATFORM is %q, want %q", res.Platform, p.Slice.Configure))
 	}
 	if len(m.Objects) == 0 {
 		problems = append(problems, "no library objects found (LIBS="+m.Vars["LIBS"]+")")

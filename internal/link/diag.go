@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
@@ -42,7 +43,7 @@ func (u Undefined) Since() string {
 
 // Error is a failed link check.
 type Error struct {
-	Slice     Slice
+	Slice     platform.Slice
 	Program   string
 	Undefined []Undefined // in the linker's order, each symbol once
 	Link      *toolchain.LinkError
@@ -94,13 +95,13 @@ func (e *Error) Is(target error) bool {
 func (e *Error) Unwrap() error { return e.Link }
 
 // explain turns a failed link into an *Error naming what was undefined.
-func explain(s Slice, p Program, le *toolchain.LinkError) error {
+func explain(s platform.Slice, p Program, le *toolchain.LinkError) error {
 	e := &Error{Slice: s, Program: p.Name, Link: le}
 	if le.Step != "link" {
 		return e
 	}
 	e.Undefined = ParseUndefined(le.Output)
-	if s.OS == "macos" && len(e.Undefined) > 0 {
+	if len(le.Linked.Stubs) > 0 && len(e.Undefined) > 0 {
 		hidden, err := hiddenIn(le.Linked.Stubs, e.Undefined)
 		if err != nil {
 			return fmt.Errorf("%w (and reading the stubs: %v)", e, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/link"
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/universal"
@@ -131,16 +132,16 @@ func TestUnresolvedMember(t *testing.T) {
 	for _, target := range []string{"linux-x86_64", "arm64", "x86_64"} {
 		t.Run(target, func(t *testing.T) {
 			var src string
-			var slice link.Slice
+			var slice platform.Slice
 			if target == "linux-x86_64" {
-				src, slice = e2e.LinuxX8664(t), link.Slice{OS: "linux", Arch: "x86_64"}
+				src, slice = e2e.LinuxX8664(t), platform.Slice{OS: "linux", Arch: "x86_64"}
 			} else {
 				src = e2e.Slice(t, target)
 				m, err := artifact.ReadManifest(src)
 				if err != nil {
 					t.Fatal(err)
 				}
-				slice = link.Slice{OS: "macos", Arch: target, MinOS: m.Target.MinOS}
+				slice = platform.Slice{OS: "macos", Arch: target, MinOS: m.Target.MinOS}
 			}
 			dir := filepath.Join(t.TempDir(), "artifact")
 			if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
@@ -151,7 +152,7 @@ func TestUnresolvedMember(t *testing.T) {
 				t.Fatalf("llvm-ar d: %v %s", err, out)
 			}
 			tc := toolchainFor(t, slice)
-			_, err := link.Check(context.Background(), tc, link.Options{Dir: dir, Slices: []link.Slice{slice}, Work: t.TempDir()})
+			_, err := link.Check(context.Background(), tc, link.Options{Dir: dir, Slices: []platform.Slice{slice}, Work: t.TempDir()})
 			if !errors.Is(err, link.ErrUndefined) {
 				t.Fatalf("got %v, want an undefined symbol", err)
 			}

@@ -23,23 +23,10 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/smoke"
 )
-
-// Slice is one architecture of an artifact to link.
-type Slice struct {
-	OS    string // "macos" or "linux"
-	Arch  string // arm64, x86_64
-	MinOS string // macOS deployment target
-}
-
-func (s Slice) String() string {
-	if s.MinOS != "" {
-		return fmt.Sprintf("%s (macOS %s)", s.Arch, s.MinOS)
-	}
-	return s.Arch + " (" + s.OS + ")"
-}
 
 // Libraries are linked in this order: the user of libcrypto first.
 var Libraries = []string{"libssl.a", "libcrypto.a"}
@@ -55,10 +42,10 @@ var SmokeProgram = Program{Name: smoke.Name, Source: smoke.Source}
 
 // Options are what Check links.
 type Options struct {
-	Dir     string  // artifact directory: include/ and lib/
-	Slices  []Slice // every architecture the libraries hold
-	Work    string  // parent of the scratch directory ("" = the system's)
-	Program Program // zero = SmokeProgram
+	Dir     string           // artifact directory: include/ and lib/
+	Slices  []platform.Slice // every architecture the libraries hold, as its manifest or plan says
+	Work    string           // parent of the scratch directory ("" = the system's)
+	Program Program          // zero = SmokeProgram
 }
 
 // ErrMissingLibrary marks an artifact without one of Libraries.
@@ -104,7 +91,7 @@ func Check(ctx context.Context, tc toolchain.Toolchain, o Options) ([]artifact.L
 
 // Build links p for slice s of the artifact in dir into the executable
 // out, as Check does, and says what it used.
-func Build(ctx context.Context, tc toolchain.Toolchain, dir string, s Slice, p Program, out string) (toolchain.Linked, error) {
+func Build(ctx context.Context, tc toolchain.Toolchain, dir string, s platform.Slice, p Program, out string) (toolchain.Linked, error) {
 	archives, err := archives(dir)
 	if err != nil {
 		return toolchain.Linked{}, err
@@ -117,13 +104,13 @@ func Build(ctx context.Context, tc toolchain.Toolchain, dir string, s Slice, p P
 	return build(ctx, tc, dir, archives, s, p, work, out)
 }
 
-func build(ctx context.Context, tc toolchain.Toolchain, dir string, archives []string, s Slice, p Program, work, out string) (toolchain.Linked, error) {
+func build(ctx context.Context, tc toolchain.Toolchain, dir string, archives []string, s platform.Slice, p Program, work, out string) (toolchain.Linked, error) {
 	src := filepath.Join(work, filepath.Base(p.Name))
 	if err := os.WriteFile(src, p.Source, 0o644); err != nil {
 		return toolchain.Linked{}, fmt.Errorf("link: %w", err)
 	}
 	l, err := tc.Link(ctx, toolchain.LinkSpec{
-		OS: s.OS, Arch: s.Arch, MinOS: s.MinOS, Source: src, Include: filepath.Join(dir, "include"),
+		Slice: s, Source: src, Include: filepath.Join(dir, "include"),
 		Archives: archives, Dir: work, Out: out,
 	})
 	var le *toolchain.LinkError

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/link"
-	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
@@ -69,7 +69,7 @@ func TestDeploymentTarget(t *testing.T) {
 	ctx := context.Background()
 
 	_, err := link.Check(ctx, tc, link.Options{Dir: dir, Program: tinyMain, Work: t.TempDir(),
-		Slices: []link.Slice{{OS: "macos", Arch: "x86_64", MinOS: "10.12"}}})
+		Slices: []platform.Slice{{OS: "macos", Arch: "x86_64", MinOS: "10.12"}}})
 	if !errors.Is(err, link.ErrNeedsNewerOS) || !errors.Is(err, link.ErrUndefined) {
 		t.Fatalf("linked for 10.12: got %v, want a needs-newer-macOS error", err)
 	}
@@ -80,7 +80,7 @@ func TestDeploymentTarget(t *testing.T) {
 	}
 
 	checks, err := link.Check(ctx, tc, link.Options{Dir: dir, Program: tinyMain, Work: t.TempDir(),
-		Slices: []link.Slice{{OS: "macos", Arch: "x86_64", MinOS: "10.15"}}})
+		Slices: []platform.Slice{{OS: "macos", Arch: "x86_64", MinOS: "10.15"}}})
 	if err != nil {
 		t.Fatalf("linked for 10.15: %v", err)
 	}
@@ -100,7 +100,7 @@ func TestUndefinedSymbol(t *testing.T) {
 	tc := cross(t)
 	dir := tinyArtifact(t, "arm64-apple-macos11.0", "extern int OSSL_gone(void);\nint uses(void) { return OSSL_gone(); }\n")
 	_, err := link.Check(context.Background(), tc, link.Options{Dir: dir, Program: tinyMain, Work: t.TempDir(),
-		Slices: []link.Slice{{OS: "macos", Arch: "arm64", MinOS: "11.0"}}})
+		Slices: []platform.Slice{{OS: "macos", Arch: "arm64", MinOS: "11.0"}}})
 	if !errors.Is(err, link.ErrUndefined) || errors.Is(err, link.ErrNeedsNewerOS) {
 		t.Fatalf("got %v, want an undefined-symbol error", err)
 	}
@@ -114,18 +114,18 @@ func TestMissingLibrary(t *testing.T) {
 	dir := tinyArtifact(t, "arm64-apple-macos11.0", "int f(void) { return 1; }\n")
 	os.Remove(filepath.Join(dir, "lib", "libssl.a"))
 	_, err := link.Check(context.Background(), tc, link.Options{Dir: dir, Program: tinyMain,
-		Slices: []link.Slice{{OS: "macos", Arch: "arm64", MinOS: "11.0"}}})
+		Slices: []platform.Slice{{OS: "macos", Arch: "arm64", MinOS: "11.0"}}})
 	if !errors.Is(err, link.ErrMissingLibrary) || !strings.Contains(err.Error(), "lib/libssl.a") {
 		t.Errorf("got %v, want a missing-library error naming lib/libssl.a", err)
 	}
 }
 
-func toolchainFor(t *testing.T, s link.Slice) toolchain.Toolchain {
+func toolchainFor(t *testing.T, s platform.Slice) toolchain.Toolchain {
 	t.Helper()
 	if s.OS == "macos" {
 		return cross(t)
 	}
-	tc, err := toolchain.For("", recipe.Target{OS: s.OS})
+	tc, err := toolchain.For("", s)
 	if err != nil {
 		testfixture.Missing(t, "%v", err)
 	}

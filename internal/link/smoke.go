@@ -15,8 +15,8 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/proc"
-	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
@@ -40,7 +40,7 @@ type SmokeOptions struct {
 
 // SmokeResult is one slice's smoke run.
 type SmokeResult struct {
-	Slice  Slice
+	Slice  platform.Slice
 	Linked toolchain.Linked
 	// Ran is false where this host cannot run the slice (a macOS program
 	// on Linux); NotRun says why.
@@ -102,7 +102,7 @@ func Smoke(ctx context.Context, o SmokeOptions) ([]SmokeResult, error) {
 	}
 	o.Artifact = dir
 	slices := manifestSlices(m)
-	tc, err := toolchain.For(o.Toolchain, recipe.Target{OS: slices[0].OS})
+	tc, err := toolchain.For(o.Toolchain, slices[0])
 	if err != nil {
 		return nil, fmt.Errorf("smoke: %w", err)
 	}
@@ -151,18 +151,11 @@ func RunSmoke(ctx context.Context, dir, toolchainKind, work string, getenv func(
 
 // manifestSlices are the architectures an artifact holds: each slice of a
 // universal2 artifact, else its own target.
-func manifestSlices(m *artifact.Manifest) []Slice {
-	var out []Slice
-	for _, s := range m.Slices {
-		out = append(out, Slice{OS: s.Target.OS, Arch: s.Target.Arch, MinOS: s.Target.MinOS})
-	}
-	if len(out) == 0 {
-		out = append(out, Slice{OS: m.Target.OS, Arch: m.Target.Arch, MinOS: m.Target.MinOS})
-	}
-	return out
+func manifestSlices(m *artifact.Manifest) []platform.Slice {
+	return m.Parts()
 }
 
-func smokeSlice(ctx context.Context, tc toolchain.Toolchain, o SmokeOptions, name string, s Slice, work string) SmokeResult {
+func smokeSlice(ctx context.Context, tc toolchain.Toolchain, o SmokeOptions, name string, s platform.Slice, work string) SmokeResult {
 	r := SmokeResult{Slice: s}
 	exe := filepath.Join(work, "smoke-"+s.Arch)
 	l, err := Build(ctx, tc, o.Artifact, s, o.Program, exe)
@@ -206,21 +199,19 @@ func smokeSlice(ctx context.Context, tc toolchain.Toolchain, o SmokeOptions, nam
 	return r
 }
 
-// runner says how host runs a slice's program: directly, under Rosetta, or
-// not at all (and why).
-func runner(host string, s Slice) (via []string, notRun string) {
-	goos, goarch, _ := strings.Cut(host, "/")
-	arch := map[string]string{"amd64": "x86_64", "arm64": "arm64"}[goarch]
-	want := map[string]string{"macos": "darwin", "linux": "linux"}[s.OS]
-	switch {
-	case goos != want:
-		return nil, fmt.Sprintf("linked only: a %s %s program cannot run on %s (run `go tool mage smoke` on %s)", s.OS, s.Arch, host, map[string]string{"darwin": "a Mac", "linux": "Linux"}[want])
-	case s.OS == "linux" && s.Arch == "aarch64" && goarch == "arm64":
-		return nil, ""
-	case arch == s.Arch:
-		return nil, ""
-	case goos == "darwin" && goarch == "arm64" && s.Arch == "x86_64":
-		return []string{"/usr/bin/arch", "-x86_64"}, ""
+// runner says how host runs a slice's program, as the platform table
+// says: directly, under Rosetta, or not at all (and why).
+func runner(host string, s platform.Slice) (via []string, notRun string) {
+	p, err := platform.Lookup(s)
+	if err != nil {
+		return nil, fmt.Sprintf("linked only: %v", err)
+	}
+	if r, ok := p.Run(host); ok {
+		return r.Via, ""
+	}
+	goos, _, _ := strings.Cut(host, "/")
+	if goos != p.GOOS {
+		return nil, fmt.Sprintf("linked only: a %s %s program cannot run on %s (run `go tool mage smoke` on %s)", s.OS, s.Arch, host, p.RunsOn())
 	}
 	return nil, fmt.Sprintf("linked only: this %s host cannot run %s code", host, s.Arch)
 }

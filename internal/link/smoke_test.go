@@ -3,6 +3,9 @@ package link
 import (
 	"strings"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/platform"
+	"github.com/osslbuild/osslbuild/internal/testsupport/platformtest"
 )
 
 // report is the shape of smoke/smoke.c's output (trimmed).
@@ -51,22 +54,24 @@ func TestParseReportRejects(t *testing.T) {
 }
 
 func TestRunner(t *testing.T) {
-	mac := func(arch string) Slice { return Slice{OS: "macos", Arch: arch, MinOS: "11.0"} }
+	platformtest.Add(t, platformtest.LinuxAarch64)
+	mac := func(arch string) platform.Slice { return platform.Slice{OS: "macos", Arch: arch, MinOS: "11.0"} }
 	for _, tt := range []struct {
 		host  string
-		slice Slice
+		slice platform.Slice
 		via   string
 		run   bool
 	}{
-		{"linux/amd64", Slice{OS: "linux", Arch: "x86_64"}, "", true},
+		{"linux/amd64", platform.Slice{OS: "linux", Arch: "x86_64"}, "", true},
 		{"linux/amd64", mac("arm64"), "", false},
 		{"linux/amd64", mac("x86_64"), "", false},
 		{"darwin/arm64", mac("arm64"), "", true},
 		{"darwin/arm64", mac("x86_64"), "/usr/bin/arch -x86_64", true},
 		{"darwin/amd64", mac("x86_64"), "", true},
 		{"darwin/amd64", mac("arm64"), "", false},
-		{"darwin/arm64", Slice{OS: "linux", Arch: "x86_64"}, "", false},
-		{"linux/arm64", Slice{OS: "linux", Arch: "aarch64"}, "", true},
+		{"darwin/arm64", platform.Slice{OS: "linux", Arch: "x86_64"}, "", false},
+		{"linux/arm64", platform.Slice{OS: "linux", Arch: "aarch64"}, "", true},
+		{"linux/amd64", platform.Slice{OS: "linux", Arch: "aarch64"}, "qemu-aarch64 -L /usr/aarch64-linux-gnu", true},
 	} {
 		via, notRun := runner(tt.host, tt.slice)
 		if strings.Join(via, " ") != tt.via || (notRun == "") != tt.run {

@@ -12,6 +12,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/build"
 	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
@@ -118,14 +119,18 @@ func (r *run) release(ctx context.Context) (recipe.Release, error) {
 	return r.rel.v, r.rel.err
 }
 
-// toolchain returns the toolchain for target and its identity, probed once
-// per kind of toolchain.
-func (r *run) toolchain(ctx context.Context, t recipe.Target) (toolchain.Toolchain, toolchain.Identity, error) {
-	tc, err := toolchain.For(r.Toolchain, t)
+// toolchain returns the toolchain the platform table chooses for slice s
+// and its identity, probed once per toolchain.
+func (r *run) toolchain(ctx context.Context, s platform.Slice) (toolchain.Toolchain, toolchain.Identity, error) {
+	b, err := toolchain.Choose(r.Toolchain, s)
 	if err != nil {
 		return nil, toolchain.Identity{}, err
 	}
-	got, err := memo(r, r.tools, tc.Kind(), func() (tool, error) {
+	got, err := memo(r, r.tools, b.Toolchain+" "+b.Target, func() (tool, error) {
+		tc, err := toolchain.Of(b)
+		if err != nil {
+			return tool{}, err
+		}
 		id, err := tc.Identity(ctx)
 		return tool{tc, id}, err
 	})
@@ -142,8 +147,8 @@ func (r *run) plan(ctx context.Context, target string) (*recipe.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.CallerOptions && len(p.Skipped) > 0 {
-		r.logf("%s: options left out for OpenSSL %s by %s's per-version rules: %s", p.Target.Artifact, rel.Version, r.recipe.Path, strings.Join(p.Skipped, " "))
+	if p.CallerOptions && len(p.Slice.Skipped) > 0 {
+		r.logf("%s: options left out for OpenSSL %s by %s's per-version rules: %s", p.Slice.Artifact, rel.Version, r.recipe.Path, strings.Join(p.Slice.Skipped, " "))
 	}
 	return p, nil
 }
@@ -162,10 +167,12 @@ type builder interface {
 	build(ctx context.Context, p *recipe.Plan) (*built, error)
 }
 
-// stageBuilder runs a variant's stage table in a fresh private directory.
+// stageBuilder runs a variant's stage table in a fresh private directory;
+// its make runs share jobs when a budget made it (nil: make -j alone).
 type stageBuilder struct {
 	run     *run
 	variant *Variant
+	jobs    *build.Jobs
 }
 
 func (b *stageBuilder) build(ctx context.Context, p *recipe.Plan) (_ *built, err error) {
@@ -179,7 +186,7 @@ func (b *stageBuilder) build(ctx context.Context, p *recipe.Plan) (_ *built, err
 		return nil, fmt.Errorf("%s: build directory: %w", name, err)
 	}
 	work, _ = filepath.Abs(work)
-	j := &job{run: r, plan: p, name: name, work: work, logPath: work + ".log"}
+	j := &job{run: r, plan: p, name: name, work: work, logPath: work + ".log", jobs: b.jobs}
 	release := func() {
 		if !r.Keep {
 			os.RemoveAll(work)
@@ -208,35 +215,38 @@ func (b *stageBuilder) build(ctx context.Context, p *recipe.Plan) (_ *built, err
 // artifactName is the target's artifact name, with the variant's suffix.
 func artifactName(p *recipe.Plan, v *Variant) string {
 	if v.Name == "" {
-		return p.Target.Artifact
+		return p.Slice.Artifact
 	}
-	return p.Target.Artifact + "-" + v.Name
+	return p.Slice.Artifact + "-" + v.Name
 }
 
-// budgeted shares one make job budget (a jobserver) among the builds it
-// wraps: while one slice unpacks, configures or archives, or once it is
-// done, another's make takes the free slots.
-type budgeted struct {
-	inner builder
-	jobs  *build.Jobs
+// budget is a slice builder whose builds share one make job budget: it
+// holds its own jobserver, so while one slice unpacks, configures or
+// archives, or once it is done, another's make takes the free slots. Close
+// releases the jobserver.
+type budget struct {
+	builder
+	jobs *build.Jobs
 }
 
-type jobsKey struct{}
-
-func (b budgeted) build(ctx context.Context, p *recipe.Plan) (*built, error) {
-	return b.inner.build(context.WithValue(ctx, jobsKey{}, b.jobs), p)
+// budgeted is the slice builder for variant with one job budget of
+// Settings.Jobs for every build it runs.
+func (r *run) budgeted(v *Variant) (*budget, error) {
+	jobs, err := build.NewJobs(r.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	return &budget{builder: r.builderWith(v, jobs), jobs: jobs}, nil
 }
 
-// sharedJobs is the budget a budgeted builder put in ctx, or nil.
-func sharedJobs(ctx context.Context) *build.Jobs {
-	j, _ := ctx.Value(jobsKey{}).(*build.Jobs)
-	return j
-}
+func (b *budget) Close() { b.jobs.Close() }
 
 // builder is the slice builder for variant: the stage table behind the
 // artifact cache, unless the user asked to rebuild.
-func (r *run) builder(v *Variant) builder {
-	var b builder = &stageBuilder{run: r, variant: v}
+func (r *run) builder(v *Variant) builder { return r.builderWith(v, nil) }
+
+func (r *run) builderWith(v *Variant, jobs *build.Jobs) builder {
+	var b builder = &stageBuilder{run: r, variant: v, jobs: jobs}
 	if !r.Rebuild {
 		b = &cachingBuilder{run: r, variant: v, inner: b}
 	}

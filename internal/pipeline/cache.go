@@ -30,7 +30,7 @@ type cachingBuilder struct {
 
 func (c *cachingBuilder) build(ctx context.Context, p *recipe.Plan) (*built, error) {
 	r := c.run
-	_, id, err := r.toolchain(ctx, p.Target)
+	_, id, err := r.toolchain(ctx, p.Slice)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func cacheKey(p *recipe.Plan, v *Variant, revision string, id toolchain.Identity
 		Source    string
 		Patches   []string
 		Toolchain toolchain.Identity
-	}{2, revision, v.Name, p.Recipe.SHA256, p.Target.Name, p.Options, p.Release.SHA256, pd, id}
+	}{2, revision, v.Name, p.Recipe.SHA256, p.Slice.Name, p.Slice.Options, p.Release.SHA256, pd, id}
 	b, err := json.Marshal(in)
 	if err != nil {
 		return "", err
@@ -126,8 +126,8 @@ func (c *cachingBuilder) lookup(ctx context.Context, entry string, p *recipe.Pla
 	// machine that cannot link (no lld, no stubs) says so; it does not make
 	// the entry invalid.
 	check := &job{run: r, plan: p, name: name, dir: tree}
-	for _, stage := range []string{"validate", "link"} {
-		err := c.variant.stage(stage).run(ctx, check)
+	for _, stage := range c.variant.proofs() {
+		err := stage.run(ctx, check)
 		if errors.Is(err, toolchain.ErrSetup) {
 			return nil, false, err
 		}

@@ -29,8 +29,8 @@ func TestCacheKeyChangesWithEveryInput(t *testing.T) {
 		"target": func() string { k, _ := pipeline.CacheKey(plan(t, "x86_64"), pipeline.Osslbuild, "rev1", id); return k },
 		"options": func() string {
 			q := *p
-			q.Options = append([]string{}, p.Options...)
-			q.Options[0] = "zlib"
+			q.Slice.Options = append([]string{}, p.Slice.Options...)
+			q.Slice.Options[0] = "zlib"
 			k, _ := pipeline.CacheKey(&q, pipeline.Osslbuild, "rev1", id)
 			return k
 		},

@@ -81,11 +81,11 @@ const PycaStandInCFLAGS = "-Wa,--noexecstack"
 // as a replacement for the target's "-O3 -Wall", so the libraries come out
 // at -O0. make then runs in that environment too, as it did there.
 func configurePycaWay(ctx context.Context, j *job) (err error) {
-	cflags := strings.Join(j.plan.Target.Flags, " ")
+	cflags := strings.Join(j.plan.Slice.Flags, " ")
 	if cflags == "" {
 		cflags = PycaStandInCFLAGS
 	}
-	j.argv = slices.DeleteFunc(slices.Clone(j.argv), func(a string) bool { return slices.Contains(j.plan.Target.Flags, a) })
+	j.argv = slices.DeleteFunc(slices.Clone(j.argv), func(a string) bool { return slices.Contains(j.plan.Slice.Flags, a) })
 	j.env = append(slices.DeleteFunc(slices.Clone(j.env), func(kv string) bool { return strings.HasPrefix(kv, "CFLAGS=") }), "CFLAGS="+cflags)
 	j.run.logf("%s: CFLAGS=%s %s (the pyca way: CFLAGS in Configure's environment)", j.name, cflags, strings.Join(j.argv, " "))
 	if err := j.configure(ctx); err != nil {

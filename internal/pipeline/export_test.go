@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
@@ -59,23 +58,16 @@ func (v *Variant) StageFunc(i int) any { return v.stages[i].run }
 // ErrReachedRecord stops a FromTree build where record would run.
 var ErrReachedRecord = errors.New("reached the record stage")
 
-// FromTree is v for tests of the checking stages: instead of building, it
+// FromTree is v for tests of the proof stages: instead of building, it
 // lays out a copy of tree (a built artifact directory), then runs v's
-// stages from validate on; in record's place it stops with
-// ErrReachedRecord, so nothing is published either way.
+// proof stages; where record would run it stops with ErrReachedRecord, so
+// nothing is published either way.
 func (v *Variant) FromTree(tree string) *Variant {
-	i := slices.IndexFunc(v.stages, func(s stage) bool { return s.name == "validate" })
 	stages := []stage{{"layout", func(ctx context.Context, j *job) error {
 		j.dir = filepath.Join(j.work, "artifact", j.name)
 		return os.CopyFS(j.dir, os.DirFS(tree))
-	}}}
-	for _, s := range v.stages[i:] {
-		if s.name == "record" {
-			s.run = func(context.Context, *job) error { return ErrReachedRecord }
-		}
-		stages = append(stages, s)
-	}
+	}, false}}
+	stages = append(stages, v.proofs()...)
+	stages = append(stages, stage{"record", func(context.Context, *job) error { return ErrReachedRecord }, false})
 	return &Variant{Name: v.Name, stages: stages}
 }
-
-var IdenticalCopies = identicalCopies

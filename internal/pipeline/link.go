@@ -7,7 +7,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/link"
-	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
 // linkCheck links the smoke program with every member of the tree's
@@ -16,7 +16,7 @@ import (
 // undefined symbol, or one that needs a newer macOS than it claims, is not
 // published. The manifest records what it linked against.
 func linkCheck(ctx context.Context, j *job) error {
-	checks, err := j.run.linkTree(ctx, j.dir, []recipe.Target{j.plan.Target})
+	checks, err := j.run.linkTree(ctx, j.dir, []platform.Slice{j.plan.Slice})
 	if err != nil {
 		return fmt.Errorf("refusing to publish: %w", err)
 	}
@@ -31,16 +31,12 @@ func linkCheck(ctx context.Context, j *job) error {
 	return nil
 }
 
-// linkTree runs the link check over the artifact tree dir for each target
+// linkTree runs the link check over the artifact tree dir for each slice
 // (one per architecture the libraries hold).
-func (r *run) linkTree(ctx context.Context, dir string, targets []recipe.Target) ([]artifact.LinkCheck, error) {
-	tc, _, err := r.toolchain(ctx, targets[0])
+func (r *run) linkTree(ctx context.Context, dir string, slices []platform.Slice) ([]artifact.LinkCheck, error) {
+	tc, _, err := r.toolchain(ctx, slices[0])
 	if err != nil {
 		return nil, err
-	}
-	var slices []link.Slice
-	for _, t := range targets {
-		slices = append(slices, link.Slice{OS: t.OS, Arch: t.Arch, MinOS: t.MinOS})
 	}
 	if err := os.MkdirAll(r.Work, 0o755); err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 func makeLibraries(ctx context.Context, j *job) error {
 	j.staging = filepath.Join(j.work, "stage")
 	r := j.run
-	shared := sharedJobs(ctx)
+	shared := j.jobs
 	var prog build.Progress
 	if shared != nil {
 		// Two bars at once would overwrite each other.

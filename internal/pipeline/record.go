@@ -14,7 +14,7 @@ import (
 // every file) and sbom.json into the artifact tree.
 func record(ctx context.Context, j *job) error {
 	p, r := j.plan, j.run
-	_, id, err := r.toolchain(ctx, p.Target)
+	_, id, err := r.toolchain(ctx, p.Slice)
 	if err != nil {
 		return err
 	}
@@ -23,8 +23,7 @@ func record(ctx context.Context, j *job) error {
 		Osslbuild: r.Revision,
 		Recipe:    artifact.RecipeRef{Name: p.Recipe.Name, Path: p.Recipe.Path, SHA256: p.Recipe.SHA256},
 		OpenSSL:   sourceRef(j.source),
-		Target: artifact.Target{Name: p.Target.Name, Configure: p.Target.Configure, OS: p.Target.OS, Arch: p.Target.Arch,
-			MinOS: p.Target.MinOS, Flags: p.Target.Flags, Options: p.Options, Skipped: p.Skipped},
+		Target:    p.Slice,
 		Toolchain: id,
 		Configure: artifact.Configure{
 			Argv:   j.argv,

@@ -89,7 +89,7 @@ func TestSliceEndToEnd(t *testing.T) {
 				t.Errorf("manifest incomplete: %+v", m)
 			}
 			// The link stage linked every member for the deployment target.
-			if len(m.LinkChecks) != 1 || m.LinkChecks[0].Arch != target || m.LinkChecks[0].Platform != "macos "+p.Target.MinOS ||
+			if len(m.LinkChecks) != 1 || m.LinkChecks[0].Arch != target || m.LinkChecks[0].Platform != "macos "+p.Slice.MinOS ||
 				m.LinkChecks[0].Members < 1000 || !strings.HasPrefix(m.LinkChecks[0].System, "libSystem.11.tbd") {
 				t.Errorf("manifest link checks: %+v", m.LinkChecks)
 			}

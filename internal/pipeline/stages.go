@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/build"
 	"github.com/osslbuild/osslbuild/internal/configure"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
@@ -17,18 +18,25 @@ import (
 // nothing leaves the job's private directory until the builder's caller
 // publishes the validated tree (artifact.Publish, after the artifact cache).
 // Adding a stage is one line here and one file beside this one.
+//
+// A stage marked proof proves the laid-out artifact tree without changing
+// it: the artifact cache runs exactly those again over a cached tree, and
+// the tests run them over a tree they give (FromTree).
 var sliceStages = []stage{
-	{"source", fetchSource},         // source.go: sha256, size, OpenPGP against the pinned keys
-	{"unpack", unpackSource},        // source.go: safe extraction, patches
-	{"toolchain", prepareToolchain}, // toolchain.go: cc/ar/ranlib wrappers; the build environment, constructed
-	{"configure", runConfigure},     // configure.go: argv from the plan, in that environment
-	{"gate", gateO3},                // configure.go: the generated Makefile must say -O3 with every recipe flag
-	{"make", makeLibraries},         // make.go: make build_libs, install_dev into a staging directory
-	{"layout", layOut},              // layout.go: the artifact tree, relocatable .pc files
-	{"validate", validateSlice},     // validate.go: every object and build string held against the plan
-	{"link", linkCheck},             // link.go: every member linked into a program against the target's libSystem
-	{"record", record},              // record.go: manifest.json, sbom.json
+	{"source", fetchSource, false},         // source.go: sha256, size, OpenPGP against the pinned keys
+	{"unpack", unpackSource, false},        // source.go: safe extraction, patches
+	{"toolchain", prepareToolchain, false}, // toolchain.go: cc/ar/ranlib wrappers; the build environment, constructed
+	{"configure", runConfigure, false},     // configure.go: argv from the plan, in that environment
+	{"gate", gateO3, false},                // configure.go: the generated Makefile must say -O3 with every recipe flag
+	{"make", makeLibraries, false},         // make.go: make build_libs, install_dev into a staging directory
+	{"layout", layOut, false},              // layout.go: the artifact tree, relocatable .pc files
+	{"validate", validateSlice, proof},     // validate.go: every object and build string held against the plan
+	{"link", linkCheck, proof},             // link.go: every member linked into a program against the target's libSystem
+	{"record", record, false},              // record.go: manifest.json, sbom.json
 }
+
+// proof marks a stage of the table that proves a tree (see sliceStages).
+const proof = true
 
 // A Variant is a slice build with some of its stages swapped.
 type Variant struct {
@@ -46,20 +54,20 @@ var Osslbuild = &Variant{stages: sliceStages}
 // in its environment as CFLAGS, which replaces OpenSSL's "-O3 -Wall"; the
 // validation then expects that flag-less (-O0) compiler line.
 var PycaWay = &Variant{Name: "pyca-way", stages: swap(sliceStages,
-	stage{"gate", configurePycaWay},
-	stage{"validate", validateFlagless},
+	stage{"gate", configurePycaWay, false},
+	stage{"validate", validateFlagless, proof},
 )}
 
-// stage returns the variant's stage called name.
-func (v *Variant) stage(name string) stage {
-	i := slices.IndexFunc(v.stages, func(s stage) bool { return s.name == name })
-	return v.stages[i]
+// proofs are the variant's proof stages, in order.
+func (v *Variant) proofs() []stage {
+	return slices.DeleteFunc(slices.Clone(v.stages), func(s stage) bool { return !s.proof })
 }
 
 // stage is one step of the slice build.
 type stage struct {
-	name string
-	run  func(ctx context.Context, j *job) error
+	name  string
+	run   func(ctx context.Context, j *job) error
+	proof bool // proves the laid-out tree without changing it
 }
 
 // swap returns stages with each replacement standing in for the stage of
@@ -81,9 +89,10 @@ type job struct {
 	// Given.
 	run     *run
 	plan    *recipe.Plan
-	name    string // the artifact's name
-	work    string // private build directory (absolute)
-	logPath string // full build log, kept beside work
+	jobs    *build.Jobs // the make job budget shared with other slices, or nil
+	name    string      // the artifact's name
+	work    string      // private build directory (absolute)
+	logPath string      // full build log, kept beside work
 
 	// Added by the stages, in table order.
 	source   *source.Verified        // source

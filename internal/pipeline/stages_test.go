@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/binary/inspect"
-	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 )
 
@@ -68,35 +66,5 @@ func TestEnvBool(t *testing.T) {
 	env["OSSLBUILD_OFFLINE"] = "sometimes"
 	if err := (&pipeline.Settings{}).FromEnv(func(k string) string { return env[k] }); err == nil {
 		t.Error("OSSLBUILD_OFFLINE=sometimes accepted")
-	}
-}
-
-// TestIdenticalCopies: the pyca-way validation forgives a second copy of
-// the same compiler line (crypto/info.o keeps one at -O0), nothing else.
-func TestIdenticalCopies(t *testing.T) {
-	line := func(member, text string) inspect.BuildInfo {
-		return inspect.BuildInfo{Kind: inspect.InfoCompiler, Text: text, Member: member}
-	}
-	rep := func(infos ...inspect.BuildInfo) validate.Report {
-		return validate.Report{File: &inspect.File{Slices: []inspect.Slice{{Arch: "x86_64", BuildInfo: infos}}}}
-	}
-	dup := validate.Violation{Rule: validate.RuleCompilerLine, Arch: "x86_64"}
-	same := rep(line("libcrypto-lib-cversion.o", "compiler: gcc -m64"), line("libcrypto-lib-info.o", "compiler: gcc -m64"))
-	for _, tt := range []struct {
-		name string
-		rep  validate.Report
-		v    validate.Violation
-		want bool
-	}{
-		{"identical copies", same, dup, true},
-		{"different lines", rep(line("a.o", "compiler: gcc -m64"), line("b.o", "compiler: gcc -O3")), dup, false},
-		{"one line", rep(line("a.o", "compiler: gcc -m64")), dup, false},
-		{"another rule", same, validate.Violation{Rule: validate.RuleOptimisation, Arch: "x86_64"}, false},
-		{"another slice", same, validate.Violation{Rule: validate.RuleCompilerLine, Arch: "arm64"}, false},
-		{"a member's compiler line", same, validate.Violation{Rule: validate.RuleCompilerLine, Arch: "x86_64", Member: "a.o"}, false},
-	} {
-		if got := pipeline.IdenticalCopies(tt.rep, tt.v); got != tt.want {
-			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
-		}
 	}
 }

@@ -11,11 +11,11 @@ import (
 // and constructs, variable by variable, the environment Configure and make
 // run in: nothing of the invoker's environment reaches them.
 func prepareToolchain(ctx context.Context, j *job) error {
-	tc, _, err := j.run.toolchain(ctx, j.plan.Target)
+	tc, _, err := j.run.toolchain(ctx, j.plan.Slice)
 	if err != nil {
 		return err
 	}
-	tenv, err := tc.Prepare(ctx, filepath.Join(j.work, "toolchain"), j.plan.Target)
+	tenv, err := tc.Prepare(ctx, filepath.Join(j.work, "toolchain"), j.plan.Slice)
 	if err != nil {
 		return err
 	}

@@ -10,39 +10,126 @@ import (
 	"sync"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
-	"github.com/osslbuild/osslbuild/internal/build"
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/internal/universal"
 )
 
-// Universal2 builds the recipe's two macOS slices side by side under one
-// make job budget, publishes them, and merges the published slices exactly
-// as Merge would, so a merge of the same slices elsewhere gives the same
-// bytes.
+// The universal2 build, in order, in the style of the slice table: one
+// stage that brings the two slice artifacts (built here side by side, or
+// given by build:merge), then the merge both targets share, so a merge of
+// the same slices elsewhere gives the same bytes. The first error stops it;
+// nothing is published before the last stage.
+var universal2Stages = []mergeStage{
+	{"slices", buildSlices},  // build:universal2: both slices under one job budget, each published
+	{"load", loadSlices},     // every file against its manifest; each manifest held to the recipe
+	{"merge", mergeSlices},   // universal.Merge: validated slices lipo'd, headers identical or dispatched, re-validated
+	{"link", linkMerged},     // the merged libraries linked for each slice's architecture and deployment target
+	{"record", recordMerged}, // manifest.json with the link records
+	{"publish", publishMerged},
+}
+
+// mergeTable is universal2Stages with the first stage given: the slices'
+// source.
+func mergeTable(first mergeStage) []mergeStage {
+	return append([]mergeStage{first}, universal2Stages[1:]...)
+}
+
+// mergeStage is one step of a universal2 build.
+type mergeStage struct {
+	name string
+	run  func(ctx context.Context, j *mergeJob) error
+}
+
+// mergeJob is one universal2 build in progress.
+type mergeJob struct {
+	run  *run
+	work string // private directory (removed at the end)
+
+	dirs   []string          // slices: the two slice artifact trees
+	slices []universal.Slice // load
+	tc     toolchain.Toolchain
+	dst    string             // merge: the universal2 tree
+	m      *artifact.Manifest // merge, completed by link and record
+	result *Result            // publish
+}
+
+func (r *run) runMerge(ctx context.Context, stages []mergeStage) (*Result, error) {
+	if err := os.MkdirAll(r.Work, 0o755); err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp(r.Work, universal.Name+"-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	j := &mergeJob{run: r, work: work}
+	for _, s := range stages {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := s.run(ctx, j); err != nil {
+			if s.name != "slices" {
+				// A slice's own failure is reported by its build.
+				r.Observer.Failed(universal.Name, err)
+			}
+			return nil, err
+		}
+	}
+	return j.result, nil
+}
+
+// Universal2 builds the recipe's two universal2 slices side by side under
+// one make job budget, publishes them, and merges the published slices.
 func Universal2(ctx context.Context, s Settings, rt Runtime) (*Result, error) {
 	r, err := newRun(s, rt)
 	if err != nil {
 		return nil, err
 	}
-	targets, err := r.recipe.Universal2()
+	return r.runMerge(ctx, universal2Stages)
+}
+
+// Merge is build:merge: two slice artifacts built elsewhere (each a
+// directory or a .tar.gz) into dist/openssl-macos-universal2.
+func Merge(ctx context.Context, s Settings, rt Runtime, a, b string) (*Result, error) {
+	r, err := newRun(s, rt)
 	if err != nil {
 		return nil, err
+	}
+	return r.runMerge(ctx, mergeTable(mergeStage{"slices", func(ctx context.Context, j *mergeJob) error {
+		for i, in := range []string{a, b} {
+			d, err := artifact.Dir(ctx, in, filepath.Join(j.work, string(rune('a'+i))))
+			if err != nil {
+				return err
+			}
+			j.dirs = append(j.dirs, d)
+		}
+		return nil
+	}}))
+}
+
+// buildSlices builds the recipe's universal2 targets at once, behind one
+// job budget, and publishes each.
+func buildSlices(ctx context.Context, j *mergeJob) error {
+	r := j.run
+	targets, err := r.recipe.Universal2()
+	if err != nil {
+		return err
 	}
 	var plans []*recipe.Plan
 	for _, t := range targets {
 		p, err := r.plan(ctx, t)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		plans = append(plans, p)
 	}
-	jobs, err := build.NewJobs(r.Jobs)
+	b, err := r.budgeted(Osslbuild)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer jobs.Close()
-	b := budgeted{inner: r.builder(Osslbuild), jobs: jobs}
+	defer b.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make([]*built, len(plans))
@@ -65,21 +152,16 @@ func Universal2(ctx context.Context, s Settings, rt Runtime) (*Result, error) {
 		}
 	}
 	if err := firstReal(errs); err != nil {
-		return nil, err
+		return err
 	}
-	var dirs []string
 	for _, d := range done {
 		pub, err := r.publish(ctx, d)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		dirs = append(dirs, pub.Dir)
+		j.dirs = append(j.dirs, pub.Dir)
 	}
-	tc, _, err := r.toolchain(ctx, plans[0].Target)
-	if err != nil {
-		return nil, err
-	}
-	return r.merge(ctx, tc, dirs[0], dirs[1])
+	return nil
 }
 
 // firstReal prefers a slice's own failure over the cancellation it caused
@@ -99,103 +181,83 @@ func firstReal(errs []error) error {
 	return canceled
 }
 
-// Merge is build:merge: two slice artifacts built elsewhere (each a
-// directory or a .tar.gz) into dist/openssl-macos-universal2.
-func Merge(ctx context.Context, s Settings, rt Runtime, a, b string) (*Result, error) {
-	r, err := newRun(s, rt)
-	if err != nil {
-		return nil, err
-	}
-	tc, err := toolchain.New(r.Toolchain)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(r.Work, 0o755); err != nil {
-		return nil, err
-	}
-	work, err := os.MkdirTemp(r.Work, "merge-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(work)
-	da, err := artifact.Dir(ctx, a, filepath.Join(work, "a"))
-	if err != nil {
-		return nil, err
-	}
-	db, err := artifact.Dir(ctx, b, filepath.Join(work, "b"))
-	if err != nil {
-		return nil, err
-	}
-	return r.merge(ctx, tc, da, db)
-}
-
-func (r *run) merge(ctx context.Context, tc toolchain.Toolchain, a, b string) (*Result, error) {
-	var in []universal.Slice
-	for _, dir := range []string{a, b} {
+// loadSlices verifies each slice artifact against its manifest and holds
+// the manifest to the recipe.
+func loadSlices(ctx context.Context, j *mergeJob) error {
+	for _, dir := range j.dirs {
 		s, err := universal.Load(ctx, dir)
 		if err == nil {
-			err = r.holdToRecipe(s.Manifest)
+			err = j.run.holdToRecipe(s.Manifest)
 		}
 		if err != nil {
-			r.Observer.Failed(universal.Name, err)
-			return nil, err
+			return err
 		}
-		in = append(in, s)
+		j.slices = append(j.slices, s)
 	}
-	sa, sb := in[0], in[1]
-	if err := os.MkdirAll(r.Work, 0o755); err != nil {
-		return nil, err
+	return nil
+}
+
+// mergeSlices lipos the slices' libraries into the universal2 tree, after
+// validating each slice, and validates every slice inside the fat files.
+func mergeSlices(ctx context.Context, j *mergeJob) (err error) {
+	if j.tc, _, err = j.run.toolchain(ctx, j.slices[0].Manifest.Target); err != nil {
+		return err
 	}
-	work, err := os.MkdirTemp(r.Work, universal.Name+"-")
+	j.dst = filepath.Join(j.work, universal.Name)
+	j.m, err = universal.Merge(ctx, j.tc, j.slices[0], j.slices[1], j.dst, j.run.recipe.Universal2Dispatch)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer os.RemoveAll(work)
-	dst := filepath.Join(work, universal.Name)
-	m, err := universal.Merge(ctx, tc, sa, sb, dst, r.recipe.Universal2Dispatch)
+	if len(j.m.HeaderDispatch) > 0 {
+		j.run.logf("%s: headers that differ between the slices, merged with a per-architecture dispatch: %s", universal.Name, strings.Join(j.m.HeaderDispatch, ", "))
+	}
+	for _, l := range j.m.CompilerLines {
+		j.run.logf("%s: validated %s %s: %s", universal.Name, l.Library, l.Arch, l.Line)
+	}
+	return nil
+}
+
+// linkMerged links the merged libraries, which are what ships, for each
+// slice's architecture and deployment target.
+func linkMerged(ctx context.Context, j *mergeJob) (err error) {
+	var slices []platform.Slice
+	for _, s := range j.m.Slices {
+		slices = append(slices, s.Target)
+	}
+	if j.m.LinkChecks, err = j.run.linkTree(ctx, j.dst, slices); err != nil {
+		return fmt.Errorf("%s: link: refusing to publish: %w", universal.Name, err)
+	}
+	for _, c := range j.m.LinkChecks {
+		j.run.logf("%s: linked %s with %d members of %s for %s against %s", universal.Name, c.Program, c.Members, c.Arch, c.Platform, c.System)
+	}
+	return nil
+}
+
+// recordMerged writes the manifest again with the link records.
+func recordMerged(ctx context.Context, j *mergeJob) error {
+	return artifact.WriteManifest(ctx, j.dst, j.m)
+}
+
+func publishMerged(ctx context.Context, j *mergeJob) error {
+	pub, err := j.run.publish(ctx, &built{dir: j.dst, manifest: j.m})
 	if err != nil {
-		r.Observer.Failed(universal.Name, err)
-		return nil, err
+		return err
 	}
-	// The merged libraries are what ships: link them for each slice's
-	// architecture and deployment target too, and record it.
-	var targets []recipe.Target
-	for _, s := range m.Slices {
-		targets = append(targets, recipe.Target{OS: s.Target.OS, Arch: s.Target.Arch, MinOS: s.Target.MinOS})
-	}
-	if m.LinkChecks, err = r.linkTree(ctx, dst, targets); err != nil {
-		err = fmt.Errorf("%s: link: refusing to publish: %w", universal.Name, err)
-		r.Observer.Failed(universal.Name, err)
-		return nil, err
-	}
-	for _, c := range m.LinkChecks {
-		r.logf("%s: linked %s with %d members of %s for %s against %s", universal.Name, c.Program, c.Members, c.Arch, c.Platform, c.System)
-	}
-	if err := artifact.WriteManifest(ctx, dst, m); err != nil {
-		return nil, err
-	}
-	if len(m.HeaderDispatch) > 0 {
-		r.logf("%s: headers that differ between the slices, merged with a per-architecture dispatch: %s", universal.Name, strings.Join(m.HeaderDispatch, ", "))
-	}
-	for _, l := range m.CompilerLines {
-		r.logf("%s: validated %s %s: %s", universal.Name, l.Library, l.Arch, l.Line)
-	}
-	pub, err := r.publish(ctx, &built{dir: dst, manifest: m})
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Published: pub, Manifest: m}, nil
+	j.result = &Result{Published: pub, Manifest: j.m}
+	return nil
 }
 
 // holdToRecipe refuses a slice whose manifest is not what this recipe
 // builds for its target: a slice edited together with its manifest digests
 // still has to match what the recipe owns (the Configure target, arch,
-// deployment target, flags and artifact name; the pinned sha256 and size
-// of a listed release; for a release the recipe does not list, a sha256 it
-// does not pin to another version) and its options must pass the recipe's
-// option rules for that release. Callers may choose options (the action's
-// openssl-options), so the options are held to those rules and to the
-// other slice (universal.Compatible), not to the recipe's defaults.
+// deployment target, flags, openssldir and artifact name; the pinned sha256
+// and size of a listed release; for a release the recipe does not list, a
+// sha256 it does not pin to another version) and its options must pass the
+// recipe's option rules for that release. Callers may choose options (the
+// action's openssl-options), so the options are held to those rules and to
+// the other slice (universal.Compatible), not to the recipe's defaults.
+// Manifests from before the slice record carried openssldir and artifact
+// have neither; those two are held where recorded.
 func (r *run) holdToRecipe(m *artifact.Manifest) error {
 	refuse := func(err error) error {
 		return fmt.Errorf("%s (OpenSSL %s, target %s): %w: %w", m.Name, m.OpenSSL.Version, m.Target.Name, universal.ErrRefused, err)
@@ -214,15 +276,21 @@ func (r *run) holdToRecipe(m *artifact.Manifest) error {
 			why = append(why, fmt.Sprintf("%s is %v, the recipe says %v", name, got, want))
 		}
 	}
-	field("the artifact name", m.Name, p.Target.Artifact)
+	field("the artifact name", m.Name, p.Slice.Artifact)
 	if listed {
 		field("the source size", m.OpenSSL.Size, p.Release.Size)
 	}
-	field("the Configure target", m.Target.Configure, p.Target.Configure)
-	field("the architecture", m.Target.Arch, p.Target.Arch)
-	field("the deployment target", m.Target.MinOS, p.Target.MinOS)
-	field("the flags", m.Target.Flags, p.Target.Flags)
-	field("the options", m.Target.Options, p.Options)
+	field("the Configure target", m.Target.Configure, p.Slice.Configure)
+	field("the architecture", m.Target.Arch, p.Slice.Arch)
+	field("the deployment target", m.Target.MinOS, p.Slice.MinOS)
+	field("the flags", m.Target.Flags, p.Slice.Flags)
+	field("the options", m.Target.Options, p.Slice.Options)
+	if m.Target.OpenSSLDir != "" {
+		field("the openssldir", m.Target.OpenSSLDir, p.Slice.OpenSSLDir)
+	}
+	if m.Target.Artifact != "" {
+		field("the recorded artifact name", m.Target.Artifact, p.Slice.Artifact)
+	}
 	if len(why) > 0 {
 		return refuse(fmt.Errorf("its manifest does not match recipe %s: %s", r.recipe.Path, strings.Join(why, "; ")))
 	}

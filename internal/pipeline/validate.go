@@ -5,69 +5,39 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
-	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
 // Expect is what the Plan promises for one of a slice's libraries.
 func Expect(p *recipe.Plan, lib string) validate.Expect {
-	return validate.ForLibrary(lib, p.Target.OS, p.Target.Arch, p.Target.MinOS, p.Target.Configure, p.Target.Flags)
+	return validate.Built(p.Slice, lib)
 }
 
 // validateSlice holds every library of the tree against the Plan: the
 // architecture and deployment target of every object, the compiler line
 // (-O3, the recipe's flags) and the platform.
 func validateSlice(ctx context.Context, j *job) error {
-	return j.validate(ctx, func(e validate.Expect) validate.Expect { return e }, nil)
+	return j.validate(ctx, func(e validate.Expect) validate.Expect { return e })
 }
 
 // validateFlagless stands in for validateSlice in the PycaWay variant: the
 // same rules, except that the compiler line must carry no -O flag at all,
 // as pyca's did (a pyca-way build that came out optimised reproduces
-// nothing), and identical copies of it are one line (identicalCopies).
+// nothing); validate then counts identical copies of that line as one (at
+// -O0, crypto/info.o keeps its unused copy of buildinf.h's line beside
+// cversion.o's).
 func validateFlagless(ctx context.Context, j *job) error {
 	return j.validate(ctx, func(e validate.Expect) validate.Expect {
 		e.NoOptFlag = true
 		return e
-	}, identicalCopies)
+	})
 }
 
-// identicalCopies forgives "more than one compiler line" when every copy
-// in the slice is the same string: at -O0, crypto/info.o keeps its unused
-// copy of buildinf.h's line beside cversion.o's (at -O3 the compiler drops
-// it), so the pyca-way libcrypto.a holds two.
-func identicalCopies(rep validate.Report, v validate.Violation) bool {
-	if v.Rule != validate.RuleCompilerLine || v.Member != "" || rep.File == nil {
-		return false
-	}
-	var lines []string
-	for _, s := range rep.File.Slices {
-		if s.Arch != v.Arch {
-			continue
-		}
-		for _, bi := range s.BuildInfo {
-			if bi.Kind == inspect.InfoCompiler {
-				lines = append(lines, bi.Text)
-			}
-		}
-	}
-	if len(lines) < 2 {
-		return false
-	}
-	for _, l := range lines[1:] {
-		if l != lines[0] {
-			return false
-		}
-	}
-	return true
-}
-
-func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validate.Expect, forgive func(validate.Report, validate.Violation) bool) error {
-	lines, code, err := validateTree(ctx, j.dir, j.plan, adjust, forgive)
+func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validate.Expect) error {
+	lines, code, err := validateTree(ctx, j.dir, j.plan, adjust)
 	if err != nil {
 		return fmt.Errorf("refusing to publish: %w", err)
 	}
@@ -82,9 +52,8 @@ func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validat
 }
 
 // validateTree validates every library under dir/lib, its machine code
-// included, and returns the compiler lines found and the code verdicts;
-// forgive (nil: none) drops violations the variant expects.
-func validateTree(ctx context.Context, dir string, p *recipe.Plan, adjust func(validate.Expect) validate.Expect, forgive func(validate.Report, validate.Violation) bool) ([]artifact.CompilerLine, []artifact.CodeEvidence, error) {
+// included, and returns the compiler lines found and the code verdicts.
+func validateTree(ctx context.Context, dir string, p *recipe.Plan, adjust func(validate.Expect) validate.Expect) ([]artifact.CompilerLine, []artifact.CodeEvidence, error) {
 	var errs []error
 	var lines []artifact.CompilerLine
 	var code []artifact.CodeEvidence
@@ -93,10 +62,6 @@ func validateTree(ctx context.Context, dir string, p *recipe.Plan, adjust func(v
 			return nil, nil, err
 		}
 		rep, err := validate.StaticLibraryContext(ctx, filepath.Join(dir, "lib", lib), adjust(Expect(p, lib)))
-		if forgive != nil && len(rep.Violations) > 0 && errors.Is(err, validate.ErrInvalid) {
-			rep.Violations = slices.DeleteFunc(rep.Violations, func(v validate.Violation) bool { return forgive(rep, v) })
-			err = rep.Err()
-		}
 		if err != nil {
 			errs = append(errs, err)
 			continue

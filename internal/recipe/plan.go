@@ -1,18 +1,15 @@
 package recipe
 
+import "github.com/osslbuild/osslbuild/internal/platform"
+
 // Plan is one release built for one target: everything the build stages
 // need, and the expectations the validator holds the result against.
 type Plan struct {
 	Recipe  *Recipe
 	Release Release
-	Target  Target
-	// Options are the Configure options valid for this release, in order
-	// (the common options, the recipe's or the caller's, then the target's).
-	Options []string
-	// Skipped are options left out because the recipe limits them to
-	// releases other than this one (recorded so a manifest shows why they
-	// are absent).
-	Skipped []string
+	// Slice is the target with its options resolved for the release: the
+	// one value that defines the slice, written verbatim into the manifest.
+	Slice platform.Slice
 	// CallerOptions reports that the common options are the caller's
 	// (PlanFor with options), not the recipe's.
 	CallerOptions bool

@@ -22,6 +22,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/hashicorp/go-version"
 
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/recipes"
 )
 
@@ -54,18 +55,12 @@ type Option struct {
 	when     Constraint // parsed Versions; nil matches every release
 }
 
-// Target is one build target (a slice): how to configure it and what the
-// result must look like.
+// Target is one build target as the recipe writes it: the slice it builds
+// (its options not yet resolved for a release) and its own extra options,
+// which a release's Plan resolves into the Slice's.
 type Target struct {
-	Name       string   `toml:"-"`
-	Configure  string   `toml:"configure"`  // OpenSSL Configure target, also the expected "platform:" line
-	OS         string   `toml:"os"`         // "macos" or "linux"
-	Arch       string   `toml:"arch"`       // Mach-O/ELF architecture name: arm64, x86_64
-	MinOS      string   `toml:"min_os"`     // deployment target every object must carry (macOS)
-	Flags      []string `toml:"flags"`      // compiler flags passed as Configure arguments
-	Options    []Option `toml:"options"`    // extra Configure options for this target only
-	OpenSSLDir string   `toml:"openssldir"` // --openssldir
-	Artifact   string   `toml:"artifact"`   // artifact name, e.g. openssl-macos-arm64
+	platform.Slice
+	Options []Option `toml:"options"` // extra Configure options for this target only
 }
 
 // Release is one pinned upstream OpenSSL release.
@@ -208,27 +203,7 @@ func Parse(path string, data []byte) (*Recipe, error) {
 		if t.Configure == "" {
 			bad(f+".configure", "missing (an OpenSSL Configure target such as darwin64-arm64-cc)")
 		}
-		switch t.OS {
-		case "macos":
-			if !minOSRe.MatchString(t.MinOS) {
-				bad(f+".min_os", "want a macOS version such as 11.0, got %q", t.MinOS)
-			} else if want := "-mmacosx-version-min=" + t.MinOS; !slices.Contains(t.Flags, want) {
-				// The flag sets minos in every object; the validator checks min_os.
-				// Disagreeing values would make every build fail validation.
-				bad(f+".flags", "must contain %s to match min_os", want)
-			}
-		case "linux":
-			if t.MinOS != "" {
-				bad(f+".min_os", "only meaningful for macOS targets")
-			}
-		default:
-			bad(f+".os", "want macos or linux, got %q", t.OS)
-		}
-		switch t.Arch {
-		case "arm64", "x86_64":
-		default:
-			bad(f+".arch", "want arm64 or x86_64, got %q", t.Arch)
-		}
+		checkPlatform(f, t.Slice, bad)
 		for i, fl := range t.Flags {
 			if !strings.HasPrefix(fl, "-") || strings.ContainsAny(fl, " \t\n") {
 				bad(fmt.Sprintf("%s.flags[%d]", f, i), "want one compiler flag, got %q", fl)
@@ -341,12 +316,12 @@ func (r *Recipe) Target(name string) (Target, error) {
 	return t, nil
 }
 
-// Universal2 names the targets a universal2 artifact merges: every macOS
-// target, sorted by name. It needs exactly two, of different architectures.
+// Universal2 names the targets a universal2 artifact merges: every target
+// whose platform merges into universal2, sorted by name. It needs exactly two, of different architectures.
 func (r *Recipe) Universal2() ([]string, error) {
 	var names []string
 	for n, t := range r.Targets {
-		if t.OS == "macos" {
+		if p, err := platform.Lookup(t.Slice); err == nil && p.Universal == "universal2" {
 			names = append(names, n)
 		}
 	}
@@ -355,4 +330,29 @@ func (r *Recipe) Universal2() ([]string, error) {
 		return nil, fmt.Errorf("recipe %s: universal2 needs two macOS targets of different architectures, have %q", r.Path, names)
 	}
 	return names, nil
+}
+
+// checkPlatform holds a target to its row of the platform table: the row
+// must exist, and where the platform states a deployment target the flags
+// must state min_os with it (the flag sets minos in every object; the
+// validator checks min_os, so disagreeing values would fail every build).
+func checkPlatform(f string, s platform.Slice, bad func(field, format string, args ...any)) {
+	if !slices.Contains(platform.OSes(), s.OS) {
+		bad(f+".os", "want %s, got %q", strings.Join(platform.OSes(), " or "), s.OS)
+		return
+	}
+	p, err := platform.Lookup(s)
+	if err != nil {
+		bad(f+".arch", "want %s, got %q", strings.Join(platform.Archs(s.OS), " or "), s.Arch)
+		return
+	}
+	switch {
+	case p.MinOSFlag == "" && s.MinOS != "":
+		bad(f+".min_os", "only meaningful where the platform has a deployment target, and %s %s has none", p.Name, p.Arch)
+	case p.MinOSFlag == "":
+	case !minOSRe.MatchString(s.MinOS):
+		bad(f+".min_os", "want a %s version such as 11.0, got %q", p.Name, s.MinOS)
+	case !slices.Contains(s.Flags, p.MinOSFlag+s.MinOS):
+		bad(f+".flags", "must contain %s to match min_os", p.MinOSFlag+s.MinOS)
+	}
 }

@@ -52,11 +52,11 @@ func TestPlanOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(p.Options, tt.want) {
-				t.Errorf("options = %v\nwant      %v", p.Options, tt.want)
+			if !slices.Equal(p.Slice.Options, tt.want) {
+				t.Errorf("options = %v\nwant      %v", p.Slice.Options, tt.want)
 			}
-			if !slices.Equal(p.Skipped, tt.skipped) {
-				t.Errorf("skipped = %v, want %v", p.Skipped, tt.skipped)
+			if !slices.Equal(p.Slice.Skipped, tt.skipped) {
+				t.Errorf("skipped = %v, want %v", p.Slice.Skipped, tt.skipped)
 			}
 		})
 	}

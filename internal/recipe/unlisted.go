@@ -125,16 +125,17 @@ func (r *Recipe) PlanFor(rel Release, target string, options []string) (*Plan, e
 			return nil, fmt.Errorf("OpenSSL %s for %s: %w", rel.Version, target, err)
 		}
 	}
-	p := &Plan{Recipe: r, Release: rel, Target: t, CallerOptions: options != nil}
+	p := &Plan{Recipe: r, Release: rel, Slice: t.Slice, CallerOptions: options != nil}
+	p.Slice.Options, p.Slice.Skipped = nil, nil
 	seen := map[string]bool{}
 	for _, o := range append(append([]Option{}, common...), t.Options...) {
 		if !o.when.Check(v) {
-			p.Skipped = append(p.Skipped, o.Name)
+			p.Slice.Skipped = append(p.Slice.Skipped, o.Name)
 			continue
 		}
 		if !seen[o.Name] {
 			seen[o.Name] = true
-			p.Options = append(p.Options, o.Name)
+			p.Slice.Options = append(p.Slice.Options, o.Name)
 		}
 	}
 	return p, nil

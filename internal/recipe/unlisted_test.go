@@ -181,16 +181,16 @@ func TestPlanForCallerOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(p.Options, own.Options) || p.Skipped != nil || !p.CallerOptions || own.CallerOptions {
-		t.Errorf("pyca's flags on 4.0.2: options %v skipped %v; the recipe's: %v", p.Options, p.Skipped, own.Options)
+	if !slices.Equal(p.Slice.Options, own.Slice.Options) || p.Slice.Skipped != nil || !p.CallerOptions || own.CallerOptions {
+		t.Errorf("pyca's flags on 4.0.2: options %v skipped %v; the recipe's: %v", p.Slice.Options, p.Slice.Skipped, own.Slice.Options)
 	}
 	// The recipe's per-version rules apply to the caller's options.
 	p, err = r.PlanFor(rel("3.0.20"), "x86_64", pyca)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"no-apps", "no-docs", "no-sm2-precomp"}; !slices.Equal(p.Skipped, want) {
-		t.Errorf("3.0.20 skipped %v, want %v", p.Skipped, want)
+	if want := []string{"no-apps", "no-docs", "no-sm2-precomp"}; !slices.Equal(p.Slice.Skipped, want) {
+		t.Errorf("3.0.20 skipped %v, want %v", p.Slice.Skipped, want)
 	}
 	// Options the recipe does not mention pass (the release's Configure
 	// judges them); the target's own options follow the caller's.
@@ -198,8 +198,8 @@ func TestPlanForCallerOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"no-deprecated", "no-zlib", "--libdir=lib"}; !slices.Equal(p.Options, want) {
-		t.Errorf("options %v, want %v", p.Options, want)
+	if want := []string{"no-deprecated", "no-zlib", "--libdir=lib"}; !slices.Equal(p.Slice.Options, want) {
+		t.Errorf("options %v, want %v", p.Slice.Options, want)
 	}
 	// Bad options are refused, every one named, with the release.
 	_, err = r.PlanFor(rel("4.0.2"), "arm64", []string{"no-zlib", "-O0", "CFLAGS=-O0", "-march=native"})

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
 func TestEscape(t *testing.T) {
@@ -162,7 +163,7 @@ func TestSafeText(t *testing.T) {
 // alone (libssl.a records no line).
 func TestSummaryRowsCode(t *testing.T) {
 	m := &artifact.Manifest{Name: "openssl-macos-arm64", OpenSSL: artifact.Source{Version: "4.0.2"},
-		Target:        artifact.Target{Arch: "arm64", MinOS: "11.0"},
+		Target:        platform.Slice{Arch: "arm64", MinOS: "11.0"},
 		CompilerLines: []artifact.CompilerLine{{Arch: "arm64", Library: "libcrypto.a", Line: "compiler: cc -O3", Opt: "-O3"}},
 		CodeEvidence: []artifact.CodeEvidence{
 			{Arch: "arm64", Library: "libcrypto.a", Class: "optimised", Score: 0.018, Functions: 2674},

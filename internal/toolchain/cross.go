@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/proc"
-	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
 //go:embed shim
@@ -93,24 +93,29 @@ func newCross() (*cross, error) {
 
 func (c *cross) Kind() string { return "cross" }
 
+// zigHeaders are the per-architecture header directories of the Zig
+// package, by the first part of clang's triple.
+var zigHeaders = map[string]string{"arm64": "aarch64-macos.11-none", "x86_64": "x86_64-macos.11-none"}
+
 // clangTarget is the triple whose OS version equals the deployment target,
 // so objects carry the minos a Mac would write (-mmacosx-version-min on the
-// command line then agrees with it).
-func clangTarget(t recipe.Target) (string, string, error) {
-	switch t.Arch {
-	case "arm64":
-		return "arm64-apple-macos" + t.MinOS, "aarch64-macos.11-none", nil
-	case "x86_64":
-		return "x86_64-apple-macos" + t.MinOS, "x86_64-macos.11-none", nil
+// command line then agrees with it): the platform table's triple for the
+// slice with its min_os, and the Zig headers for its CPU.
+func clangTarget(s platform.Slice) (string, string, error) {
+	_, b, err := buildOf("cross", s)
+	if err != nil {
+		return "", "", err
 	}
-	return "", "", fmt.Errorf("cross toolchain: no macOS triple for arch %q", t.Arch)
+	cpu, _, _ := strings.Cut(b.Target, "-")
+	h, ok := zigHeaders[cpu]
+	if !ok {
+		return "", "", fmt.Errorf("cross toolchain: no macOS headers for %q (target %s)", b.Target, s.Name)
+	}
+	return b.Target + s.MinOS, h, nil
 }
 
-func (c *cross) Prepare(ctx context.Context, dir string, t recipe.Target) (Env, error) {
-	if t.OS != "macos" {
-		return Env{}, fmt.Errorf("cross toolchain: target %s is for %s; it builds macOS targets only", t.Name, t.OS)
-	}
-	triple, archHeaders, err := clangTarget(t)
+func (c *cross) Prepare(ctx context.Context, dir string, s platform.Slice) (Env, error) {
+	triple, archHeaders, err := clangTarget(s)
 	if err != nil {
 		return Env{}, err
 	}

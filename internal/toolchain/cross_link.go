@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
 // StubsDir is where scripts/setup-cross.sh puts the libSystem text stubs
@@ -80,10 +78,7 @@ func stubNames(stubs []stub) string {
 // every archive member (-all_load) and the chosen libSystem stub; lld
 // treats an undefined symbol as an error.
 func (c *cross) Link(ctx context.Context, s LinkSpec) (Linked, error) {
-	if s.OS != "macos" {
-		return Linked{}, fmt.Errorf("cross toolchain: links macOS programs only, not %s", s.OS)
-	}
-	triple, archHeaders, err := clangTarget(recipe.Target{Arch: s.Arch, MinOS: s.MinOS})
+	triple, archHeaders, err := clangTarget(s.Slice)
 	if err != nil {
 		return Linked{}, err
 	}
@@ -91,7 +86,7 @@ func (c *cross) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 	if err != nil {
 		return Linked{}, err
 	}
-	st, note, err := pickStub(stubs, s.MinOS)
+	st, note, err := pickStub(stubs, s.Slice.MinOS)
 	if err != nil {
 		return Linked{}, err
 	}
@@ -108,16 +103,16 @@ func (c *cross) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 		Linker:       filepath.Base(c.ld) + " (" + ldv + ")",
 		System:       filepath.Base(st.path) + " from npm " + HeadersPackage,
 		SystemSHA256: hex.EncodeToString(sum[:]),
-		Platform:     "macos " + s.MinOS,
+		Platform:     s.Slice.LinkedFor(),
 		Note:         note,
 		Stubs:        []string{st.path},
 	}
-	obj := filepath.Join(s.Dir, strings.TrimSuffix(filepath.Base(s.Source), ".c")+"-"+s.Arch+".o")
+	obj := filepath.Join(s.Dir, strings.TrimSuffix(filepath.Base(s.Source), ".c")+"-"+s.Slice.Arch+".o")
 	cc := append(c.compiler(triple, archHeaders), "-O1", "-I", s.Include, "-c", "-o", obj, s.Source)
 	if err := runTool(ctx, "compile", cc, l); err != nil {
 		return l, err
 	}
-	l.Argv = []string{c.ld, "-arch", s.Arch, "-platform_version", "macos", s.MinOS, strconv.Itoa(st.major) + ".0",
+	l.Argv = []string{c.ld, "-arch", s.Slice.Arch, "-platform_version", "macos", s.Slice.MinOS, strconv.Itoa(st.major) + ".0",
 		"-o", s.Out, obj, "-all_load"}
 	l.Argv = append(append(l.Argv, s.Archives...), st.path)
 	return l, runTool(ctx, "link", l.Argv, l)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/proc"
 )
 
@@ -14,11 +15,9 @@ import (
 // against an artifact's headers, with every member of its static libraries
 // and the system library of one architecture and deployment target.
 type LinkSpec struct {
-	OS      string // "macos" or "linux"
-	Arch    string // arm64, x86_64: which slice of the libraries
-	MinOS   string // macOS deployment target to link for ("" on Linux)
-	Source  string // the C program
-	Include string // directory holding openssl/*.h
+	Slice   platform.Slice // which slice of the libraries, for its deployment target
+	Source  string         // the C program
+	Include string         // directory holding openssl/*.h
 	// Archives are linked whole (-all_load, --whole-archive), so a member
 	// nothing references still has to resolve every symbol it uses.
 	Archives []string

@@ -8,28 +8,35 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
-// linux is the native toolchain for Linux targets (pyca's manylinux builds,
-// and the library benchmarks, which must run the code they measure): the
-// host's cc, ar and ranlib, behind the same wrapper directory.
+// linux is the toolchain for Linux targets (pyca's manylinux builds, and
+// the library benchmarks, which must run the code they measure): the
+// host's cc, ar and ranlib, or a GNU cross compiler's (prefix
+// "aarch64-linux-gnu-": aarch64-linux-gnu-gcc and its binutils) where the
+// platform table names one, behind the same wrapper directory.
 type linux struct {
+	prefix         string
 	cc, ar, ranlib string
 }
 
-func newLinux() (*linux, error) {
+func newLinux(prefix string) (*linux, error) {
 	if runtime.GOOS != "linux" {
 		return nil, fmt.Errorf("toolchain linux: Linux targets are built on Linux (this host is %s)", runtime.GOOS)
 	}
-	l := &linux{}
+	l := &linux{prefix: prefix}
+	cc, pkg := "cc", "gcc binutils"
+	if prefix != "" {
+		cc, pkg = prefix+"gcc", "gcc-"+strings.TrimSuffix(prefix, "-")
+	}
 	for _, t := range []struct {
 		name string
 		dst  *string
-	}{{"cc", &l.cc}, {"ar", &l.ar}, {"ranlib", &l.ranlib}} {
+	}{{cc, &l.cc}, {prefix + "ar", &l.ar}, {prefix + "ranlib", &l.ranlib}} {
 		p, err := exec.LookPath(t.name)
 		if err != nil {
-			return nil, fmt.Errorf("toolchain linux: %s not found on PATH (apt-get install gcc binutils)", t.name)
+			return nil, fmt.Errorf("toolchain linux: %s not found on PATH (apt-get install %s): %w", t.name, pkg, ErrSetup)
 		}
 		*t.dst = p
 	}
@@ -38,9 +45,25 @@ func newLinux() (*linux, error) {
 
 func (l *linux) Kind() string { return "linux" }
 
-func (l *linux) Prepare(ctx context.Context, dir string, t recipe.Target) (Env, error) {
-	if t.OS != "linux" {
-		return Env{}, fmt.Errorf("toolchain linux: target %s is for %s", t.Name, t.OS)
+// check refuses a slice this toolchain was not chosen for: one the table
+// builds with another prefix (another CPU) or not with it at all.
+func (l *linux) check(s platform.Slice) error {
+	if _, _, err := buildOf(l.Kind(), s); err != nil {
+		return err
+	}
+	b, err := Choose(l.Kind(), s)
+	if err != nil {
+		return err
+	}
+	if b.Target != l.prefix {
+		return fmt.Errorf("toolchain linux (%s): target %s (%s) is built with %q tools on %s", l.cc, s.Name, s.Arch, b.Target+"gcc", Host())
+	}
+	return nil
+}
+
+func (l *linux) Prepare(ctx context.Context, dir string, s platform.Slice) (Env, error) {
+	if err := l.check(s); err != nil {
+		return Env{}, err
 	}
 	bin, err := mkBin(dir)
 	if err != nil {
@@ -75,24 +98,12 @@ func (l *linux) Identity(ctx context.Context) (Identity, error) {
 	return id, nil
 }
 
-// For returns the toolchain that builds target: the native Linux toolchain
-// for Linux targets, else New(kind) (macOS or cross).
-func For(kind string, t recipe.Target) (Toolchain, error) {
-	if t.OS == "linux" {
-		return newLinux()
-	}
-	return New(kind)
-}
-
-// Link compiles and links s natively with cc: every archive member loaded
-// (--whole-archive) and glibc, which a static executable's undefined symbol
-// fails against as on any Linux link.
+// Link compiles and links s with the toolchain's cc: every archive member
+// loaded (--whole-archive) and glibc, which a static executable's undefined
+// symbol fails against as on any Linux link.
 func (l *linux) Link(ctx context.Context, s LinkSpec) (Linked, error) {
-	if s.OS != "linux" {
-		return Linked{}, fmt.Errorf("toolchain linux: links Linux programs only, not %s", s.OS)
-	}
-	if host := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH]; s.Arch != host {
-		return Linked{}, fmt.Errorf("toolchain linux: links native %s programs only, not %s", host, s.Arch)
+	if err := l.check(s.Slice); err != nil {
+		return Linked{}, err
 	}
 	ld, err := firstLine(ctx, l.cc, "-print-prog-name=ld")
 	if err != nil {
@@ -106,8 +117,9 @@ func (l *linux) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 	if err != nil {
 		return Linked{}, err
 	}
-	out := Linked{Linker: ldv + ", by cc", System: libc, Platform: "linux " + s.Arch}
-	obj := filepath.Join(s.Dir, strings.TrimSuffix(filepath.Base(s.Source), ".c")+"-"+s.Arch+".o")
+	arch := s.Slice.Arch
+	out := Linked{Linker: ldv + ", by cc", System: libc, Platform: s.Slice.LinkedFor()}
+	obj := filepath.Join(s.Dir, strings.TrimSuffix(filepath.Base(s.Source), ".c")+"-"+arch+".o")
 	if err := runTool(ctx, "compile", []string{l.cc, "-O1", "-I", s.Include, "-c", "-o", obj, s.Source}, out); err != nil {
 		return out, err
 	}

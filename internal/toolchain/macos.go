@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/proc"
-	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
 // Xcrun is where macOS keeps xcrun, the one tool the macOS toolchain
@@ -90,9 +90,9 @@ func (m *macOS) sdk(ctx context.Context) (SDK, error) {
 	return SDK{Path: p, Version: v}, nil
 }
 
-func (m *macOS) Prepare(ctx context.Context, dir string, t recipe.Target) (Env, error) {
-	if t.OS != "macos" {
-		return Env{}, fmt.Errorf("macos toolchain: target %s is for %s", t.Name, t.OS)
+func (m *macOS) Prepare(ctx context.Context, dir string, s platform.Slice) (Env, error) {
+	if _, _, err := buildOf(m.Kind(), s); err != nil {
+		return Env{}, err
 	}
 	sdk, err := m.sdk(ctx)
 	if err != nil {
@@ -165,11 +165,12 @@ func (m *macOS) Identity(ctx context.Context) (Identity, error) {
 // (usr/lib/system/*.tbd) carry the $ld$hide$os markers the cross stub
 // merges into one file.
 func (m *macOS) Link(ctx context.Context, s LinkSpec) (Linked, error) {
-	if s.OS != "macos" {
-		return Linked{}, fmt.Errorf("macos toolchain: links macOS programs only, not %s", s.OS)
+	p, _, err := buildOf(m.Kind(), s.Slice)
+	if err != nil {
+		return Linked{}, err
 	}
-	if s.MinOS == "" {
-		return Linked{}, fmt.Errorf("macos toolchain: no deployment target for the %s link", s.Arch)
+	if s.Slice.MinOS == "" {
+		return Linked{}, fmt.Errorf("macos toolchain: no deployment target for the %s link", s.Slice.Arch)
 	}
 	clang, err := m.find(ctx, "clang")
 	if err != nil {
@@ -198,11 +199,11 @@ func (m *macOS) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 	l := Linked{
 		Linker:   "Xcode ld (" + strings.TrimSpace(ldVersion) + ")",
 		System:   "libSystem.B.tbd of the macOS SDK " + sdkv,
-		Platform: "macos " + s.MinOS,
+		Platform: s.Slice.LinkedFor(),
 		Stubs:    stubs,
 	}
-	flags := []string{"-arch", s.Arch, "-mmacosx-version-min=" + s.MinOS, "-isysroot", sdk}
-	obj := filepath.Join(s.Dir, strings.TrimSuffix(filepath.Base(s.Source), ".c")+"-"+s.Arch+".o")
+	flags := []string{"-arch", s.Slice.Arch, p.MinOSFlag + s.Slice.MinOS, "-isysroot", sdk}
+	obj := filepath.Join(s.Dir, strings.TrimSuffix(filepath.Base(s.Source), ".c")+"-"+s.Slice.Arch+".o")
 	cc := append(append([]string{clang}, flags...), "-O1", "-I", s.Include, "-c", "-o", obj, s.Source)
 	if err := runTool(ctx, "compile", cc, l); err != nil {
 		return l, err

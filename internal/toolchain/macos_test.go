@@ -53,7 +53,7 @@ func TestMacOSToolchain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			env, err := tc.Prepare(ctx, filepath.Join(t.TempDir(), "tc"), tgt)
+			env, err := tc.Prepare(ctx, filepath.Join(t.TempDir(), "tc"), tgt.Slice)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +157,7 @@ func TestMacOSToolchain(t *testing.T) {
 
 	t.Run("not for Linux targets", func(t *testing.T) {
 		tgt, _ := r.Target("linux-x86_64")
-		if _, err := tc.Prepare(ctx, filepath.Join(t.TempDir(), "tc"), tgt); err == nil || !strings.Contains(err.Error(), "linux-x86_64 is for linux") {
+		if _, err := tc.Prepare(ctx, filepath.Join(t.TempDir(), "tc"), tgt.Slice); err == nil || !strings.Contains(err.Error(), "linux-x86_64 is for linux") {
 			t.Errorf("Prepare(linux-x86_64) = %v", err)
 		}
 	})
@@ -192,7 +192,7 @@ func TestMacOSXcrunFailures(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			bin := filepath.Join(t.TempDir(), "tc")
-			_, err := toolchain.MacOS(tt.xcrun).Prepare(context.Background(), bin, tgt)
+			_, err := toolchain.MacOS(tt.xcrun).Prepare(context.Background(), bin, tgt.Slice)
 			if err == nil {
 				t.Fatal("Prepare succeeded")
 			}

@@ -13,18 +13,20 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
-	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
 // Toolchain prepares the tools for one target and merges slices.
 type Toolchain interface {
-	// Kind is "macos", "cross" or "linux".
+	// Kind is the toolchain's name in the platform table: "macos",
+	// "cross" or "linux".
 	Kind() string
-	// Prepare writes the wrapper directory for target into dir (which must
-	// not exist) and returns what the build environment needs.
-	Prepare(ctx context.Context, dir string, t recipe.Target) (Env, error)
+	// Prepare writes the wrapper directory for slice s into dir (which
+	// must not exist) and returns what the build environment needs.
+	Prepare(ctx context.Context, dir string, s platform.Slice) (Env, error)
 	// Lipo merges thin files into the universal file output.
 	Lipo(ctx context.Context, output string, inputs ...string) error
 	// Identity describes the tools, for manifests and cache keys.
@@ -62,20 +64,58 @@ func (id Identity) String() string {
 	return s
 }
 
-// New returns the toolchain named kind: "macos", "cross", or "" for the
-// host's default (macos on a Mac, cross elsewhere). OSSLBUILD_TOOLCHAIN
-// overrides the default.
-func New(kind string) (Toolchain, error) {
-	if kind == "" {
-		kind = os.Getenv("OSSLBUILD_TOOLCHAIN")
+// For returns the toolchain that builds slice s on this host, as the
+// platform table says. kind (else OSSLBUILD_TOOLCHAIN), when given, picks
+// one of the toolchains the slice's row lists; it does not bear on a row
+// that lists no toolchain of that kind.
+func For(kind string, s platform.Slice) (Toolchain, error) {
+	b, err := Choose(kind, s)
+	if err != nil {
+		return nil, err
 	}
-	if kind == "" {
-		kind = "cross"
-		if runtime.GOOS == "darwin" {
-			kind = "macos"
+	return Of(b)
+}
+
+// Choose is the platform table's build of slice s on this host.
+func Choose(kind string, s platform.Slice) (platform.Build, error) {
+	kind, err := chosenKind(kind)
+	if err != nil {
+		return platform.Build{}, err
+	}
+	p, err := platform.Lookup(s)
+	if err != nil {
+		return platform.Build{}, fmt.Errorf("toolchain for %s: %w", s.Name, err)
+	}
+	return p.Build(kind, Host())
+}
+
+// New returns the toolchain of kind ("" for OSSLBUILD_TOOLCHAIN, else the
+// host's default for the platforms that merge into universal artifacts:
+// Xcode's on a Mac, the cross toolchain elsewhere). It is what a merge
+// (lipo) and the tests that need a toolchain by name use.
+func New(kind string) (Toolchain, error) {
+	kind, err := chosenKind(kind)
+	if err != nil {
+		return nil, err
+	}
+	if kind != "" {
+		return Of(platform.Build{Toolchain: kind})
+	}
+	for _, p := range platform.All() {
+		if p.Universal != "" {
+			b, err := p.Build("", Host())
+			if err != nil {
+				return nil, err
+			}
+			return Of(b)
 		}
 	}
-	switch kind {
+	return nil, fmt.Errorf("toolchain: the platform table has no universal platform")
+}
+
+// Of constructs the toolchain b names.
+func Of(b platform.Build) (Toolchain, error) {
+	switch b.Toolchain {
 	case "macos":
 		if runtime.GOOS != "darwin" {
 			return nil, fmt.Errorf("toolchain macos: needs a Mac with the Xcode command line tools (this host is %s); use the cross toolchain", runtime.GOOS)
@@ -83,8 +123,40 @@ func New(kind string) (Toolchain, error) {
 		return MacOS(Xcrun), nil
 	case "cross":
 		return newCross()
+	case "linux":
+		return newLinux(b.Target)
 	}
-	return nil, fmt.Errorf("toolchain %q: want macos or cross", kind)
+	return nil, fmt.Errorf("toolchain %q: want %s", b.Toolchain, strings.Join(platform.Toolchains(), ", "))
+}
+
+// chosenKind is kind, else OSSLBUILD_TOOLCHAIN; a name no row of the
+// platform table uses is an error.
+func chosenKind(kind string) (string, error) {
+	if kind == "" {
+		kind = os.Getenv("OSSLBUILD_TOOLCHAIN")
+	}
+	if kind != "" && !slices.Contains(platform.Toolchains(), kind) {
+		return "", fmt.Errorf("toolchain %q: want one of %s", kind, strings.Join(platform.Toolchains(), ", "))
+	}
+	return kind, nil
+}
+
+// Host is this machine as the platform table names hosts: GOOS/GOARCH.
+func Host() string { return runtime.GOOS + "/" + runtime.GOARCH }
+
+// buildOf is the build of kind that slice s's row lists: a toolchain asked
+// to build or link a slice the table does not give it refuses, naming it.
+func buildOf(kind string, s platform.Slice) (platform.Platform, platform.Build, error) {
+	p, err := platform.Lookup(s)
+	if err != nil {
+		return p, platform.Build{}, fmt.Errorf("%s toolchain: target %s: %w", kind, s.Name, err)
+	}
+	for _, b := range p.Builds {
+		if b.Toolchain == kind {
+			return p, b, nil
+		}
+	}
+	return p, platform.Build{}, fmt.Errorf("%s toolchain: target %s is for %s %s, which it does not build", kind, s.Name, s.OS, s.Arch)
 }
 
 // writeScript writes an executable wrapper at path. It refuses to write

@@ -51,7 +51,7 @@ int f(void *p, size_t n) { return CCRandomGenerateBytes(p, n) == kCCSuccess; }
 		t.Run(tt.target, func(t *testing.T) {
 			tgt, _ := r.Target(tt.target)
 			dir := filepath.Join(t.TempDir(), "tc")
-			env, err := tc.Prepare(context.Background(), dir, tgt)
+			env, err := tc.Prepare(context.Background(), dir, tgt.Slice)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +90,7 @@ func TestPrepareRefusesExistingPath(t *testing.T) {
 	victim := filepath.Join(t.TempDir(), "victim")
 	os.WriteFile(victim, []byte("keep"), 0o644)
 	os.Symlink(victim, filepath.Join(dir, "bin", "ar"))
-	if _, err := tc.Prepare(context.Background(), dir, tgt); err == nil {
+	if _, err := tc.Prepare(context.Background(), dir, tgt.Slice); err == nil {
 		t.Fatal("Prepare wrote into an existing bin directory")
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "keep" {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
@@ -51,14 +52,18 @@ func Load(ctx context.Context, dir string) (Slice, error) {
 	return Slice{Dir: dir, Manifest: m}, nil
 }
 
+// Kind is the universal artifact this package makes, a name of the
+// platform table's.
+const Kind = "universal2"
+
 // archOrder is the slice order of the universal file and the dispatch.
-var archOrder = []string{"x86_64", "arm64"}
+var archOrder = platform.UniversalArchs(Kind)
 
 // Expect is the validation expectation a slice's manifest records for lib.
 // Every version string the library embeds must name the manifest's
 // release.
 func Expect(m *artifact.Manifest, lib string) validate.Expect {
-	e := validate.ForLibrary(lib, m.Target.OS, m.Target.Arch, m.Target.MinOS, m.Target.Configure, m.Target.Flags)
+	e := validate.Built(m.Target, lib)
 	e.Version = m.OpenSSL.Version
 	return e
 }
@@ -79,8 +84,10 @@ func Compatible(a, b Slice) error {
 			}
 		}
 	}
-	if ma.Target.OS != "macos" || mb.Target.OS != "macos" {
-		why = append(why, "universal2 merges macOS slices only")
+	for _, m := range []*artifact.Manifest{ma, mb} {
+		if p, err := platform.Lookup(m.Target); err != nil || p.Universal != Kind {
+			why = append(why, fmt.Sprintf("%s is for %s %s, which the platform table does not merge into %s", m.Name, m.Target.OS, m.Target.Arch, Kind))
+		}
 	}
 	cmp := func(what, x, y string) {
 		if x != y {
@@ -152,7 +159,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 	m := &artifact.Manifest{
 		Name: Name, Osslbuild: a.Manifest.Osslbuild,
 		Recipe: a.Manifest.Recipe, OpenSSL: a.Manifest.OpenSSL, Patches: a.Manifest.Patches,
-		Target: artifact.Target{Name: "universal2", OS: "macos", Arch: "x86_64+arm64",
+		Target: platform.Slice{Name: Kind, OS: a.Manifest.Target.OS, Arch: strings.Join(archOrder, "+"),
 			Flags: []string{}, Options: a.Manifest.Target.Options},
 		Toolchain:       a.Manifest.Toolchain,
 		SourceDateEpoch: a.Manifest.SourceDateEpoch,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
@@ -98,7 +99,7 @@ func makeSlice(t *testing.T, s sliceSpec) Slice {
 		Name:    "openssl-macos-" + s.arch,
 		Recipe:  artifact.RecipeRef{Name: "openssl", SHA256: "r"},
 		OpenSSL: artifact.Source{Version: s.version, SHA256: "src-" + s.version},
-		Target:  artifact.Target{Name: s.arch, Configure: s.configure, OS: "macos", Arch: s.arch, MinOS: s.minOS, Flags: s.flags, Options: s.options},
+		Target:  platform.Slice{Name: s.arch, Configure: s.configure, OS: "macos", Arch: s.arch, MinOS: s.minOS, Flags: s.flags, Options: s.options},
 	}
 	if err := artifact.WriteManifest(context.Background(), dir, m); err != nil {
 		t.Fatal(err)

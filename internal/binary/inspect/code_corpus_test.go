@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	buildtc "github.com/osslbuild/osslbuild/internal/toolchain"
 )
@@ -87,18 +87,18 @@ type corpusTarget struct {
 	configure string // OpenSSL Configure target (headers, ASM defines)
 	flavour   string // perlasm flavour
 	arch      string // as CodeVerdict.Arch reports it
-	macos     *recipe.Target
+	macos     *platform.Slice
 	cflags    []string // OpenSSL's own flags for the target, without -O
 	arFormat  string   // llvm-ar --format
 }
 
 var corpusTargets = []corpusTarget{
 	{name: "macos-arm64", configure: "darwin64-arm64-cc", flavour: "ios64", arch: "arm64",
-		macos:    &recipe.Target{Name: "macos-arm64", OS: "macos", Arch: "arm64", MinOS: "11.0"},
+		macos:    &platform.Slice{Name: "macos-arm64", OS: "macos", Arch: "arm64", MinOS: "11.0"},
 		cflags:   []string{"-fPIC", "-arch", "arm64", "-Wall", "-mmacosx-version-min=11.0", "-DL_ENDIAN", "-DOPENSSL_PIC", "-D_REENTRANT", "-DNDEBUG"},
 		arFormat: "darwin"},
 	{name: "macos-x86_64", configure: "darwin64-x86_64-cc", flavour: "macosx", arch: "x86_64",
-		macos:    &recipe.Target{Name: "macos-x86_64", OS: "macos", Arch: "x86_64", MinOS: "10.12"},
+		macos:    &platform.Slice{Name: "macos-x86_64", OS: "macos", Arch: "x86_64", MinOS: "10.12"},
 		cflags:   []string{"-fPIC", "-arch", "x86_64", "-Wall", "-mmacosx-version-min=10.12", "-DL_ENDIAN", "-DOPENSSL_PIC", "-D_REENTRANT", "-DNDEBUG"},
 		arFormat: "darwin"},
 	{name: "linux-x86_64", configure: "linux-x86_64", flavour: "elf", arch: "x86_64",

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
 func TestParseMinOpt(t *testing.T) {
@@ -165,7 +166,7 @@ func TestVersionRules(t *testing.T) {
 		t.Errorf("violations %v", r.Violations)
 	}
 	x86 := expX86
-	x86.Version, x86.MinOS, x86.Flags = "4.0.2", "10.12", nil
+	x86.Version, x86.Slice.MinOS, x86.Slice.Flags = "4.0.2", "10.12", nil
 	arm64 := expArm
 	arm64.Version = "4.0.2"
 	rep, err = Universal(fat, []Expect{arm64, x86})
@@ -189,7 +190,7 @@ func TestArchAliases(t *testing.T) {
 	run(t, "gcc", "-c", c, "-o", o)
 	a := filepath.Join(d, "libcrypto.a")
 	run(t, tc.ar, "rc", a, o)
-	rep, err := StaticLibrary(a, Expect{OS: "linux", Arch: "amd64", MinOpt: inspect.O3, Platform: "linux-x86_64", RequireCompilerLine: true})
+	rep, err := StaticLibrary(a, Expect{Slice: platform.Slice{OS: "linux", Arch: "amd64", Configure: "linux-x86_64"}, MinOpt: inspect.O3, RequirePlatform: true, RequireCompilerLine: true})
 	if err != nil {
 		t.Errorf("amd64 expectation on an x86_64 library: %v %+v", err, rep.Violations)
 	}

@@ -36,7 +36,7 @@ func (c *checker) verdict(s inspect.Slice, exp Expect) SliceReport {
 
 // slice applies the rules to one architecture slice.
 func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
-	arch := exp.Arch
+	arch := exp.Slice.Arch
 	if arch == "" {
 		arch = sliceArch(s)
 	}
@@ -49,8 +49,8 @@ func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
 		}
 	}
 	var minos inspect.Version
-	if exp.MinOS != "" {
-		minos, _ = inspect.ParseVersion(exp.MinOS) // checked by checkExpects
+	if exp.Slice.MinOS != "" {
+		minos, _ = inspect.ParseVersion(exp.Slice.MinOS) // checked by checkExpects
 	}
 	for _, o := range s.Objects {
 		c.object(arch, o, exp, minos)
@@ -79,7 +79,7 @@ func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspec
 	if !c.static {
 		return // any binary: its slice is what it is
 	}
-	if exp.OS == "linux" {
+	if exp.elf() {
 		c.elfObject(arch, o, exp)
 		return
 	}
@@ -89,15 +89,15 @@ func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspec
 			"expected a Mach-O object, found %s (first bytes %x)", describe(o), o.Magic)
 		return
 	}
-	if !SameArch(m.Arch, exp.Arch) {
-		c.add(arch, o.Member, RuleCPU, exp.Arch, m.Arch, "CPU type is %s, expected %s", m.Arch, exp.Arch)
+	if !SameArch(m.Arch, exp.Slice.Arch) {
+		c.add(arch, o.Member, RuleCPU, exp.Slice.Arch, m.Arch, "CPU type is %s, expected %s", m.Arch, exp.Slice.Arch)
 	}
 	if m.Type != macho.TypeObj {
 		c.add(arch, o.Member, RuleFileType, "object", m.TypeName(), "Mach-O file type is %s, expected object (MH_OBJECT)", m.TypeName())
 	}
 	if len(m.Versions) == 0 {
-		c.add(arch, o.Member, RuleDeployment, "macOS "+exp.MinOS, "none",
-			"has no deployment target (no LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX), expected macOS %s", exp.MinOS)
+		c.add(arch, o.Member, RuleDeployment, "macOS "+exp.Slice.MinOS, "none",
+			"has no deployment target (no LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX), expected macOS %s", exp.Slice.MinOS)
 	}
 	for _, v := range m.Versions {
 		if v.Platform != inspect.PlatformMacOS {
@@ -105,9 +105,9 @@ func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspec
 				"%s platform is %s, expected macOS", v.CmdName(), v.Platform)
 			continue
 		}
-		if exp.MinOS != "" && v.MinOS != minos {
-			c.add(arch, o.Member, RuleDeployment, exp.MinOS, v.MinOS.String(),
-				"%s minos is %s, expected %s", v.CmdName(), v.MinOS, exp.MinOS)
+		if exp.Slice.MinOS != "" && v.MinOS != minos {
+			c.add(arch, o.Member, RuleDeployment, exp.Slice.MinOS, v.MinOS.String(),
+				"%s minos is %s, expected %s", v.CmdName(), v.MinOS, exp.Slice.MinOS)
 		}
 	}
 }
@@ -121,8 +121,8 @@ func (c *checker) elfObject(arch string, o inspect.Object, exp Expect) {
 			"expected an ELF object, found %s (first bytes %x)", describe(o), o.Magic)
 		return
 	}
-	if !SameArch(e.Arch, exp.Arch) {
-		c.add(arch, o.Member, RuleCPU, exp.Arch, e.Arch, "ELF machine is %s, expected %s", e.Arch, exp.Arch)
+	if !SameArch(e.Arch, exp.Slice.Arch) {
+		c.add(arch, o.Member, RuleCPU, exp.Slice.Arch, e.Arch, "ELF machine is %s, expected %s", e.Arch, exp.Slice.Arch)
 	}
 	if e.Type != elf.ET_REL {
 		c.add(arch, o.Member, RuleFileType, "relocatable", e.TypeName(), "ELF file type is %s, expected relocatable (ET_REL)", e.TypeName())
@@ -247,7 +247,7 @@ func (c *checker) compilerLine(arch string, s inspect.Slice, exp Expect) {
 			"compiler line is longer than %d bytes and was cut: %s", inspect.MaxBuildInfoLen, q)
 	}
 	// Only Apple's compilers take -arch; a Linux compiler line has none.
-	if exp.OS != "linux" && (len(cl.Archs) != 1 || !SameArch(cl.Archs[0], arch)) {
+	if !exp.elf() && (len(cl.Archs) != 1 || !SameArch(cl.Archs[0], arch)) {
 		found := "no -arch"
 		if len(cl.Archs) > 0 {
 			found = "-arch " + strings.Join(cl.Archs, " -arch ")
@@ -255,7 +255,7 @@ func (c *checker) compilerLine(arch string, s inspect.Slice, exp Expect) {
 		c.add(arch, l.Member, RuleArchFlag, "-arch "+arch, found,
 			"compiler line has %s, expected exactly -arch %s: %s", found, arch, q)
 	}
-	for _, f := range exp.Flags {
+	for _, f := range exp.Slice.Flags {
 		if !cl.Has(f) {
 			c.add(arch, l.Member, RuleFlag, f, "absent", "compiler line lacks %q: %s", f, q)
 		}
@@ -270,7 +270,7 @@ func orSlice(member string) string {
 }
 
 func (c *checker) platform(arch string, infos []inspect.BuildInfo, exp Expect) {
-	if exp.Platform == "" {
+	if !exp.RequirePlatform || exp.Slice.Configure == "" {
 		return
 	}
 	n := 0
@@ -280,15 +280,15 @@ func (c *checker) platform(arch string, infos []inspect.BuildInfo, exp Expect) {
 			continue
 		}
 		n++
-		if b.Value != exp.Platform && !seen[b.Value] {
+		if b.Value != exp.Slice.Configure && !seen[b.Value] {
 			seen[b.Value] = true
-			c.add(arch, b.Member, RulePlatform, exp.Platform, b.Value,
-				"built for Configure target %q, expected %q", b.Value, exp.Platform)
+			c.add(arch, b.Member, RulePlatform, exp.Slice.Configure, b.Value,
+				"built for Configure target %q, expected %q", b.Value, exp.Slice.Configure)
 		}
 	}
 	if n == 0 {
-		c.add(arch, "", RulePlatform, exp.Platform, "none",
-			"no \"platform: \" string found, expected \"platform: %s\"", exp.Platform)
+		c.add(arch, "", RulePlatform, exp.Slice.Configure, "none",
+			"no \"platform: \" string found, expected \"platform: %s\"", exp.Slice.Configure)
 	}
 }
 

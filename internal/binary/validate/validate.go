@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
 // ErrInvalid is matched (errors.Is) by every error saying that a library
@@ -36,19 +37,21 @@ var ErrInvalid = errors.New("library does not meet its expectation")
 // against the same source of truth that drove it; for an artifact, its
 // manifest does.
 type Expect struct {
-	// OS is "macos" (Mach-O objects; the default when empty) or "linux"
-	// (ELF relocatable objects; MinOS does not apply).
-	OS       string
-	Arch     string           // e.g. "arm64" or "x86_64" (aarch64, amd64 are the same); required
-	MinOS    string           // deployment target, e.g. "11.0": every object's minos must equal it (platform macOS); "" skips the check
-	Platform string           // Configure target expected after "platform: ", e.g. "darwin64-arm64-cc"; "" skips the check
-	MinOpt   inspect.OptLevel // minimum effective optimisation, e.g. inspect.O3
-	Flags    []string         // each must appear in the compiler line, e.g. "-mmacosx-version-min=11.0"; "-arch X" is always required
+	// Slice is what the library was built as: its platform (the object
+	// format: Mach-O when it names no OS) and architecture (required),
+	// the deployment target every object's minos must equal ("" skips
+	// that), the Configure target and the flags every compiler line must
+	// carry ("-arch X" is always required of a Mach-O line).
+	Slice  platform.Slice
+	MinOpt inspect.OptLevel // minimum effective optimisation, e.g. inspect.O3
 	// RequireCompilerLine demands exactly one "compiler: " line that
 	// records the build's flags (libcrypto). libssl has none; leave it
 	// false there. A line that is present is checked either way, and more
 	// than one is always a violation.
 	RequireCompilerLine bool
+	// RequirePlatform demands the "platform: " string of the slice's
+	// Configure target (libcrypto carries it, libssl does not).
+	RequirePlatform bool
 	// NoOptFlag turns the optimisation rule around: the compiler line must
 	// carry no -O flag at all. Only the pyca-way build, which reproduces the
 	// -O0 bug on purpose, expects that.
@@ -61,6 +64,25 @@ type Expect struct {
 	// must name, e.g. "4.0.2"; "" skips the check. With
 	// RequireCompilerLine a version string must be present.
 	Version string
+}
+
+// Built is what osslbuild promises of the library lib it built as slice s:
+// every object for the slice's platform, architecture and deployment
+// target, and for libcrypto (the library carrying crypto/buildinf.h's
+// strings) exactly one compiler line at -O3 or better with the slice's
+// flags, and the slice's platform line. libssl carries neither string.
+// Set Version (the Plan's, or the manifest's, release) to have every
+// version string the library embeds held to it too.
+func Built(s platform.Slice, lib string) Expect {
+	buildinf := lib == "libcrypto.a"
+	return Expect{Slice: s, MinOpt: inspect.O3, RequireCompilerLine: buildinf, RequirePlatform: buildinf}
+}
+
+// elf reports whether the expected slice is ELF code (its platform's
+// format); Mach-O otherwise.
+func (e Expect) elf() bool {
+	f, _ := platform.FormatOf(e.Slice.OS)
+	return f == platform.ELF
 }
 
 // Policy is what the check target holds any binary to.
@@ -256,16 +278,16 @@ func checkExpects(exps []Expect) error {
 	}
 	seen := map[string]bool{}
 	for i, e := range exps {
-		if e.Arch == "" {
+		if e.Slice.Arch == "" {
 			return fmt.Errorf("validate: expectation %d: Arch is empty", i)
 		}
-		if seen[NormArch(e.Arch)] {
-			return fmt.Errorf("validate: expectation %d: Arch %s given twice", i, e.Arch)
+		if seen[NormArch(e.Slice.Arch)] {
+			return fmt.Errorf("validate: expectation %d: Arch %s given twice", i, e.Slice.Arch)
 		}
-		seen[NormArch(e.Arch)] = true
-		if e.MinOS != "" {
-			if _, err := inspect.ParseVersion(e.MinOS); err != nil {
-				return fmt.Errorf("validate: expectation %s: MinOS: %w", e.Arch, err)
+		seen[NormArch(e.Slice.Arch)] = true
+		if e.Slice.MinOS != "" {
+			if _, err := inspect.ParseVersion(e.Slice.MinOS); err != nil {
+				return fmt.Errorf("validate: expectation %s: MinOS: %w", e.Slice.Arch, err)
 			}
 		}
 	}
@@ -279,7 +301,7 @@ func library(f *inspect.File, exps []Expect, wantFat bool) Report {
 	c := &checker{lib: filepath.Base(f.Path), static: true}
 	archs := make([]string, len(exps))
 	for i, e := range exps {
-		archs[i] = e.Arch
+		archs[i] = e.Slice.Arch
 	}
 	want := strings.Join(archs, ", ")
 
@@ -308,14 +330,14 @@ func library(f *inspect.File, exps []Expect, wantFat bool) Report {
 	slices.Sort(have) // stable messages whatever order lipo wrote
 	haveS := strings.Join(have, ", ")
 	for _, e := range exps {
-		if count[NormArch(e.Arch)] == 0 {
-			c.add(e.Arch, "", RuleSlices, e.Arch+" slice", haveS,
-				"universal file has no %s slice: expected slices %s, found %s", e.Arch, want, haveS)
+		if count[NormArch(e.Slice.Arch)] == 0 {
+			c.add(e.Slice.Arch, "", RuleSlices, e.Slice.Arch+" slice", haveS,
+				"universal file has no %s slice: expected slices %s, found %s", e.Slice.Arch, want, haveS)
 		}
 	}
 	done := map[string]bool{}
 	for _, s := range f.Slices {
-		i := slices.IndexFunc(exps, func(e Expect) bool { return SameArch(e.Arch, s.Arch) })
+		i := slices.IndexFunc(exps, func(e Expect) bool { return SameArch(e.Slice.Arch, s.Arch) })
 		switch {
 		case i < 0:
 			c.add(s.Arch, "", RuleSlices, want, haveS,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
@@ -126,11 +127,9 @@ const (
 )
 
 var (
-	expArm = Expect{Arch: "arm64", MinOS: "11.0", Platform: "darwin64-arm64-cc", MinOpt: inspect.O3,
-		Flags: []string{"-mmacosx-version-min=11.0"}, RequireCompilerLine: true}
-	expX86 = Expect{Arch: "x86_64", MinOS: "10.12", Platform: "darwin64-x86_64-cc", MinOpt: inspect.O3,
-		Flags: []string{"-mmacosx-version-min=10.12", "-march=core2"}, RequireCompilerLine: true}
-	expSSL = Expect{Arch: "arm64", MinOS: "11.0"} // libssl: no compiler or platform string
+	expArm = Expect{Slice: platform.Slice{Arch: "arm64", MinOS: "11.0", Configure: "darwin64-arm64-cc", Flags: []string{"-mmacosx-version-min=11.0"}}, RequirePlatform: true, MinOpt: inspect.O3, RequireCompilerLine: true}
+	expX86 = Expect{Slice: platform.Slice{Arch: "x86_64", MinOS: "10.12", Configure: "darwin64-x86_64-cc", Flags: []string{"-mmacosx-version-min=10.12", "-march=core2"}}, RequirePlatform: true, MinOpt: inspect.O3, RequireCompilerLine: true}
+	expSSL = Expect{Slice: platform.Slice{Arch: "arm64", MinOS: "11.0"}} // libssl: no compiler or platform string
 )
 
 func cv(target, line, platform string) obj {
@@ -157,7 +156,7 @@ func TestStaticLibrary(t *testing.T) {
 		{"good arm64 libcrypto", "libcrypto.a", []obj{cv(armTarget, armGood, "darwin64-arm64-cc"), plain("libcrypto-lib-aes", armTarget)}, expArm, nil},
 		{"good x86_64 libcrypto (LC_VERSION_MIN_MACOSX)", "libcrypto.a", []obj{cv(x86Target, x86Good, "darwin64-x86_64-cc"), plain("libcrypto-lib-aes", x86Target)}, expX86, nil},
 		{"good libssl without compiler line", "libssl.a", []obj{plain("libssl-lib-ssl_lib", armTarget)}, expSSL, nil},
-		{"libssl when a line is required", "libssl.a", []obj{plain("libssl-lib-ssl_lib", armTarget)}, Expect{Arch: "arm64", RequireCompilerLine: true},
+		{"libssl when a line is required", "libssl.a", []obj{plain("libssl-lib-ssl_lib", armTarget)}, Expect{Slice: platform.Slice{Arch: "arm64"}, RequireCompilerLine: true},
 			[]want{{RuleCompilerLine, "", `no "compiler: " line found`}}},
 		{"-O0: no -O flag (pyca)", "libcrypto.a", []obj{cv(armTarget, armO0, "darwin64-arm64-cc")}, expArm,
 			[]want{{RuleOptimisation, "libcrypto-lib-cversion.o", `compiler line has no -O flag (built without optimisation (-O0)), expected at least -O3: "cc -fPIC -arch arm64 -mmacosx`}}},
@@ -181,7 +180,7 @@ func TestStaticLibrary(t *testing.T) {
 				{RuleOptimisation, "libcrypto-lib-info.o", "has no -O flag"}}},
 		{"wrong platform", "libcrypto.a", []obj{cv(armTarget, armGood, "darwin64-x86_64-cc")}, expArm,
 			[]want{{RulePlatform, "libcrypto-lib-cversion.o", `built for Configure target "darwin64-x86_64-cc", expected "darwin64-arm64-cc"`}}},
-		{"no platform string", "libcrypto.a", []obj{plain("libcrypto-lib-aes", armTarget)}, Expect{Arch: "arm64", Platform: "darwin64-arm64-cc"},
+		{"no platform string", "libcrypto.a", []obj{plain("libcrypto-lib-aes", armTarget)}, Expect{Slice: platform.Slice{Arch: "arm64", Configure: "darwin64-arm64-cc"}, RequirePlatform: true},
 			[]want{{RulePlatform, "", `no "platform: " string found, expected "platform: darwin64-arm64-cc"`}}},
 		{"non-object member", "libcrypto.a", []obj{cv(armTarget, armGood, "darwin64-arm64-cc"), {name: "README", raw: []byte("not an object\n")}}, expArm,
 			[]want{{RuleFormat, "README.o", "expected a Mach-O object, found an unrecognised file (first bytes 6e6f7420616e206f)"}}},
@@ -202,7 +201,7 @@ func TestStaticLibrary(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			lib := tc.lib(t, t.TempDir(), tt.lib, tt.objs...)
 			rep, err := StaticLibrary(lib, tt.exp)
-			checkViolations(t, rep, err, tt.lib, tt.exp.Arch, tt.want)
+			checkViolations(t, rep, err, tt.lib, tt.exp.Slice.Arch, tt.want)
 		})
 	}
 }
@@ -329,7 +328,7 @@ func TestErrors(t *testing.T) {
 	if errors.Is(err, ErrInvalid) || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("absent file: %v", err)
 	}
-	for _, exps := range [][]Expect{nil, {{}}, {expArm, expArm}, {{Arch: "arm64", MinOS: "eleven"}}} {
+	for _, exps := range [][]Expect{nil, {{}}, {expArm, expArm}, {{Slice: platform.Slice{Arch: "arm64", MinOS: "eleven"}}}} {
 		if _, err := Universal(garbage, exps); err == nil || errors.Is(err, ErrInvalid) {
 			t.Errorf("bad expectation %+v: %v", exps, err)
 		}

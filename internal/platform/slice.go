@@ -1,0 +1,47 @@
+// Package platform holds what a slice is and which platforms osslbuild
+// builds for. A Slice is made once from the recipe (package recipe), written
+// verbatim into the artifact's manifest and read back as the same value by
+// every stage after the build: validation, the link check, the toolchain,
+// the universal2 merge, check, the reports and smoke. The platform table
+// (table.go) is the one place an operating system or architecture is
+// spelled outside the recipe.
+package platform
+
+import "fmt"
+
+// Slice is everything that defines one built slice: one OS and architecture,
+// built by one Configure invocation. The JSON names are the manifest's
+// "target" record (schema v1); OpenSSLDir and Artifact joined it later and
+// are empty in manifests written before.
+type Slice struct {
+	Name      string   `json:"name" toml:"-"`                  // recipe target key: "arm64", "x86_64", "linux-x86_64"; "universal2" for a merge
+	Configure string   `json:"configure" toml:"configure"`     // OpenSSL Configure target, also the expected "platform:" line
+	OS        string   `json:"os" toml:"os"`                   // a row of the platform table: "macos", "linux"
+	Arch      string   `json:"arch" toml:"arch"`               // the row's architecture: "arm64", "x86_64" ("x86_64+arm64" for universal2)
+	MinOS     string   `json:"min_os,omitempty" toml:"min_os"` // deployment target every object carries, where the platform has one
+	Flags     []string `json:"flags" toml:"flags"`             // compiler flags, passed to Configure as arguments
+	// Options are the Configure options valid for this release, in order
+	// (the common options, the recipe's or the caller's, then the
+	// target's); Skipped those the recipe limits to other releases.
+	Options    []string `json:"options" toml:"-"`
+	Skipped    []string `json:"skipped_options,omitempty" toml:"-"`
+	OpenSSLDir string   `json:"openssldir,omitempty" toml:"openssldir"` // --openssldir
+	Artifact   string   `json:"artifact,omitempty" toml:"artifact"`     // artifact name, e.g. openssl-macos-arm64
+}
+
+// String names the slice for messages: "arm64 (macOS 11.0)", "x86_64 (linux)".
+func (s Slice) String() string {
+	if p, err := Lookup(s); err == nil && p.MinOSFlag != "" && s.MinOS != "" {
+		return fmt.Sprintf("%s (%s %s)", s.Arch, p.Name, s.MinOS)
+	}
+	return s.Arch + " (" + s.OS + ")"
+}
+
+// LinkedFor is what a program linked for the slice targets, as link
+// records say it: "macos 11.0", "linux x86_64".
+func (s Slice) LinkedFor() string {
+	if s.MinOS != "" {
+		return s.OS + " " + s.MinOS
+	}
+	return s.OS + " " + s.Arch
+}
