@@ -11,6 +11,9 @@
 #     for the link check) in its darwin/ directory; only the four macOS
 #     header directories and the stubs are kept (~9 MB of ~350 MB);
 #   - the native linux-x86_64 toolchain: cc (gcc, libc6-dev), ar and ranlib;
+#   - Debian's aarch64 Linux cross compiler (gcc-aarch64-linux-gnu) and
+#     qemu-user, with which the tests build and run a platform row that the
+#     shipped table does not have yet (linux aarch64);
 #   - perl and make for OpenSSL's Configure and Makefile, git (go build
 #     stamps VCS information; .ci/run lists files with it), npm.
 # The CommonCrypto shim is not here: osslbuild writes it itself.
@@ -47,6 +50,8 @@ llvm-lipo-14 llvm-14
 llvm-objdump-14 llvm-14
 llvm-nm-14 llvm-14
 ld64.lld-14 lld-14
+aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
+qemu-aarch64 qemu-user
 cc gcc
 ar binutils
 ranlib binutils

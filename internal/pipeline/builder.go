@@ -73,16 +73,22 @@ func memo[T any](r *run, m map[string]*once[T], key string, f func() (T, error))
 
 // source fetches and verifies a release once per invocation.
 func (r *run) source(ctx context.Context, rel recipe.Release) (*source.Verified, error) {
+	return r.fetched(ctx, rel, source.Fetch, "")
+}
+
+// fetched runs get (source.Fetch, or source.FetchUnlisted) for rel once
+// per invocation, and logs what it verified after why.
+func (r *run) fetched(ctx context.Context, rel recipe.Release, get func(context.Context, *fetch.Fetcher, recipe.Release) (*source.Verified, error), why string) (*source.Verified, error) {
 	return memo(r, r.sources, rel.Version, func() (*source.Verified, error) {
 		f, err := fetch.New(r.Fetch)
 		if err != nil {
 			return nil, err
 		}
-		v, err := source.Fetch(ctx, f, rel)
+		v, err := get(ctx, f, rel)
 		if err != nil {
 			return nil, err
 		}
-		r.logf("source: %s", v.Describe())
+		r.logf("source: %s%s", why, v.Describe())
 		return v, nil
 	})
 }
@@ -98,18 +104,8 @@ func (r *run) release(ctx context.Context) (recipe.Release, error) {
 			r.rel.v, r.rel.err = rel, err
 			return
 		}
-		v, err := memo(r, r.sources, rel.Version, func() (*source.Verified, error) {
-			f, err := fetch.New(r.Fetch)
-			if err != nil {
-				return nil, err
-			}
-			v, err := source.FetchUnlisted(ctx, f, rel)
-			if err != nil {
-				return nil, err
-			}
-			r.logf("source: OpenSSL %s is not in %s; pinned by the sha256 given: %s", rel.Version, r.recipe.Path, v.Describe())
-			return v, nil
-		})
+		v, err := r.fetched(ctx, rel, source.FetchUnlisted,
+			fmt.Sprintf("OpenSSL %s is not in %s; pinned by the sha256 given: ", rel.Version, r.recipe.Path))
 		if err != nil {
 			r.rel.err = err
 			return
