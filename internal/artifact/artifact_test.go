@@ -15,7 +15,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/osslbuild/osslbuild/internal/artifact/sbomtest"
+	"github.com/osslbuild/osslbuild/internal/testsupport/sbomtest"
 )
 
 func writeTree(t *testing.T, dir string, files map[string]string) {

@@ -11,8 +11,8 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
+	"github.com/osslbuild/osslbuild/internal/testsupport/standin"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
-	"github.com/osslbuild/osslbuild/internal/toolchain/standin"
 )
 
 func TestCacheKeyChangesWithEveryInput(t *testing.T) {
