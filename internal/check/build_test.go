@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // Build-info lines as OpenSSL embeds them.
@@ -47,7 +49,7 @@ type kit struct {
 
 func newKit(t testing.TB) *kit {
 	t.Helper()
-	needTools(t, "clang-14", "llvm-ar-14", "llvm-lipo-14", "gcc", "ar")
+	testfixture.Tools(t, "clang-14", "llvm-ar-14", "llvm-lipo-14", "gcc", "ar")
 	return &kit{t: t, dir: t.TempDir()}
 }
 

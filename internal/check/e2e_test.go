@@ -11,6 +11,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // osslbuild's own cross-built 4.0.2 slices pass -minopt=3, as a directory
@@ -88,7 +89,7 @@ func TestE2EUniversal2(t *testing.T) {
 // module. The check fails, names the arm64 slice as built without
 // optimisation and passes the x86_64 slice.
 func TestE2EPycaWheel(t *testing.T) {
-	needTools(t, "llvm-lipo-14")
+	testfixture.Tools(t, "llvm-lipo-14")
 	bad := e2e.PycaArm64(t)
 	good := filepath.Join(e2e.Slice(t, "x86_64"), "lib", "libcrypto.a")
 	dir := t.TempDir()

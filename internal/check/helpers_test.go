@@ -7,8 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-
-	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // wheelMember is one file of a test wheel: literal data, or a file on disk.
@@ -67,16 +65,6 @@ func run(t testing.TB, dir string, args ...string) {
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %v\n%s", args, err, out)
-	}
-}
-
-// needTools skips (fails under CI=true) when a tool is missing.
-func needTools(t testing.TB, tools ...string) {
-	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			testfixture.Missing(t, "%s not on PATH (apt-get install clang-14 llvm-14 gcc)", tool)
-		}
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -148,11 +147,7 @@ func miniBuild(t *testing.T, target string, edits map[string][2]string) (*pipeli
 	if _, err := toolchain.New("cross"); err != nil {
 		testfixture.Missing(t, "%v", err)
 	}
-	for _, tool := range []string{"perl", "make"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			testfixture.Missing(t, "%s: %v", tool, err)
-		}
-	}
+	testfixture.Tools(t, "perl", "make")
 	s := miniSettings(t, edits)
 	var log strings.Builder
 	res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), target, nil)
