@@ -65,7 +65,7 @@ func (k *kit) macho(name, target, src string) string {
 		k.t.Fatal(err)
 	}
 	out := k.path(name)
-	run(k.t, k.dir, "clang-14", "-target", target, "-ffreestanding", "-c", c, "-o", out)
+	testfixture.RunIn(k.t, k.dir, "clang-14", "-target", target, "-ffreestanding", "-c", c, "-o", out)
 	return out
 }
 
@@ -78,7 +78,7 @@ func (k *kit) elf(name, src string, extra ...string) string {
 		k.t.Fatal(err)
 	}
 	out := k.path(name)
-	run(k.t, k.dir, append(append([]string{"gcc"}, extra...), c, "-o", out)...)
+	testfixture.RunIn(k.t, k.dir, append(append([]string{"gcc"}, extra...), c, "-o", out)...)
 	return out
 }
 
@@ -92,14 +92,14 @@ func (k *kit) ar(name string, darwin bool, objs ...string) string {
 	} else {
 		args = append(args, "--format=gnu")
 	}
-	run(k.t, k.dir, append(append(args, out), objs...)...)
+	testfixture.RunIn(k.t, k.dir, append(append(args, out), objs...)...)
 	return out
 }
 
 func (k *kit) lipo(name string, in ...string) string {
 	k.t.Helper()
 	out := k.path(name)
-	run(k.t, k.dir, append(append([]string{"llvm-lipo-14", "-create"}, in...), "-output", out)...)
+	testfixture.RunIn(k.t, k.dir, append(append([]string{"llvm-lipo-14", "-create"}, in...), "-output", out)...)
 	return out
 }
 

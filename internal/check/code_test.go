@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // manyFuncs is C with n functions that take arguments and keep locals: at
@@ -34,9 +36,9 @@ func TestCodeEvidenceAgainstLine(t *testing.T) {
 		}
 		out := k.path(name)
 		if target == "" {
-			run(t, k.dir, "gcc", opt, "-c", c, "-o", out)
+			testfixture.RunIn(t, k.dir, "gcc", opt, "-c", c, "-o", out)
 		} else {
-			run(t, k.dir, "clang-14", "-target", target, "-ffreestanding", opt, "-c", c, "-o", out)
+			testfixture.RunIn(t, k.dir, "clang-14", "-target", target, "-ffreestanding", opt, "-c", c, "-o", out)
 		}
 		return out
 	}

@@ -94,7 +94,7 @@ func TestE2EPycaWheel(t *testing.T) {
 	good := filepath.Join(e2e.Slice(t, "x86_64"), "lib", "libcrypto.a")
 	dir := t.TempDir()
 	fat := filepath.Join(dir, "_rust.abi3.so")
-	run(t, dir, "llvm-lipo-14", "-create", bad, good, "-output", fat)
+	testfixture.RunIn(t, dir, "llvm-lipo-14", "-create", bad, good, "-output", fat)
 	const member = "cryptography/hazmat/bindings/_rust.abi3.so"
 	whl := writeWheel(t, filepath.Join(dir, "cryptography-46.0.0-cp311-abi3-macosx_10_9_universal2.whl"),
 		wheelMember{name: "cryptography/__init__.py", data: "__version__ = '46.0.0'\n"},

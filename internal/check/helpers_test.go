@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -56,16 +55,6 @@ func writeWheel(t testing.TB, path string, members ...wheelMember) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// run runs a tool, failing the test with its output.
-func run(t testing.TB, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %v\n%s", args, err, out)
-	}
 }
 
 func abs(t testing.TB, p string) string {

@@ -57,16 +57,7 @@ func TestSliceEndToEnd(t *testing.T) {
 				}
 			}
 			// The embedded compiler line reads exactly as on a Mac.
-			f, err := inspect.Inspect(filepath.Join(dir, "lib", "libcrypto.a"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var lines []string
-			for _, bi := range f.Slices[0].BuildInfo {
-				if bi.Kind == inspect.InfoCompiler {
-					lines = append(lines, bi.Text)
-				}
-			}
+			lines := compilerLines(t, filepath.Join(dir, "lib", "libcrypto.a"))
 			if len(lines) != 1 || lines[0] != wantCompiler[target] {
 				t.Errorf("compiler lines = %q\nwant [%q]", lines, wantCompiler[target])
 			}
@@ -97,6 +88,22 @@ func TestSliceEndToEnd(t *testing.T) {
 			checkTarball(t, filepath.Join(out, name+".tar.gz"), name)
 		})
 	}
+}
+
+// compilerLines reads the compiler lines a thin library records.
+func compilerLines(t *testing.T, lib string) []string {
+	t.Helper()
+	f, err := inspect.Inspect(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, bi := range f.Slices[0].BuildInfo {
+		if bi.Kind == inspect.InfoCompiler {
+			lines = append(lines, bi.Text)
+		}
+	}
+	return lines
 }
 
 // checkTarball checks the published tarball matches its .sha256 and holds
@@ -172,11 +179,7 @@ const char *plat = "platform: darwin64-arm64-cc";`, "libcrypto-lib-cversion.o")
 		lib := testfixture.CopyFile(t, arm, filepath.Join(tmp, "arch.a"))
 		member := "libcrypto-lib-bn_add.o"
 		dir := t.TempDir()
-		cmd := exec.Command("llvm-ar-14", "x", x86, member)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
+		testfixture.RunIn(t, dir, "llvm-ar-14", "x", x86, member)
 		testfixture.Run(t, "llvm-ar-14", "r", lib, filepath.Join(dir, member))
 		_, err := validate.StaticLibrary(lib, exp)
 		if !errors.Is(err, validate.ErrInvalid) || !strings.Contains(err.Error(), member) || !strings.Contains(err.Error(), "x86_64") {

@@ -44,7 +44,15 @@ func NeedCross(t testing.TB) Cross {
 // its output.
 func Run(t testing.TB, args ...string) {
 	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+	RunIn(t, "", args...)
+}
+
+// RunIn is Run in directory dir ("" for the test's own).
+func RunIn(t testing.TB, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
