@@ -55,15 +55,22 @@ func newKit(t testing.TB) *kit {
 
 func (k *kit) path(name string) string { return filepath.Join(k.dir, name) }
 
-// macho compiles src for a clang target ("arm64-apple-macos11") into an
-// object named name. -ffreestanding: no macOS headers are needed.
-func (k *kit) macho(name, target, src string) string {
+// source writes src to a fresh .c file of the kit.
+func (k *kit) source(src string) string {
 	k.t.Helper()
 	k.n++
 	c := k.path(fmt.Sprintf("src%d.c", k.n))
 	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
 		k.t.Fatal(err)
 	}
+	return c
+}
+
+// macho compiles src for a clang target ("arm64-apple-macos11") into an
+// object named name. -ffreestanding: no macOS headers are needed.
+func (k *kit) macho(name, target, src string) string {
+	k.t.Helper()
+	c := k.source(src)
 	out := k.path(name)
 	testfixture.RunIn(k.t, k.dir, "clang-14", "-target", target, "-ffreestanding", "-c", c, "-o", out)
 	return out
@@ -72,11 +79,7 @@ func (k *kit) macho(name, target, src string) string {
 // elf compiles src with gcc; extra picks the kind ("-c", "-shared -fPIC", "").
 func (k *kit) elf(name, src string, extra ...string) string {
 	k.t.Helper()
-	k.n++
-	c := k.path(fmt.Sprintf("src%d.c", k.n))
-	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
-		k.t.Fatal(err)
-	}
+	c := k.source(src)
 	out := k.path(name)
 	testfixture.RunIn(k.t, k.dir, append(append([]string{"gcc"}, extra...), c, "-o", out)...)
 	return out

@@ -3,7 +3,6 @@ package check
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -29,11 +28,7 @@ func TestCodeEvidenceAgainstLine(t *testing.T) {
 	k := newKit(t)
 	compile := func(name, target, src string, opt string) string {
 		t.Helper()
-		k.n++
-		c := k.path(fmt.Sprintf("code%d.c", k.n))
-		if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		c := k.source(src)
 		out := k.path(name)
 		if target == "" {
 			testfixture.RunIn(t, k.dir, "gcc", opt, "-c", c, "-o", out)

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
@@ -168,15 +167,7 @@ func TestInputKinds(t *testing.T) {
 	testfixture.CopyFile(t, k.ar("libssl.a", true, armPlain), filepath.Join(art, "lib", "libssl.a"))
 	os.WriteFile(filepath.Join(art, "include.h"), []byte("#define X 1\n"), 0o644)
 	writeManifest(t, art, "openssl-macos-arm64", "arm64", "11.0")
-	tgz := art + ".tar.gz"
-	f, err := os.Create(tgz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := artifact.WriteTarball(context.Background(), art, "openssl-macos-arm64", time.Unix(0, 0), f); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	tgz := tarball(t, art)
 	wrong := filepath.Join(k.dir, "wrong", "openssl-macos-arm64")
 	if err := os.MkdirAll(filepath.Join(wrong, "lib"), 0o755); err != nil {
 		t.Fatal(err)
