@@ -197,10 +197,7 @@ func TestE2ETamperedUniversal2(t *testing.T) {
 		}, "manifest records the machine code of lib/libssl.a arm64 as -O0-like (score "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := filepath.Join(t.TempDir(), "openssl-macos-universal2")
-			if err := os.CopyFS(d, os.DirFS(src)); err != nil {
-				t.Fatal(err)
-			}
+			d := testfixture.CopyTree(t, src, filepath.Join(t.TempDir(), "openssl-macos-universal2"))
 			tc.tamper(t, d)
 			res, err := Check(context.Background(), Options{Path: d})
 			if err != nil {

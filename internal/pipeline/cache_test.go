@@ -11,7 +11,6 @@ import (
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"github.com/osslbuild/osslbuild/internal/testsupport/standin"
-	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
@@ -174,7 +173,7 @@ func TestCacheRelinks(t *testing.T) {
 	}
 
 	tree = filepath.Join(o.Fetch.CacheDir, "artifacts", bad, "openssl-macos-arm64")
-	testfixture.Run(t, "llvm-ar-14", "d", filepath.Join(tree, "lib", "libcrypto.a"), "libcrypto-lib-ts_rsp_sign.o")
+	e2e.DropLinkOnlyMember(t, tree)
 	m, _ = artifact.ReadManifest(tree)
 	if err := artifact.WriteManifest(context.Background(), tree, m); err != nil { // the hashes now agree
 		t.Fatal(err)

@@ -121,10 +121,7 @@ func TestActionsOutput(t *testing.T) {
 	}
 
 	// An -O0 arm64 libcrypto: refused, annotated.
-	bad := filepath.Join(t.TempDir(), "openssl-macos-arm64")
-	if err := os.CopyFS(bad, os.DirFS(filepath.Join(dist, "openssl-macos-arm64"))); err != nil {
-		t.Fatal(err)
-	}
+	bad := testfixture.CopyTree(t, filepath.Join(dist, "openssl-macos-arm64"), filepath.Join(t.TempDir(), "openssl-macos-arm64"))
 	obj := compile(t, "arm64-apple-macos11", `const char *c = "compiler: cc -fPIC -arch arm64 -mmacosx-version-min=11.0 -DL_ENDIAN"; const char *p = "platform: darwin64-arm64-cc";`, "libcrypto-lib-cversion.o")
 	testfixture.Run(t, "llvm-ar-14", "r", filepath.Join(bad, "lib", "libcrypto.a"), obj)
 	// Sealed into the manifest, so it is the library, not a digest, that

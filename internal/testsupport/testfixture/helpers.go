@@ -70,6 +70,16 @@ func CopyFile(t testing.TB, src, dst string) string {
 	return dst
 }
 
+// CopyTree copies the directory src to dst (which must not exist) and
+// returns dst, for tests that tamper with a copy of a fixture.
+func CopyTree(t testing.TB, src, dst string) string {
+	t.Helper()
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
 // CversionSource mimics OpenSSL's crypto/cversion.c with its generated
 // buildinf.h: the compiler line as a char array (as mkbuildinf.pl writes
 // it), the rest as string literals.
