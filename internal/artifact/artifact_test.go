@@ -15,8 +15,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/osslbuild/osslbuild/internal/artifact/sbomtest"
 	"github.com/osslbuild/osslbuild/internal/platform"
+	"github.com/osslbuild/osslbuild/internal/testsupport/sbomtest"
 )
 
 func writeTree(t *testing.T, dir string, files map[string]string) {

@@ -3,10 +3,7 @@ package bump
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,21 +19,7 @@ import (
 // release older, whose sha256 and size pin no real tarball: nothing
 // downloads it (a series is judged by its newest pinned version).
 func standIn(t *testing.T, text, real, older string) string {
-	t.Helper()
-	head := "[[release]]\nversion = \"" + real + "\"\n"
-	i := strings.Index(text, head)
-	if i < 0 {
-		t.Fatalf("recipe has no block for %s", real)
-	}
-	end := strings.Index(text[i:], "\n\n")
-	if end < 0 {
-		end = len(text) - i - 1
-	}
-	sum := sha256.Sum256([]byte("stand-in for OpenSSL " + older + ", never downloaded"))
-	urls := UpstreamURLs(older)
-	block := fmt.Sprintf("[[release]]\nversion = %q\nsha256 = %q\nsize = 1\nurls = [\n  %q,\n  %q,\n]\nsigners = [%q]",
-		older, hex.EncodeToString(sum[:]), urls[0], urls[1], currentKey)
-	return text[:i] + block + text[i+end:]
+	return testfixture.StandInRelease(t, text, real, older, UpstreamURLs(older), currentKey)
 }
 
 func listingOf(versions ...string) []byte {

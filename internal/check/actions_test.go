@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // ourCommand is an annotation check itself writes: its file= and title=
@@ -41,7 +43,7 @@ func TestActionsInjection(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "dist")
 	os.Mkdir(dir, 0o755)
 	for _, name := range []string{"a\n::warning title=injected::pwned", "::error::injected", "##[error]injected", "x\r::notice::injected", "  ::set-output name=x::y"} {
-		copyFile(t, bad, filepath.Join(dir, name))
+		testfixture.CopyFile(t, bad, filepath.Join(dir, name))
 	}
 	// The example: an archive member named "a\n::warning ...".
 	obj, err := os.ReadFile(bad)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/platform"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // artifactKit builds osslbuild-shaped artifacts from small compiled
@@ -51,8 +52,8 @@ func (a *artifactKit) dir(t *testing.T, universal bool) string {
 	d := filepath.Join(t.TempDir(), name)
 	os.MkdirAll(filepath.Join(d, "lib"), 0o755)
 	os.MkdirAll(filepath.Join(d, "include", "openssl"), 0o755)
-	copyFile(t, crypto, filepath.Join(d, "lib", "libcrypto.a"))
-	copyFile(t, ssl, filepath.Join(d, "lib", "libssl.a"))
+	testfixture.CopyFile(t, crypto, filepath.Join(d, "lib", "libcrypto.a"))
+	testfixture.CopyFile(t, ssl, filepath.Join(d, "lib", "libssl.a"))
 	os.WriteFile(filepath.Join(d, "include", "openssl", "ssl.h"), []byte("/* ssl.h */\n"), 0o644)
 	os.WriteFile(filepath.Join(d, "sbom.json"), []byte("{}\n"), 0o644)
 	if !universal {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // Build-info lines as OpenSSL embeds them.
@@ -47,36 +49,39 @@ type kit struct {
 
 func newKit(t testing.TB) *kit {
 	t.Helper()
-	needTools(t, "clang-14", "llvm-ar-14", "llvm-lipo-14", "gcc", "ar")
+	testfixture.Tools(t, "clang-14", "llvm-ar-14", "llvm-lipo-14", "gcc", "ar")
 	return &kit{t: t, dir: t.TempDir()}
 }
 
 func (k *kit) path(name string) string { return filepath.Join(k.dir, name) }
 
-// macho compiles src for a clang target ("arm64-apple-macos11") into an
-// object named name. -ffreestanding: no macOS headers are needed.
-func (k *kit) macho(name, target, src string) string {
+// source writes src to a fresh .c file of the kit.
+func (k *kit) source(src string) string {
 	k.t.Helper()
 	k.n++
 	c := k.path(fmt.Sprintf("src%d.c", k.n))
 	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
 		k.t.Fatal(err)
 	}
+	return c
+}
+
+// macho compiles src for a clang target ("arm64-apple-macos11") into an
+// object named name. -ffreestanding: no macOS headers are needed.
+func (k *kit) macho(name, target, src string) string {
+	k.t.Helper()
+	c := k.source(src)
 	out := k.path(name)
-	run(k.t, k.dir, "clang-14", "-target", target, "-ffreestanding", "-c", c, "-o", out)
+	testfixture.RunIn(k.t, k.dir, "clang-14", "-target", target, "-ffreestanding", "-c", c, "-o", out)
 	return out
 }
 
 // elf compiles src with gcc; extra picks the kind ("-c", "-shared -fPIC", "").
 func (k *kit) elf(name, src string, extra ...string) string {
 	k.t.Helper()
-	k.n++
-	c := k.path(fmt.Sprintf("src%d.c", k.n))
-	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
-		k.t.Fatal(err)
-	}
+	c := k.source(src)
 	out := k.path(name)
-	run(k.t, k.dir, append(append([]string{"gcc"}, extra...), c, "-o", out)...)
+	testfixture.RunIn(k.t, k.dir, append(append([]string{"gcc"}, extra...), c, "-o", out)...)
 	return out
 }
 
@@ -90,14 +95,14 @@ func (k *kit) ar(name string, darwin bool, objs ...string) string {
 	} else {
 		args = append(args, "--format=gnu")
 	}
-	run(k.t, k.dir, append(append(args, out), objs...)...)
+	testfixture.RunIn(k.t, k.dir, append(append(args, out), objs...)...)
 	return out
 }
 
 func (k *kit) lipo(name string, in ...string) string {
 	k.t.Helper()
 	out := k.path(name)
-	run(k.t, k.dir, append(append([]string{"llvm-lipo-14", "-create"}, in...), "-output", out)...)
+	testfixture.RunIn(k.t, k.dir, append(append([]string{"llvm-lipo-14", "-create"}, in...), "-output", out)...)
 	return out
 }
 

@@ -3,9 +3,10 @@ package check
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // manyFuncs is C with n functions that take arguments and keep locals: at
@@ -27,16 +28,12 @@ func TestCodeEvidenceAgainstLine(t *testing.T) {
 	k := newKit(t)
 	compile := func(name, target, src string, opt string) string {
 		t.Helper()
-		k.n++
-		c := k.path(fmt.Sprintf("code%d.c", k.n))
-		if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		c := k.source(src)
 		out := k.path(name)
 		if target == "" {
-			run(t, k.dir, "gcc", opt, "-c", c, "-o", out)
+			testfixture.RunIn(t, k.dir, "gcc", opt, "-c", c, "-o", out)
 		} else {
-			run(t, k.dir, "clang-14", "-target", target, "-ffreestanding", opt, "-c", c, "-o", out)
+			testfixture.RunIn(t, k.dir, "clang-14", "-target", target, "-ffreestanding", opt, "-c", c, "-o", out)
 		}
 		return out
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // osslbuild's own cross-built 4.0.2 slices pass -minopt=3, as a directory
@@ -88,12 +89,12 @@ func TestE2EUniversal2(t *testing.T) {
 // module. The check fails, names the arm64 slice as built without
 // optimisation and passes the x86_64 slice.
 func TestE2EPycaWheel(t *testing.T) {
-	needTools(t, "llvm-lipo-14")
+	testfixture.Tools(t, "llvm-lipo-14")
 	bad := e2e.PycaArm64(t)
 	good := filepath.Join(e2e.Slice(t, "x86_64"), "lib", "libcrypto.a")
 	dir := t.TempDir()
 	fat := filepath.Join(dir, "_rust.abi3.so")
-	run(t, dir, "llvm-lipo-14", "-create", bad, good, "-output", fat)
+	testfixture.RunIn(t, dir, "llvm-lipo-14", "-create", bad, good, "-output", fat)
 	const member = "cryptography/hazmat/bindings/_rust.abi3.so"
 	whl := writeWheel(t, filepath.Join(dir, "cryptography-46.0.0-cp311-abi3-macosx_10_9_universal2.whl"),
 		wheelMember{name: "cryptography/__init__.py", data: "__version__ = '46.0.0'\n"},
@@ -196,10 +197,7 @@ func TestE2ETamperedUniversal2(t *testing.T) {
 		}, "manifest records the machine code of lib/libssl.a arm64 as -O0-like (score "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := filepath.Join(t.TempDir(), "openssl-macos-universal2")
-			if err := os.CopyFS(d, os.DirFS(src)); err != nil {
-				t.Fatal(err)
-			}
+			d := testfixture.CopyTree(t, src, filepath.Join(t.TempDir(), "openssl-macos-universal2"))
 			tc.tamper(t, d)
 			res, err := Check(context.Background(), Options{Path: d})
 			if err != nil {

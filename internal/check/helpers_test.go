@@ -4,11 +4,8 @@ import (
 	"archive/zip"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-
-	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // wheelMember is one file of a test wheel: literal data, or a file on disk.
@@ -58,26 +55,6 @@ func writeWheel(t testing.TB, path string, members ...wheelMember) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// run runs a tool, failing the test with its output.
-func run(t testing.TB, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %v\n%s", args, err, out)
-	}
-}
-
-// needTools skips (fails under CI=true) when a tool is missing.
-func needTools(t testing.TB, tools ...string) {
-	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			testfixture.Missing(t, "%s not on PATH (apt-get install clang-14 llvm-14 gcc)", tool)
-		}
-	}
 }
 
 func abs(t testing.TB, p string) string {

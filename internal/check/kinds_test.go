@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/platform"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // want is what one slice must show.
@@ -164,24 +164,16 @@ func TestInputKinds(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(art, "lib"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	copyFile(t, armLib, filepath.Join(art, "lib", "libcrypto.a"))
-	copyFile(t, k.ar("libssl.a", true, armPlain), filepath.Join(art, "lib", "libssl.a"))
+	testfixture.CopyFile(t, armLib, filepath.Join(art, "lib", "libcrypto.a"))
+	testfixture.CopyFile(t, k.ar("libssl.a", true, armPlain), filepath.Join(art, "lib", "libssl.a"))
 	os.WriteFile(filepath.Join(art, "include.h"), []byte("#define X 1\n"), 0o644)
 	writeManifest(t, art, "openssl-macos-arm64", "arm64", "11.0")
-	tgz := art + ".tar.gz"
-	f, err := os.Create(tgz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := artifact.WriteTarball(context.Background(), art, "openssl-macos-arm64", time.Unix(0, 0), f); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	tgz := tarball(t, art)
 	wrong := filepath.Join(k.dir, "wrong", "openssl-macos-arm64")
 	if err := os.MkdirAll(filepath.Join(wrong, "lib"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	copyFile(t, armLib, filepath.Join(wrong, "lib", "libcrypto.a"))
+	testfixture.CopyFile(t, armLib, filepath.Join(wrong, "lib", "libcrypto.a"))
 	writeManifest(t, wrong, "openssl-macos-arm64", "x86_64", "10.12")
 	for _, tc := range []struct {
 		name, path string
@@ -242,17 +234,6 @@ func TestInputKinds(t *testing.T) {
 			t.Error("directory with -O0 members passed")
 		}
 	})
-}
-
-func copyFile(t testing.TB, src, dst string) {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // writeManifest writes dir's manifest as a build does: every file's

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // pycaFixture is a universal static library with an -O0 arm64 slice
@@ -88,7 +90,7 @@ func TestGitHubActions(t *testing.T) {
 	if err := os.Mkdir(odd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	copyFile(t, lib, filepath.Join(odd, "libcrypto.a"))
+	testfixture.CopyFile(t, lib, filepath.Join(odd, "libcrypto.a"))
 	lib = filepath.Join(odd, "libcrypto.a")
 	summary := filepath.Join(k.dir, "summary.md")
 	if err := os.WriteFile(summary, []byte("# before\n"), 0o644); err != nil {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // checkWithin runs Check, failing the test if it never returns (a FIFO
@@ -71,7 +73,7 @@ func TestDirectoryEntries(t *testing.T) {
 	outside := k.macho("outside.o", "arm64-apple-macos11", cversion(lineArmO0, "darwin64-arm64-cc"))
 	root := filepath.Join(t.TempDir(), "tree")
 	os.MkdirAll(filepath.Join(root, "lib", "sub"), 0o755)
-	copyFile(t, good, filepath.Join(root, "lib", "libcrypto.3.dylib"))
+	testfixture.CopyFile(t, good, filepath.Join(root, "lib", "libcrypto.3.dylib"))
 	os.Symlink("libcrypto.3.dylib", filepath.Join(root, "lib", "libcrypto.dylib"))
 	os.Symlink("../libcrypto.3.dylib", filepath.Join(root, "lib", "sub", "again.dylib"))
 	os.Symlink(outside, filepath.Join(root, "lib", "outside.dylib"))

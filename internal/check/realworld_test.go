@@ -1,55 +1,13 @@
 package check
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
-
-// realworldDir holds the npm packages of testdata/realworld/packages.txt:
-// $OSSLBUILD_REALWORLD, else <repo>/.fixtures/realworld
-// (scripts/fetch-realworld.sh).
-func realworldDir() string {
-	if d := os.Getenv("OSSLBUILD_REALWORLD"); d != "" {
-		return d
-	}
-	return filepath.Join(testfixture.RepoRoot(), ".fixtures", "realworld")
-}
-
-// realworldPackage returns the path of a pinned package's tarball, skipping
-// (failing with CI=true) when it has not been fetched. The size is checked
-// here; the script checked the digest.
-func realworldPackage(t *testing.T, name, version string) string {
-	t.Helper()
-	f, err := os.Open(filepath.Join(testfixture.RepoRoot(), "testdata", "realworld", "packages.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) != 4 || strings.HasPrefix(fields[0], "#") || fields[0] != name || fields[1] != version {
-			continue
-		}
-		file := strings.ReplaceAll(strings.TrimPrefix(name, "@"), "/", "-") + "-" + version + ".tgz"
-		p := filepath.Join(realworldDir(), file)
-		st, err := os.Stat(p)
-		if err != nil || fmt.Sprint(st.Size()) != fields[2] {
-			testfixture.Missing(t, "%s@%s: %s (scripts/fetch-realworld.sh)", name, version, p)
-		}
-		return p
-	}
-	t.Fatalf("%s@%s is not in testdata/realworld/packages.txt", name, version)
-	return ""
-}
 
 // TestRealWorld runs check on macOS binaries other projects ship, as npm
 // packages (none built here), and holds it to the verdict a careful reader
@@ -122,7 +80,7 @@ func TestRealWorld(t *testing.T) {
 			name += " -strict"
 		}
 		t.Run(name, func(t *testing.T) {
-			p := realworldPackage(t, tc.pkg, tc.version)
+			p := testfixture.Realworld(t, tc.pkg, tc.version)
 			res, err := Check(context.Background(), Options{Path: p, Strict: tc.strict})
 			if err != nil {
 				t.Fatal(err)

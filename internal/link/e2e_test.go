@@ -143,14 +143,8 @@ func TestUnresolvedMember(t *testing.T) {
 				}
 				slice = platform.Slice{OS: "macos", Arch: target, MinOS: m.Target.MinOS}
 			}
-			dir := filepath.Join(t.TempDir(), "artifact")
-			if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
-				t.Fatal(err)
-			}
-			lib := filepath.Join(dir, "lib", "libcrypto.a")
-			if out, err := exec.Command("llvm-ar-14", "d", lib, "libcrypto-lib-ts_rsp_sign.o").CombinedOutput(); err != nil {
-				t.Fatalf("llvm-ar d: %v %s", err, out)
-			}
+			dir := testfixture.CopyTree(t, src, filepath.Join(t.TempDir(), "artifact"))
+			e2e.DropLinkOnlyMember(t, dir)
 			tc := toolchainFor(t, slice)
 			_, err := link.Check(context.Background(), tc, link.Options{Dir: dir, Slices: []platform.Slice{slice}, Work: t.TempDir()})
 			if !errors.Is(err, link.ErrUndefined) {
@@ -192,10 +186,7 @@ func TestSmokeTrustsOnlyTheManifest(t *testing.T) {
 		t.Fatalf("the artifact's tarball: %v", err)
 	}
 
-	bad := filepath.Join(t.TempDir(), "openssl-linux-x86_64")
-	if err := os.CopyFS(bad, os.DirFS(dir)); err != nil {
-		t.Fatal(err)
-	}
+	bad := testfixture.CopyTree(t, dir, filepath.Join(t.TempDir(), "openssl-linux-x86_64"))
 	f, err := os.OpenFile(filepath.Join(bad, "lib", "libcrypto.a"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

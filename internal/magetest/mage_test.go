@@ -131,11 +131,7 @@ func TestCheckExitCode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles the magefile")
 	}
-	for _, tool := range []string{"clang-14", "llvm-ar-14"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			testfixture.Missing(t, "%s: %v", tool, err)
-		}
-	}
+	testfixture.Tools(t, "clang-14", "llvm-ar-14")
 	lib := func(flags string) string {
 		dir := t.TempDir()
 		src := filepath.Join(dir, "cversion.c")

@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -11,7 +12,9 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/report"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/universal"
 )
 
@@ -87,6 +90,51 @@ func TestUniversal2EndToEnd(t *testing.T) {
 	// The same slice twice is refused.
 	if _, err := pipeline.Merge(context.Background(), o, rt, filepath.Join(dist, "openssl-macos-arm64"), filepath.Join(dist, "openssl-macos-arm64")); err == nil || !strings.Contains(err.Error(), "both slices are arm64") {
 		t.Errorf("same slice twice: %v", err)
+	}
+}
+
+// TestActionsOutput runs build:merge with GITHUB_ACTIONS=true and a step
+// summary file, on the real slices, then on a pair whose arm64 libcrypto
+// was swapped for an -O0 one: the summary gets a row per slice, and every
+// validation failure an ::error:: annotation naming the file and slice.
+func TestActionsOutput(t *testing.T) {
+	dist := filepath.Join(e2e.Universal2(t), "dist")
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	env := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": summary}
+	var log bytes.Buffer
+	o := e2e.Settings(t, t.TempDir())
+	rt := e2e.Runtime(t)
+	rt.Log = &log
+	rt.Observer = &report.Builds{W: &log, Env: func(k string) string { return env[k] }}
+
+	if _, err := pipeline.Merge(context.Background(), o, rt, filepath.Join(dist, "openssl-macos-arm64"), filepath.Join(dist, "openssl-macos-x86-64")); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"osslbuild: openssl-macos-universal2", "| arm64 |", `| x86\_64 |`, "4.0.2", "11.0", "10.12", "-O3", "-march=core2", "(libssl.a)", "| optimised 0."} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("step summary lacks %q:\n%s", want, md)
+		}
+	}
+
+	// An -O0 arm64 libcrypto: refused, annotated.
+	bad := testfixture.CopyTree(t, filepath.Join(dist, "openssl-macos-arm64"), filepath.Join(t.TempDir(), "openssl-macos-arm64"))
+	obj := compile(t, "arm64-apple-macos11", `const char *c = "compiler: cc -fPIC -arch arm64 -mmacosx-version-min=11.0 -DL_ENDIAN"; const char *p = "platform: darwin64-arm64-cc";`, "libcrypto-lib-cversion.o")
+	testfixture.Run(t, "llvm-ar-14", "r", filepath.Join(bad, "lib", "libcrypto.a"), obj)
+	// Sealed into the manifest, so it is the library, not a digest, that
+	// merge refuses.
+	reseal(t, bad, "lib/libcrypto.a")
+	log.Reset()
+	if _, err := pipeline.Merge(context.Background(), o, rt, bad, filepath.Join(dist, "openssl-macos-x86-64")); err == nil {
+		t.Fatal("merge accepted an -O0 slice")
+	}
+	out := log.String()
+	if !strings.Contains(out, "::error file=") || !strings.Contains(out, "title=openssl-macos-universal2 arm64%3A optimisation::") ||
+		!strings.Contains(out, "libcrypto.a(libcrypto-lib-cversion.o) arm64: compiler line has no -O flag (built without optimisation (-O0))") {
+		t.Errorf("annotations:\n%s", out)
 	}
 }
 

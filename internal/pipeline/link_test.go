@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // TestLinkStageRefuses: a slice whose libcrypto.a lost a member that only
@@ -37,13 +37,8 @@ func TestLinkStageRefuses(t *testing.T) {
 				t.Fatalf("intact slice: %v, want it to pass validation and the link check", err)
 			}
 
-			bad := filepath.Join(t.TempDir(), "bad")
-			if err := os.CopyFS(bad, os.DirFS(src)); err != nil {
-				t.Fatal(err)
-			}
-			if out, err := exec.Command("llvm-ar-14", "d", filepath.Join(bad, "lib", "libcrypto.a"), "libcrypto-lib-ts_rsp_sign.o").CombinedOutput(); err != nil {
-				t.Fatalf("llvm-ar d: %v %s", err, out)
-			}
+			bad := testfixture.CopyTree(t, src, filepath.Join(t.TempDir(), "bad"))
+			e2e.DropLinkOnlyMember(t, bad)
 			_, err = pipeline.Slice(context.Background(), s, e2e.Runtime(t), target, pipeline.Osslbuild.FromTree(bad))
 			if !errors.Is(err, link.ErrUndefined) || !strings.Contains(err.Error(), ": link: refusing to publish: ") {
 				t.Fatalf("slice without a member: %v, want the link stage to refuse it", err)

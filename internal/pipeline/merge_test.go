@@ -14,6 +14,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/internal/universal"
 )
@@ -93,11 +94,7 @@ func TestMergeTrustsNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			copies := map[string]string{}
 			for _, d := range []string{arm, x86} {
-				c := filepath.Join(t.TempDir(), filepath.Base(d))
-				if err := os.CopyFS(c, os.DirFS(d)); err != nil {
-					t.Fatal(err)
-				}
-				copies[d] = c
+				copies[d] = testfixture.CopyTree(t, d, filepath.Join(t.TempDir(), filepath.Base(d)))
 			}
 			tc.tamper(t, copies[tc.slice])
 			m := s

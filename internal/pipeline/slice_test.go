@@ -17,6 +17,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // The compiler lines a Mac build of 4.0.2 embeds, per the environment notes:
@@ -56,16 +57,7 @@ func TestSliceEndToEnd(t *testing.T) {
 				}
 			}
 			// The embedded compiler line reads exactly as on a Mac.
-			f, err := inspect.Inspect(filepath.Join(dir, "lib", "libcrypto.a"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var lines []string
-			for _, bi := range f.Slices[0].BuildInfo {
-				if bi.Kind == inspect.InfoCompiler {
-					lines = append(lines, bi.Text)
-				}
-			}
+			lines := compilerLines(t, filepath.Join(dir, "lib", "libcrypto.a"))
 			if len(lines) != 1 || lines[0] != wantCompiler[target] {
 				t.Errorf("compiler lines = %q\nwant [%q]", lines, wantCompiler[target])
 			}
@@ -96,6 +88,22 @@ func TestSliceEndToEnd(t *testing.T) {
 			checkTarball(t, filepath.Join(out, name+".tar.gz"), name)
 		})
 	}
+}
+
+// compilerLines reads the compiler lines a thin library records.
+func compilerLines(t *testing.T, lib string) []string {
+	t.Helper()
+	f, err := inspect.Inspect(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, bi := range f.Slices[0].BuildInfo {
+		if bi.Kind == inspect.InfoCompiler {
+			lines = append(lines, bi.Text)
+		}
+	}
+	return lines
 }
 
 // checkTarball checks the published tarball matches its .sha256 and holds
@@ -158,25 +166,21 @@ func TestValidatorRefusesCorruptedSlice(t *testing.T) {
 	t.Run("O0 cversion", func(t *testing.T) {
 		// Recompile crypto/cversion.c's role: an object carrying the pyca
 		// compiler line, built at -O0, replacing the real member.
-		lib := copyFile(t, arm, filepath.Join(tmp, "o0.a"))
+		lib := testfixture.CopyFile(t, arm, filepath.Join(tmp, "o0.a"))
 		obj := compile(t, "arm64-apple-macos11", `const char *info = "compiler: cc -fPIC -arch arm64 -mmacosx-version-min=11.0 -DL_ENDIAN";
 const char *plat = "platform: darwin64-arm64-cc";`, "libcrypto-lib-cversion.o")
-		run(t, "llvm-ar-14", "r", lib, obj)
+		testfixture.Run(t, "llvm-ar-14", "r", lib, obj)
 		_, err := validate.StaticLibrary(lib, exp)
 		if !errors.Is(err, validate.ErrInvalid) || !strings.Contains(err.Error(), "libcrypto-lib-cversion.o") || !strings.Contains(err.Error(), "-O0") {
 			t.Errorf("want a refusal naming libcrypto-lib-cversion.o and -O0, got %v", err)
 		}
 	})
 	t.Run("wrong arch member", func(t *testing.T) {
-		lib := copyFile(t, arm, filepath.Join(tmp, "arch.a"))
+		lib := testfixture.CopyFile(t, arm, filepath.Join(tmp, "arch.a"))
 		member := "libcrypto-lib-bn_add.o"
 		dir := t.TempDir()
-		cmd := exec.Command("llvm-ar-14", "x", x86, member)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-		run(t, "llvm-ar-14", "r", lib, filepath.Join(dir, member))
+		testfixture.RunIn(t, dir, "llvm-ar-14", "x", x86, member)
+		testfixture.Run(t, "llvm-ar-14", "r", lib, filepath.Join(dir, member))
 		_, err := validate.StaticLibrary(lib, exp)
 		if !errors.Is(err, validate.ErrInvalid) || !strings.Contains(err.Error(), member) || !strings.Contains(err.Error(), "x86_64") {
 			t.Errorf("want a refusal naming %s and x86_64, got %v", member, err)
@@ -184,29 +188,11 @@ const char *plat = "platform: darwin64-arm64-cc";`, "libcrypto-lib-cversion.o")
 	})
 }
 
-func copyFile(t *testing.T, src, dst string) string {
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 func compile(t *testing.T, triple, src, name string) string {
 	dir := t.TempDir()
 	c := filepath.Join(dir, "x.c")
 	os.WriteFile(c, []byte(src), 0o644)
 	obj := filepath.Join(dir, name)
-	run(t, "clang-14", "-target", triple, "-O0", "-c", "-o", obj, c)
+	testfixture.Run(t, "clang-14", "-target", triple, "-O0", "-c", "-o", obj, c)
 	return obj
-}
-
-func run(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
 }

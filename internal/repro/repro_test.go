@@ -13,14 +13,6 @@ import (
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
-func need(t *testing.T, tools ...string) {
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			testfixture.Missing(t, "%s not installed", tool)
-		}
-	}
-}
-
 // archive compiles one object per source (name -> C source) for triple and
 // archives them in order.
 func archive(t *testing.T, triple string, srcs [][2]string) string {
@@ -44,7 +36,7 @@ func archive(t *testing.T, triple string, srcs [][2]string) string {
 }
 
 func TestCompareTreesNamesMemberSectionString(t *testing.T) {
-	need(t, "clang-14", "llvm-ar-14", "llvm-lipo-14")
+	testfixture.Tools(t, "clang-14", "llvm-ar-14", "llvm-lipo-14")
 	same := [2]string{"libcrypto-lib-a.o", "int a(void){return 1;}"}
 	la := archive(t, "arm64-apple-macos11", [][2]string{same, {"libcrypto-lib-cversion.o", `const char *d = "built on: Tue Aug 25 11:39:28 2026 UTC";`}})
 	lb := archive(t, "arm64-apple-macos11", [][2]string{same, {"libcrypto-lib-cversion.o", `const char *d = "built on: Mon Nov 30 06:00:00 2026 UTC";`}})

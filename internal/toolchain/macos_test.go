@@ -11,8 +11,8 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/proc"
 	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/testsupport/standin"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
-	"github.com/osslbuild/osslbuild/internal/toolchain/standin"
 )
 
 // A file that needs the SDK's libc headers and CommonCrypto, as OpenSSL does.

@@ -79,14 +79,14 @@ func makeSlice(t *testing.T, s sliceSpec) Slice {
 	os.WriteFile(src2, []byte(`int g(void){return 2;}`), 0o644)
 	for _, c := range []struct{ src, obj, lib string }{{src, "libcrypto-lib-cversion.o", "libcrypto.a"}, {src2, "libssl-lib-s.o", "libssl.a"}} {
 		objs := []string{filepath.Join(t.TempDir(), c.obj)}
-		run(t, "clang-14", "-target", s.triple, "-c", "-o", objs[0], c.src)
+		testfixture.Run(t, "clang-14", "-target", s.triple, "-c", "-o", objs[0], c.src)
 		if s.funcs > 0 {
 			fsrc := filepath.Join(t.TempDir(), "funcs.c")
 			os.WriteFile(fsrc, []byte(funcsSource(strings.TrimSuffix(c.lib, ".a")+"_f", s.funcs)), 0o644)
 			objs = append(objs, strings.TrimSuffix(objs[0], ".o")+"-funcs.o")
-			run(t, "clang-14", "-target", s.triple, "-ffreestanding", s.codeOpt, "-c", "-o", objs[1], fsrc)
+			testfixture.Run(t, "clang-14", "-target", s.triple, "-ffreestanding", s.codeOpt, "-c", "-o", objs[1], fsrc)
 		}
-		run(t, append([]string{"llvm-ar-14", "rcs", filepath.Join(dir, "lib", c.lib)}, objs...)...)
+		testfixture.Run(t, append([]string{"llvm-ar-14", "rcs", filepath.Join(dir, "lib", c.lib)}, objs...)...)
 	}
 	os.Remove(src)
 	os.Remove(src2)
@@ -105,13 +105,6 @@ func makeSlice(t *testing.T, s sliceSpec) Slice {
 		t.Fatal(err)
 	}
 	return Slice{Dir: dir, Manifest: m}
-}
-
-func run(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
 }
 
 func TestMergeGood(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
-	"github.com/osslbuild/osslbuild/internal/artifact/sbomtest"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
+	"github.com/osslbuild/osslbuild/internal/testsupport/sbomtest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 

@@ -16,18 +16,8 @@ type toolchain struct{ clang, ar, lipo string }
 
 func needToolchain(t testing.TB) toolchain {
 	t.Helper()
-	var tc toolchain
-	for _, p := range []struct {
-		dst  *string
-		name string
-	}{{&tc.clang, "clang-14"}, {&tc.ar, "llvm-ar-14"}, {&tc.lipo, "llvm-lipo-14"}} {
-		path, err := exec.LookPath(p.name)
-		if err != nil {
-			testfixture.Missing(t, "%s not on PATH (apt-get install -y clang-14 llvm-14): %v", p.name, err)
-		}
-		*p.dst = path
-	}
-	return tc
+	c := testfixture.NeedCross(t)
+	return toolchain{c.Clang, c.Ar, c.Lipo}
 }
 
 func run(t testing.TB, env []string, name string, args ...string) {
@@ -74,33 +64,6 @@ func (tc toolchain) lipoCreate(t testing.TB, out string, ins ...string) string {
 	t.Helper()
 	run(t, nil, tc.lipo, append(append([]string{"-create"}, ins...), "-output", out)...)
 	return out
-}
-
-// cversionSrc mimics crypto/cversion.c with buildinf.h: the compiler line as
-// a char array (as mkbuildinf.pl writes it), the rest as string literals.
-func cversionSrc(compiler, platform string) string {
-	var b strings.Builder
-	b.WriteString("static const char compiler_flags[] = {")
-	for _, c := range []byte("compiler: " + compiler) {
-		b.WriteString("'")
-		if c == '\'' || c == '\\' {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(c)
-		b.WriteString("',")
-	}
-	b.WriteString("'\\0'};\n")
-	b.WriteString(`const char *OpenSSL_version(int t) {
-	switch (t) {
-	case 0: return "OpenSSL 4.0.2 25 Aug 2026";
-	case 2: return compiler_flags;
-	case 3: return "built on: Thu Jan  1 00:00:00 1970 UTC";
-	case 4: return "platform: ` + platform + `";
-	}
-	return "not available";
-}
-`)
-	return b.String()
 }
 
 const plainSrc = "int ossl_add(int a, int b) { return a + b; }\n"

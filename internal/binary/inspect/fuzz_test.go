@@ -16,6 +16,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // realSeeds compiles a universal static library, its thin archives (BSD and
@@ -36,7 +38,7 @@ func realSeeds(f *testing.F) (objs, archives, fats [][]byte) {
 		}
 		return b
 	}
-	arm := tc.compile(f, d, "arm64-apple-macos11", "cv", cversionSrc(arm64Line, "darwin64-arm64-cc"))
+	arm := tc.compile(f, d, "arm64-apple-macos11", "cv", testfixture.CversionSource(arm64Line, "darwin64-arm64-cc"))
 	x := filepath.Join(d, "x")
 	if err := os.Mkdir(x, 0o755); err != nil {
 		f.Fatal(err)

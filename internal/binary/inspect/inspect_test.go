@@ -31,13 +31,13 @@ func buildObjects(t *testing.T) objects {
 	tc := needToolchain(t)
 	d := t.TempDir()
 	o := objects{dir: d, tc: tc}
-	o.cvArm = tc.compile(t, d, "arm64-apple-macos11", "libcrypto-lib-cversion", cversionSrc(arm64Line, "darwin64-arm64-cc"))
+	o.cvArm = tc.compile(t, d, "arm64-apple-macos11", "libcrypto-lib-cversion", testfixture.CversionSource(arm64Line, "darwin64-arm64-cc"))
 	o.plainArm = tc.compile(t, d, "arm64-apple-macos11", longName, plainSrc)
 	x := filepath.Join(d, "x86")
 	if err := os.Mkdir(x, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	o.cvX86 = tc.compile(t, x, "x86_64-apple-macos10.12", "libcrypto-lib-cversion", cversionSrc("cc -O3 -arch x86_64 -march=core2", "darwin64-x86_64-cc"))
+	o.cvX86 = tc.compile(t, x, "x86_64-apple-macos10.12", "libcrypto-lib-cversion", testfixture.CversionSource("cc -O3 -arch x86_64 -march=core2", "darwin64-x86_64-cc"))
 	o.plainX86 = tc.compile(t, x, "x86_64-apple-macos10.12", longName, plainSrc)
 	return o
 }

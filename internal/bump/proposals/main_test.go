@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -131,21 +129,7 @@ func repoRecipe(t *testing.T) string {
 // size pin no real tarball; nothing here downloads it (a series is judged
 // by its newest pinned version, and only a newer release is fetched).
 func standIn(t *testing.T, text, real, older string) string {
-	t.Helper()
-	head := "[[release]]\nversion = \"" + real + "\"\n"
-	i := strings.Index(text, head)
-	if i < 0 {
-		t.Fatalf("recipe has no block for %s", real)
-	}
-	end := strings.Index(text[i:], "\n\n")
-	if end < 0 {
-		end = len(text) - i - 1
-	}
-	sum := sha256.Sum256([]byte("stand-in for OpenSSL " + older + ", never downloaded"))
-	urls := bump.UpstreamURLs(older)
-	block := fmt.Sprintf("[[release]]\nversion = %q\nsha256 = %q\nsize = 1\nurls = [\n  %q,\n  %q,\n]\nsigners = [%q]",
-		older, hex.EncodeToString(sum[:]), urls[0], urls[1], keys.Fingerprints()[0])
-	return text[:i] + block + text[i+end:]
+	return testfixture.StandInRelease(t, text, real, older, bump.UpstreamURLs(older), keys.Fingerprints()[0])
 }
 
 // inDir writes text as recipes/openssl.toml under a fresh directory, makes

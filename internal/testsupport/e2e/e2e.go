@@ -7,6 +7,13 @@
 // and the artifact cache the builds use, are keyed by a digest of this
 // repository's Go sources, recipes and patches (Key), so a stale build from
 // older code is never reused.
+//
+// This package is where every built fixture is declared, so tests share
+// builds rather than each making its own: Universal2 and Slice (one
+// build:universal2 run), PycaArm64 and PycaX8664 (the pyca way, -O0), and
+// LinuxX8664 and PycaLinuxX8664 (native linux-x86_64 builds, for bench,
+// link and code tests). Release tarballs and other downloaded fixtures are
+// testfixture's.
 package e2e
 
 import (

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -23,11 +22,7 @@ func RequireLinux(t testing.TB) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skipf("the linux-x86_64 fixtures are built and run natively (this host is %s/%s)", runtime.GOOS, runtime.GOARCH)
 	}
-	for _, tool := range []string{"cc", "ar", "ranlib", "perl", "make"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			testfixture.Missing(t, "%s: %v", tool, err)
-		}
-	}
+	testfixture.Tools(t, "cc", "ar", "ranlib", "perl", "make")
 	testfixture.Get(t, Version)
 }
 

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/pipeline"
-	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // PycaArm64 returns the path to an arm64 libcrypto.a of the real 4.0.2
@@ -18,13 +17,7 @@ import (
 // gate and the validation swapped.
 func PycaArm64(t testing.TB) string {
 	t.Helper()
-	Require(t)
-	testfixture.Get(t, Version)
-	dir := Shared(t, "pyca-arm64", func(dir string) error {
-		_, err := pipeline.Slice(context.Background(), Settings(t, dir), Runtime(t), "arm64", pipeline.PycaWay)
-		return err
-	})
-	return filepath.Join(dir, "dist", "openssl-macos-arm64-pyca-way", "lib", "libcrypto.a")
+	return filepath.Join(pyca(t, "arm64", "openssl-macos-arm64-pyca-way"), "lib", "libcrypto.a")
 }
 
 // PycaX8664 is PycaArm64 for the x86_64 target (pyca's step there had
@@ -32,11 +25,17 @@ func PycaArm64(t testing.TB) string {
 // the artifact's lib directory.
 func PycaX8664(t testing.TB) string {
 	t.Helper()
+	return filepath.Join(pyca(t, "x86_64", "openssl-macos-x86-64-pyca-way"), "lib")
+}
+
+// pyca builds target the pyca way once per run (fixture pyca-<target>) and
+// returns the directory of its artifact.
+func pyca(t testing.TB, target, artifact string) string {
+	t.Helper()
 	Require(t)
-	testfixture.Get(t, Version)
-	dir := Shared(t, "pyca-x86_64", func(dir string) error {
-		_, err := pipeline.Slice(context.Background(), Settings(t, dir), Runtime(t), "x86_64", pipeline.PycaWay)
+	dir := Shared(t, "pyca-"+target, func(dir string) error {
+		_, err := pipeline.Slice(context.Background(), Settings(t, dir), Runtime(t), target, pipeline.PycaWay)
 		return err
 	})
-	return filepath.Join(dir, "dist", "openssl-macos-x86-64-pyca-way", "lib")
+	return filepath.Join(dir, "dist", artifact)
 }

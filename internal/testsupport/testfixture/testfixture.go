@@ -1,5 +1,8 @@
-// Package testfixture locates the real OpenSSL release fixtures that
-// scripts/fetch-fixtures.sh downloads, for tests in any package.
+// Package testfixture locates the downloaded fixtures (the release
+// tarballs of scripts/fetch-fixtures.sh, the npm packages of
+// scripts/fetch-realworld.sh) and the tools tests need, and holds the
+// small helpers tests of several packages share, for tests in any package.
+// It imports only the standard library, so any package's tests can use it.
 //
 // A test that needs a fixture skips with a reason when it is absent, except
 // when CI=true: there a missing fixture fails the test, so CI can never pass by

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,11 +45,7 @@ func New(t testing.TB, sdkVersion string) *Xcrun {
 	t.Helper()
 	real := map[string]string{}
 	for tool, name := range map[string]string{"clang": "clang-14", "ar": "llvm-ar-14", "ranlib": "llvm-ranlib-14", "lipo": "llvm-lipo-14"} {
-		p, err := exec.LookPath(name)
-		if err != nil {
-			testfixture.Missing(t, "%s not on PATH (scripts/setup-cross.sh)", name)
-		}
-		real[tool] = p
+		real[tool] = testfixture.Tool(t, name)
 	}
 	headers := toolchain.HeadersDir()
 	for _, d := range headerDirs {

@@ -1,0 +1,48 @@
+package testfixture
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// realworldDir holds the npm packages of testdata/realworld/packages.txt:
+// $OSSLBUILD_REALWORLD, else <repo>/.fixtures/realworld
+// (scripts/fetch-realworld.sh).
+func realworldDir() string {
+	if d := os.Getenv("OSSLBUILD_REALWORLD"); d != "" {
+		return d
+	}
+	return filepath.Join(RepoRoot(), ".fixtures", "realworld")
+}
+
+// Realworld returns the path of a pinned package's tarball, skipping
+// (failing with CI=true) when it has not been fetched. The size is checked
+// here; the script checked the digest.
+func Realworld(t testing.TB, name, version string) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(RepoRoot(), "testdata", "realworld", "packages.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 4 || strings.HasPrefix(fields[0], "#") || fields[0] != name || fields[1] != version {
+			continue
+		}
+		file := strings.ReplaceAll(strings.TrimPrefix(name, "@"), "/", "-") + "-" + version + ".tgz"
+		p := filepath.Join(realworldDir(), file)
+		st, err := os.Stat(p)
+		if err != nil || fmt.Sprint(st.Size()) != fields[2] {
+			Missing(t, "%s@%s: %s (scripts/fetch-realworld.sh)", name, version, p)
+		}
+		return p
+	}
+	t.Fatalf("%s@%s is not in testdata/realworld/packages.txt", name, version)
+	return ""
+}
