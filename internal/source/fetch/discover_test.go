@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -132,14 +131,10 @@ func TestDiscoverRefused(t *testing.T) {
 			nil, []string{"not " + tarName + " (48 bytes)", "looks like an HTML page"}},
 		{"HTML page, no type", blob([]byte("\n  <html>rate limited</html>"), ""),
 			nil, []string{"looks like an HTML page"}},
-		{"too large", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Length", strconv.Itoa(limit+1))
-			w.Write(bytes.Repeat([]byte("A"), limit+1))
-		}, []error{ErrTooLarge}, []string{"too large: 1001 bytes, limit 1000"}},
-		{"too large, no length", func(w http.ResponseWriter, r *http.Request) {
-			w.(http.Flusher).Flush()
-			w.Write(bytes.Repeat([]byte("A"), 4*limit))
-		}, []error{ErrTooLarge}, []string{"too large: more than 1000 bytes"}},
+		{"too large", filler(limit+1, true),
+			[]error{ErrTooLarge}, []string{"too large: 1001 bytes, limit 1000"}},
+		{"too large, no length", filler(4*limit, false),
+			[]error{ErrTooLarge}, []string{"too large: more than 1000 bytes"}},
 		{"empty", func(w http.ResponseWriter, r *http.Request) {}, nil, []string{"empty file"}},
 		{"404", status(404), []error{ErrNotFound}, []string{"HTTP 404 Not Found"}},
 	}

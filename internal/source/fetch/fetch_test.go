@@ -121,6 +121,25 @@ func serve(t *testing.T, h http.Handler) *testServer {
 	return s
 }
 
+// served returns file with its one URL on a new server running h.
+func served(t *testing.T, file File, h http.Handler) (File, *testServer) {
+	t.Helper()
+	srv := serve(t, h)
+	file.URLs = []string{srv.url(tarName)}
+	return file, srv
+}
+
+// fetched returns a Fetcher made with opts and file, fetched by it.
+func fetched(t *testing.T, opts Options, file File) (*Fetcher, Result) {
+	t.Helper()
+	f := newFetcher(t, opts)
+	res, err := f.Fetch(context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, res
+}
+
 // url is where the server offers name.
 func (s *testServer) url(name string) string { return s.URL + "/dl/" + name }
 
@@ -155,6 +174,19 @@ func serveDir(dir string) http.HandlerFunc {
 
 func status(code int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) { http.Error(w, http.StatusText(code), code) }
+}
+
+// filler serves n bytes of "A", declaring their length or, unless declared,
+// flushing the headers first so that none is sent.
+func filler(n int, declared bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if declared {
+			w.Header().Set("Content-Length", strconv.Itoa(n))
+		} else {
+			w.(http.Flusher).Flush()
+		}
+		w.Write(bytes.Repeat([]byte("A"), n))
+	}
 }
 
 // failFirst answers the first n requests with code, then defers to h.
@@ -241,8 +273,7 @@ func wantFile(t *testing.T, res Result, file File) {
 func TestFetchSuccessThenCacheHit(t *testing.T) {
 	t.Parallel()
 	r, file := fixture(t)
-	srv := serve(t, serveDir(filepath.Dir(r.Tarball)))
-	file.URLs = []string{srv.url(tarName)}
+	file, srv := served(t, file, serveDir(filepath.Dir(r.Tarball)))
 
 	var mu sync.Mutex
 	var calls int
@@ -632,14 +663,8 @@ func TestCorruptedCacheIsRefetched(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			file := file
-			srv := serve(t, serveDir(filepath.Dir(r.Tarball)))
-			file.URLs = []string{srv.url(tarName)}
-			f := newFetcher(t, Options{})
-			res, err := f.Fetch(context.Background(), file)
-			if err != nil {
-				t.Fatal(err)
-			}
+			file, srv := served(t, file, serveDir(filepath.Dir(r.Tarball)))
+			f, res := fetched(t, Options{}, file)
 			tc.corrupt(t, res.Path)
 			res2, err := f.Fetch(context.Background(), file)
 			if err != nil {
@@ -654,19 +679,13 @@ func TestCorruptedCacheIsRefetched(t *testing.T) {
 
 	t.Run("and reported when no source has it", func(t *testing.T) {
 		t.Parallel()
-		file := file
-		srv := serve(t, serveDir(filepath.Dir(r.Tarball)))
-		file.URLs = []string{srv.url(tarName)}
-		f := newFetcher(t, Options{})
-		res, err := f.Fetch(context.Background(), file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		file, srv := served(t, file, serveDir(filepath.Dir(r.Tarball)))
+		f, res := fetched(t, Options{}, file)
 		if err := os.Truncate(res.Path, 1000); err != nil {
 			t.Fatal(err)
 		}
 		srv.Close()
-		_, err = f.Fetch(context.Background(), file)
+		_, err := f.Fetch(context.Background(), file)
 		wantErr(t, err, []error{ErrAllFailed}, []string{"\n  cache: " + res.Path + " (downloaded from " + srv.url(tarName) + "): size mismatch: want", "got 1000", "(removed)"})
 		if _, err := os.Stat(res.Path); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("corrupted entry still there: %v", err)
@@ -691,9 +710,7 @@ func TestMirror(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			file := file
-			upstream := serve(t, serveDir(dir))
-			file.URLs = []string{upstream.url(tarName)}
+			file, upstream := served(t, file, serveDir(dir))
 			res, err := newFetcher(t, Options{Mirror: tc.mirror}).Fetch(context.Background(), file)
 			if err != nil {
 				t.Fatal(err)
@@ -752,9 +769,7 @@ func TestOffline(t *testing.T) {
 
 	t.Run("cache hit", func(t *testing.T) {
 		t.Parallel()
-		file := file
-		srv := serve(t, serveDir(dir))
-		file.URLs = []string{srv.url(tarName)}
+		file, srv := served(t, file, serveDir(dir))
 		cache := t.TempDir()
 		t.Cleanup(func() { assertClean(t, cache) })
 		if _, err := newFetcher(t, Options{CacheDir: cache}).Fetch(context.Background(), file); err != nil {
@@ -774,9 +789,7 @@ func TestOffline(t *testing.T) {
 
 	t.Run("directory mirror hit", func(t *testing.T) {
 		t.Parallel()
-		file := file
-		srv := serve(t, serveDir(dir))
-		file.URLs = []string{srv.url(tarName)}
+		file, srv := served(t, file, serveDir(dir))
 		res, err := newFetcher(t, Options{Offline: true, Mirror: dir}).Fetch(context.Background(), file)
 		if err != nil {
 			t.Fatal(err)
@@ -825,9 +838,7 @@ func TestCancel(t *testing.T) {
 		name := map[bool]string{false: "http mid-download", true: "mirror mid-copy"}[viaMirror]
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			file := file
-			srv := serve(t, serveDir(dir))
-			file.URLs = []string{srv.url(tarName)}
+			file, _ := served(t, file, serveDir(dir))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var received int64
@@ -857,9 +868,7 @@ func TestCancel(t *testing.T) {
 
 	t.Run("during backoff", func(t *testing.T) {
 		t.Parallel()
-		file := file
-		srv := serve(t, status(503))
-		file.URLs = []string{srv.url(tarName)}
+		file, _ := served(t, file, status(503))
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		start := time.Now()
@@ -872,9 +881,7 @@ func TestCancel(t *testing.T) {
 
 	t.Run("before start", func(t *testing.T) {
 		t.Parallel()
-		file := file
-		srv := serve(t, serveDir(dir))
-		file.URLs = []string{srv.url(tarName)}
+		file, srv := served(t, file, serveDir(dir))
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := newFetcher(t, Options{}).Fetch(ctx, file)
@@ -930,11 +937,7 @@ func TestSignature(t *testing.T) {
 		file.URLs = []string{first.url(tarName), second.url(tarName)}
 		cache := t.TempDir()
 		t.Cleanup(func() { assertClean(t, cache) })
-		f := newFetcher(t, Options{CacheDir: cache})
-		tar, err := f.Fetch(context.Background(), file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, tar := fetched(t, Options{CacheDir: cache}, file)
 		// A later run: the tarball comes from the cache, the signature from
 		// the place the cache records.
 		f2 := newFetcher(t, Options{CacheDir: cache})
@@ -968,14 +971,8 @@ func TestSignature(t *testing.T) {
 
 	t.Run("from the directory mirror", func(t *testing.T) {
 		t.Parallel()
-		file := file
-		srv := serve(t, serveDir(dir))
-		file.URLs = []string{srv.url(tarName)}
-		f := newFetcher(t, Options{Mirror: dir})
-		tar, err := f.Fetch(context.Background(), file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		file, srv := served(t, file, serveDir(dir))
+		f, tar := fetched(t, Options{Mirror: dir}, file)
 		res, err := f.FetchSignature(context.Background(), file, tar, verifies(tar))
 		if err != nil {
 			t.Fatal(err)
@@ -988,9 +985,7 @@ func TestSignature(t *testing.T) {
 
 	t.Run("offline: the local mirror stands in for a network origin", func(t *testing.T) {
 		t.Parallel()
-		file := file
-		srv := serve(t, serveDir(dir))
-		file.URLs = []string{srv.url(tarName)}
+		file, srv := served(t, file, serveDir(dir))
 		cache := t.TempDir()
 		t.Cleanup(func() { assertClean(t, cache) })
 		tar, err := newFetcher(t, Options{CacheDir: cache}).Fetch(context.Background(), file)
@@ -1015,11 +1010,7 @@ func TestSignature(t *testing.T) {
 		s404 := serve(t, status(404))
 		srv := serve(t, serveDir(dir))
 		file.URLs = []string{s404.url(tarName), srv.url(tarName)}
-		f := newFetcher(t, Options{})
-		tar, err := f.Fetch(context.Background(), file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, tar := fetched(t, Options{}, file)
 		if err := os.Remove(tar.Path + originSuffix); err != nil {
 			t.Fatal(err)
 		}
@@ -1037,14 +1028,10 @@ func TestSignature(t *testing.T) {
 		is      []error
 		msgs    []string
 	}{
-		{"too large", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Length", strconv.Itoa(MaxSignatureSize+1))
-			w.Write(bytes.Repeat([]byte("A"), MaxSignatureSize+1))
-		}, []error{ErrTooLarge}, []string{"too large: 65537 bytes, limit 65536"}},
-		{"too large, no length", func(w http.ResponseWriter, r *http.Request) {
-			w.(http.Flusher).Flush()
-			w.Write(bytes.Repeat([]byte("A"), 2*MaxSignatureSize))
-		}, []error{ErrTooLarge}, []string{"too large: more than 65536 bytes"}},
+		{"too large", filler(MaxSignatureSize+1, true),
+			[]error{ErrTooLarge}, []string{"too large: 65537 bytes, limit 65536"}},
+		{"too large, no length", filler(2*MaxSignatureSize, false),
+			[]error{ErrTooLarge}, []string{"too large: more than 65536 bytes"}},
 		{"HTML page", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			io.WriteString(w, "<html>nope</html>")
@@ -1086,8 +1073,7 @@ func TestSignature(t *testing.T) {
 func TestConcurrentFetchesShareCache(t *testing.T) {
 	t.Parallel()
 	r, file := fixture(t)
-	srv := serve(t, serveDir(filepath.Dir(r.Tarball)))
-	file.URLs = []string{srv.url(tarName)}
+	file, _ = served(t, file, serveDir(filepath.Dir(r.Tarball)))
 	cache := t.TempDir()
 	t.Cleanup(func() { assertClean(t, cache) })
 	var wg sync.WaitGroup
@@ -1152,8 +1138,7 @@ func TestDefaultCacheDir(t *testing.T) {
 func TestStaleTempFilesSwept(t *testing.T) {
 	t.Parallel()
 	r, file := fixture(t)
-	srv := serve(t, serveDir(filepath.Dir(r.Tarball)))
-	file.URLs = []string{srv.url(tarName)}
+	file, _ = served(t, file, serveDir(filepath.Dir(r.Tarball)))
 	f := newFetcher(t, Options{})
 	dir := filepath.Join(f.CacheDir(), "sha256", file.SHA256)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

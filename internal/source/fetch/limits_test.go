@@ -60,8 +60,7 @@ func TestMinRate(t *testing.T) {
 	t.Parallel()
 	_, file := fixture(t)
 	size := strconv.FormatInt(file.Size, 10)
-	srv := serve(t, trickle(file.Size))
-	file.URLs = []string{srv.url(tarName)}
+	file, srv := served(t, file, trickle(file.Size))
 	// 1000 bytes/s over 200 ms windows: 200 bytes due per window, about 20
 	// arrive. The idle timeout (10 s here) never fires: a byte comes every 10 ms.
 	f := newFetcher(t, Options{MinRate: 1000, RateWindow: 200 * time.Millisecond})
@@ -231,9 +230,7 @@ func TestNoRetry(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			file := file
-			srv := serve(t, tc.handler)
-			file.URLs = []string{srv.url(tarName)}
+			file, srv := served(t, file, tc.handler)
 			_, err := newFetcher(t, Options{}).Fetch(safeCtx(t), file)
 			wantErr(t, err, []error{ErrAllFailed}, tc.msgs)
 			t.Log(err)

@@ -139,14 +139,8 @@ func TestSignatureCheck(t *testing.T) {
 
 		t.Run(bad.name+" in the cache: removed and fetched again", func(t *testing.T) {
 			t.Parallel()
-			file := file
-			good := serve(t, serveDir(dir))
-			file.URLs = []string{good.url(tarName)}
-			f := newFetcher(t, Options{})
-			tar, err := f.Fetch(context.Background(), file)
-			if err != nil {
-				t.Fatal(err)
-			}
+			file, good := served(t, file, serveDir(dir))
+			f, tar := fetched(t, Options{}, file)
 			planted := plant(t, tar, bad.asc, "http://evil.example/"+sigName)
 			res, err := f.FetchSignature(context.Background(), file, tar, verifies(tar))
 			if err != nil {
@@ -170,14 +164,10 @@ func TestSignatureCheck(t *testing.T) {
 		t.Run(bad.name+" in the cache, no source: the cache is named", func(t *testing.T) {
 			t.Parallel()
 			file := file
-			f := newFetcher(t, Options{Mirror: dir})
-			tar, err := f.Fetch(context.Background(), file)
-			if err != nil {
-				t.Fatal(err)
-			}
+			f, tar := fetched(t, Options{Mirror: dir}, file)
 			planted := plant(t, tar, bad.asc, "http://evil.example/"+sigName)
 			tar.URL = refusedURL(t)
-			_, err = newFetcher(t, Options{CacheDir: f.CacheDir()}).FetchSignature(context.Background(), file, tar, verifies(tar))
+			_, err := newFetcher(t, Options{CacheDir: f.CacheDir()}).FetchSignature(context.Background(), file, tar, verifies(tar))
 			wantErr(t, err, []error{ErrRejected, bad.is, ErrAllFailed}, []string{
 				"fetch " + sigName + ": all 1 source failed:\n  cache: " + planted + " (downloaded from http://evil.example/" + sigName + "): ",
 				"(removed)\n  " + tar.URL + ".asc: connection error",
@@ -195,11 +185,7 @@ func TestSignatureCheck(t *testing.T) {
 	t.Run("a good cached signature is checked on every use", func(t *testing.T) {
 		t.Parallel()
 		file := file
-		f := newFetcher(t, Options{Mirror: dir})
-		tar, err := f.Fetch(context.Background(), file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, tar := fetched(t, Options{Mirror: dir}, file)
 		var calls atomic.Int32
 		counted := func(ctx context.Context, sig Result) error {
 			calls.Add(1)
@@ -218,12 +204,8 @@ func TestSignatureCheck(t *testing.T) {
 
 	t.Run("no check", func(t *testing.T) {
 		t.Parallel()
-		f := newFetcher(t, Options{Mirror: dir})
-		tar, err := f.Fetch(context.Background(), file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = f.FetchSignature(context.Background(), file, tar, nil)
+		f, tar := fetched(t, Options{Mirror: dir}, file)
+		_, err := f.FetchSignature(context.Background(), file, tar, nil)
 		wantErr(t, err, nil, []string{"no check given"})
 	})
 }
