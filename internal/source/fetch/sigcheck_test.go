@@ -13,31 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/ProtonMail/go-crypto/openpgp"
-	"github.com/ProtonMail/go-crypto/openpgp/packet"
-
+	"github.com/osslbuild/osslbuild/internal/source/internal/sigtest"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 )
-
-// foreignSignature is a valid detached signature over the tarball at p by a
-// freshly generated key that nothing pins.
-func foreignSignature(t *testing.T, p string) []byte {
-	t.Helper()
-	e, err := openpgp.NewEntity("Not OpenSSL", "", "foreign@example.invalid", &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fh, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	var buf bytes.Buffer
-	if err := openpgp.ArmoredDetachSign(&buf, e, fh, nil); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // badSignatures are the .asc files a careless or hostile source serves for
 // the genuine tarball, with what verification says of each.
@@ -51,7 +29,7 @@ func badSignatures(t *testing.T, tarball string, genuine []byte) []struct {
 		asc  []byte
 		is   error
 	}{
-		{"foreign", foreignSignature(t, tarball), signature.ErrUnknownSigner},
+		{"foreign", sigtest.Foreign(t, tarball), signature.ErrUnknownSigner},
 		{"truncated", genuine[:len(genuine)/2], signature.ErrMalformed},
 	}
 }
@@ -268,7 +246,7 @@ func TestSeed(t *testing.T) {
 			t.Fatal(err)
 		}
 		foreign := filepath.Join(stage, tarName+".asc")
-		if err := os.WriteFile(foreign, foreignSignature(t, r.Tarball), 0o644); err != nil {
+		if err := os.WriteFile(foreign, sigtest.Foreign(t, r.Tarball), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		f := newFetcher(t, Options{})
