@@ -83,9 +83,7 @@ func TestDiscoverFromMirror(t *testing.T) {
 			assertNoFiles(t, stage)
 		})
 	}
-	if upstream.total() != 0 {
-		t.Errorf("upstream saw %d requests; the mirror comes first", upstream.total())
-	}
+	upstream.wantTotal(t, 0, "upstream; the mirror comes first")
 }
 
 // TestDiscoverFallback: a 404, then a 503 that heals on retry; the failures
@@ -208,17 +206,13 @@ func TestDiscoverCancel(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("cancellation took %v", time.Since(start))
 	}
-	if next.total() != 0 {
-		t.Error("next source tried after cancellation")
-	}
+	next.wantTotal(t, 0, "next source tried after cancellation")
 	assertNoFiles(t, stage)
 
 	// Canceled before the start: no request at all.
 	_, err = newFetcher(t, Options{}).Discover(ctx, Discovery{Name: tarName, URLs: []string{next.url(tarName)}, MaxSize: 10, Dir: stage})
 	wantErr(t, err, []error{context.Canceled}, nil)
-	if next.total() != 0 {
-		t.Error("canceled discovery made a request")
-	}
+	next.wantTotal(t, 0, "canceled discovery")
 }
 
 func TestDiscoverOffline(t *testing.T) {
@@ -232,9 +226,7 @@ func TestDiscoverOffline(t *testing.T) {
 	// A discovered file with a network origin: its signature is not fetched.
 	_, err = f.DiscoverSignature(context.Background(), Discovered{Name: tarName, Path: filepath.Join(stage, "x"), URL: srv.url(tarName)})
 	wantErr(t, err, []error{ErrOffline}, []string{"fetch " + tarName + ".asc: offline"})
-	if srv.total() != 0 {
-		t.Errorf("offline discovery made %d requests", srv.total())
-	}
+	srv.wantTotal(t, 0, "offline discovery")
 	assertNoFiles(t, stage)
 }
 

@@ -159,6 +159,15 @@ func (s *testServer) total() int {
 	return n
 }
 
+// wantTotal fails the test unless the server has had want requests in all;
+// what says whose requests they are.
+func (s *testServer) wantTotal(t *testing.T, want int, what string) {
+	t.Helper()
+	if got := s.total(); got != want {
+		t.Errorf("%s: server saw %d requests, want %d", what, got, want)
+	}
+}
+
 // serveDir serves files from dir by base name, streaming from disk.
 func serveDir(dir string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -504,8 +513,8 @@ func TestFetchFailures(t *testing.T) {
 			if !strings.HasPrefix(err.Error(), "fetch "+tarName+": all 1 source failed:\n  "+file.URLs[0]+": ") {
 				t.Errorf("error does not start with the name and the source:\n%v", err)
 			}
-			if srv != nil && srv.total() != tc.requests {
-				t.Errorf("server saw %d requests, want %d", srv.total(), tc.requests)
+			if srv != nil {
+				srv.wantTotal(t, tc.requests, tc.name)
 			}
 			var fe *Error
 			if !errors.As(err, &fe) || len(fe.Attempts) != 1 {
@@ -554,9 +563,7 @@ func TestSlowButSteadyOutlivesIdleTimeout(t *testing.T) {
 	if d := time.Since(start); d < 2*time.Second {
 		t.Errorf("transfer took only %v; the test should outlast several idle timeouts", d)
 	}
-	if srv.total() != 1 {
-		t.Errorf("%d requests, want 1", srv.total())
-	}
+	srv.wantTotal(t, 1, "one steady transfer")
 }
 
 func TestFetchFallback(t *testing.T) {
@@ -592,9 +599,7 @@ func TestFetchFallback(t *testing.T) {
 				t.Errorf("URL = %q, want %q", res.URL, file.URLs[tc.from])
 			}
 			for i, s := range srvs {
-				if s.total() != tc.requests[i] {
-					t.Errorf("server %d saw %d requests, want %d", i, s.total(), tc.requests[i])
-				}
+				s.wantTotal(t, tc.requests[i], "server "+strconv.Itoa(i))
 			}
 		})
 	}
@@ -632,9 +637,7 @@ func TestFetchAllSourcesFail(t *testing.T) {
 			t.Errorf("line %d = %q, want prefix %q", i, lines[i], want[i])
 		}
 	}
-	if s503.total() != 3 {
-		t.Errorf("503 server saw %d requests, want 3", s503.total())
-	}
+	s503.wantTotal(t, 3, "the 503 server, retried")
 }
 
 func TestCorruptedCacheIsRefetched(t *testing.T) {
@@ -719,9 +722,7 @@ func TestMirror(t *testing.T) {
 			if res.URL != tc.wantURL {
 				t.Errorf("URL = %q, want %q", res.URL, tc.wantURL)
 			}
-			if upstream.total() != 0 {
-				t.Errorf("upstream saw %d requests; the mirror should have served", upstream.total())
-			}
+			upstream.wantTotal(t, 0, "upstream; the mirror should have served")
 		})
 	}
 }
@@ -782,9 +783,7 @@ func TestOffline(t *testing.T) {
 		if !res.Cached || res.URL != srv.url(tarName) {
 			t.Errorf("got %+v, want a cache hit recording %s", res, srv.url(tarName))
 		}
-		if srv.total() != 1 {
-			t.Errorf("server saw %d requests, want 1 (the online fetch)", srv.total())
-		}
+		srv.wantTotal(t, 1, "the online fetch")
 	})
 
 	t.Run("directory mirror hit", func(t *testing.T) {
@@ -820,9 +819,7 @@ func TestOffline(t *testing.T) {
 			file.URLs = []string{srv.url(tarName), srv.URL + "/elsewhere/" + tarName}
 			_, err := newFetcher(t, Options{Offline: true, Mirror: tc.mirror(t)}).Fetch(context.Background(), file)
 			wantErr(t, err, []error{ErrOffline, ErrAllFailed}, tc.msgs)
-			if srv.total() != 0 {
-				t.Errorf("offline fetch made %d requests", srv.total())
-			}
+			srv.wantTotal(t, 0, "offline fetch")
 		})
 	}
 }
@@ -886,9 +883,7 @@ func TestCancel(t *testing.T) {
 		cancel()
 		_, err := newFetcher(t, Options{}).Fetch(ctx, file)
 		wantErr(t, err, []error{context.Canceled}, nil)
-		if srv.total() != 0 {
-			t.Errorf("canceled fetch made %d requests", srv.total())
-		}
+		srv.wantTotal(t, 0, "canceled fetch")
 	})
 }
 
@@ -978,9 +973,7 @@ func TestSignature(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkSig(t, res, fileURL(r.Signature))
-		if srv.total() != 0 {
-			t.Errorf("upstream saw %d requests", srv.total())
-		}
+		srv.wantTotal(t, 0, "upstream")
 	})
 
 	t.Run("offline: the local mirror stands in for a network origin", func(t *testing.T) {

@@ -73,9 +73,7 @@ func TestMinRate(t *testing.T) {
 	if errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("the test's safety deadline ended the fetch, not the minimum rate: %v", err)
 	}
-	if srv.total() != 3 {
-		t.Errorf("server saw %d requests, want 3 (a slow transfer is retried)", srv.total())
-	}
+	srv.wantTotal(t, 3, "a slow transfer is retried")
 }
 
 func TestDeadline(t *testing.T) {
@@ -146,9 +144,7 @@ func TestDeadline(t *testing.T) {
 				t.Errorf("the test's safety deadline ended the fetch, not Options.Deadline: %v", err)
 			}
 			for i, s := range srvs {
-				if s.total() != tc.requests[i] {
-					t.Errorf("server %d saw %d requests, want %d", i, s.total(), tc.requests[i])
-				}
+				s.wantTotal(t, tc.requests[i], "server "+strconv.Itoa(i))
 			}
 			var fe *Error
 			if !errors.As(err, &fe) || fe.Deadline != tc.opts.Deadline {
@@ -237,9 +233,7 @@ func TestNoRetry(t *testing.T) {
 			if strings.Contains(err.Error(), "tried ") || strings.Contains(err.Error(), "connection error") {
 				t.Errorf("retried, or not called by its name:\n%v", err)
 			}
-			if srv.total() != tc.requests {
-				t.Errorf("server saw %d requests, want %d", srv.total(), tc.requests)
-			}
+			srv.wantTotal(t, tc.requests, tc.name)
 		})
 	}
 
