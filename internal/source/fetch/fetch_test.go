@@ -122,11 +122,24 @@ func serve(t *testing.T, h http.Handler) *testServer {
 }
 
 // served returns file with its one URL on a new server running h.
-func served(t *testing.T, file File, h http.Handler) (File, *testServer) {
+func served(t *testing.T, file File, h http.HandlerFunc) (File, *testServer) {
 	t.Helper()
-	srv := serve(t, h)
-	file.URLs = []string{srv.url(tarName)}
-	return file, srv
+	file, srvs := servedBy(t, file, h)
+	return file, srvs[0]
+}
+
+// servedBy returns file with one URL for each of hs, in order, each on a
+// new server, and the servers.
+func servedBy(t *testing.T, file File, hs ...http.HandlerFunc) (File, []*testServer) {
+	t.Helper()
+	var srvs []*testServer
+	file.URLs = nil
+	for _, h := range hs {
+		s := serve(t, h)
+		srvs = append(srvs, s)
+		file.URLs = append(file.URLs, s.url(tarName))
+	}
+	return file, srvs
 }
 
 // fetched returns a Fetcher made with opts and file, fetched by it.
@@ -583,13 +596,7 @@ func TestFetchFallback(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			file := file
-			var srvs []*testServer
-			for _, h := range tc.handlers {
-				s := serve(t, h)
-				srvs = append(srvs, s)
-				file.URLs = append(file.URLs, s.url(tarName))
-			}
+			file, srvs := servedBy(t, file, tc.handlers...)
 			res, err := newFetcher(t, Options{}).Fetch(context.Background(), file)
 			if err != nil {
 				t.Fatal(err)

@@ -130,13 +130,7 @@ func TestDeadline(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			file := file
-			var srvs []*testServer
-			for _, h := range tc.handlers {
-				s := serve(t, h)
-				srvs = append(srvs, s)
-				file.URLs = append(file.URLs, s.url(tarName))
-			}
+			file, srvs := servedBy(t, file, tc.handlers...)
 			_, err := newFetcher(t, tc.opts).Fetch(safeCtx(t), file)
 			wantErr(t, err, []error{ErrDeadline, ErrAllFailed}, tc.msgs)
 			t.Log(err)
