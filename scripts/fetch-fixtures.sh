@@ -148,20 +148,24 @@ as_root() {
 	fi
 }
 
+# The awk function union(list, add): the words of list, then those of add
+# that it lacks; both of derive_sources' awk programs start with it.
+awk_union='
+function union(list, add,   a, n, i, seen, out) {
+	n = split(list " " add, a, " ")
+	out = ""
+	for (i = 1; i <= n; i++)
+		if (!(a[i] in seen)) { seen[a[i]] = 1; out = out (out == "" ? "" : " ") a[i] }
+	return out
+}'
+
 derive_sources() {
 	# Derive deb-src entries from the binary ones apt already has, so no mirror
 	# host is written here: deb822 stanzas of debian.sources (Debian 12 and
 	# later), or the Debian lines of a one-line sources.list; the suites that
 	# carry the pinned releases are added to each.
 	if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-		awk -v main="$archive_suites" -v sec="$security_suites" '
-		function union(list, add,   a, n, i, seen, out) {
-			n = split(list " " add, a, " ")
-			out = ""
-			for (i = 1; i <= n; i++)
-				if (!(a[i] in seen)) { seen[a[i]] = 1; out = out (out == "" ? "" : " ") a[i] }
-			return out
-		}
+		awk -v main="$archive_suites" -v sec="$security_suites" "$awk_union"'
 		function flush(   i, s) {
 			if (n && deb && !off) {
 				if (printed) print ""
@@ -183,14 +187,7 @@ derive_sources() {
 		/^Enabled:[ \t]*[Nn]o/ { off = 1 }
 		END { flush() }' /etc/apt/sources.list.d/debian.sources
 	elif [ -f /etc/apt/sources.list ]; then
-		awk -v main="$archive_suites" -v sec="$security_suites" '
-		function union(list, add,   a, n, i, seen, out) {
-			n = split(list " " add, a, " ")
-			out = ""
-			for (i = 1; i <= n; i++)
-				if (!(a[i] in seen)) { seen[a[i]] = 1; out = out (out == "" ? "" : " ") a[i] }
-			return out
-		}
+		awk -v main="$archive_suites" -v sec="$security_suites" "$awk_union"'
 		$1 == "deb" {
 			i = 2; key = ""
 			if ($2 ~ /^\[/) {

@@ -179,23 +179,10 @@ func Run(ctx context.Context, opts Options) (diff string, err error) {
 // Add is Run returning everything it checked. On any error the recipe file
 // is left untouched and the Result is nil.
 func Add(ctx context.Context, opts Options) (*Result, error) {
-	logw := opts.Log
-	if logw == nil {
-		logw = io.Discard
-	}
-	logf := func(format string, args ...any) { fmt.Fprintf(logw, format+"\n", args...) }
-	path := opts.Recipe
-	if path == "" {
-		path = DefaultRecipe
-	}
-
-	orig, err := os.ReadFile(path)
+	_, logf := logger(opts.Log)
+	path, orig, old, err := readRecipe(opts.Recipe)
 	if err != nil {
-		return nil, fmt.Errorf("bump: read recipe: %w", err)
-	}
-	old, err := recipe.Parse(path, orig)
-	if err != nil {
-		return nil, fmt.Errorf("bump: the recipe must be valid before a bump: %w", err)
+		return nil, err
 	}
 
 	res := &Result{Recipe: path, Series: opts.Series, Before: orig, OldDefault: old.Default}
@@ -318,6 +305,31 @@ func verify(ctx context.Context, dl *downloaded) (signature.Result, error) {
 	}
 	defer f.Close()
 	return signature.Verify(ctx, f, dl.asc, keys.Fingerprints())
+}
+
+// logger returns w (io.Discard if nil) and a function that logs a line to it.
+func logger(w io.Writer) (io.Writer, func(format string, args ...any)) {
+	if w == nil {
+		w = io.Discard
+	}
+	return w, func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+}
+
+// readRecipe reads the recipe file at path ("" means DefaultRecipe), which
+// must be valid before a bump, and returns its path, bytes and parse.
+func readRecipe(path string) (string, []byte, *recipe.Recipe, error) {
+	if path == "" {
+		path = DefaultRecipe
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("bump: read recipe: %w", err)
+	}
+	r, err := recipe.Parse(path, b)
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("bump: the recipe must be valid before a bump: %w", err)
+	}
+	return path, b, r, nil
 }
 
 // newer reports whether a is a later version than b (b unparsable: true).

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 
+	"github.com/osslbuild/osslbuild/internal/bump/internal/bumptest"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
@@ -124,16 +125,6 @@ func (n noNet) RoundTrip(req *http.Request) (*http.Response, error) {
 	return nil, errors.New("no network in this test")
 }
 
-// originalRecipe is the repository's recipe.
-func originalRecipe(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), "recipes", "openssl.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // withoutRelease removes a version's [[release]] block (and the blank line
 // after it) from recipe text.
 func withoutRelease(t *testing.T, s, v string) string {
@@ -203,7 +194,7 @@ func assertEmpty(t *testing.T, dir string) {
 // default, comments), and the cache must hold the verified files.
 func TestBumpRestoresRelease(t *testing.T) {
 	fx := testfixture.Get(t, "4.0.2")
-	orig := originalRecipe(t)
+	orig := bumptest.RepoRecipe(t)
 	path := writeRecipe(t, withDefault(t, withoutRelease(t, orig, "4.0.2"), "3.5.7"))
 	n := newFakeNet(t)
 	n.release("4.0.2", fx.Tarball, fx.Signature)
@@ -273,7 +264,7 @@ func TestBumpFromMirrorOffline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := withoutRelease(t, originalRecipe(t), "3.0.20")
+	before := withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20")
 	path := writeRecipe(t, before)
 	opts := Options{
 		Recipe:    path,
@@ -344,7 +335,7 @@ func TestBumpTampered(t *testing.T) {
 	n.file(u[1], fx.Tarball) // a good copy that must not be reached
 	n.file(u[1]+".asc", fx.Signature)
 
-	before := withoutRelease(t, originalRecipe(t), "3.0.20")
+	before := withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20")
 	path := writeRecipe(t, before)
 	staging := t.TempDir()
 	_, err = Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n, TempDir: staging})
@@ -377,7 +368,7 @@ func TestBumpRelabelledPinned(t *testing.T) {
 	u := UpstreamURLs("4.0.3")
 	n.file(u[1], fx.Tarball)
 	n.file(u[1]+".asc", fx.Signature)
-	orig := originalRecipe(t)
+	orig := bumptest.RepoRecipe(t)
 	path := writeRecipe(t, orig)
 	cache, staging := t.TempDir(), t.TempDir()
 
@@ -428,7 +419,7 @@ func TestBumpRelabelledUnpinned(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			before := withoutRelease(t, originalRecipe(t), tc.real)
+			before := withoutRelease(t, bumptest.RepoRecipe(t), tc.real)
 			if tc.dflt != "4.0.2" {
 				before = withDefault(t, before, tc.dflt)
 			}
@@ -488,7 +479,7 @@ func TestBumpUnknownSigner(t *testing.T) {
 	n.file(u, fx.Tarball)
 	n.blob(u+".asc", asc.Bytes(), "text/plain")
 
-	before := withoutRelease(t, originalRecipe(t), "3.0.20")
+	before := withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20")
 	path := writeRecipe(t, before)
 	_, err = Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n})
 	if !errors.Is(err, signature.ErrUnknownSigner) {
@@ -507,7 +498,7 @@ func TestBumpUnknownSigner(t *testing.T) {
 // TestBumpNotFound: every source answers 404; the error lists them all.
 func TestBumpNotFound(t *testing.T) {
 	n := newFakeNet(t)
-	orig := originalRecipe(t)
+	orig := bumptest.RepoRecipe(t)
 	path := writeRecipe(t, orig)
 	mirror := n.srv.URL + "/mirror"
 	_, err := Run(context.Background(), Options{
@@ -534,7 +525,7 @@ func TestBumpNoSignature(t *testing.T) {
 	n := newFakeNet(t)
 	u := UpstreamURLs("9.9.9")
 	n.blob(u[0], []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0}, "application/gzip")
-	orig := originalRecipe(t)
+	orig := bumptest.RepoRecipe(t)
 	path := writeRecipe(t, orig)
 	_, err := Run(context.Background(), Options{Recipe: path, Version: "9.9.9", Transport: n})
 	if err == nil || !strings.Contains(err.Error(), u[0]+": tarball served (8 bytes), but its signature "+u[0]+".asc: HTTP 404") {
@@ -546,7 +537,7 @@ func TestBumpNoSignature(t *testing.T) {
 // TestBumpOfflineNoMirror: offline with only network sources fails without
 // touching the network.
 func TestBumpOfflineNoMirror(t *testing.T) {
-	orig := originalRecipe(t)
+	orig := bumptest.RepoRecipe(t)
 	path := writeRecipe(t, orig)
 	_, err := Run(context.Background(), Options{Recipe: path, Version: "9.9.9", Transport: noNet{t}, Fetch: fetch.Options{Offline: true}})
 	if !errors.Is(err, fetch.ErrOffline) {
@@ -557,7 +548,7 @@ func TestBumpOfflineNoMirror(t *testing.T) {
 
 // TestBumpExists refuses a version the recipe has, before any download.
 func TestBumpExists(t *testing.T) {
-	orig := originalRecipe(t)
+	orig := bumptest.RepoRecipe(t)
 	path := writeRecipe(t, orig)
 	_, err := Run(context.Background(), Options{Recipe: path, Version: "4.0.2", Transport: noNet{t}})
 	if !errors.Is(err, ErrExists) {
@@ -567,7 +558,7 @@ func TestBumpExists(t *testing.T) {
 }
 
 func TestBumpBadArguments(t *testing.T) {
-	path := writeRecipe(t, originalRecipe(t))
+	path := writeRecipe(t, bumptest.RepoRecipe(t))
 	for _, o := range []Options{
 		{Recipe: path},
 		{Recipe: path, Version: "4.0.3", Series: "4.0"},
@@ -601,7 +592,7 @@ func TestBumpSkipsHTMLPage(t *testing.T) {
 	n.blob(u[0], []byte("<!DOCTYPE html><html>Sign in to the Wi-Fi</html>"), "text/html")
 	n.file(u[1], fx.Tarball)
 	n.file(u[1]+".asc", fx.Signature)
-	path := writeRecipe(t, withoutRelease(t, originalRecipe(t), "3.0.20"))
+	path := writeRecipe(t, withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20"))
 	var log bytes.Buffer
 	diff, err := Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n, DryRun: true, Log: &log})
 	if err != nil {
@@ -650,7 +641,7 @@ func TestBumpSeries(t *testing.T) {
 	n := newFakeNet(t)
 	serveListing(n)
 	n.release("3.0.20", fx.Tarball, fx.Signature)
-	path := writeRecipe(t, withoutRelease(t, originalRecipe(t), "3.0.20"))
+	path := writeRecipe(t, withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20"))
 
 	diff, err := Run(context.Background(), Options{Recipe: path, Series: "3.0", Transport: n})
 	if err != nil {

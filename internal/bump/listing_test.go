@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/bump/internal/bumptest"
 )
 
 // authRecorder passes requests on to next, recording the Authorization
@@ -120,7 +122,7 @@ func TestBumpSeriesTokenNotDownloads(t *testing.T) {
 	// No tarball is served: the downloads fail, which is enough to see
 	// what they were asked with.
 	rec := &authRecorder{next: n}
-	path := writeRecipe(t, withoutRelease(t, originalRecipe(t), "3.0.20"))
+	path := writeRecipe(t, withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20"))
 	_, err := Run(context.Background(), Options{Recipe: path, Series: "3.0", Transport: rec, ListingToken: "s3cret"})
 	if err == nil {
 		t.Fatal("bump succeeded with nothing to download")
@@ -204,7 +206,7 @@ func TestBumpSeriesListingUnreachable(t *testing.T) {
 	closed := httptest.NewServer(http.NotFoundHandler())
 	gone := closed.URL + "/releases"
 	closed.Close()
-	orig := originalRecipe(t)
+	orig := bumptest.RepoRecipe(t)
 	path := writeRecipe(t, orig)
 	_, err := Run(context.Background(), Options{Recipe: path, Series: "3.5", ListingURL: gone})
 	if !errors.Is(err, ErrListing) {

@@ -68,22 +68,10 @@ func seriesOf(v string) string {
 // a listing that cannot be read fails the whole run (ErrListing), since
 // without it no series' newest release is known.
 func Propose(ctx context.Context, o ProposeOptions) ([]Proposal, error) {
-	logw := o.Log
-	if logw == nil {
-		logw = io.Discard
-	}
-	logf := func(format string, args ...any) { fmt.Fprintf(logw, format+"\n", args...) }
-	path := o.Recipe
-	if path == "" {
-		path = DefaultRecipe
-	}
-	b, err := os.ReadFile(path)
+	logw, logf := logger(o.Log)
+	path, _, r, err := readRecipe(o.Recipe)
 	if err != nil {
-		return nil, fmt.Errorf("bump: read recipe: %w", err)
-	}
-	r, err := recipe.Parse(path, b)
-	if err != nil {
-		return nil, fmt.Errorf("bump: the recipe must be valid before a bump: %w", err)
+		return nil, err
 	}
 	pinned := SeriesOf(r)
 	series := pinned

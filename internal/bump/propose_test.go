@@ -10,16 +10,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/bump/internal/bumptest"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
-// standIn replaces the [[release]] block of real with one for the older
-// release older, whose sha256 and size pin no real tarball: nothing
-// downloads it (a series is judged by its newest pinned version).
+// standIn is bumptest.StandIn with older's upstream URLs.
 func standIn(t *testing.T, text, real, older string) string {
-	return testfixture.StandInRelease(t, text, real, older, UpstreamURLs(older), currentKey)
+	t.Helper()
+	return bumptest.StandIn(t, text, real, older, UpstreamURLs(older))
 }
 
 func listingOf(versions ...string) []byte {
@@ -31,7 +31,7 @@ func listingOf(versions ...string) []byte {
 }
 
 func TestSeriesOf(t *testing.T) {
-	r, err := recipe.Parse("test", []byte(originalRecipe(t)))
+	r, err := recipe.Parse("test", []byte(bumptest.RepoRecipe(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestSeriesOf(t *testing.T) {
 func TestProposeSeriesIndependent(t *testing.T) {
 	fx := testfixture.Get(t, "4.0.2")
 	bad := testfixture.Get(t, "3.5.7")
-	text := withDefault(t, standIn(t, standIn(t, originalRecipe(t), "4.0.2", "4.0.1"), "3.5.7", "3.5.6"), "4.0.1")
+	text := withDefault(t, standIn(t, standIn(t, bumptest.RepoRecipe(t), "4.0.2", "4.0.1"), "3.5.7", "3.5.6"), "4.0.1")
 	path := writeRecipe(t, text)
 	n := newFakeNet(t)
 	n.blob(DefaultListingURL, listingOf("4.0.2", "4.0.1", "3.5.7", "3.5.6", "3.0.22"), "application/json")
@@ -124,7 +124,7 @@ func TestProposeSeriesIndependent(t *testing.T) {
 // TestProposeListingBehind: a listing whose newest 3.0 is older than the
 // recipe's proposes nothing and downloads nothing.
 func TestProposeListingBehind(t *testing.T) {
-	path := writeRecipe(t, originalRecipe(t))
+	path := writeRecipe(t, bumptest.RepoRecipe(t))
 	n := newFakeNet(t)
 	n.blob(DefaultListingURL, listingOf("4.0.2", "3.5.7", "3.0.20"), "application/json")
 	var log bytes.Buffer
@@ -143,7 +143,7 @@ func TestProposeListingBehind(t *testing.T) {
 // TestProposeNoSeriesInListing: a pinned series the listing does not list
 // at all is an error (ErrNoRelease), not a quiet "nothing new".
 func TestProposeNoSeriesInListing(t *testing.T) {
-	path := writeRecipe(t, originalRecipe(t))
+	path := writeRecipe(t, bumptest.RepoRecipe(t))
 	n := newFakeNet(t)
 	n.blob(DefaultListingURL, listingOf("4.0.2", "3.5.7"), "application/json")
 	ps, err := Propose(context.Background(), ProposeOptions{Options: Options{Recipe: path, Transport: n}})

@@ -86,20 +86,9 @@ func CompareTarballs(ctx context.Context, a, b string) ([]Difference, error) {
 
 func readTree(ctx context.Context, dir string) (map[string]entry, error) {
 	out := map[string]entry{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
+	regular := func(d fs.DirEntry) bool { return d.Type().IsRegular() }
+	err := readFiles(ctx, dir, regular, func(rel string, b []byte) {
 		out[filepath.ToSlash(rel)] = entry{data: b}
-		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("compare %s: %w", dir, err)
@@ -355,8 +344,22 @@ func firstDifference(a, b []byte) string {
 // (e.g. the build directories, which must not leak into outputs).
 func FindStrings(ctx context.Context, dir string, needles []string) ([]string, error) {
 	var hits []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+	notDir := func(d fs.DirEntry) bool { return !d.IsDir() }
+	err := readFiles(ctx, dir, notDir, func(rel string, b []byte) {
+		for _, n := range needles {
+			if n != "" && bytes.Contains(b, []byte(n)) {
+				hits = append(hits, fmt.Sprintf("%s contains %q", rel, n))
+			}
+		}
+	})
+	return hits, err
+}
+
+// readFiles walks dir and calls fn with the path (relative to dir) and
+// contents of each entry that want accepts, stopping when ctx is done.
+func readFiles(ctx context.Context, dir string, want func(fs.DirEntry) bool, fn func(rel string, b []byte)) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !want(d) {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
@@ -367,14 +370,9 @@ func FindStrings(ctx context.Context, dir string, needles []string) ([]string, e
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		for _, n := range needles {
-			if n != "" && bytes.Contains(b, []byte(n)) {
-				hits = append(hits, fmt.Sprintf("%s contains %q", rel, n))
-			}
-		}
+		fn(rel, b)
 		return nil
 	})
-	return hits, err
 }
 
 // Summary renders differences for people, at most max of them.

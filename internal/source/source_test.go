@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -14,11 +13,9 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/ProtonMail/go-crypto/openpgp"
-	"github.com/ProtonMail/go-crypto/openpgp/packet"
-
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
+	"github.com/osslbuild/osslbuild/internal/source/internal/sigtest"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
@@ -105,26 +102,6 @@ func TestSignatureRequired(t *testing.T) {
 	}
 }
 
-// foreignSignature is a valid detached signature over the tarball at p by a
-// freshly generated key that nothing pins.
-func foreignSignature(t *testing.T, p string) []byte {
-	t.Helper()
-	e, err := openpgp.NewEntity("Not OpenSSL", "", "foreign@example.invalid", &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fh, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	var buf bytes.Buffer
-	if err := openpgp.ArmoredDetachSign(&buf, e, fh, nil); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 // serveRelease serves the files in dir over loopback HTTP, with asc in place
 // of every .asc when it is not nil.
 func serveRelease(t *testing.T, dir string, asc []byte) *httptest.Server {
@@ -155,7 +132,7 @@ func TestBadSignatureNotStuckInCache(t *testing.T) {
 		asc  []byte
 		is   error
 	}{
-		{"foreign", foreignSignature(t, fx.Tarball), signature.ErrUnknownSigner},
+		{"foreign", sigtest.Foreign(t, fx.Tarball), signature.ErrUnknownSigner},
 		{"truncated", genuine[:len(genuine)/2], signature.ErrMalformed},
 	} {
 		t.Run(bad.name, func(t *testing.T) {

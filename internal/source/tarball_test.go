@@ -2,11 +2,10 @@ package source
 
 import (
 	"archive/tar"
-	"bytes"
-	"compress/gzip"
-	"io"
 	"testing"
 	"time"
+
+	"github.com/osslbuild/osslbuild/internal/source/internal/tartest"
 )
 
 // member is one entry of a tarball built by a test.
@@ -25,30 +24,21 @@ func symlinkMember(name, to string) member { return member{name: name, typ: tar.
 // tarGz builds a .tar.gz of ms.
 func tarGz(t testing.TB, ms ...member) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
+	var es []tartest.Entry
 	for _, m := range ms {
-		h := &tar.Header{Name: m.name, Typeflag: m.typ, Linkname: m.link, Mode: 0o644, ModTime: time.Unix(1700000000, 0)}
+		h := tar.Header{Name: m.name, Typeflag: m.typ, Linkname: m.link, Mode: 0o644, ModTime: time.Unix(1700000000, 0)}
 		switch m.typ {
 		case tar.TypeReg:
 			h.Size = int64(len(m.body))
 		case tar.TypeXGlobalHeader:
 			// As git archive writes it: the commit, nothing else.
-			h = &tar.Header{Name: m.name, Typeflag: m.typ, PAXRecords: map[string]string{"comment": "0123456789abcdef0123456789abcdef01234567"}}
+			h = tar.Header{Name: m.name, Typeflag: m.typ, PAXRecords: map[string]string{"comment": "0123456789abcdef0123456789abcdef01234567"}}
 		}
-		if err := tw.WriteHeader(h); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.WriteString(tw, m.body); err != nil {
-			t.Fatal(err)
-		}
+		es = append(es, tartest.Entry{Header: h, Body: m.body})
 	}
-	if err := tw.Close(); err != nil {
+	b, err := tartest.TarGz(t, es...)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return b
 }

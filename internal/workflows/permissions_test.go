@@ -70,7 +70,9 @@ func writes(p *actionlint.Permissions) ([]string, string) {
 	return w, ""
 }
 
-func parseWorkflow(t *testing.T, f string) *actionlint.Workflow {
+// parseWorkflow parses the workflow file f. Parse errors are
+// TestActionlint's to report; what parsed is still checked.
+func parseWorkflow(t testing.TB, f string) *actionlint.Workflow {
 	t.Helper()
 	b, err := os.ReadFile(f)
 	if err != nil {

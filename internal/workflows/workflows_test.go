@@ -80,15 +80,7 @@ func uses(t testing.TB) []use {
 	t.Helper()
 	var all []use
 	for _, f := range workflowFiles(t) {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Parse errors are TestActionlint's to report; what parsed is still checked.
-		w, _ := actionlint.Parse(b)
-		if w == nil {
-			t.Fatalf("%s: actionlint cannot parse it", f)
-		}
+		w := parseWorkflow(t, f)
 		for _, j := range w.Jobs {
 			if j.WorkflowCall != nil && j.WorkflowCall.Uses != nil {
 				all = append(all, use{f, j.WorkflowCall.Uses.Pos.Line, j, nil, j.WorkflowCall.Uses.Value})

@@ -19,11 +19,11 @@ import (
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/bump"
+	"github.com/osslbuild/osslbuild/internal/bump/internal/bumptest"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
-	"github.com/osslbuild/osslbuild/keys"
 )
 
 // upstream is a loopback server standing in for what a runner reaches: the
@@ -100,6 +100,12 @@ func (u *upstream) requested() []string {
 	return slices.Clone(u.requests)
 }
 
+// standIn is bumptest.StandIn with older's upstream URLs.
+func standIn(t *testing.T, text, real, older string) string {
+	t.Helper()
+	return bumptest.StandIn(t, text, real, older, bump.UpstreamURLs(older))
+}
+
 // loopbackOnly fails the test on any request that is not for the test's
 // server: every source these tests mean to use is on loopback, and a
 // request elsewhere (the upstream URLs a failed mirror falls back to) would
@@ -112,24 +118,6 @@ func (l loopbackOnly) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, errors.New("not on loopback")
 	}
 	return http.DefaultTransport.RoundTrip(r)
-}
-
-// repoRecipe is the repository's recipe.
-func repoRecipe(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), "recipes", "openssl.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// standIn replaces the [[release]] block of real with one for the older
-// release older: the recipe a week before real came out. Its sha256 and
-// size pin no real tarball; nothing here downloads it (a series is judged
-// by its newest pinned version, and only a newer release is fetched).
-func standIn(t *testing.T, text, real, older string) string {
-	return testfixture.StandInRelease(t, text, real, older, bump.UpstreamURLs(older), keys.Fingerprints()[0])
 }
 
 // inDir writes text as recipes/openssl.toml under a fresh directory, makes
@@ -209,7 +197,7 @@ func assertContains(t *testing.T, what, s string, wants ...string) {
 // other series are only logged, and nothing of theirs is downloaded.
 func TestOneSeriesNewer(t *testing.T) {
 	fx := testfixture.Get(t, "3.5.7")
-	before := standIn(t, repoRecipe(t), "3.5.7", "3.5.6")
+	before := standIn(t, bumptest.RepoRecipe(t), "3.5.7", "3.5.6")
 	dir := inDir(t, before)
 	u := newUpstream(t, "4.0.2", "3.5.7", "3.5.6", "3.0.22", "3.0.20")
 	u.serveAs(fx, "3.5.7")
@@ -303,7 +291,7 @@ func TestRefused(t *testing.T) {
 		log     []string
 	}{{
 		name:    "bad signature",
-		recipe:  func(t *testing.T) string { return standIn(t, repoRecipe(t), "3.5.7", "3.5.6") },
+		recipe:  func(t *testing.T) string { return standIn(t, bumptest.RepoRecipe(t), "3.5.7", "3.5.6") },
 		listing: []string{"4.0.2", "3.5.7", "3.5.6", "3.0.22"},
 		serve:   func(t *testing.T, u *upstream) { u.tampered(t, testfixture.Get(t, "3.5.7")) },
 		want:    signature.ErrBadSignature,
@@ -311,7 +299,7 @@ func TestRefused(t *testing.T) {
 	}, {
 		// The genuine 3.5.7 served as 3.5.8: the recipe pins its sha256.
 		name:    "older release relabelled, pinned",
-		recipe:  repoRecipe,
+		recipe:  bumptest.RepoRecipe,
 		listing: []string{"4.0.2", "3.5.8", "3.5.7", "3.0.22"},
 		serve:   func(t *testing.T, u *upstream) { u.serveAs(testfixture.Get(t, "3.5.7"), "3.5.8") },
 		want:    bump.ErrRelabelled,
@@ -320,7 +308,7 @@ func TestRefused(t *testing.T) {
 		// The same, to a recipe that does not pin 3.5.7: the signature
 		// verifies, the tarball's top-level directory gives it away.
 		name:    "older release relabelled, not pinned",
-		recipe:  func(t *testing.T) string { return standIn(t, repoRecipe(t), "3.5.7", "3.5.6") },
+		recipe:  func(t *testing.T) string { return standIn(t, bumptest.RepoRecipe(t), "3.5.7", "3.5.6") },
 		listing: []string{"4.0.2", "3.5.8", "3.5.6", "3.0.22"},
 		serve:   func(t *testing.T, u *upstream) { u.serveAs(testfixture.Get(t, "3.5.7"), "3.5.8") },
 		want:    source.ErrIdentity,
@@ -351,7 +339,7 @@ func TestRefused(t *testing.T) {
 // TestNothingNew: every series' newest release is pinned: no proposal, no
 // error, one quiet line per series, and only the listing is read.
 func TestNothingNew(t *testing.T) {
-	before := repoRecipe(t)
+	before := bumptest.RepoRecipe(t)
 	dir := inDir(t, before)
 	u := newUpstream(t, "4.0.2", "3.6.0", "3.5.7", "3.0.22", "3.0.20")
 	out, log, err := proposalsRun(t, u, nil)
@@ -374,7 +362,7 @@ func TestNothingNew(t *testing.T) {
 // TestListingUnreachable: with no listing there is no newest release to
 // know; the run fails saying so, naming the URL, and writes nothing.
 func TestListingUnreachable(t *testing.T) {
-	before := repoRecipe(t)
+	before := bumptest.RepoRecipe(t)
 	dir := inDir(t, before)
 	u := newUpstream(t)
 	closed := httptest.NewServer(http.NotFoundHandler())
@@ -399,7 +387,7 @@ func TestListingUnreachable(t *testing.T) {
 }
 
 func TestArguments(t *testing.T) {
-	inDir(t, repoRecipe(t))
+	inDir(t, bumptest.RepoRecipe(t))
 	full := t.TempDir()
 	if err := os.WriteFile(filepath.Join(full, "3.5"), nil, 0o644); err != nil {
 		t.Fatal(err)

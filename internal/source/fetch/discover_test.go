@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -84,9 +83,7 @@ func TestDiscoverFromMirror(t *testing.T) {
 			assertNoFiles(t, stage)
 		})
 	}
-	if upstream.total() != 0 {
-		t.Errorf("upstream saw %d requests; the mirror comes first", upstream.total())
-	}
+	upstream.wantTotal(t, 0, "upstream; the mirror comes first")
 }
 
 // TestDiscoverFallback: a 404, then a 503 that heals on retry; the failures
@@ -132,14 +129,10 @@ func TestDiscoverRefused(t *testing.T) {
 			nil, []string{"not " + tarName + " (48 bytes)", "looks like an HTML page"}},
 		{"HTML page, no type", blob([]byte("\n  <html>rate limited</html>"), ""),
 			nil, []string{"looks like an HTML page"}},
-		{"too large", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Length", strconv.Itoa(limit+1))
-			w.Write(bytes.Repeat([]byte("A"), limit+1))
-		}, []error{ErrTooLarge}, []string{"too large: 1001 bytes, limit 1000"}},
-		{"too large, no length", func(w http.ResponseWriter, r *http.Request) {
-			w.(http.Flusher).Flush()
-			w.Write(bytes.Repeat([]byte("A"), 4*limit))
-		}, []error{ErrTooLarge}, []string{"too large: more than 1000 bytes"}},
+		{"too large", filler(limit+1, true),
+			[]error{ErrTooLarge}, []string{"too large: 1001 bytes, limit 1000"}},
+		{"too large, no length", filler(4*limit, false),
+			[]error{ErrTooLarge}, []string{"too large: more than 1000 bytes"}},
 		{"empty", func(w http.ResponseWriter, r *http.Request) {}, nil, []string{"empty file"}},
 		{"404", status(404), []error{ErrNotFound}, []string{"HTTP 404 Not Found"}},
 	}
@@ -213,17 +206,13 @@ func TestDiscoverCancel(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("cancellation took %v", time.Since(start))
 	}
-	if next.total() != 0 {
-		t.Error("next source tried after cancellation")
-	}
+	next.wantTotal(t, 0, "next source tried after cancellation")
 	assertNoFiles(t, stage)
 
 	// Canceled before the start: no request at all.
 	_, err = newFetcher(t, Options{}).Discover(ctx, Discovery{Name: tarName, URLs: []string{next.url(tarName)}, MaxSize: 10, Dir: stage})
 	wantErr(t, err, []error{context.Canceled}, nil)
-	if next.total() != 0 {
-		t.Error("canceled discovery made a request")
-	}
+	next.wantTotal(t, 0, "canceled discovery")
 }
 
 func TestDiscoverOffline(t *testing.T) {
@@ -237,9 +226,7 @@ func TestDiscoverOffline(t *testing.T) {
 	// A discovered file with a network origin: its signature is not fetched.
 	_, err = f.DiscoverSignature(context.Background(), Discovered{Name: tarName, Path: filepath.Join(stage, "x"), URL: srv.url(tarName)})
 	wantErr(t, err, []error{ErrOffline}, []string{"fetch " + tarName + ".asc: offline"})
-	if srv.total() != 0 {
-		t.Errorf("offline discovery made %d requests", srv.total())
-	}
+	srv.wantTotal(t, 0, "offline discovery")
 	assertNoFiles(t, stage)
 }
 

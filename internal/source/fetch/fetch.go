@@ -408,26 +408,46 @@ func (f *Fetcher) fetch(ctx context.Context, file File, srcs []source) (Result, 
 // cached looks for a verified cache entry. A corrupted one is removed and
 // reported in corrupt so the final error can mention it.
 func (f *Fetcher) cached(ctx context.Context, file File, final string) (res Result, hit bool, corrupt error) {
-	fh, err := os.Open(final)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return Result{}, false, nil
-		}
-		return Result{}, false, fmt.Errorf("%s: %w", final, err)
+	e, err := openEntry(ctx, final, file.Size+1)
+	if e == nil {
+		return Result{}, false, err
 	}
-	defer fh.Close()
-	sum, n, head, err := hashReader(ctx, fh, file.Size+1)
-	if err != nil {
-		return Result{}, false, fmt.Errorf("%s: %w", final, err)
-	}
-	if n != file.Size || sum != file.SHA256 {
-		mm := &MismatchError{WantSHA256: file.SHA256, WantSize: file.Size, GotSHA256: sum, GotSize: n, More: n > file.Size, Head: head}
+	defer e.fh.Close()
+	if e.n != file.Size || e.sum != file.SHA256 {
+		mm := &MismatchError{WantSHA256: file.SHA256, WantSize: file.Size, GotSHA256: e.sum, GotSize: e.n, More: e.n > file.Size, Head: e.head}
 		if mm.More {
 			mm.GotSHA256 = ""
 		}
-		return Result{}, false, evict(final, fh, mm)
+		return Result{}, false, evict(final, e.fh, mm)
 	}
 	return Result{Path: final, URL: readOrigin(final), Cached: true, SHA256: file.SHA256, Size: file.Size}, true, nil
+}
+
+// entry is a cache file opened and hashed for verification. It stays open
+// so that evict removes it only if it is still this file.
+type entry struct {
+	fh   *os.File
+	sum  string
+	n    int64
+	head []byte
+}
+
+// openEntry opens the cache entry final and hashes at most limit bytes of
+// it. A missing entry is no entry and no error; the caller closes e.fh.
+func openEntry(ctx context.Context, final string, limit int64) (*entry, error) {
+	fh, err := os.Open(final)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s: %w", final, err)
+	}
+	sum, n, head, err := hashReader(ctx, fh, limit)
+	if err != nil {
+		fh.Close()
+		return nil, fmt.Errorf("%s: %w", final, err)
+	}
+	return &entry{fh: fh, sum: sum, n: n, head: head}, nil
 }
 
 // evict removes the cache entry final (open as fh) that failed verification
@@ -653,27 +673,20 @@ func signatureExpect(name, where string) expect {
 // naming the file and where it had come from; cancellation during the check
 // is no fault of the entry, which then stays.
 func cachedSignature(ctx context.Context, final string, check Check) (res Result, hit bool, evicted error) {
-	fh, err := os.Open(final)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return Result{}, false, nil
-		}
-		return Result{}, false, fmt.Errorf("%s: %w", final, err)
+	e, err := openEntry(ctx, final, MaxSignatureSize+1)
+	if e == nil {
+		return Result{}, false, err
 	}
-	defer fh.Close()
-	sum, n, head, err := hashReader(ctx, fh, MaxSignatureSize+1)
-	if err != nil {
-		return Result{}, false, fmt.Errorf("%s: %w", final, err)
-	}
-	res = Result{Path: final, URL: readOrigin(final), Cached: true, SHA256: sum, Size: n}
+	defer e.fh.Close()
+	res = Result{Path: final, URL: readOrigin(final), Cached: true, SHA256: e.sum, Size: e.n}
 	var why error
 	switch {
-	case n == 0:
+	case e.n == 0:
 		why = errors.New("empty file")
-	case n > MaxSignatureSize:
+	case e.n > MaxSignatureSize:
 		why = fmt.Errorf("%w: more than %d bytes", ErrTooLarge, MaxSignatureSize)
-	case looksHTML("", head):
-		why = fmt.Errorf("not a signature (%d bytes)%s", n, describeContent("", head))
+	case looksHTML("", e.head):
+		why = fmt.Errorf("not a signature (%d bytes)%s", e.n, describeContent("", e.head))
 	default:
 		if why = check(ctx, res); why != nil {
 			if ctx.Err() != nil {
@@ -685,7 +698,7 @@ func cachedSignature(ctx context.Context, final string, check Check) (res Result
 	if why == nil {
 		return res, true, nil
 	}
-	return Result{}, false, evict(final, fh, why)
+	return Result{}, false, evict(final, e.fh, why)
 }
 
 // ctxErr is ctx's error, with its cause when one was given (e.g. "interrupted"),

@@ -121,6 +121,38 @@ func serve(t *testing.T, h http.Handler) *testServer {
 	return s
 }
 
+// served returns file with its one URL on a new server running h.
+func served(t *testing.T, file File, h http.HandlerFunc) (File, *testServer) {
+	t.Helper()
+	file, srvs := servedBy(t, file, h)
+	return file, srvs[0]
+}
+
+// servedBy returns file with one URL for each of hs, in order, each on a
+// new server, and the servers.
+func servedBy(t *testing.T, file File, hs ...http.HandlerFunc) (File, []*testServer) {
+	t.Helper()
+	var srvs []*testServer
+	file.URLs = nil
+	for _, h := range hs {
+		s := serve(t, h)
+		srvs = append(srvs, s)
+		file.URLs = append(file.URLs, s.url(tarName))
+	}
+	return file, srvs
+}
+
+// fetched returns a Fetcher made with opts and file, fetched by it.
+func fetched(t *testing.T, opts Options, file File) (*Fetcher, Result) {
+	t.Helper()
+	f := newFetcher(t, opts)
+	res, err := f.Fetch(context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, res
+}
+
 // url is where the server offers name.
 func (s *testServer) url(name string) string { return s.URL + "/dl/" + name }
 
@@ -140,6 +172,15 @@ func (s *testServer) total() int {
 	return n
 }
 
+// wantTotal fails the test unless the server has had want requests in all;
+// what says whose requests they are.
+func (s *testServer) wantTotal(t *testing.T, want int, what string) {
+	t.Helper()
+	if got := s.total(); got != want {
+		t.Errorf("%s: server saw %d requests, want %d", what, got, want)
+	}
+}
+
 // serveDir serves files from dir by base name, streaming from disk.
 func serveDir(dir string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -155,6 +196,19 @@ func serveDir(dir string) http.HandlerFunc {
 
 func status(code int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) { http.Error(w, http.StatusText(code), code) }
+}
+
+// filler serves n bytes of "A", declaring their length or, unless declared,
+// flushing the headers first so that none is sent.
+func filler(n int, declared bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if declared {
+			w.Header().Set("Content-Length", strconv.Itoa(n))
+		} else {
+			w.(http.Flusher).Flush()
+		}
+		w.Write(bytes.Repeat([]byte("A"), n))
+	}
 }
 
 // failFirst answers the first n requests with code, then defers to h.
@@ -241,8 +295,7 @@ func wantFile(t *testing.T, res Result, file File) {
 func TestFetchSuccessThenCacheHit(t *testing.T) {
 	t.Parallel()
 	r, file := fixture(t)
-	srv := serve(t, serveDir(filepath.Dir(r.Tarball)))
-	file.URLs = []string{srv.url(tarName)}
+	file, srv := served(t, file, serveDir(filepath.Dir(r.Tarball)))
 
 	var mu sync.Mutex
 	var calls int
@@ -473,8 +526,8 @@ func TestFetchFailures(t *testing.T) {
 			if !strings.HasPrefix(err.Error(), "fetch "+tarName+": all 1 source failed:\n  "+file.URLs[0]+": ") {
 				t.Errorf("error does not start with the name and the source:\n%v", err)
 			}
-			if srv != nil && srv.total() != tc.requests {
-				t.Errorf("server saw %d requests, want %d", srv.total(), tc.requests)
+			if srv != nil {
+				srv.wantTotal(t, tc.requests, tc.name)
 			}
 			var fe *Error
 			if !errors.As(err, &fe) || len(fe.Attempts) != 1 {
@@ -523,9 +576,7 @@ func TestSlowButSteadyOutlivesIdleTimeout(t *testing.T) {
 	if d := time.Since(start); d < 2*time.Second {
 		t.Errorf("transfer took only %v; the test should outlast several idle timeouts", d)
 	}
-	if srv.total() != 1 {
-		t.Errorf("%d requests, want 1", srv.total())
-	}
+	srv.wantTotal(t, 1, "one steady transfer")
 }
 
 func TestFetchFallback(t *testing.T) {
@@ -545,13 +596,7 @@ func TestFetchFallback(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			file := file
-			var srvs []*testServer
-			for _, h := range tc.handlers {
-				s := serve(t, h)
-				srvs = append(srvs, s)
-				file.URLs = append(file.URLs, s.url(tarName))
-			}
+			file, srvs := servedBy(t, file, tc.handlers...)
 			res, err := newFetcher(t, Options{}).Fetch(context.Background(), file)
 			if err != nil {
 				t.Fatal(err)
@@ -561,9 +606,7 @@ func TestFetchFallback(t *testing.T) {
 				t.Errorf("URL = %q, want %q", res.URL, file.URLs[tc.from])
 			}
 			for i, s := range srvs {
-				if s.total() != tc.requests[i] {
-					t.Errorf("server %d saw %d requests, want %d", i, s.total(), tc.requests[i])
-				}
+				s.wantTotal(t, tc.requests[i], "server "+strconv.Itoa(i))
 			}
 		})
 	}
@@ -601,9 +644,7 @@ func TestFetchAllSourcesFail(t *testing.T) {
 			t.Errorf("line %d = %q, want prefix %q", i, lines[i], want[i])
 		}
 	}
-	if s503.total() != 3 {
-		t.Errorf("503 server saw %d requests, want 3", s503.total())
-	}
+	s503.wantTotal(t, 3, "the 503 server, retried")
 }
 
 func TestCorruptedCacheIsRefetched(t *testing.T) {
@@ -632,14 +673,8 @@ func TestCorruptedCacheIsRefetched(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			file := file
-			srv := serve(t, serveDir(filepath.Dir(r.Tarball)))
-			file.URLs = []string{srv.url(tarName)}
-			f := newFetcher(t, Options{})
-			res, err := f.Fetch(context.Background(), file)
-			if err != nil {
-				t.Fatal(err)
-			}
+			file, srv := served(t, file, serveDir(filepath.Dir(r.Tarball)))
+			f, res := fetched(t, Options{}, file)
 			tc.corrupt(t, res.Path)
 			res2, err := f.Fetch(context.Background(), file)
 			if err != nil {
@@ -654,19 +689,13 @@ func TestCorruptedCacheIsRefetched(t *testing.T) {
 
 	t.Run("and reported when no source has it", func(t *testing.T) {
 		t.Parallel()
-		file := file
-		srv := serve(t, serveDir(filepath.Dir(r.Tarball)))
-		file.URLs = []string{srv.url(tarName)}
-		f := newFetcher(t, Options{})
-		res, err := f.Fetch(context.Background(), file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		file, srv := served(t, file, serveDir(filepath.Dir(r.Tarball)))
+		f, res := fetched(t, Options{}, file)
 		if err := os.Truncate(res.Path, 1000); err != nil {
 			t.Fatal(err)
 		}
 		srv.Close()
-		_, err = f.Fetch(context.Background(), file)
+		_, err := f.Fetch(context.Background(), file)
 		wantErr(t, err, []error{ErrAllFailed}, []string{"\n  cache: " + res.Path + " (downloaded from " + srv.url(tarName) + "): size mismatch: want", "got 1000", "(removed)"})
 		if _, err := os.Stat(res.Path); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("corrupted entry still there: %v", err)
@@ -691,9 +720,7 @@ func TestMirror(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			file := file
-			upstream := serve(t, serveDir(dir))
-			file.URLs = []string{upstream.url(tarName)}
+			file, upstream := served(t, file, serveDir(dir))
 			res, err := newFetcher(t, Options{Mirror: tc.mirror}).Fetch(context.Background(), file)
 			if err != nil {
 				t.Fatal(err)
@@ -702,9 +729,7 @@ func TestMirror(t *testing.T) {
 			if res.URL != tc.wantURL {
 				t.Errorf("URL = %q, want %q", res.URL, tc.wantURL)
 			}
-			if upstream.total() != 0 {
-				t.Errorf("upstream saw %d requests; the mirror should have served", upstream.total())
-			}
+			upstream.wantTotal(t, 0, "upstream; the mirror should have served")
 		})
 	}
 }
@@ -752,9 +777,7 @@ func TestOffline(t *testing.T) {
 
 	t.Run("cache hit", func(t *testing.T) {
 		t.Parallel()
-		file := file
-		srv := serve(t, serveDir(dir))
-		file.URLs = []string{srv.url(tarName)}
+		file, srv := served(t, file, serveDir(dir))
 		cache := t.TempDir()
 		t.Cleanup(func() { assertClean(t, cache) })
 		if _, err := newFetcher(t, Options{CacheDir: cache}).Fetch(context.Background(), file); err != nil {
@@ -767,16 +790,12 @@ func TestOffline(t *testing.T) {
 		if !res.Cached || res.URL != srv.url(tarName) {
 			t.Errorf("got %+v, want a cache hit recording %s", res, srv.url(tarName))
 		}
-		if srv.total() != 1 {
-			t.Errorf("server saw %d requests, want 1 (the online fetch)", srv.total())
-		}
+		srv.wantTotal(t, 1, "the online fetch")
 	})
 
 	t.Run("directory mirror hit", func(t *testing.T) {
 		t.Parallel()
-		file := file
-		srv := serve(t, serveDir(dir))
-		file.URLs = []string{srv.url(tarName)}
+		file, srv := served(t, file, serveDir(dir))
 		res, err := newFetcher(t, Options{Offline: true, Mirror: dir}).Fetch(context.Background(), file)
 		if err != nil {
 			t.Fatal(err)
@@ -807,9 +826,7 @@ func TestOffline(t *testing.T) {
 			file.URLs = []string{srv.url(tarName), srv.URL + "/elsewhere/" + tarName}
 			_, err := newFetcher(t, Options{Offline: true, Mirror: tc.mirror(t)}).Fetch(context.Background(), file)
 			wantErr(t, err, []error{ErrOffline, ErrAllFailed}, tc.msgs)
-			if srv.total() != 0 {
-				t.Errorf("offline fetch made %d requests", srv.total())
-			}
+			srv.wantTotal(t, 0, "offline fetch")
 		})
 	}
 }
@@ -825,9 +842,7 @@ func TestCancel(t *testing.T) {
 		name := map[bool]string{false: "http mid-download", true: "mirror mid-copy"}[viaMirror]
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			file := file
-			srv := serve(t, serveDir(dir))
-			file.URLs = []string{srv.url(tarName)}
+			file, _ := served(t, file, serveDir(dir))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var received int64
@@ -857,9 +872,7 @@ func TestCancel(t *testing.T) {
 
 	t.Run("during backoff", func(t *testing.T) {
 		t.Parallel()
-		file := file
-		srv := serve(t, status(503))
-		file.URLs = []string{srv.url(tarName)}
+		file, _ := served(t, file, status(503))
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		start := time.Now()
@@ -872,16 +885,12 @@ func TestCancel(t *testing.T) {
 
 	t.Run("before start", func(t *testing.T) {
 		t.Parallel()
-		file := file
-		srv := serve(t, serveDir(dir))
-		file.URLs = []string{srv.url(tarName)}
+		file, srv := served(t, file, serveDir(dir))
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := newFetcher(t, Options{}).Fetch(ctx, file)
 		wantErr(t, err, []error{context.Canceled}, nil)
-		if srv.total() != 0 {
-			t.Errorf("canceled fetch made %d requests", srv.total())
-		}
+		srv.wantTotal(t, 0, "canceled fetch")
 	})
 }
 
@@ -930,11 +939,7 @@ func TestSignature(t *testing.T) {
 		file.URLs = []string{first.url(tarName), second.url(tarName)}
 		cache := t.TempDir()
 		t.Cleanup(func() { assertClean(t, cache) })
-		f := newFetcher(t, Options{CacheDir: cache})
-		tar, err := f.Fetch(context.Background(), file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, tar := fetched(t, Options{CacheDir: cache}, file)
 		// A later run: the tarball comes from the cache, the signature from
 		// the place the cache records.
 		f2 := newFetcher(t, Options{CacheDir: cache})
@@ -968,29 +973,19 @@ func TestSignature(t *testing.T) {
 
 	t.Run("from the directory mirror", func(t *testing.T) {
 		t.Parallel()
-		file := file
-		srv := serve(t, serveDir(dir))
-		file.URLs = []string{srv.url(tarName)}
-		f := newFetcher(t, Options{Mirror: dir})
-		tar, err := f.Fetch(context.Background(), file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		file, srv := served(t, file, serveDir(dir))
+		f, tar := fetched(t, Options{Mirror: dir}, file)
 		res, err := f.FetchSignature(context.Background(), file, tar, verifies(tar))
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkSig(t, res, fileURL(r.Signature))
-		if srv.total() != 0 {
-			t.Errorf("upstream saw %d requests", srv.total())
-		}
+		srv.wantTotal(t, 0, "upstream")
 	})
 
 	t.Run("offline: the local mirror stands in for a network origin", func(t *testing.T) {
 		t.Parallel()
-		file := file
-		srv := serve(t, serveDir(dir))
-		file.URLs = []string{srv.url(tarName)}
+		file, srv := served(t, file, serveDir(dir))
 		cache := t.TempDir()
 		t.Cleanup(func() { assertClean(t, cache) })
 		tar, err := newFetcher(t, Options{CacheDir: cache}).Fetch(context.Background(), file)
@@ -1015,11 +1010,7 @@ func TestSignature(t *testing.T) {
 		s404 := serve(t, status(404))
 		srv := serve(t, serveDir(dir))
 		file.URLs = []string{s404.url(tarName), srv.url(tarName)}
-		f := newFetcher(t, Options{})
-		tar, err := f.Fetch(context.Background(), file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, tar := fetched(t, Options{}, file)
 		if err := os.Remove(tar.Path + originSuffix); err != nil {
 			t.Fatal(err)
 		}
@@ -1037,14 +1028,10 @@ func TestSignature(t *testing.T) {
 		is      []error
 		msgs    []string
 	}{
-		{"too large", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Length", strconv.Itoa(MaxSignatureSize+1))
-			w.Write(bytes.Repeat([]byte("A"), MaxSignatureSize+1))
-		}, []error{ErrTooLarge}, []string{"too large: 65537 bytes, limit 65536"}},
-		{"too large, no length", func(w http.ResponseWriter, r *http.Request) {
-			w.(http.Flusher).Flush()
-			w.Write(bytes.Repeat([]byte("A"), 2*MaxSignatureSize))
-		}, []error{ErrTooLarge}, []string{"too large: more than 65536 bytes"}},
+		{"too large", filler(MaxSignatureSize+1, true),
+			[]error{ErrTooLarge}, []string{"too large: 65537 bytes, limit 65536"}},
+		{"too large, no length", filler(2*MaxSignatureSize, false),
+			[]error{ErrTooLarge}, []string{"too large: more than 65536 bytes"}},
 		{"HTML page", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			io.WriteString(w, "<html>nope</html>")
@@ -1086,8 +1073,7 @@ func TestSignature(t *testing.T) {
 func TestConcurrentFetchesShareCache(t *testing.T) {
 	t.Parallel()
 	r, file := fixture(t)
-	srv := serve(t, serveDir(filepath.Dir(r.Tarball)))
-	file.URLs = []string{srv.url(tarName)}
+	file, _ = served(t, file, serveDir(filepath.Dir(r.Tarball)))
 	cache := t.TempDir()
 	t.Cleanup(func() { assertClean(t, cache) })
 	var wg sync.WaitGroup
@@ -1152,8 +1138,7 @@ func TestDefaultCacheDir(t *testing.T) {
 func TestStaleTempFilesSwept(t *testing.T) {
 	t.Parallel()
 	r, file := fixture(t)
-	srv := serve(t, serveDir(filepath.Dir(r.Tarball)))
-	file.URLs = []string{srv.url(tarName)}
+	file, _ = served(t, file, serveDir(filepath.Dir(r.Tarball)))
 	f := newFetcher(t, Options{})
 	dir := filepath.Join(f.CacheDir(), "sha256", file.SHA256)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -60,8 +60,7 @@ func TestMinRate(t *testing.T) {
 	t.Parallel()
 	_, file := fixture(t)
 	size := strconv.FormatInt(file.Size, 10)
-	srv := serve(t, trickle(file.Size))
-	file.URLs = []string{srv.url(tarName)}
+	file, srv := served(t, file, trickle(file.Size))
 	// 1000 bytes/s over 200 ms windows: 200 bytes due per window, about 20
 	// arrive. The idle timeout (10 s here) never fires: a byte comes every 10 ms.
 	f := newFetcher(t, Options{MinRate: 1000, RateWindow: 200 * time.Millisecond})
@@ -74,9 +73,7 @@ func TestMinRate(t *testing.T) {
 	if errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("the test's safety deadline ended the fetch, not the minimum rate: %v", err)
 	}
-	if srv.total() != 3 {
-		t.Errorf("server saw %d requests, want 3 (a slow transfer is retried)", srv.total())
-	}
+	srv.wantTotal(t, 3, "a slow transfer is retried")
 }
 
 func TestDeadline(t *testing.T) {
@@ -133,13 +130,7 @@ func TestDeadline(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			file := file
-			var srvs []*testServer
-			for _, h := range tc.handlers {
-				s := serve(t, h)
-				srvs = append(srvs, s)
-				file.URLs = append(file.URLs, s.url(tarName))
-			}
+			file, srvs := servedBy(t, file, tc.handlers...)
 			_, err := newFetcher(t, tc.opts).Fetch(safeCtx(t), file)
 			wantErr(t, err, []error{ErrDeadline, ErrAllFailed}, tc.msgs)
 			t.Log(err)
@@ -147,9 +138,7 @@ func TestDeadline(t *testing.T) {
 				t.Errorf("the test's safety deadline ended the fetch, not Options.Deadline: %v", err)
 			}
 			for i, s := range srvs {
-				if s.total() != tc.requests[i] {
-					t.Errorf("server %d saw %d requests, want %d", i, s.total(), tc.requests[i])
-				}
+				s.wantTotal(t, tc.requests[i], "server "+strconv.Itoa(i))
 			}
 			var fe *Error
 			if !errors.As(err, &fe) || fe.Deadline != tc.opts.Deadline {
@@ -231,18 +220,14 @@ func TestNoRetry(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			file := file
-			srv := serve(t, tc.handler)
-			file.URLs = []string{srv.url(tarName)}
+			file, srv := served(t, file, tc.handler)
 			_, err := newFetcher(t, Options{}).Fetch(safeCtx(t), file)
 			wantErr(t, err, []error{ErrAllFailed}, tc.msgs)
 			t.Log(err)
 			if strings.Contains(err.Error(), "tried ") || strings.Contains(err.Error(), "connection error") {
 				t.Errorf("retried, or not called by its name:\n%v", err)
 			}
-			if srv.total() != tc.requests {
-				t.Errorf("server saw %d requests, want %d", srv.total(), tc.requests)
-			}
+			srv.wantTotal(t, tc.requests, tc.name)
 		})
 	}
 

@@ -13,31 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/ProtonMail/go-crypto/openpgp"
-	"github.com/ProtonMail/go-crypto/openpgp/packet"
-
+	"github.com/osslbuild/osslbuild/internal/source/internal/sigtest"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 )
-
-// foreignSignature is a valid detached signature over the tarball at p by a
-// freshly generated key that nothing pins.
-func foreignSignature(t *testing.T, p string) []byte {
-	t.Helper()
-	e, err := openpgp.NewEntity("Not OpenSSL", "", "foreign@example.invalid", &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fh, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	var buf bytes.Buffer
-	if err := openpgp.ArmoredDetachSign(&buf, e, fh, nil); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // badSignatures are the .asc files a careless or hostile source serves for
 // the genuine tarball, with what verification says of each.
@@ -51,7 +29,7 @@ func badSignatures(t *testing.T, tarball string, genuine []byte) []struct {
 		asc  []byte
 		is   error
 	}{
-		{"foreign", foreignSignature(t, tarball), signature.ErrUnknownSigner},
+		{"foreign", sigtest.Foreign(t, tarball), signature.ErrUnknownSigner},
 		{"truncated", genuine[:len(genuine)/2], signature.ErrMalformed},
 	}
 }
@@ -139,14 +117,8 @@ func TestSignatureCheck(t *testing.T) {
 
 		t.Run(bad.name+" in the cache: removed and fetched again", func(t *testing.T) {
 			t.Parallel()
-			file := file
-			good := serve(t, serveDir(dir))
-			file.URLs = []string{good.url(tarName)}
-			f := newFetcher(t, Options{})
-			tar, err := f.Fetch(context.Background(), file)
-			if err != nil {
-				t.Fatal(err)
-			}
+			file, good := served(t, file, serveDir(dir))
+			f, tar := fetched(t, Options{}, file)
 			planted := plant(t, tar, bad.asc, "http://evil.example/"+sigName)
 			res, err := f.FetchSignature(context.Background(), file, tar, verifies(tar))
 			if err != nil {
@@ -170,14 +142,10 @@ func TestSignatureCheck(t *testing.T) {
 		t.Run(bad.name+" in the cache, no source: the cache is named", func(t *testing.T) {
 			t.Parallel()
 			file := file
-			f := newFetcher(t, Options{Mirror: dir})
-			tar, err := f.Fetch(context.Background(), file)
-			if err != nil {
-				t.Fatal(err)
-			}
+			f, tar := fetched(t, Options{Mirror: dir}, file)
 			planted := plant(t, tar, bad.asc, "http://evil.example/"+sigName)
 			tar.URL = refusedURL(t)
-			_, err = newFetcher(t, Options{CacheDir: f.CacheDir()}).FetchSignature(context.Background(), file, tar, verifies(tar))
+			_, err := newFetcher(t, Options{CacheDir: f.CacheDir()}).FetchSignature(context.Background(), file, tar, verifies(tar))
 			wantErr(t, err, []error{ErrRejected, bad.is, ErrAllFailed}, []string{
 				"fetch " + sigName + ": all 1 source failed:\n  cache: " + planted + " (downloaded from http://evil.example/" + sigName + "): ",
 				"(removed)\n  " + tar.URL + ".asc: connection error",
@@ -195,11 +163,7 @@ func TestSignatureCheck(t *testing.T) {
 	t.Run("a good cached signature is checked on every use", func(t *testing.T) {
 		t.Parallel()
 		file := file
-		f := newFetcher(t, Options{Mirror: dir})
-		tar, err := f.Fetch(context.Background(), file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, tar := fetched(t, Options{Mirror: dir}, file)
 		var calls atomic.Int32
 		counted := func(ctx context.Context, sig Result) error {
 			calls.Add(1)
@@ -218,12 +182,8 @@ func TestSignatureCheck(t *testing.T) {
 
 	t.Run("no check", func(t *testing.T) {
 		t.Parallel()
-		f := newFetcher(t, Options{Mirror: dir})
-		tar, err := f.Fetch(context.Background(), file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = f.FetchSignature(context.Background(), file, tar, nil)
+		f, tar := fetched(t, Options{Mirror: dir}, file)
+		_, err := f.FetchSignature(context.Background(), file, tar, nil)
 		wantErr(t, err, nil, []string{"no check given"})
 	})
 }
@@ -286,7 +246,7 @@ func TestSeed(t *testing.T) {
 			t.Fatal(err)
 		}
 		foreign := filepath.Join(stage, tarName+".asc")
-		if err := os.WriteFile(foreign, foreignSignature(t, r.Tarball), 0o644); err != nil {
+		if err := os.WriteFile(foreign, sigtest.Foreign(t, r.Tarball), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		f := newFetcher(t, Options{})

@@ -207,12 +207,18 @@ func signAt(t *testing.T, priv *packet.PrivateKey, r io.Reader, at time.Time) []
 	if err := sig.Sign(h, priv, cfg); err != nil {
 		t.Fatal(err)
 	}
+	return armored(t, openpgp.SignatureType, sig.Serialize)
+}
+
+// armored is what serialize writes, armored as a blockType block.
+func armored(t *testing.T, blockType string, serialize func(io.Writer) error) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	w, err := armor.Encode(&buf, openpgp.SignatureType, nil)
+	w, err := armor.Encode(&buf, blockType, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sig.Serialize(w); err != nil {
+	if err := serialize(w); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
@@ -225,17 +231,8 @@ func pinning(t *testing.T, es ...*openpgp.Entity) Verifier {
 	m := map[string][]byte{}
 	var fprs []string
 	for _, e := range es {
-		var buf bytes.Buffer
-		w, err := armor.Encode(&buf, openpgp.PublicKeyType, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Serialize(w); err != nil {
-			t.Fatal(err)
-		}
-		w.Close()
 		f := fprString(e.PrimaryKey.Fingerprint)
-		m[f] = buf.Bytes()
+		m[f] = armored(t, openpgp.PublicKeyType, e.Serialize)
 		fprs = append(fprs, f)
 	}
 	return Verifier{

@@ -409,44 +409,67 @@ func (x *extractor) checkLink(l string) error {
 	if d := path.Dir(l); d != "." {
 		stack = strings.Split(d, "/")
 	}
-	todo := strings.Split(x.links[l], "/")
-	expansions := 0
-	for len(todo) > 0 {
-		c := todo[0]
-		todo = todo[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			if len(stack) == 0 {
-				return fmt.Errorf("%w: symlink to %q leaves the tree", ErrUnsafePath, x.links[l])
-			}
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		stack = append(stack, c)
-		target, ok := x.links[strings.Join(stack, "/")]
-		if !ok {
-			continue
-		}
-		if expansions++; expansions > maxLinkDepth {
-			return fmt.Errorf("%w: symlink to %q: too many levels of symlinks", ErrUnsafePath, x.links[l])
-		}
-		if strings.HasPrefix(target, "/") {
-			return fmt.Errorf("%w: symlink to %q goes through absolute symlink", ErrUnsafePath, x.links[l])
-		}
-		// Replace the link by its target, relative to the link's directory.
-		stack = stack[:len(stack)-1]
-		todo = append(strings.Split(target, "/"), todo...)
+	isLink := func(stack []string) bool {
+		_, ok := x.links[strings.Join(stack, "/")]
+		return ok
 	}
-	return nil
+	target := func(stack []string) (string, error) {
+		t := x.links[strings.Join(stack, "/")]
+		if strings.HasPrefix(t, "/") {
+			return "", fmt.Errorf("%w: symlink to %q goes through absolute symlink", ErrUnsafePath, x.links[l])
+		}
+		return t, nil
+	}
+	switch err := walkLinks(stack, strings.Split(x.links[l], "/"), isLink, target); err {
+	case errLeaves:
+		return fmt.Errorf("%w: symlink to %q leaves the tree", ErrUnsafePath, x.links[l])
+	case errTooDeep:
+		return fmt.Errorf("%w: symlink to %q: too many levels of symlinks", ErrUnsafePath, x.links[l])
+	default:
+		return err
+	}
 }
 
 // resolveOnDisk follows the path rel below root through the symlinks that
 // exist on disk, tolerating a missing tail, and fails if it climbs out.
 func resolveOnDisk(root, rel string) error {
-	var stack []string
-	todo := strings.Split(rel, "/")
+	onDisk := func(stack []string) string { return filepath.Join(append([]string{root}, stack...)...) }
+	isLink := func(stack []string) bool {
+		fi, err := os.Lstat(onDisk(stack))
+		return err == nil && fi.Mode()&os.ModeSymlink != 0
+	}
+	target := func(stack []string) (string, error) {
+		t, err := os.Readlink(onDisk(stack))
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(t) {
+			return "", fmt.Errorf("%w: symlink %s is absolute", ErrUnsafePath, strings.Join(stack, "/"))
+		}
+		return t, nil
+	}
+	switch err := walkLinks(nil, strings.Split(rel, "/"), isLink, target); err {
+	case errLeaves:
+		return fmt.Errorf("%w: symlink resolves outside the tree", ErrUnsafePath)
+	case errTooDeep:
+		return fmt.Errorf("%w: too many levels of symlinks", ErrUnsafePath)
+	default:
+		return err
+	}
+}
+
+// How walkLinks fails on its own; its callers say it in their words.
+var (
+	errLeaves  = errors.New("leaves the tree")
+	errTooDeep = errors.New("too many levels of symlinks")
+)
+
+// walkLinks resolves the slash path todo from the directory stack (its
+// components from the root), one component at a time. When the path so far
+// isLink, its target (relative to the link's directory) takes its place:
+// errTooDeep after maxLinkDepth of those, errLeaves if ".." climbs above
+// the root. target's errors are returned as they are.
+func walkLinks(stack, todo []string, isLink func([]string) bool, target func([]string) (string, error)) error {
 	for expansions := 0; len(todo) > 0; {
 		c := todo[0]
 		todo = todo[1:]
@@ -455,29 +478,25 @@ func resolveOnDisk(root, rel string) error {
 			continue
 		case "..":
 			if len(stack) == 0 {
-				return fmt.Errorf("%w: symlink resolves outside the tree", ErrUnsafePath)
+				return errLeaves
 			}
 			stack = stack[:len(stack)-1]
 			continue
 		}
 		stack = append(stack, c)
-		cur := filepath.Join(append([]string{root}, stack...)...)
-		fi, err := os.Lstat(cur)
-		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		if !isLink(stack) {
 			continue
 		}
 		if expansions++; expansions > maxLinkDepth {
-			return fmt.Errorf("%w: too many levels of symlinks", ErrUnsafePath)
+			return errTooDeep
 		}
-		target, err := os.Readlink(cur)
+		t, err := target(stack)
 		if err != nil {
 			return err
 		}
-		if filepath.IsAbs(target) {
-			return fmt.Errorf("%w: symlink %s is absolute", ErrUnsafePath, strings.Join(stack, "/"))
-		}
+		// Replace the link by its target, relative to the link's directory.
 		stack = stack[:len(stack)-1]
-		todo = append(strings.Split(target, "/"), todo...)
+		todo = append(strings.Split(t, "/"), todo...)
 	}
 	return nil
 }

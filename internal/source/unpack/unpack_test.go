@@ -3,7 +3,6 @@ package unpack
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/osslbuild/osslbuild/internal/source/internal/tartest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
@@ -50,9 +50,7 @@ func globals(n int) []ent {
 
 func tgz(t testing.TB, ents ...ent) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
+	var es []tartest.Entry
 	for i, e := range ents {
 		size := int64(len(e.body))
 		if e.typ != tar.TypeReg {
@@ -61,24 +59,16 @@ func tgz(t testing.TB, ents ...ent) []byte {
 		if e.size != 0 {
 			size = e.size
 		}
-		h := &tar.Header{Name: e.name, Typeflag: e.typ, Linkname: e.link, Mode: e.mode, Size: size,
+		h := tar.Header{Name: e.name, Typeflag: e.typ, Linkname: e.link, Mode: e.mode, Size: size,
 			ModTime: mtime.Add(time.Duration(i) * time.Second), PAXRecords: e.pax}
 		if e.typ == tar.TypeXGlobalHeader {
 			h.ModTime = time.Time{}
 		}
-		if err := tw.WriteHeader(h); err != nil {
-			t.Fatal(err)
-		}
-		if e.body != "" {
-			if _, err := tw.Write([]byte(e.body)); err != nil {
-				t.Fatal(err)
-			}
-		}
+		es = append(es, tartest.Entry{Header: h, Body: e.body})
 	}
-	// Errors ignored: the "too big" case declares more bytes than it writes.
-	tw.Close()
-	zw.Close()
-	return buf.Bytes()
+	// The error is ignored: the "too big" case declares more bytes than it writes.
+	b, _ := tartest.TarGz(t, es...)
+	return b
 }
 
 func extract(t *testing.T, data []byte, opts Options) (string, Result, error) {
