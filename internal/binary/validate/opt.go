@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
 // How optimised a slice is rests on evidence of two kinds: the compiler
 // line OpenSSL records (a claim) and the machine code itself (package
-// inspect's classifier, when inspect.MeasureCode has run). The line shows
+// codeclass, when codeclass.Measure has run). The line shows
 // a level; the code shows only -O0-like or optimised. Where both speak and
 // disagree, the slice fails naming both (contradiction); where the line is
 // missing or says nothing (libssl, BoringSSL's "n/a", any library), the
@@ -77,7 +78,7 @@ func machineCodeEvidence(s inspect.Slice) []Evidence {
 // over 2674 functions)".
 func DescribeCode(c inspect.CodeVerdict) string {
 	if c.Class == inspect.CodeTooLittle {
-		return fmt.Sprintf("%s (%s measured, %d needed)", c.Class, plural(c.Functions, "function"), inspect.CodeMinFunctions)
+		return fmt.Sprintf("%s (%s measured, %d needed)", c.Class, plural(c.Functions, "function"), codeclass.MinFunctions)
 	}
 	return fmt.Sprintf("%s (score %.2f over %s)", c.Class, c.Score, plural(c.Functions, "function"))
 }

@@ -3,7 +3,6 @@ package validate
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,25 +17,13 @@ type toolchain struct{ clang, ar, lipoPath string }
 
 func needToolchain(t *testing.T) toolchain {
 	t.Helper()
-	var tc toolchain
-	for _, p := range []struct {
-		dst  *string
-		name string
-	}{{&tc.clang, "clang-14"}, {&tc.ar, "llvm-ar-14"}, {&tc.lipoPath, "llvm-lipo-14"}} {
-		path, err := exec.LookPath(p.name)
-		if err != nil {
-			testfixture.Missing(t, "%s not on PATH (apt-get install -y clang-14 llvm-14): %v", p.name, err)
-		}
-		*p.dst = path
-	}
-	return tc
+	tc := testfixture.NeedToolchain(t)
+	return toolchain{clang: tc.Clang, ar: tc.Ar, lipoPath: tc.Lipo}
 }
 
 func run(t *testing.T, name string, args ...string) {
 	t.Helper()
-	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
+	testfixture.Run(t, nil, name, args...)
 }
 
 // obj describes one archive member to compile.
@@ -69,7 +56,7 @@ func (tc toolchain) lib(t *testing.T, dir, name string, objs ...obj) string {
 		}
 		src := "int " + strings.ReplaceAll(o.name, "-", "_") + "_fn(int a) { return a + 1; }\n"
 		if o.compiler != "" {
-			src = cversionSrc(o.compiler, o.platform)
+			src = testfixture.CVersionSrc(o.compiler, o.platform)
 		}
 		c := filepath.Join(sub, o.name+".c")
 		if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
@@ -87,31 +74,6 @@ func (tc toolchain) lipo(t *testing.T, out string, ins ...string) string {
 	t.Helper()
 	run(t, tc.lipoPath, append(append([]string{"-create"}, ins...), "-output", out)...)
 	return out
-}
-
-// cversionSrc mimics crypto/cversion.c with its generated buildinf.h.
-func cversionSrc(compiler, platform string) string {
-	var b strings.Builder
-	b.WriteString("static const char compiler_flags[] = {")
-	for _, c := range []byte("compiler: " + compiler) {
-		if c == '\'' || c == '\\' {
-			b.WriteString("'\\" + string(c) + "',")
-		} else {
-			b.WriteString("'" + string(c) + "',")
-		}
-	}
-	b.WriteString("'\\0'};\n")
-	b.WriteString(`const char *OpenSSL_version(int t) {
-	switch (t) {
-	case 0: return "OpenSSL 4.0.2 25 Aug 2026";
-	case 2: return compiler_flags;
-	case 3: return "built on: Thu Jan  1 00:00:00 1970 UTC";
-	case 4: return "platform: ` + platform + `";
-	}
-	return "not available";
-}
-`)
-	return b.String()
 }
 
 // The compiler lines a correct build embeds (environment.md section 2),

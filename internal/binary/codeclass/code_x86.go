@@ -1,4 +1,4 @@
-package inspect
+package codeclass
 
 // x86-64 instructions vary in length, so the classifier carries a small
 // length decoder for 64-bit mode (Intel SDM vol. 2, appendix A): prefixes,

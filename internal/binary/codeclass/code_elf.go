@@ -1,10 +1,12 @@
-package inspect
+package codeclass
 
 import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"sort"
+
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
 // elfSect is one section header, as much as the classifier needs.
@@ -23,11 +25,11 @@ type elfSect struct {
 // parsed once, by ParseELF (the one ELF header parser); e, when not nil,
 // is b already parsed by it (Inspect's Object). The section table is read
 // here only: Inspect needs none of it.
-func readELFCode(b []byte, e *ELF) (*codeObject, error) {
+func readELFCode(b []byte, e *inspect.ELF) (*codeObject, error) {
 	size := int64(len(b))
 	if e == nil {
 		var err error
-		if e, err = ParseELF(memReaderAt(b), size); err != nil {
+		if e, err = inspect.ParseELF(memReaderAt(b), size); err != nil {
 			return nil, err
 		}
 	}
@@ -49,7 +51,7 @@ func readELFCode(b []byte, e *ELF) (*codeObject, error) {
 		return o, nil
 	}
 	if shentsize != 64 || shoff > uint64(size) || uint64(shnum*64) > uint64(size)-shoff {
-		return nil, malformed(40, "section header table at %d (%d entries of %d bytes) runs past end of file (%d bytes) or has the wrong entry size (expected 64)", shoff, shnum, shentsize, size)
+		return nil, inspect.Malformed(40, "section header table at %d (%d entries of %d bytes) runs past end of file (%d bytes) or has the wrong entry size (expected 64)", shoff, shnum, shentsize, size)
 	}
 	raw := b[shoff : shoff+uint64(shnum*64)]
 	sects := make([]elfSect, shnum)
@@ -59,7 +61,7 @@ func readELFCode(b []byte, e *ELF) (*codeObject, error) {
 			addr: le.Uint64(e[16:]), offset: le.Uint64(e[24:]), size: le.Uint64(e[32:]),
 			entsize: le.Uint64(e[56:])}
 		if s.typ != elf.SHT_NOBITS && (s.offset > uint64(size) || s.size > uint64(size)-s.offset) {
-			return nil, malformed(int64(shoff)+int64(i)*64, "section %d: offset %d size %d runs past end of file (%d bytes)", i, s.offset, s.size, size)
+			return nil, inspect.Malformed(int64(shoff)+int64(i)*64, "section %d: offset %d size %d runs past end of file (%d bytes)", i, s.offset, s.size, size)
 		}
 		sects[i] = s
 	}
@@ -70,7 +72,11 @@ func readELFCode(b []byte, e *ELF) (*codeObject, error) {
 		}
 		for i := range sects {
 			if n := uint64(le.Uint32(raw[i*64:])); n < uint64(len(names)) {
-				sects[i].name = string(trimNUL(names[n:]))
+				name := names[n:]
+				if k := bytes.IndexByte(name, 0); k >= 0 {
+					name = name[:k]
+				}
+				sects[i].name = string(name)
 			}
 		}
 	}
@@ -109,7 +115,7 @@ func readELFCode(b []byte, e *ELF) (*codeObject, error) {
 	symbols := func(idx int) error {
 		s := sects[idx]
 		if s.entsize != 24 && s.entsize != 0 {
-			return malformed(int64(s.offset), "symbol table %s: entry size %d, expected 24", s.name, s.entsize)
+			return inspect.Malformed(int64(s.offset), "symbol table %s: entry size %d, expected 24", s.name, s.entsize)
 		}
 		syms, err := readSection(b, s, maxCodeSymbols*24)
 		if err != nil {
@@ -217,7 +223,7 @@ func readSection(b []byte, s elfSect, limit uint64) ([]byte, error) {
 		return nil, nil
 	}
 	if s.size > limit {
-		return nil, malformed(int64(s.offset), "section %s of %d bytes exceeds the %d-byte limit", s.name, s.size, limit)
+		return nil, inspect.Malformed(int64(s.offset), "section %s of %d bytes exceeds the %d-byte limit", s.name, s.size, limit)
 	}
 	return b[s.offset : s.offset+s.size], nil
 }
