@@ -347,39 +347,36 @@ func cieFDEEncoding(b []byte) byte {
 // readEncoded decodes one DW_EH_PE-encoded pointer at b; pc is the address
 // of b[0] for pc-relative values. n is 0 for an unsupported encoding.
 func readEncoded(b []byte, enc byte, pc uint64) (v uint64, n int) {
-	le := binary.LittleEndian
 	if enc == 0xff {
 		return 0, 0
 	}
+	var size int
+	signed := false
 	switch enc & 0x0f {
 	case 0x00, 0x04, 0x0c: // absptr, udata8, sdata8
-		if len(b) < 8 {
-			return 0, 0
-		}
-		v, n = le.Uint64(b), 8
+		size = 8
 	case 0x03: // udata4
-		if len(b) < 4 {
-			return 0, 0
-		}
-		v, n = uint64(le.Uint32(b)), 4
+		size = 4
 	case 0x0b: // sdata4
-		if len(b) < 4 {
-			return 0, 0
-		}
-		v, n = uint64(int64(int32(le.Uint32(b)))), 4
+		size, signed = 4, true
 	case 0x02: // udata2
-		if len(b) < 2 {
-			return 0, 0
-		}
-		v, n = uint64(le.Uint16(b)), 2
+		size = 2
 	case 0x0a: // sdata2
-		if len(b) < 2 {
-			return 0, 0
-		}
-		v, n = uint64(int64(int16(le.Uint16(b)))), 2
+		size, signed = 2, true
 	default:
 		return 0, 0
 	}
+	if len(b) < size {
+		return 0, 0
+	}
+	for i := size - 1; i >= 0; i-- { // little-endian
+		v = v<<8 | uint64(b[i])
+	}
+	if signed {
+		shift := 64 - 8*size
+		v = uint64(int64(v<<shift) >> shift)
+	}
+	n = size
 	switch enc & 0x70 {
 	case 0x00:
 	case 0x10: // pcrel
