@@ -29,19 +29,20 @@ const maxSizeofcmds = 16 << 20
 // Platform is a Mach-O build platform (PLATFORM_* in <mach-o/loader.h>).
 type Platform uint32
 
+// The values run from 1 without a gap, as <mach-o/loader.h> numbers them.
 const (
-	PlatformMacOS       Platform = 1
-	PlatformIOS         Platform = 2
-	PlatformTVOS        Platform = 3
-	PlatformWatchOS     Platform = 4
-	PlatformBridgeOS    Platform = 5
-	PlatformMacCatalyst Platform = 6
-	PlatformIOSSim      Platform = 7
-	PlatformTVOSSim     Platform = 8
-	PlatformWatchOSSim  Platform = 9
-	PlatformDriverKit   Platform = 10
-	PlatformVisionOS    Platform = 11
-	PlatformVisionOSSim Platform = 12
+	PlatformMacOS Platform = iota + 1
+	PlatformIOS
+	PlatformTVOS
+	PlatformWatchOS
+	PlatformBridgeOS
+	PlatformMacCatalyst
+	PlatformIOSSim
+	PlatformTVOSSim
+	PlatformWatchOSSim
+	PlatformDriverKit
+	PlatformVisionOS
+	PlatformVisionOSSim
 )
 
 var platformNames = map[Platform]string{
@@ -111,19 +112,16 @@ type BuildVersion struct {
 	SDK      Version
 }
 
+var cmdNames = map[macho.LoadCmd]string{
+	LCBuildVersion: "LC_BUILD_VERSION", LCVersionMinMacOSX: "LC_VERSION_MIN_MACOSX",
+	LCVersionMinIPhoneOS: "LC_VERSION_MIN_IPHONEOS", LCVersionMinTVOS: "LC_VERSION_MIN_TVOS",
+	LCVersionMinWatchOS: "LC_VERSION_MIN_WATCHOS",
+}
+
 // CmdName is "LC_BUILD_VERSION", "LC_VERSION_MIN_MACOSX", ...
 func (b BuildVersion) CmdName() string {
-	switch b.Cmd {
-	case LCBuildVersion:
-		return "LC_BUILD_VERSION"
-	case LCVersionMinMacOSX:
-		return "LC_VERSION_MIN_MACOSX"
-	case LCVersionMinIPhoneOS:
-		return "LC_VERSION_MIN_IPHONEOS"
-	case LCVersionMinTVOS:
-		return "LC_VERSION_MIN_TVOS"
-	case LCVersionMinWatchOS:
-		return "LC_VERSION_MIN_WATCHOS"
+	if s, ok := cmdNames[b.Cmd]; ok {
+		return s
 	}
 	return fmt.Sprintf("LC(%#x)", uint32(b.Cmd))
 }

@@ -240,22 +240,13 @@ func rank(o inspect.OptLevel) int {
 // Satisfies reports whether level meets the minimum min.
 func Satisfies(level, min inspect.OptLevel) bool { return rank(level) >= rank(min) }
 
+var minOpts = map[string]inspect.OptLevel{"0": inspect.O0, "1": inspect.O1, "2": inspect.O2, "3": inspect.O3, "s": inspect.Os, "z": inspect.Oz}
+
 // ParseMinOpt parses a minimum optimisation as the check target's -minopt
 // flag takes it: 0, 1, 2, 3, s or z.
 func ParseMinOpt(s string) (inspect.OptLevel, error) {
-	switch s {
-	case "0":
-		return inspect.O0, nil
-	case "1":
-		return inspect.O1, nil
-	case "2":
-		return inspect.O2, nil
-	case "3":
-		return inspect.O3, nil
-	case "s":
-		return inspect.Os, nil
-	case "z":
-		return inspect.Oz, nil
+	if l, ok := minOpts[s]; ok {
+		return l, nil
 	}
 	return inspect.O0, fmt.Errorf("-minopt %q: expected 0, 1, 2, 3, s or z", s)
 }
