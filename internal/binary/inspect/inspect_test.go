@@ -105,14 +105,7 @@ func TestInspectArchive(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			lib := o.tc.Archive(t, tt.format, tt.sym64, filepath.Join(t.TempDir(), "libcrypto.a"), o.cvArm, o.plainArm)
-			f, err := Inspect(lib)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if f.Format != FormatAr || len(f.Slices) != 1 {
-				t.Fatalf("format %s, %d slices", f.Format, len(f.Slices))
-			}
-			s := f.Slices[0]
+			s := inspectOne(t, lib, FormatAr)
 			if s.Archive.Format != tt.want {
 				t.Errorf("ar format %q, want %q", s.Archive.Format, tt.want)
 			}
@@ -265,14 +258,7 @@ func TestInspectELF(t *testing.T) {
 	if _, err := os.Stat(so); err != nil {
 		testfixture.Missing(t, "%s (apt-get install -y libssl3): %v", so, err)
 	}
-	f, err := Inspect(so)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.Format != FormatELF || len(f.Slices) != 1 {
-		t.Fatalf("format %s, %d slices", f.Format, len(f.Slices))
-	}
-	s := f.Slices[0]
+	s := inspectOne(t, so, FormatELF)
 	e := s.Objects[0].ELF
 	if s.Arch != "x86_64" || e == nil || e.Machine != elf.EM_X86_64 || e.TypeName() != "shared object" {
 		t.Fatalf("slice %s, elf %+v", s.Arch, e)
@@ -461,4 +447,18 @@ func TestInspectBytesFault(t *testing.T) {
 	if _, err := InspectBytes(p, b); err == nil || !strings.Contains(err.Error(), "changed while it was read") {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// inspectOne inspects path, which must be a thin file of format want, and
+// returns its one slice.
+func inspectOne(t *testing.T, path string, want Format) Slice {
+	t.Helper()
+	f, err := Inspect(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Format != want || len(f.Slices) != 1 {
+		t.Fatalf("format %s, %d slices", f.Format, len(f.Slices))
+	}
+	return f.Slices[0]
 }
