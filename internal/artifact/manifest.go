@@ -111,7 +111,7 @@ type CodeEvidence struct {
 	Functions int     `json:"functions"` // functions measured
 }
 
-// CodeEvidenceOf lists the code verdicts of lib's slices (inspect.MeasureCode
+// CodeEvidenceOf lists the code verdicts of lib's slices (codeclass.Measure
 // must have run on f), as the manifest records them.
 func CodeEvidenceOf(f *inspect.File, lib string) []CodeEvidence {
 	if f == nil {

@@ -18,28 +18,9 @@ import (
 // Their libcrypto.a, whose line has no -O, agrees with its code: it fails
 // on the line, with no contradiction.
 func TestE2ECodeAlone(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		lib   func(t *testing.T) string // the lib directory
-		archs []string
-		want  inspect.CodeClass
-	}{
-		{"osslbuild universal2 -O3", func(t *testing.T) string {
-			return filepath.Join(e2e.Universal2(t), "dist", "openssl-macos-universal2", "lib")
-		}, []string{"x86_64", "arm64"}, inspect.CodeOptimised},
-		{"osslbuild linux-x86_64 -O3", func(t *testing.T) string {
-			return filepath.Join(e2e.LinuxX8664(t), "lib")
-		}, []string{"x86_64"}, inspect.CodeOptimised},
-		{"pyca way arm64", func(t *testing.T) string {
-			return filepath.Dir(e2e.PycaArm64(t))
-		}, []string{"arm64"}, inspect.CodeO0},
-		{"pyca way x86_64", func(t *testing.T) string { return e2e.PycaX8664(t) }, []string{"x86_64"}, inspect.CodeO0},
-		{"pyca way linux-x86_64", func(t *testing.T) string {
-			return filepath.Join(e2e.PycaLinuxX8664(t), "lib")
-		}, []string{"x86_64"}, inspect.CodeO0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := tc.lib(t)
+	for _, tc := range e2e.CodeBuilds {
+		t.Run(tc.Name, func(t *testing.T) {
+			dir := tc.Lib(t)
 			// libssl.a alone, copied out of its artifact: no manifest, no
 			// compiler line, nothing but its code to go by.
 			p := filepath.Join(t.TempDir(), "libssl.a")
@@ -54,16 +35,16 @@ func TestE2ECodeAlone(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Binaries) != 1 || len(res.Binaries[0].Slices) != len(tc.archs) {
+			if len(res.Binaries) != 1 || len(res.Binaries[0].Slices) != len(tc.Archs) {
 				t.Fatalf("%s: %+v", p, res.Binaries)
 			}
 			for _, s := range res.Binaries[0].Slices {
 				t.Logf("libssl.a %s: opt %q (%s), code %+v", s.Arch, s.Opt, s.OptSource, s.Code)
-				if s.Compiler != "" || s.Code == nil || s.Code.Class != string(tc.want) || s.OptSource != "machine-code" || s.Opt != string(tc.want) {
-					t.Errorf("libssl.a %s: compiler %q, opt %q from %q, code %+v; want %s from the machine code", s.Arch, s.Compiler, s.Opt, s.OptSource, s.Code, tc.want)
+				if s.Compiler != "" || s.Code == nil || s.Code.Class != string(tc.Want) || s.OptSource != "machine-code" || s.Opt != string(tc.Want) {
+					t.Errorf("libssl.a %s: compiler %q, opt %q from %q, code %+v; want %s from the machine code", s.Arch, s.Compiler, s.Opt, s.OptSource, s.Code, tc.Want)
 				}
 			}
-			want := tc.want == inspect.CodeOptimised
+			want := tc.Want == inspect.CodeOptimised
 			if res.OK != want {
 				t.Errorf("libssl.a: ok %v, want %v: %q", res.OK, want, res.Failures)
 			}
@@ -78,8 +59,8 @@ func TestE2ECodeAlone(t *testing.T) {
 			}
 			for _, s := range res.Binaries[0].Slices {
 				t.Logf("libcrypto.a %s: opt %q (%s), code %+v", s.Arch, s.Opt, s.OptSource, s.Code)
-				if s.Code == nil || s.Code.Class != string(tc.want) {
-					t.Errorf("libcrypto.a %s: code %+v, want %s", s.Arch, s.Code, tc.want)
+				if s.Code == nil || s.Code.Class != string(tc.Want) {
+					t.Errorf("libcrypto.a %s: code %+v, want %s", s.Arch, s.Code, tc.Want)
 				}
 			}
 			if all := strings.Join(res.Failures, "\n"); strings.Contains(all, "but the machine code looks") || res.OK != want {

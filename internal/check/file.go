@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 )
@@ -232,7 +233,7 @@ func (c *checker) binary(b Binary, name string, data []byte, digest bool) Binary
 		if f, err = inspect.InspectBytes(name, data); err != nil {
 			return err
 		}
-		return inspect.MeasureCodeBytesOf(c.ctx, f, data, measured)
+		return codeclass.MeasureBytesOf(c.ctx, f, data, measured)
 	})
 	<-done
 	b.SHA256 = sum
@@ -428,7 +429,7 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader, digest bool) (
 	}
 	f, err := inspect.InspectReader(name, tmp, b.Size)
 	if err == nil {
-		err = inspect.MeasureCodeOf(c.ctx, f, tmp, measured)
+		err = codeclass.MeasureOf(c.ctx, f, tmp, measured)
 	}
 	b.Slices = []Slice{}
 	if err != nil {

@@ -1,4 +1,4 @@
-// Command benchcode times the code classifier (inspect.CodeEvidenceFile)
+// Command benchcode times the code classifier (codeclass.EvidenceFile)
 // against `strings -a FILE | grep -E '^(compiler|platform): '`, each as a
 // whole process, alternating A, B, A, B... so drift in the machine hits
 // both, and prints a Markdown report for bench/.
@@ -24,7 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 )
 
 func main() {
@@ -50,7 +50,7 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 		for _, p := range flag.Args() {
-			vs, err := inspect.CodeEvidenceFile(context.Background(), p)
+			vs, err := codeclass.EvidenceFile(context.Background(), p)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				pprof.StopCPUProfile()

@@ -63,16 +63,16 @@ func isBSDSymdef(name string) bool {
 func ParseAr(r io.ReaderAt, size int64) (*Archive, error) {
 	var magic [8]byte
 	if size < int64(len(magic)) {
-		return nil, malformed(0, "archive is %d bytes, shorter than the %q magic", size, ArMagic)
+		return nil, Malformed(0, "archive is %d bytes, shorter than the %q magic", size, ArMagic)
 	}
 	if _, err := r.ReadAt(magic[:], 0); err != nil {
 		return nil, fmt.Errorf("read ar magic: %w", err)
 	}
 	if string(magic[:]) != ArMagic {
 		if string(magic[:]) == "!<thin>\n" {
-			return nil, malformed(0, "thin archive (members stored outside the file) is not supported")
+			return nil, Malformed(0, "thin archive (members stored outside the file) is not supported")
 		}
-		return nil, malformed(0, "expected ar magic %q, found %q", ArMagic, magic[:])
+		return nil, Malformed(0, "expected ar magic %q, found %q", ArMagic, magic[:])
 	}
 
 	a := &Archive{}
@@ -85,7 +85,7 @@ func ParseAr(r io.ReaderAt, size int64) (*Archive, error) {
 			break
 		}
 		if size-off < arHeaderSize {
-			return nil, malformed(off, "truncated member header: expected %d bytes, found %d before end of archive (%d bytes)", arHeaderSize, size-off, size)
+			return nil, Malformed(off, "truncated member header: expected %d bytes, found %d before end of archive (%d bytes)", arHeaderSize, size-off, size)
 		}
 		if _, err := r.ReadAt(hdr[:], off); err != nil {
 			return nil, fmt.Errorf("read ar member header at offset %d: %w", off, err)

@@ -144,6 +144,25 @@ func equal(a, b []string) bool {
 	return true
 }
 
+// withinLimits runs walk with a visitor that reads every member and fails
+// t when a member, or all of them, gave more than lim allows (give or take
+// the last 32 KiB read).
+func withinLimits(t *testing.T, lim Limits, walk func(WalkFunc)) {
+	t.Helper()
+	var total int64
+	walk(func(m Member, r io.Reader) error {
+		n, err := io.Copy(io.Discard, r)
+		total += n
+		if n > lim.MaxMemberBytes+32<<10 {
+			t.Fatalf("member %q gave %d bytes past the %d limit", m.Name, n, lim.MaxMemberBytes)
+		}
+		return err
+	})
+	if total > lim.MaxTotalBytes+32<<10 {
+		t.Fatalf("%d bytes past the total limit", total)
+	}
+}
+
 // Run with: go test ./internal/binary/inspect -run '^$' -fuzz '^FuzzWalkZip$' -fuzztime 60s
 func FuzzWalkZip(f *testing.F) {
 	f.Add(testZip(f, map[string]string{"a/x.so": "\xcf\xfa\xed\xfe rest", "b.txt": "hello"}))
@@ -151,18 +170,9 @@ func FuzzWalkZip(f *testing.F) {
 	f.Add([]byte("PK\x05\x06\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"))
 	lim := Limits{MaxMemberBytes: 1 << 20, MaxTotalBytes: 4 << 20, MaxMembers: 1000}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var total int64
-		_ = WalkZip(context.Background(), "f.zip", bytes.NewReader(data), int64(len(data)), lim, func(m Member, r io.Reader) error {
-			n, err := io.Copy(io.Discard, r)
-			total += n
-			if n > lim.MaxMemberBytes+32<<10 {
-				t.Fatalf("member %q gave %d bytes past the %d limit", m.Name, n, lim.MaxMemberBytes)
-			}
-			return err
+		withinLimits(t, lim, func(fn WalkFunc) {
+			_ = WalkZip(context.Background(), "f.zip", bytes.NewReader(data), int64(len(data)), lim, fn)
 		})
-		if total > lim.MaxTotalBytes+32<<10 {
-			t.Fatalf("%d bytes past the total limit", total)
-		}
 	})
 }
 
@@ -172,17 +182,6 @@ func FuzzWalkTarGz(f *testing.F) {
 	f.Add(testTgz(f, nil))
 	lim := Limits{MaxMemberBytes: 1 << 20, MaxTotalBytes: 4 << 20, MaxMembers: 1000}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var total int64
-		_ = WalkTarGz(context.Background(), "f.tar.gz", bytes.NewReader(data), lim, func(m Member, r io.Reader) error {
-			n, err := io.Copy(io.Discard, r)
-			total += n
-			if n > lim.MaxMemberBytes+32<<10 {
-				t.Fatalf("member %q gave %d bytes past the %d limit", m.Name, n, lim.MaxMemberBytes)
-			}
-			return err
-		})
-		if total > lim.MaxTotalBytes+32<<10 {
-			t.Fatalf("%d bytes past the total limit", total)
-		}
+		withinLimits(t, lim, func(fn WalkFunc) { _ = WalkTarGz(context.Background(), "f.tar.gz", bytes.NewReader(data), lim, fn) })
 	})
 }

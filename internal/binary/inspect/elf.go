@@ -53,7 +53,7 @@ func ParseELF(r io.ReaderAt, size int64) (*ELF, error) {
 		return nil, fmt.Errorf("read ELF header: %w", err)
 	}
 	if n < 16 || string(h[:4]) != elf.ELFMAG {
-		return nil, malformed(0, "ELF header: expected at least 16 bytes starting with %q, found %d bytes", elf.ELFMAG, n)
+		return nil, Malformed(0, "ELF header: expected at least 16 bytes starting with %q, found %d bytes", elf.ELFMAG, n)
 	}
 	class, data := elf.Class(h[elf.EI_CLASS]), elf.Data(h[elf.EI_DATA])
 	var bo binary.ByteOrder
@@ -63,17 +63,17 @@ func ParseELF(r io.ReaderAt, size int64) (*ELF, error) {
 	case elf.ELFDATA2MSB:
 		bo = binary.BigEndian
 	default:
-		return nil, malformed(int64(elf.EI_DATA), "ELF data encoding %d: expected 1 (little-endian) or 2 (big-endian)", h[elf.EI_DATA])
+		return nil, Malformed(int64(elf.EI_DATA), "ELF data encoding %d: expected 1 (little-endian) or 2 (big-endian)", h[elf.EI_DATA])
 	}
 	hdrSize := map[elf.Class]int{elf.ELFCLASS32: 52, elf.ELFCLASS64: 64}[class]
 	if hdrSize == 0 {
-		return nil, malformed(int64(elf.EI_CLASS), "ELF class %d: expected 1 (32-bit) or 2 (64-bit)", h[elf.EI_CLASS])
+		return nil, Malformed(int64(elf.EI_CLASS), "ELF class %d: expected 1 (32-bit) or 2 (64-bit)", h[elf.EI_CLASS])
 	}
 	if n < hdrSize {
-		return nil, malformed(0, "truncated ELF header: expected %d bytes, file is %d bytes", hdrSize, size)
+		return nil, Malformed(0, "truncated ELF header: expected %d bytes, file is %d bytes", hdrSize, size)
 	}
 	if v := elf.Version(h[elf.EI_VERSION]); v != elf.EV_CURRENT {
-		return nil, malformed(int64(elf.EI_VERSION), "ELF version %d: expected 1", v)
+		return nil, Malformed(int64(elf.EI_VERSION), "ELF version %d: expected 1", v)
 	}
 	e := &ELF{Class: class, Data: data, Type: elf.Type(bo.Uint16(h[16:])), Machine: elf.Machine(bo.Uint16(h[18:]))}
 	// The tables' offsets, entry sizes and counts (e_phoff, e_shoff, ...).
@@ -96,7 +96,7 @@ func ParseELF(r io.ReaderAt, size int64) (*ELF, error) {
 	}{{"program header", phoff, phent, phnum}, {"section header", shoff, shent, shnum}} {
 		end := uint64(t.ent) * uint64(t.count)
 		if t.count > 0 && (t.off > uint64(size) || end > uint64(size)-t.off) {
-			return nil, malformed(0, "ELF %s table at offset %d (%d entries of %d bytes) runs past the end of the file (%d bytes)", t.name, t.off, t.count, t.ent, size)
+			return nil, Malformed(0, "ELF %s table at offset %d (%d entries of %d bytes) runs past the end of the file (%d bytes)", t.name, t.off, t.count, t.ent, size)
 		}
 	}
 	e.Arch = elfArch[e.Machine]

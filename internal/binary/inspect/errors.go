@@ -50,14 +50,16 @@ func location(path, member string) string {
 	return path + "(" + member + ")"
 }
 
-func malformed(off int64, format string, args ...any) *FormatError {
+// Malformed is the *FormatError of a parser (here or in package codeclass)
+// that found bytes unlike their format at off; Annotate adds where.
+func Malformed(off int64, format string, args ...any) *FormatError {
 	return &FormatError{Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
-// annotate fills in the context a low-level parser could not know. It only
-// touches *FormatError values this package created; other errors (I/O) are
+// Annotate fills in the context a low-level parser could not know. It only
+// touches *FormatError values (from Malformed); other errors (I/O) are
 // wrapped with the location instead.
-func annotate(err error, path, slice, member string, base int64) error {
+func Annotate(err error, path, slice, member string, base int64) error {
 	if err == nil {
 		return nil
 	}

@@ -36,7 +36,7 @@ func (a FatArch) Arch() string { return CPUName(a.CPU, a.SubCPU) }
 func ParseFat(r io.ReaderAt, size int64) (is64 bool, arches []FatArch, err error) {
 	var hdr [8]byte
 	if size < int64(len(hdr)) {
-		return false, nil, malformed(0, "truncated fat header: expected 8 bytes, file is %d bytes", size)
+		return false, nil, Malformed(0, "truncated fat header: expected 8 bytes, file is %d bytes", size)
 	}
 	if _, err := r.ReadAt(hdr[:], 0); err != nil {
 		return false, nil, fmt.Errorf("read fat header: %w", err)
@@ -50,17 +50,17 @@ func ParseFat(r io.ReaderAt, size int64) (is64 bool, arches []FatArch, err error
 		is64 = true
 		entSize = 32 // fat_arch_64: cputype, cpusubtype, offset(8), size(8), align, reserved
 	default:
-		return false, nil, malformed(0, "expected fat magic %#x or %#x, found %#x", FatMagic, FatMagic64, magic)
+		return false, nil, Malformed(0, "expected fat magic %#x or %#x, found %#x", FatMagic, FatMagic64, magic)
 	}
 	if n == 0 {
-		return is64, nil, malformed(4, "nfat_arch is 0: expected at least one slice")
+		return is64, nil, Malformed(4, "nfat_arch is 0: expected at least one slice")
 	}
 	if n > MaxFatArch {
-		return is64, nil, malformed(4, "nfat_arch %d exceeds the limit of %d (a Java class file shares the 0xcafebabe magic)", n, MaxFatArch)
+		return is64, nil, Malformed(4, "nfat_arch %d exceeds the limit of %d (a Java class file shares the 0xcafebabe magic)", n, MaxFatArch)
 	}
 	tableEnd := 8 + int64(n)*entSize
 	if tableEnd > size {
-		return is64, nil, malformed(8, "truncated fat header: %d fat_arch entries need %d bytes, file is %d bytes", n, tableEnd, size)
+		return is64, nil, Malformed(8, "truncated fat header: %d fat_arch entries need %d bytes, file is %d bytes", n, tableEnd, size)
 	}
 	table := make([]byte, tableEnd-8)
 	if _, err := r.ReadAt(table, 8); err != nil {

@@ -12,57 +12,14 @@ import (
 	"bytes"
 	"debug/macho"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
-// realSeeds compiles a universal static library, its thin archives (BSD and
-// GNU) and the objects, when the cross toolchain is present. The fuzzers run
-// without it on the synthetic seeds alone, so they never skip.
-func realSeeds(f *testing.F) (objs, archives, fats [][]byte) {
-	for _, tool := range []string{"clang-14", "llvm-ar-14", "llvm-lipo-14"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return nil, nil, nil
-		}
-	}
-	tc := needToolchain(f)
-	d := f.TempDir()
-	read := func(p string) []byte {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		return b
-	}
-	arm := tc.compile(f, d, "arm64-apple-macos11", "cv", testfixture.CversionSource(arm64Line, "darwin64-arm64-cc"))
-	x := filepath.Join(d, "x")
-	if err := os.Mkdir(x, 0o755); err != nil {
-		f.Fatal(err)
-	}
-	x86 := tc.compile(f, x, "x86_64-apple-macos10.12", longName, plainSrc)
-	bsdA := tc.archive(f, "darwin", false, filepath.Join(d, "a.a"), arm)
-	bsdX := tc.archive(f, "darwin", true, filepath.Join(d, "x.a"), x86)
-	gnu := tc.archive(f, "gnu", false, filepath.Join(d, "g.a"), arm, x86)
-	fat := tc.lipoCreate(f, filepath.Join(d, "fat.a"), bsdA, bsdX)
-	return [][]byte{read(arm), read(x86)}, [][]byte{read(bsdA), read(bsdX), read(gnu)}, [][]byte{read(fat)}
-}
-
-func synthArchives(t testing.TB) [][]byte {
-	obj := machoObject(t, LCBuildVersion, PlatformMacOS, 0x000b0000)
-	return [][]byte{
-		[]byte(ArMagic),
-		buildAr(arEntry{"__.SYMDEF SORTED", []byte{0, 0, 0, 0}}, arEntry{"#1/8", append([]byte("a.o\x00\x00\x00\x00\x00"), obj...)}),
-		buildAr(arEntry{"/", []byte{0, 0, 0, 0}}, arEntry{"//", []byte("long_member_name.o/\n")}, arEntry{"/0", obj}, arEntry{"b.o/", []byte("x")}),
-	}
-}
-
 func FuzzParseAr(f *testing.F) {
-	_, archives, _ := realSeeds(f)
-	for _, s := range append(archives, synthArchives(f)...) {
+	_, archives, _ := testfixture.RealSeeds(f)
+	for _, s := range append(archives, testfixture.SynthArchives(f)...) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -79,14 +36,14 @@ func FuzzParseAr(f *testing.F) {
 }
 
 func FuzzParseFat(f *testing.F) {
-	_, archives, fats := realSeeds(f)
+	_, archives, fats := testfixture.RealSeeds(f)
 	obj := machoObject(f, LCBuildVersion, PlatformMacOS, 0x000b0000)
 	seeds := append(fats,
-		fatFile(f, fatSlice{cpu: macho.CpuArm64, data: obj}, fatSlice{cpu: macho.CpuAmd64, data: synthArchives(f)[1]}),
+		fatFile(f, fatSlice{cpu: macho.CpuArm64, data: obj}, fatSlice{cpu: macho.CpuAmd64, data: testfixture.SynthArchives(f)[1]}),
 		fatFile64(f, macho.CpuArm64, 4096, 16),
 		// Compact seeds: slices right after the header keep inputs small for the mutator.
 		fatFile(f, fatSlice{cpu: macho.CpuArm64, data: obj, offset: 28}),
-		fatFile(f, fatSlice{cpu: macho.CpuArm64, data: synthArchives(f)[2], offset: 28}),
+		fatFile(f, fatSlice{cpu: macho.CpuArm64, data: testfixture.SynthArchives(f)[2], offset: 28}),
 		[]byte{0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 1},
 	)
 	for _, a := range archives {
@@ -110,11 +67,11 @@ func FuzzParseFat(f *testing.F) {
 }
 
 func FuzzParseMachO(f *testing.F) {
-	objs, _, _ := realSeeds(f)
+	objs, _, _ := testfixture.RealSeeds(f)
 	seeds := append(objs,
 		machoObject(f, LCBuildVersion, PlatformMacOS, 0x000b0000),
 		machoObject(f, LCVersionMinMacOSX, 0, 0x000a0c00),
-		bigEndian32(),
+		testfixture.BigEndian32(),
 	)
 	for _, s := range seeds {
 		f.Add(s)

@@ -1,6 +1,8 @@
 // Package inspect reads the files osslbuild produces and reports facts about
 // them: formats, architectures, deployment targets and the OpenSSL build-info
-// strings embedded in them. It holds no policy; package validate does.
+// strings embedded in them. It holds no policy; package validate does, and
+// package codeclass, which classifies the machine code of what is parsed
+// here, holds its threshold.
 //
 // Each format has exactly one parser here (ParseAr, ParseFat, ParseMachO,
 // ParseELF, ScanBuildInfo, ParseCompilerLine). They read through an
@@ -63,7 +65,8 @@ type Slice struct {
 	// with the version, platform and date laid out beside it.
 	Record Record
 	// Code is what the slice's machine code says of how it was compiled,
-	// once MeasureCode has run (InspectCode runs it); nil before.
+	// once codeclass.Measure has run (codeclass.Inspect runs it); nil
+	// before.
 	Code *CodeVerdict
 }
 
@@ -126,7 +129,7 @@ func isFat(b []byte) bool {
 	m := binary.BigEndian.Uint32(b)
 	return m == FatMagic || m == FatMagic64
 }
-func isMachO(b []byte) bool { _, _, ok := machoByteOrder(b); return ok }
+func isMachO(b []byte) bool { _, _, ok := MachOByteOrder(b); return ok }
 func isAr(b []byte) bool {
 	return bytes.HasPrefix(b, []byte(ArMagic)) || bytes.HasPrefix(b, []byte("!<thin>\n"))
 }
@@ -145,19 +148,33 @@ func Identify(magic []byte) Format {
 // Inspect opens path and inspects it; see InspectReader. Anything but a
 // regular file is refused; a FIFO is opened without blocking to find out.
 func Inspect(path string) (*File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, size, err := OpenRegular("inspect", path)
 	if err != nil {
-		return nil, fmt.Errorf("inspect: %w", err)
+		return nil, err
 	}
 	defer f.Close()
+	return InspectReader(path, f, size)
+}
+
+// OpenRegular opens path for reading and returns it with its size,
+// refusing anything but a regular file. It opens with O_NONBLOCK so that a
+// FIFO cannot hang the open before fstat refuses it. verb starts the
+// messages ("inspect", "code evidence").
+func OpenRegular(verb, path string) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", verb, err)
+	}
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("inspect: %w", err)
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: %w", verb, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("inspect %s: expected a regular file, found %s", path, st.Mode().Type())
+		f.Close()
+		return nil, 0, fmt.Errorf("%s %s: expected a regular file, found %s", verb, path, st.Mode().Type())
 	}
-	return InspectReader(path, f, st.Size())
+	return f, st.Size(), nil
 }
 
 // InspectReader identifies the format of the size bytes of r by magic
@@ -209,7 +226,7 @@ func GuardFault(verb, name string, fn func() error) (err error) {
 
 func inspectReader(c *inspector, r io.ReaderAt, size int64) (*File, error) {
 	name := c.path
-	magic, err := readMagic(r, size)
+	magic, err := ReadMagic(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", name, err)
 	}
@@ -226,7 +243,8 @@ func inspectReader(c *inspector, r io.ReaderAt, size int64) (*File, error) {
 	return nil, fmt.Errorf("inspect %s: %w: expected the magic of a Mach-O, universal, ar or ELF file, found %x", name, ErrUnknownFormat, magic)
 }
 
-func readMagic(r io.ReaderAt, size int64) ([]byte, error) {
+// ReadMagic returns the first (up to) 8 bytes of r, for Identify.
+func ReadMagic(r io.ReaderAt, size int64) ([]byte, error) {
 	magic := make([]byte, min(size, 8))
 	if _, err := r.ReadAt(magic, 0); err != nil && err != io.EOF {
 		return nil, err
@@ -254,12 +272,12 @@ func (c *inspector) scan(r io.ReaderAt, off, size int64) ([]BuildInfo, error) {
 func (c *inspector) fatSlices(r io.ReaderAt, size int64) ([]Slice, error) {
 	is64, arches, err := ParseFat(r, size)
 	if err != nil {
-		return nil, annotate(err, c.path, "", "", 0)
+		return nil, Annotate(err, c.path, "", "", 0)
 	}
 	c.fat64 = is64
 	formats := make([]Format, len(arches))
 	for i, a := range arches {
-		magic, err := readMagic(io.NewSectionReader(r, a.Offset, a.Size), a.Size)
+		magic, err := ReadMagic(io.NewSectionReader(r, a.Offset, a.Size), a.Size)
 		if err != nil {
 			return nil, fmt.Errorf("inspect %s [%s slice]: %w", c.path, a.Arch(), err)
 		}
@@ -325,7 +343,7 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 	case FormatAr:
 		a, err := ParseAr(r, size)
 		if err != nil {
-			return s, annotate(err, c.path, arch, "", base)
+			return s, Annotate(err, c.path, arch, "", base)
 		}
 		s.Archive = a
 		for _, m := range a.Members {
@@ -333,7 +351,7 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 			s.Objects = append(s.Objects, o)
 			bi, err := c.scan(io.NewSectionReader(r, m.Offset, m.Size), base+m.Offset, m.Size)
 			if err != nil {
-				return s, annotate(err, c.path, arch, m.Name, 0)
+				return s, Annotate(err, c.path, arch, m.Name, 0)
 			}
 			for _, b := range bi {
 				b.Member, b.Offset = m.Name, b.Offset+base+m.Offset
@@ -343,7 +361,7 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 		s.Arch = commonArch(s.Objects)
 		s.Record = RecordOf(s.BuildInfo)
 		if err := c.markFamily(&s, r, size); err != nil {
-			return s, annotate(err, c.path, arch, "", base)
+			return s, Annotate(err, c.path, arch, "", base)
 		}
 	default:
 		o := c.object(r, size, arch, "", base)
@@ -355,7 +373,7 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 		s.Arch = o.Arch()
 		bi, err := c.scan(r, base, size)
 		if err != nil {
-			return s, annotate(err, c.path, arch, "", 0)
+			return s, Annotate(err, c.path, arch, "", 0)
 		}
 		for _, b := range bi {
 			b.Offset += base
@@ -363,7 +381,7 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 		}
 		s.Record = RecordOf(s.BuildInfo)
 		if err := c.markFamily(&s, r, size); err != nil {
-			return s, annotate(err, c.path, arch, "", base)
+			return s, Annotate(err, c.path, arch, "", base)
 		}
 	}
 	return s, nil
@@ -394,9 +412,9 @@ func (c *inspector) markFamily(s *Slice, r io.ReaderAt, size int64) error {
 // object identifies and parses one object; parse failures land in Err.
 func (c *inspector) object(r io.ReaderAt, size int64, arch, member string, base int64) Object {
 	o := Object{Member: member, Offset: base, Size: size, Format: FormatUnknown}
-	magic, err := readMagic(r, size)
+	magic, err := ReadMagic(r, size)
 	if err != nil {
-		o.Err = annotate(err, c.path, arch, member, 0)
+		o.Err = Annotate(err, c.path, arch, member, 0)
 		return o
 	}
 	o.Magic = magic
@@ -413,13 +431,13 @@ func (c *inspector) object(r io.ReaderAt, size int64, arch, member string, base 
 		o.ELF, err = ParseELF(r, size)
 	case isFat(magic):
 		o.Format = FormatFat
-		err = malformed(0, "nested universal file: expected a Mach-O or ELF object")
+		err = Malformed(0, "nested universal file: expected a Mach-O or ELF object")
 	case isAr(magic):
 		o.Format = FormatAr
-		err = malformed(0, "nested ar archive: expected a Mach-O or ELF object")
+		err = Malformed(0, "nested ar archive: expected a Mach-O or ELF object")
 	}
 	if err != nil {
-		o.Err = annotate(err, c.path, arch, member, base)
+		o.Err = Annotate(err, c.path, arch, member, base)
 	}
 	return o
 }

@@ -17,28 +17,28 @@ import (
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
-const arm64Line = "cc -O0 -arch arm64"
+const arm64Line = testfixture.Arm64Line
 
 // objects compiles the test objects once per test: an arm64 (macOS 11,
 // LC_BUILD_VERSION) and an x86_64 (macOS 10.12, LC_VERSION_MIN_MACOSX) pair.
 type objects struct {
 	dir                              string
 	cvArm, plainArm, cvX86, plainX86 string
-	tc                               toolchain
+	tc                               testfixture.Toolchain
 }
 
 func buildObjects(t *testing.T) objects {
-	tc := needToolchain(t)
+	tc := testfixture.NeedToolchain(t)
 	d := t.TempDir()
 	o := objects{dir: d, tc: tc}
-	o.cvArm = tc.compile(t, d, "arm64-apple-macos11", "libcrypto-lib-cversion", testfixture.CversionSource(arm64Line, "darwin64-arm64-cc"))
-	o.plainArm = tc.compile(t, d, "arm64-apple-macos11", longName, plainSrc)
+	o.cvArm = tc.Compile(t, d, "arm64-apple-macos11", "libcrypto-lib-cversion", testfixture.CVersionSrc(arm64Line, "darwin64-arm64-cc"))
+	o.plainArm = tc.Compile(t, d, "arm64-apple-macos11", testfixture.LongName, testfixture.PlainSrc)
 	x := filepath.Join(d, "x86")
 	if err := os.Mkdir(x, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	o.cvX86 = tc.compile(t, x, "x86_64-apple-macos10.12", "libcrypto-lib-cversion", testfixture.CversionSource("cc -O3 -arch x86_64 -march=core2", "darwin64-x86_64-cc"))
-	o.plainX86 = tc.compile(t, x, "x86_64-apple-macos10.12", longName, plainSrc)
+	o.cvX86 = tc.Compile(t, x, "x86_64-apple-macos10.12", "libcrypto-lib-cversion", testfixture.CVersionSrc("cc -O3 -arch x86_64 -march=core2", "darwin64-x86_64-cc"))
+	o.plainX86 = tc.Compile(t, x, "x86_64-apple-macos10.12", testfixture.LongName, testfixture.PlainSrc)
 	return o
 }
 
@@ -104,15 +104,8 @@ func TestInspectArchive(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lib := o.tc.archive(t, tt.format, tt.sym64, filepath.Join(t.TempDir(), "libcrypto.a"), o.cvArm, o.plainArm)
-			f, err := Inspect(lib)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if f.Format != FormatAr || len(f.Slices) != 1 {
-				t.Fatalf("format %s, %d slices", f.Format, len(f.Slices))
-			}
-			s := f.Slices[0]
+			lib := o.tc.Archive(t, tt.format, tt.sym64, filepath.Join(t.TempDir(), "libcrypto.a"), o.cvArm, o.plainArm)
+			s := inspectOne(t, lib, FormatAr)
 			if s.Archive.Format != tt.want {
 				t.Errorf("ar format %q, want %q", s.Archive.Format, tt.want)
 			}
@@ -126,7 +119,7 @@ func TestInspectArchive(t *testing.T) {
 					t.Errorf("member %s: %+v", ob.Member, ob)
 				}
 			}
-			if want := "libcrypto-lib-cversion.o," + longName + ".o"; strings.Join(names, ",") != want {
+			if want := "libcrypto-lib-cversion.o," + testfixture.LongName + ".o"; strings.Join(names, ",") != want {
 				t.Errorf("members %v, want %s", names, want)
 			}
 			if s.Arch != "arm64" {
@@ -160,10 +153,10 @@ func TestInspectArchive(t *testing.T) {
 func TestInspectUniversal(t *testing.T) {
 	o := buildObjects(t)
 	d := t.TempDir()
-	armLib := o.tc.archive(t, "darwin", false, filepath.Join(d, "arm64.a"), o.cvArm, o.plainArm)
-	x86Lib := o.tc.archive(t, "darwin", false, filepath.Join(d, "x86_64.a"), o.cvX86, o.plainX86)
-	fatLib := o.tc.lipoCreate(t, filepath.Join(d, "fat.a"), armLib, x86Lib)
-	fatObj := o.tc.lipoCreate(t, filepath.Join(d, "fat.o"), o.cvArm, o.cvX86)
+	armLib := o.tc.Archive(t, "darwin", false, filepath.Join(d, "arm64.a"), o.cvArm, o.plainArm)
+	x86Lib := o.tc.Archive(t, "darwin", false, filepath.Join(d, "x86_64.a"), o.cvX86, o.plainX86)
+	fatLib := o.tc.LipoCreate(t, filepath.Join(d, "fat.a"), armLib, x86Lib)
+	fatObj := o.tc.LipoCreate(t, filepath.Join(d, "fat.o"), o.cvArm, o.cvX86)
 	fat64 := filepath.Join(d, "fat64.a")
 	if err := os.WriteFile(fat64, toFat64(t, fatLib), 0o644); err != nil {
 		t.Fatal(err)
@@ -265,14 +258,7 @@ func TestInspectELF(t *testing.T) {
 	if _, err := os.Stat(so); err != nil {
 		testfixture.Missing(t, "%s (apt-get install -y libssl3): %v", so, err)
 	}
-	f, err := Inspect(so)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.Format != FormatELF || len(f.Slices) != 1 {
-		t.Fatalf("format %s, %d slices", f.Format, len(f.Slices))
-	}
-	s := f.Slices[0]
+	s := inspectOne(t, so, FormatELF)
 	e := s.Objects[0].ELF
 	if s.Arch != "x86_64" || e == nil || e.Machine != elf.EM_X86_64 || e.TypeName() != "shared object" {
 		t.Fatalf("slice %s, elf %+v", s.Arch, e)
@@ -461,4 +447,18 @@ func TestInspectBytesFault(t *testing.T) {
 	if _, err := InspectBytes(p, b); err == nil || !strings.Contains(err.Error(), "changed while it was read") {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// inspectOne inspects path, which must be a thin file of format want, and
+// returns its one slice.
+func inspectOne(t *testing.T, path string, want Format) Slice {
+	t.Helper()
+	f, err := Inspect(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Format != want || len(f.Slices) != 1 {
+		t.Fatalf("format %s, %d slices", f.Format, len(f.Slices))
+	}
+	return f.Slices[0]
 }

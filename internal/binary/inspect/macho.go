@@ -15,6 +15,11 @@ const (
 	LCVersionMinTVOS     macho.LoadCmd = 0x2f
 	LCVersionMinWatchOS  macho.LoadCmd = 0x30
 	LCBuildVersion       macho.LoadCmd = 0x32
+
+	// Where the code classifier (package codeclass) finds function starts
+	// and the data inside code.
+	lcFunctionStarts macho.LoadCmd = 0x26
+	lcDataInCode     macho.LoadCmd = 0x29
 )
 
 // maxSizeofcmds caps the load-command area we walk. Real objects have a few
@@ -24,19 +29,20 @@ const maxSizeofcmds = 16 << 20
 // Platform is a Mach-O build platform (PLATFORM_* in <mach-o/loader.h>).
 type Platform uint32
 
+// The values run from 1 without a gap, as <mach-o/loader.h> numbers them.
 const (
-	PlatformMacOS       Platform = 1
-	PlatformIOS         Platform = 2
-	PlatformTVOS        Platform = 3
-	PlatformWatchOS     Platform = 4
-	PlatformBridgeOS    Platform = 5
-	PlatformMacCatalyst Platform = 6
-	PlatformIOSSim      Platform = 7
-	PlatformTVOSSim     Platform = 8
-	PlatformWatchOSSim  Platform = 9
-	PlatformDriverKit   Platform = 10
-	PlatformVisionOS    Platform = 11
-	PlatformVisionOSSim Platform = 12
+	PlatformMacOS Platform = iota + 1
+	PlatformIOS
+	PlatformTVOS
+	PlatformWatchOS
+	PlatformBridgeOS
+	PlatformMacCatalyst
+	PlatformIOSSim
+	PlatformTVOSSim
+	PlatformWatchOSSim
+	PlatformDriverKit
+	PlatformVisionOS
+	PlatformVisionOSSim
 )
 
 var platformNames = map[Platform]string{
@@ -106,19 +112,16 @@ type BuildVersion struct {
 	SDK      Version
 }
 
+var cmdNames = map[macho.LoadCmd]string{
+	LCBuildVersion: "LC_BUILD_VERSION", LCVersionMinMacOSX: "LC_VERSION_MIN_MACOSX",
+	LCVersionMinIPhoneOS: "LC_VERSION_MIN_IPHONEOS", LCVersionMinTVOS: "LC_VERSION_MIN_TVOS",
+	LCVersionMinWatchOS: "LC_VERSION_MIN_WATCHOS",
+}
+
 // CmdName is "LC_BUILD_VERSION", "LC_VERSION_MIN_MACOSX", ...
 func (b BuildVersion) CmdName() string {
-	switch b.Cmd {
-	case LCBuildVersion:
-		return "LC_BUILD_VERSION"
-	case LCVersionMinMacOSX:
-		return "LC_VERSION_MIN_MACOSX"
-	case LCVersionMinIPhoneOS:
-		return "LC_VERSION_MIN_IPHONEOS"
-	case LCVersionMinTVOS:
-		return "LC_VERSION_MIN_TVOS"
-	case LCVersionMinWatchOS:
-		return "LC_VERSION_MIN_WATCHOS"
+	if s, ok := cmdNames[b.Cmd]; ok {
+		return s
 	}
 	return fmt.Sprintf("LC(%#x)", uint32(b.Cmd))
 }
@@ -208,8 +211,9 @@ func CPUName(cpu macho.Cpu, sub uint32) string {
 	return fmt.Sprintf("cpu(%#x)", uint32(cpu))
 }
 
-// machoByteOrder recognises the four thin Mach-O magics.
-func machoByteOrder(b []byte) (binary.ByteOrder, bool, bool) {
+// MachOByteOrder recognises the four thin Mach-O magics: the byte order,
+// whether the file is 64-bit, and whether b starts with one at all.
+func MachOByteOrder(b []byte) (binary.ByteOrder, bool, bool) {
 	if len(b) < 4 {
 		return nil, false, false
 	}
@@ -234,12 +238,18 @@ func machoByteOrder(b []byte) (binary.ByteOrder, bool, bool) {
 // maxSizeofcmds first), nothing else.
 func ParseMachO(r io.ReaderAt, size int64) (*MachO, error) { return parseMachO(r, size, nil) }
 
+// ParseMachOBytes is ParseMachO over an object in memory: the load
+// commands are read in place, not copied.
+func ParseMachOBytes(b []byte) (*MachO, error) {
+	return parseMachO(bytes.NewReader(b), int64(len(b)), b)
+}
+
 // parseMachO is ParseMachO; data, when not nil, holds the object in memory
 // (r reads the same bytes) and the load commands are read there in place.
 func parseMachO(r io.ReaderAt, size int64, data []byte) (*MachO, error) {
 	var hdr [32]byte
 	if size < 28 {
-		return nil, malformed(0, "truncated Mach-O header: expected at least 28 bytes, found %d", size)
+		return nil, Malformed(0, "truncated Mach-O header: expected at least 28 bytes, found %d", size)
 	}
 	n := int64(32)
 	if size < n {
@@ -248,15 +258,15 @@ func parseMachO(r io.ReaderAt, size int64, data []byte) (*MachO, error) {
 	if _, err := r.ReadAt(hdr[:n], 0); err != nil {
 		return nil, fmt.Errorf("read Mach-O header: %w", err)
 	}
-	bo, is64, ok := machoByteOrder(hdr[:])
+	bo, is64, ok := MachOByteOrder(hdr[:])
 	if !ok {
-		return nil, malformed(0, "expected Mach-O magic 0xfeedface or 0xfeedfacf, found %#x", binary.BigEndian.Uint32(hdr[:]))
+		return nil, Malformed(0, "expected Mach-O magic 0xfeedface or 0xfeedfacf, found %#x", binary.BigEndian.Uint32(hdr[:]))
 	}
 	hdrSize := int64(28)
 	if is64 {
 		hdrSize = 32
 		if size < hdrSize {
-			return nil, malformed(0, "truncated 64-bit Mach-O header: expected 32 bytes, found %d", size)
+			return nil, Malformed(0, "truncated 64-bit Mach-O header: expected 32 bytes, found %d", size)
 		}
 	}
 	m := &MachO{
@@ -269,13 +279,13 @@ func parseMachO(r io.ReaderAt, size int64, data []byte) (*MachO, error) {
 	m.Arch = CPUName(m.CPU, m.SubCPU)
 	sizeofcmds := int64(bo.Uint32(hdr[20:]))
 	if sizeofcmds > size-hdrSize {
-		return nil, malformed(20, "sizeofcmds %d runs past end of file: expected at most %d", sizeofcmds, size-hdrSize)
+		return nil, Malformed(20, "sizeofcmds %d runs past end of file: expected at most %d", sizeofcmds, size-hdrSize)
 	}
 	if sizeofcmds > maxSizeofcmds {
-		return nil, malformed(20, "sizeofcmds %d exceeds the %d-byte limit", sizeofcmds, maxSizeofcmds)
+		return nil, Malformed(20, "sizeofcmds %d exceeds the %d-byte limit", sizeofcmds, maxSizeofcmds)
 	}
 	if int64(m.NCmds) > sizeofcmds/8 {
-		return nil, malformed(16, "ncmds %d cannot fit in sizeofcmds %d (each load command is at least 8 bytes)", m.NCmds, sizeofcmds)
+		return nil, Malformed(16, "ncmds %d cannot fit in sizeofcmds %d (each load command is at least 8 bytes)", m.NCmds, sizeofcmds)
 	}
 	var cmds []byte
 	if data != nil && int64(len(data)) >= hdrSize+sizeofcmds {
@@ -305,12 +315,12 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 	off := int64(0)
 	for i := uint32(0); i < m.NCmds; i++ {
 		if sizeofcmds-off < 8 {
-			return malformed(off, "load command %d: expected an 8-byte header, %d bytes of sizeofcmds left", i, sizeofcmds-off)
+			return Malformed(off, "load command %d: expected an 8-byte header, %d bytes of sizeofcmds left", i, sizeofcmds-off)
 		}
 		cmd := macho.LoadCmd(bo.Uint32(cmds[off:]))
 		cmdsize := int64(bo.Uint32(cmds[off+4:]))
 		if cmdsize < 8 || cmdsize > sizeofcmds-off {
-			return malformed(off, "load command %d (cmd %#x): cmdsize %d: expected 8 to %d", i, uint32(cmd), cmdsize, sizeofcmds-off)
+			return Malformed(off, "load command %d (cmd %#x): cmdsize %d: expected 8 to %d", i, uint32(cmd), cmdsize, sizeofcmds-off)
 		}
 		body := cmds[off+8 : off+cmdsize]
 		var need int
@@ -329,17 +339,17 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 			need = 8 // dataoff, datasize
 		}
 		if len(body) < need {
-			return malformed(off, "load command %d (cmd %#x): cmdsize %d is too small: expected at least %d", i, uint32(cmd), cmdsize, need+8)
+			return Malformed(off, "load command %d (cmd %#x): cmdsize %d is too small: expected at least %d", i, uint32(cmd), cmdsize, need+8)
 		}
 		switch cmd {
 		case macho.LoadCmdSegment64, macho.LoadCmdSegment:
 			is64 := cmd == macho.LoadCmdSegment64
 			ss, err := sections(body, bo, is64)
 			if err != nil {
-				return malformed(off, "load command %d (segment): %v", i, err)
+				return Malformed(off, "load command %d (segment): %v", i, err)
 			}
 			secs = append(secs, ss...)
-			if string(trimNUL(body[0:16])) == "__TEXT" {
+			if cstr(body[0:16]) == "__TEXT" {
 				m.HasText, m.TextAddr = true, uint64(bo.Uint32(body[16:]))
 				if is64 {
 					m.TextAddr = bo.Uint64(body[16:])

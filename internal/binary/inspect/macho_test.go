@@ -3,8 +3,9 @@ package inspect
 import (
 	"bytes"
 	"debug/macho"
-	"encoding/binary"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 func TestVersion(t *testing.T) {
@@ -50,7 +51,7 @@ func TestParseMachOSynthetic(t *testing.T) {
 		{"version min iOS", machoObject(t, LCVersionMinIPhoneOS, 0, 0x000c0000), "arm64", LCVersionMinIPhoneOS, PlatformIOS, "12.0"},
 		{"arm64e", patch32(machoObject(t, LCBuildVersion, PlatformMacOS, 0x000b0000), 8, 2), "arm64e", LCBuildVersion, PlatformMacOS, "11.0"},
 		{"x86_64", patch32(machoObject(t, LCBuildVersion, PlatformMacOS, 0x000a0c00), 4, uint32(macho.CpuAmd64)), "x86_64", LCBuildVersion, PlatformMacOS, "10.12"},
-		{"big-endian 32-bit", bigEndian32(), "ppc", LCVersionMinMacOSX, PlatformMacOS, "10.4"},
+		{"big-endian 32-bit", testfixture.BigEndian32(), "ppc", LCVersionMinMacOSX, PlatformMacOS, "10.4"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,21 +68,6 @@ func TestParseMachOSynthetic(t *testing.T) {
 			}
 		})
 	}
-}
-
-// bigEndian32 is a 32-bit big-endian (PowerPC) object with LC_VERSION_MIN_MACOSX 10.4.
-func bigEndian32() []byte {
-	be := binary.BigEndian
-	b := make([]byte, 28+16)
-	be.PutUint32(b, macho.Magic32)
-	be.PutUint32(b[4:], uint32(macho.CpuPpc))
-	be.PutUint32(b[12:], uint32(macho.TypeObj))
-	be.PutUint32(b[16:], 1)
-	be.PutUint32(b[20:], 16)
-	be.PutUint32(b[28:], uint32(LCVersionMinMacOSX))
-	be.PutUint32(b[32:], 16)
-	be.PutUint32(b[36:], 0x000a0400)
-	return b
 }
 
 func TestNames(t *testing.T) {

@@ -166,9 +166,9 @@ func TestFamilyOf(t *testing.T) {
 func TestInspectBytesMatchesReader(t *testing.T) {
 	o := buildObjects(t)
 	d := t.TempDir()
-	lib := o.tc.archive(t, "darwin", false, d+"/a.a", o.cvArm, o.plainArm)
-	libX := o.tc.archive(t, "darwin", false, d+"/x.a", o.cvX86, o.plainX86)
-	fat := o.tc.lipoCreate(t, d+"/fat.a", lib, libX)
+	lib := o.tc.Archive(t, "darwin", false, d+"/a.a", o.cvArm, o.plainArm)
+	libX := o.tc.Archive(t, "darwin", false, d+"/x.a", o.cvX86, o.plainX86)
+	fat := o.tc.LipoCreate(t, d+"/fat.a", lib, libX)
 	for _, p := range []string{o.cvArm, o.cvX86, lib, fat} {
 		b, err := os.ReadFile(p)
 		if err != nil {

@@ -5,35 +5,16 @@ import (
 	"encoding/binary"
 	"fmt"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // Hand-made inputs for cases the real toolchain never writes.
 
-// machoObject is a minimal 64-bit little-endian arm64 MH_OBJECT with one
-// deployment-target load command (ntools 0 for LC_BUILD_VERSION).
+// machoObject is testfixture's, typed as this package's tests call it.
 func machoObject(t testing.TB, cmd macho.LoadCmd, p Platform, minos Version) []byte {
 	t.Helper()
-	le := binary.LittleEndian
-	var lc []byte
-	switch cmd {
-	case LCBuildVersion:
-		lc = make([]byte, 24)
-		le.PutUint32(lc[8:], uint32(p))
-		le.PutUint32(lc[12:], uint32(minos))
-		le.PutUint32(lc[16:], 0x000e0000) // sdk 14.0
-	default:
-		lc = make([]byte, 16)
-		le.PutUint32(lc[8:], uint32(minos))
-	}
-	le.PutUint32(lc[0:], uint32(cmd))
-	le.PutUint32(lc[4:], uint32(len(lc)))
-	h := make([]byte, 32)
-	le.PutUint32(h[0:], macho.Magic64)
-	le.PutUint32(h[4:], uint32(macho.CpuArm64))
-	le.PutUint32(h[12:], uint32(macho.TypeObj))
-	le.PutUint32(h[16:], 1)
-	le.PutUint32(h[20:], uint32(len(lc)))
-	return append(h, lc...)
+	return testfixture.MachOObject(t, cmd, uint32(p), uint32(minos))
 }
 
 // patch32 returns a copy of b with a little-endian uint32 v at off.
@@ -48,18 +29,13 @@ type arEntry struct {
 	data []byte
 }
 
-// buildAr writes an ar archive with the entries' names verbatim, 2-byte
-// aligned with '\n' padding as ar does.
+// buildAr is testfixture.BuildAr for the unkeyed tables here.
 func buildAr(entries ...arEntry) []byte {
-	b := []byte(ArMagic)
-	for _, e := range entries {
-		b = append(b, fmt.Sprintf("%-16s%-12s%-6s%-6s%-8s%-10d`\n", e.name, "0", "0", "0", "644", len(e.data))...)
-		b = append(b, e.data...)
-		if len(b)%2 == 1 {
-			b = append(b, '\n')
-		}
+	es := make([]testfixture.ArEntry, len(entries))
+	for i, e := range entries {
+		es[i] = testfixture.ArEntry{Name: e.name, Data: e.data}
 	}
-	return b
+	return testfixture.BuildAr(es...)
 }
 
 // patchArSize overwrites the size field of the member header at hdrOff.

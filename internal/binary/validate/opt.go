@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
 // How optimised a slice is rests on evidence of two kinds: the compiler
 // line OpenSSL records (a claim) and the machine code itself (package
-// inspect's classifier, when inspect.MeasureCode has run). The line shows
+// codeclass, when codeclass.Measure has run). The line shows
 // a level; the code shows only -O0-like or optimised. Where both speak and
 // disagree, the slice fails naming both (contradiction); where the line is
 // missing or says nothing (libssl, BoringSSL's "n/a", any library), the
@@ -77,7 +78,7 @@ func machineCodeEvidence(s inspect.Slice) []Evidence {
 // over 2674 functions)".
 func DescribeCode(c inspect.CodeVerdict) string {
 	if c.Class == inspect.CodeTooLittle {
-		return fmt.Sprintf("%s (%s measured, %d needed)", c.Class, plural(c.Functions, "function"), inspect.CodeMinFunctions)
+		return fmt.Sprintf("%s (%s measured, %d needed)", c.Class, plural(c.Functions, "function"), codeclass.MinFunctions)
 	}
 	return fmt.Sprintf("%s (score %.2f over %s)", c.Class, c.Score, plural(c.Functions, "function"))
 }
@@ -239,22 +240,13 @@ func rank(o inspect.OptLevel) int {
 // Satisfies reports whether level meets the minimum min.
 func Satisfies(level, min inspect.OptLevel) bool { return rank(level) >= rank(min) }
 
+var minOpts = map[string]inspect.OptLevel{"0": inspect.O0, "1": inspect.O1, "2": inspect.O2, "3": inspect.O3, "s": inspect.Os, "z": inspect.Oz}
+
 // ParseMinOpt parses a minimum optimisation as the check target's -minopt
 // flag takes it: 0, 1, 2, 3, s or z.
 func ParseMinOpt(s string) (inspect.OptLevel, error) {
-	switch s {
-	case "0":
-		return inspect.O0, nil
-	case "1":
-		return inspect.O1, nil
-	case "2":
-		return inspect.O2, nil
-	case "3":
-		return inspect.O3, nil
-	case "s":
-		return inspect.Os, nil
-	case "z":
-		return inspect.Oz, nil
+	if l, ok := minOpts[s]; ok {
+		return l, nil
 	}
 	return inspect.O0, fmt.Errorf("-minopt %q: expected 0, 1, 2, 3, s or z", s)
 }

@@ -149,7 +149,7 @@ func TestVersionRules(t *testing.T) {
 	checkViolations(t, rep, err, "libcrypto.a", "arm64", []want{{RuleVersion, "libcrypto-lib-cversion.o", `embeds "OpenSSL 4.0.2 25 Aug 2026", expected OpenSSL 4.0.3`}})
 
 	// An x86_64 slice whose version string says 4.0.3.
-	src := strings.Replace(testfixture.CversionSource(x86Good, "darwin64-x86_64-cc"), "OpenSSL 4.0.2 ", "OpenSSL 4.0.3 ", 1)
+	src := strings.Replace(testfixture.CVersionSrc(x86Good, "darwin64-x86_64-cc"), "OpenSSL 4.0.2 ", "OpenSSL 4.0.3 ", 1)
 	p := filepath.Join(d, "cv403.c")
 	os.WriteFile(p, []byte(src), 0o644)
 	o := filepath.Join(d, "libcrypto-lib-cversion.o")

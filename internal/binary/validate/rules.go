@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
@@ -190,7 +191,7 @@ func (c *checker) optimisation(arch string, s inspect.Slice, exp Expect, r Slice
 				if !lineKnown {
 					c.add(arch, "", RuleOptimisation, "at least "+min, "code "+string(e.Code.Class),
 						"the machine code looks -O0 (score %.2f over %s, -O0-like from %.2f), expected at least %s",
-						e.Code.Score, plural(e.Code.Functions, "function"), inspect.CodeO0Threshold, min)
+						e.Code.Score, plural(e.Code.Functions, "function"), codeclass.O0Threshold, min)
 				}
 				continue
 			}

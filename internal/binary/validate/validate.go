@@ -10,7 +10,7 @@
 // Binary holds any binary to the check target's policy. Both judge
 // optimisation the same way: from evidence (the compiler line that
 // inspect.RecordOf chose by layout, and the machine code once
-// inspect.MeasureCode has run), a placeholder line or libcrypto's strings
+// codeclass.Measure has run), a placeholder line or libcrypto's strings
 // without one, with code of too little evidence, being "unknown", never
 // -O0; a compiler line the code contradicts fails, naming both.
 package validate
@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/platform"
 )
@@ -200,7 +201,7 @@ func StaticLibrary(path string, exp Expect) (Report, error) {
 }
 
 // StaticLibraryContext is StaticLibrary: the file is inspected and its
-// machine code measured (inspect.InspectCode), both held to exp.
+// machine code measured (codeclass.Inspect), both held to exp.
 func StaticLibraryContext(ctx context.Context, path string, exp Expect) (Report, error) {
 	return inspectAndValidate(ctx, path, []Expect{exp}, false)
 }
@@ -221,7 +222,7 @@ func inspectAndValidate(ctx context.Context, path string, exps []Expect, wantFat
 	if err := checkExpects(exps); err != nil {
 		return Report{Path: path}, err
 	}
-	f, err := inspect.InspectCode(ctx, path)
+	f, err := codeclass.Inspect(ctx, path)
 	if err != nil {
 		if errors.Is(err, inspect.ErrMalformed) || errors.Is(err, inspect.ErrUnknownFormat) {
 			// Unreadable as a library is a verdict on the file, not an I/O failure.

@@ -3,7 +3,6 @@ package validate
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,15 +18,13 @@ type toolchain struct{ clang, ar, lipoPath string }
 
 func needToolchain(t *testing.T) toolchain {
 	t.Helper()
-	c := testfixture.NeedCross(t)
-	return toolchain{c.Clang, c.Ar, c.Lipo}
+	tc := testfixture.NeedToolchain(t)
+	return toolchain{clang: tc.Clang, ar: tc.Ar, lipoPath: tc.Lipo}
 }
 
 func run(t *testing.T, name string, args ...string) {
 	t.Helper()
-	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
+	testfixture.RunEnv(t, nil, name, args...)
 }
 
 // obj describes one archive member to compile.
@@ -60,7 +57,7 @@ func (tc toolchain) lib(t *testing.T, dir, name string, objs ...obj) string {
 		}
 		src := "int " + strings.ReplaceAll(o.name, "-", "_") + "_fn(int a) { return a + 1; }\n"
 		if o.compiler != "" {
-			src = testfixture.CversionSource(o.compiler, o.platform)
+			src = testfixture.CVersionSrc(o.compiler, o.platform)
 		}
 		c := filepath.Join(sub, o.name+".c")
 		if err := os.WriteFile(c, []byte(src), 0o644); err != nil {

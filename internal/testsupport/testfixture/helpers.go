@@ -29,17 +29,6 @@ func Tools(t testing.TB, names ...string) {
 	}
 }
 
-// Cross is the cross toolchain tests compile real Mach-O objects and
-// archives with (environment.md section 2; scripts/setup-cross.sh).
-type Cross struct{ Clang, Ar, Lipo string }
-
-// NeedCross finds clang-14, llvm-ar-14 and llvm-lipo-14, skipping (failing
-// with CI=true) when one is missing.
-func NeedCross(t testing.TB) Cross {
-	t.Helper()
-	return Cross{Clang: Tool(t, "clang-14"), Ar: Tool(t, "llvm-ar-14"), Lipo: Tool(t, "llvm-lipo-14")}
-}
-
 // Run runs args[0] with the rest as its arguments, failing the test with
 // its output.
 func Run(t testing.TB, args ...string) {
@@ -78,34 +67,6 @@ func CopyTree(t testing.TB, src, dst string) string {
 		t.Fatal(err)
 	}
 	return dst
-}
-
-// CversionSource mimics OpenSSL's crypto/cversion.c with its generated
-// buildinf.h: the compiler line as a char array (as mkbuildinf.pl writes
-// it), the rest as string literals.
-func CversionSource(compiler, platform string) string {
-	var b strings.Builder
-	b.WriteString("static const char compiler_flags[] = {")
-	for _, c := range []byte("compiler: " + compiler) {
-		b.WriteString("'")
-		if c == '\'' || c == '\\' {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(c)
-		b.WriteString("',")
-	}
-	b.WriteString("'\\0'};\n")
-	b.WriteString(`const char *OpenSSL_version(int t) {
-	switch (t) {
-	case 0: return "OpenSSL 4.0.2 25 Aug 2026";
-	case 2: return compiler_flags;
-	case 3: return "built on: Thu Jan  1 00:00:00 1970 UTC";
-	case 4: return "platform: ` + platform + `";
-	}
-	return "not available";
-}
-`)
-	return b.String()
 }
 
 // StandInRelease replaces the [[release]] block of version real in recipe

@@ -1,4 +1,4 @@
-package inspect
+package codeclass
 
 import (
 	"cmp"
@@ -6,17 +6,14 @@ import (
 	"encoding/binary"
 	"slices"
 	"sort"
+
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
 // Mach-O facts the code classifier needs and debug/macho either lacks
 // (LC_FUNCTION_STARTS) or pays for (symbol names, which it reads and
 // allocates for every symbol; the classifier needs addresses only).
 const (
-	lcSegment64      = 0x19
-	lcSymtab         = 0x2
-	lcFunctionStarts = 0x26
-	lcDataInCode     = 0x29
-
 	// MH_SUBSECTIONS_VIA_SYMBOLS: the object may be split at every symbol.
 	// clang sets it on every object it compiles from C; assembly sets it
 	// only with an explicit .subsections_via_symbols, which perlasm never
@@ -72,13 +69,13 @@ func span(b []byte, off, n uint64) ([]byte, bool) {
 
 // readMachOCode reads the code sections and function starts of a thin
 // 64-bit Mach-O, whole in b. Everything it returns points into b. The
-// header and load commands are parsed once, by parseMachO (the one Mach-O
-// parser); m, when not nil, is b already parsed by it (Inspect's Object).
-func readMachOCode(b []byte, m *MachO) (*codeObject, error) {
+// header and load commands are parsed once, by inspect's one Mach-O
+// parser; m, when not nil, is b already parsed by it (Inspect's Object).
+func readMachOCode(b []byte, m *inspect.MachO) (*codeObject, error) {
 	size := int64(len(b))
 	if m == nil {
 		var err error
-		if m, err = parseMachO(memReaderAt(b), size, b); err != nil {
+		if m, err = inspect.ParseMachOBytes(b); err != nil {
 			return nil, err
 		}
 	}
@@ -95,7 +92,7 @@ func readMachOCode(b []byte, m *MachO) (*codeObject, error) {
 		code := sec.Flags&(sAttrPureInstructions|sAttrSomeInstructions) != 0 && sec.Flags&sectionTypeMask == 0
 		cs := codeSection{addr: sec.Addr, size: int64(sec.Size), offset: int64(sec.Offset)}
 		if code && (cs.size < 0 || cs.offset > size || cs.size > size-cs.offset) {
-			return nil, malformed(32, "section %s,%s: offset %d size %d runs past end of file (%d bytes)",
+			return nil, inspect.Malformed(32, "section %s,%s: offset %d size %d runs past end of file (%d bytes)",
 				sec.Segment, sec.Name, cs.offset, cs.size, size)
 		}
 		if code && cs.size > 0 && k+1 < len(codeAt) {
@@ -107,14 +104,14 @@ func readMachOCode(b []byte, m *MachO) (*codeObject, error) {
 	symoff, nsyms, haveSyms := m.Symtab.Offset, m.Symtab.Count, m.Symtab.Present
 	fsOff, fsSize, haveFns := m.FunctionStarts.Offset, m.FunctionStarts.Count, m.FunctionStarts.Present
 	dicOff, dicSize := m.DataInCode.Offset, m.DataInCode.Count
-	bo, _, _ := machoByteOrder(b)
+	bo, _, _ := inspect.MachOByteOrder(b)
 
 	var starts []uint64
 	switch {
 	case haveFns && haveText && fsSize > 0:
 		data, ok := span(b, uint64(fsOff), uint64(fsSize))
 		if !ok {
-			return nil, malformed(int64(fsOff), "LC_FUNCTION_STARTS data at %d (%d bytes) runs past end of file (%d bytes)", fsOff, fsSize, size)
+			return nil, inspect.Malformed(int64(fsOff), "LC_FUNCTION_STARTS data at %d (%d bytes) runs past end of file (%d bytes)", fsOff, fsSize, size)
 		}
 		addr := textVMAddr
 		for len(data) > 0 {
@@ -129,12 +126,12 @@ func readMachOCode(b []byte, m *MachO) (*codeObject, error) {
 		o.bounds = "LC_FUNCTION_STARTS"
 	case haveSyms && nsyms > 0:
 		if int64(nsyms) > maxCodeSymbols {
-			return nil, malformed(int64(symoff), "LC_SYMTAB: %d symbols exceed the limit of %d", nsyms, maxCodeSymbols)
+			return nil, inspect.Malformed(int64(symoff), "LC_SYMTAB: %d symbols exceed the limit of %d", nsyms, maxCodeSymbols)
 		}
 		n := int64(nsyms) * 16
 		syms, ok := span(b, uint64(symoff), uint64(n))
 		if !ok {
-			return nil, malformed(int64(symoff), "symbol table at %d (%d symbols) runs past end of file (%d bytes)", symoff, nsyms, size)
+			return nil, inspect.Malformed(int64(symoff), "symbol table at %d (%d symbols) runs past end of file (%d bytes)", symoff, nsyms, size)
 		}
 		starts = make([]uint64, 0, nsyms)
 		for i := int64(0); i < n; i += 16 {
@@ -157,7 +154,7 @@ func readMachOCode(b []byte, m *MachO) (*codeObject, error) {
 	if dicSize > 0 {
 		raw, ok := span(b, uint64(dicOff), uint64(dicSize))
 		if !ok {
-			return nil, malformed(int64(dicOff), "LC_DATA_IN_CODE data at %d (%d bytes) runs past end of file (%d bytes)", dicOff, dicSize, size)
+			return nil, inspect.Malformed(int64(dicOff), "LC_DATA_IN_CODE data at %d (%d bytes) runs past end of file (%d bytes)", dicOff, dicSize, size)
 		}
 		for k := 0; k+8 <= len(raw); k += 8 {
 			at := textVMAddr + uint64(bo.Uint32(raw[k:]))
@@ -191,13 +188,4 @@ func startsIn(sorted []uint64, addr, size uint64) []uint64 {
 		return in
 	}
 	return append([]uint64{addr}, in...)
-}
-
-func trimNUL(b []byte) []byte {
-	for i, c := range b {
-		if c == 0 {
-			return b[:i]
-		}
-	}
-	return b
 }

@@ -1,4 +1,4 @@
-package inspect
+package codeclass
 
 import (
 	"bytes"
@@ -6,17 +6,20 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // FuzzCodeEvidence runs the code classifier on mutated objects, archives
 // and universal files: it must return a verdict or an error, never panic,
 // read out of bounds or produce an impossible verdict.
 //
-//	go test ./internal/inspect -run '^$' -fuzz '^FuzzCodeEvidence$' -fuzztime 60s -fuzzminimizetime 2s
+//	go test ./internal/binary/codeclass -run '^$' -fuzz '^FuzzCodeEvidence$' -fuzztime 60s -fuzzminimizetime 2s
 func FuzzCodeEvidence(f *testing.F) {
-	objs, archives, fats := realSeeds(f)
-	seeds := append(append(append(objs, archives...), fats...), synthArchives(f)...)
-	seeds = append(seeds, machoObject(f, LCBuildVersion, PlatformMacOS, 0x000b0000), bigEndian32())
+	objs, archives, fats := testfixture.RealSeeds(f)
+	seeds := append(append(append(objs, archives...), fats...), testfixture.SynthArchives(f)...)
+	seeds = append(seeds, testfixture.MachOObject(f, inspect.LCBuildVersion, uint32(inspect.PlatformMacOS), 0x000b0000), testfixture.BigEndian32())
 	// funcs.c compiled for each target, when the compiler is here.
 	for _, tgt := range [][]string{
 		{"clang-14", "-target", "arm64-apple-macos11", "-nostdinc", "-O0"},
@@ -40,14 +43,14 @@ func FuzzCodeEvidence(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		vs, err := CodeEvidence(context.Background(), "fuzz", bytes.NewReader(data), int64(len(data)))
+		vs, err := Evidence(context.Background(), "fuzz", bytes.NewReader(data), int64(len(data)))
 		if err != nil {
 			return
 		}
 		for _, v := range vs {
 			if v.Score < 0 || v.Score > 1 || v.Functions < 0 || v.Instructions < v.Functions ||
-				(v.Class != CodeTooLittle) != (v.Functions >= CodeMinFunctions) ||
-				v.Class == CodeO0 && v.Score < CodeO0Threshold {
+				(v.Class != inspect.CodeTooLittle) != (v.Functions >= MinFunctions) ||
+				v.Class == inspect.CodeO0 && v.Score < O0Threshold {
 				t.Fatalf("impossible verdict %+v", v)
 			}
 		}

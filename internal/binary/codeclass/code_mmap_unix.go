@@ -1,6 +1,6 @@
 //go:build unix
 
-package inspect
+package codeclass
 
 import (
 	"os"

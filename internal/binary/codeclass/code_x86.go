@@ -1,4 +1,4 @@
-package inspect
+package codeclass
 
 // x86-64 instructions vary in length, so the classifier carries a small
 // length decoder for 64-bit mode (Intel SDM vol. 2, appendix A): prefixes,
@@ -161,20 +161,20 @@ func decodeX86(b []byte) (in x86Inst, ok bool) {
 			rexR = ^b[i+1] >> 7 & 1
 			pp, in.opmap = b[i+1]&3, 1
 			i += 2
-		case 0xc4:
-			if i+3 >= len(b) {
+		case 0xc4, 0x62:
+			// Three-byte VEX and EVEX keep R, X, B, the map, W and pp in
+			// the same bits; EVEX's map field is 3 bits wide and its
+			// prefix a byte longer.
+			n, mapMask := 3, byte(0x1f)
+			if c == 0x62 {
+				n, mapMask = 4, 7
+			}
+			if i+n >= len(b) {
 				return in, false
 			}
 			rexR, rexX, rexB = ^b[i+1]>>7&1, ^b[i+1]>>6&1, ^b[i+1]>>5&1
-			in.opmap, in.rexW, pp = b[i+1]&0x1f, b[i+2]&0x80 != 0, b[i+2]&3
-			i += 3
-		case 0x62:
-			if i+4 >= len(b) {
-				return in, false
-			}
-			rexR, rexX, rexB = ^b[i+1]>>7&1, ^b[i+1]>>6&1, ^b[i+1]>>5&1
-			in.opmap, in.rexW, pp = b[i+1]&7, b[i+2]&0x80 != 0, b[i+2]&3
-			i += 4
+			in.opmap, in.rexW, pp = b[i+1]&mapMask, b[i+2]&0x80 != 0, b[i+2]&3
+			i += n
 		}
 		in.p66, in.pF3, in.pF2 = pp == 1, pp == 2, pp == 3
 		if in.opmap < 1 || in.opmap > 3 {

@@ -1,4 +1,4 @@
-package inspect
+package codeclass
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	buildtc "github.com/osslbuild/osslbuild/internal/toolchain"
@@ -86,7 +87,7 @@ type corpusTarget struct {
 	name      string // macos-arm64, macos-x86_64, linux-x86_64
 	configure string // OpenSSL Configure target (headers, ASM defines)
 	flavour   string // perlasm flavour
-	arch      string // as CodeVerdict.Arch reports it
+	arch      string // as inspect.CodeVerdict.Arch reports it
 	macos     *platform.Slice
 	cflags    []string // OpenSSL's own flags for the target, without -O
 	arFormat  string   // llvm-ar --format
@@ -503,7 +504,7 @@ func makefileFacts(mk string) (headers, defines []string) {
 // corpusRow is one classified slice of the corpus.
 type corpusRow struct {
 	lib corpusLib
-	v   CodeVerdict
+	v   inspect.CodeVerdict
 }
 
 // TestCodeCalibration is the classifier's proof on the labelled corpus:
@@ -526,9 +527,9 @@ func TestCodeCalibration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := CodeOptimised
+		want := inspect.CodeOptimised
 		if l.O0() {
-			want = CodeO0
+			want = inspect.CodeO0
 		}
 		for _, run := range []struct {
 			name string
@@ -559,7 +560,7 @@ func TestCodeCalibration(t *testing.T) {
 func calibrationTable(rows []corpusRow) string {
 	var b strings.Builder
 	b.WriteString("| target | level | library | arch | score | functions | arg spills | reloads | branch-next | frame ld/st per insn |\n|---|---|---|---|---|---|---|---|---|---|\n")
-	minO0, maxOpt := corpusRow{v: CodeVerdict{Score: 2}}, corpusRow{v: CodeVerdict{Score: -1}}
+	minO0, maxOpt := corpusRow{v: inspect.CodeVerdict{Score: 2}}, corpusRow{v: inspect.CodeVerdict{Score: -1}}
 	for _, r := range rows {
 		f := r.v.Features
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.3f | %d | %.3f | %.3f | %.3f | %.3f |\n", r.lib.Target, r.lib.Level, r.lib.Kind,
@@ -573,6 +574,6 @@ func calibrationTable(rows []corpusRow) string {
 	}
 	fmt.Fprintf(&b, "\nclosest -O0: %.3f (%s %s); closest optimised: %.3f (%s %s); gap %.3f; threshold %.2f: margins %.3f and %.3f\n",
 		minO0.v.Score, minO0.lib, minO0.v.Arch, maxOpt.v.Score, maxOpt.lib, maxOpt.v.Arch,
-		minO0.v.Score-maxOpt.v.Score, CodeO0Threshold, minO0.v.Score-CodeO0Threshold, CodeO0Threshold-maxOpt.v.Score)
+		minO0.v.Score-maxOpt.v.Score, O0Threshold, minO0.v.Score-O0Threshold, O0Threshold-maxOpt.v.Score)
 	return b.String()
 }

@@ -1,4 +1,4 @@
-package inspect
+package codeclass
 
 import (
 	"bytes"
@@ -13,26 +13,27 @@ import (
 	"golang.org/x/arch/arm64/arm64asm"
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // codeTarget is one way the unit tests compile testdata/code/funcs.c.
 type codeTarget struct {
 	name string // macos-arm64, macos-x86_64, linux-x86_64
-	arch string // as CodeVerdict reports it
+	arch string // as inspect.CodeVerdict reports it
 	cc   []string
 }
 
 func codeTargets(t *testing.T) []codeTarget {
 	t.Helper()
-	tc := needToolchain(t)
+	tc := testfixture.NeedToolchain(t)
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
 		testfixture.Missing(t, "gcc not on PATH (apt-get install -y gcc): %v", err)
 	}
 	return []codeTarget{
-		{"macos-arm64", "arm64", []string{tc.clang, "-target", "arm64-apple-macos11", "-nostdinc"}},
-		{"macos-x86_64", "x86_64", []string{tc.clang, "-target", "x86_64-apple-macos10.12", "-nostdinc"}},
+		{"macos-arm64", "arm64", []string{tc.Clang, "-target", "arm64-apple-macos11", "-nostdinc"}},
+		{"macos-x86_64", "x86_64", []string{tc.Clang, "-target", "x86_64-apple-macos10.12", "-nostdinc"}},
 		{"linux-x86_64", "x86_64", []string{gcc, "-nostdinc", "-fPIC"}},
 	}
 }
@@ -46,7 +47,7 @@ func compileFuncs(t *testing.T, ct codeTarget, level, dir string) string {
 	}
 	out := filepath.Join(dir, ct.name+strings.ReplaceAll(level, "-", "_")+"-funcs.o")
 	args := append(append([]string{}, ct.cc[1:]...), level, "-c", "-o", out, src)
-	run(t, nil, ct.cc[0], args...)
+	testfixture.RunEnv(t, nil, ct.cc[0], args...)
 	return out
 }
 
@@ -57,7 +58,7 @@ func codeOf(t *testing.T, path string) *codeObject {
 		t.Fatal(err)
 	}
 	var o *codeObject
-	if isELF(b) {
+	if inspect.Identify(b) == inspect.FormatELF {
 		o, err = readELFCode(b, nil)
 	} else {
 		o, err = readMachOCode(b, nil)
@@ -248,7 +249,7 @@ func TestDecodeX86(t *testing.T) {
 // its symbol table (then .eh_frame).
 func TestCodeEvidenceFormats(t *testing.T) {
 	cts := codeTargets(t)
-	tc := needToolchain(t)
+	tc := testfixture.NeedToolchain(t)
 	ld64, ldErr := exec.LookPath("ld64.lld-14")
 	strip, stripErr := exec.LookPath("strip")
 	gcc := cts[2].cc[0]
@@ -258,9 +259,9 @@ func TestCodeEvidenceFormats(t *testing.T) {
 		arches             []string
 	}
 	for _, level := range []string{"-O0", "-O2"} {
-		want := CodeOptimised
+		want := inspect.CodeOptimised
 		if level == "-O0" {
-			want = CodeO0
+			want = inspect.CodeO0
 		}
 		lv := strings.TrimPrefix(level, "-")
 		var inputs []input
@@ -270,37 +271,37 @@ func TestCodeEvidenceFormats(t *testing.T) {
 			objs[ct.name] = o
 			inputs = append(inputs, input{ct.name + " object", o, "symbols", []string{ct.arch}})
 		}
-		darwinA := tc.archive(t, "darwin", false, filepath.Join(dir, lv+"-arm64.a"), objs["macos-arm64"])
-		darwinX := tc.archive(t, "darwin", true, filepath.Join(dir, lv+"-x86_64.a"), objs["macos-x86_64"])
-		long := filepath.Join(dir, lv+"-"+longName+".o")
+		darwinA := tc.Archive(t, "darwin", false, filepath.Join(dir, lv+"-arm64.a"), objs["macos-arm64"])
+		darwinX := tc.Archive(t, "darwin", true, filepath.Join(dir, lv+"-x86_64.a"), objs["macos-x86_64"])
+		long := filepath.Join(dir, lv+"-"+testfixture.LongName+".o")
 		if err := os.Link(objs["linux-x86_64"], long); err != nil {
 			t.Fatal(err)
 		}
-		gnu := tc.archive(t, "gnu", false, filepath.Join(dir, lv+"-linux.a"), long)
-		fat := tc.lipoCreate(t, filepath.Join(dir, lv+"-universal.a"), darwinA, darwinX)
+		gnu := tc.Archive(t, "gnu", false, filepath.Join(dir, lv+"-linux.a"), long)
+		fat := tc.LipoCreate(t, filepath.Join(dir, lv+"-universal.a"), darwinA, darwinX)
 		inputs = append(inputs,
 			input{"BSD archive", darwinA, "symbols", []string{"arm64"}},
 			input{"BSD archive, 64-bit symbol table", darwinX, "symbols", []string{"x86_64"}},
 			input{"GNU archive, long member name", gnu, "symbols", []string{"x86_64"}},
 			input{"universal archive", fat, "symbols", []string{"x86_64", "arm64"}})
 		so := filepath.Join(dir, lv+"-funcs.so")
-		run(t, nil, gcc, "-shared", "-nostdlib", "-o", so, objs["linux-x86_64"])
+		testfixture.RunEnv(t, nil, gcc, "-shared", "-nostdlib", "-o", so, objs["linux-x86_64"])
 		inputs = append(inputs, input{"ELF shared object", so, "symbols", []string{"x86_64"}})
 		if stripErr == nil {
 			stripped := filepath.Join(dir, lv+"-funcs.stripped.so")
-			run(t, nil, strip, "-o", stripped, so)
+			testfixture.RunEnv(t, nil, strip, "-o", stripped, so)
 			inputs = append(inputs, input{"stripped ELF shared object", stripped, ".eh_frame", []string{"x86_64"}})
 		}
 		if ldErr == nil {
 			for _, a := range []struct{ arch, minos, obj string }{{"arm64", "11.0", "macos-arm64"}, {"x86_64", "10.12", "macos-x86_64"}} {
 				dylib := filepath.Join(dir, lv+"-"+a.arch+".dylib")
-				run(t, nil, ld64, "-arch", a.arch, "-platform_version", "macos", a.minos, a.minos,
+				testfixture.RunEnv(t, nil, ld64, "-arch", a.arch, "-platform_version", "macos", a.minos, a.minos,
 					"-dylib", "-undefined", "dynamic_lookup", "-o", dylib, objs[a.obj])
 				inputs = append(inputs, input{"Mach-O dylib " + a.arch, dylib, "LC_FUNCTION_STARTS", []string{a.arch}})
 			}
 		}
 		for _, in := range inputs {
-			vs, err := CodeEvidenceFile(context.Background(), in.path)
+			vs, err := EvidenceFile(context.Background(), in.path)
 			if err != nil {
 				t.Errorf("%s %s: %v", level, in.name, err)
 				continue
@@ -309,9 +310,9 @@ func TestCodeEvidenceFormats(t *testing.T) {
 			for _, v := range vs {
 				arches = append(arches, v.Arch)
 				t.Logf("%s %-36s %s", level, in.name, v)
-				if v.Class != want || v.Bounds != in.bounds || v.Functions < CodeMinFunctions {
+				if v.Class != want || v.Bounds != in.bounds || v.Functions < MinFunctions {
 					t.Errorf("%s %s %s: %s from %d functions (bounds %s), want %s from at least %d (bounds %s)",
-						level, in.name, v.Arch, v.Class, v.Functions, v.Bounds, want, CodeMinFunctions, in.bounds)
+						level, in.name, v.Arch, v.Class, v.Functions, v.Bounds, want, MinFunctions, in.bounds)
 				}
 			}
 			if strings.Join(arches, ",") != strings.Join(in.arches, ",") {
@@ -346,7 +347,7 @@ _asm_a:
 // compiler's mark are counted as assembly and left out, so an archive of
 // assembly alone has too little evidence whatever its code looks like.
 func TestCodeEvidenceAssemblyNotMeasured(t *testing.T) {
-	tc := needToolchain(t)
+	tc := testfixture.NeedToolchain(t)
 	dir := t.TempDir()
 	// Two objects of 20 functions each, named as perlasm output is.
 	var objs []string
@@ -360,15 +361,15 @@ func TestCodeEvidenceAssemblyNotMeasured(t *testing.T) {
 			t.Fatal(err)
 		}
 		o := filepath.Join(dir, "libcrypto-lib-"+name+".o")
-		run(t, nil, tc.clang, "-target", "arm64-apple-macos11", "-c", "-o", o, s)
+		testfixture.RunEnv(t, nil, tc.Clang, "-target", "arm64-apple-macos11", "-c", "-o", o, s)
 		objs = append(objs, o)
 	}
-	lib := tc.archive(t, "darwin", false, filepath.Join(dir, "libasm.a"), objs...)
-	vs, err := CodeEvidenceFile(context.Background(), lib)
+	lib := tc.Archive(t, "darwin", false, filepath.Join(dir, "libasm.a"), objs...)
+	vs, err := EvidenceFile(context.Background(), lib)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vs) != 1 || vs[0].Class != CodeTooLittle || vs[0].AsmObjects != 2 || vs[0].Functions != 0 {
+	if len(vs) != 1 || vs[0].Class != inspect.CodeTooLittle || vs[0].AsmObjects != 2 || vs[0].Functions != 0 {
 		t.Fatalf("got %+v, want too little evidence with 2 assembly objects", vs)
 	}
 	// Measured as if compiled, the same code would look -O0: the mark is
@@ -379,7 +380,7 @@ func TestCodeEvidenceAssemblyNotMeasured(t *testing.T) {
 	defer f.Close()
 	st, _ := f.Stat()
 	vs, err = codeEvidence(context.Background(), lib, f, st.Size(), opt)
-	if err != nil || vs[0].Class != CodeO0 {
+	if err != nil || vs[0].Class != inspect.CodeO0 {
 		t.Fatalf("measured whole: %+v, %v; want -O0-like", vs, err)
 	}
 }
@@ -387,9 +388,9 @@ func TestCodeEvidenceAssemblyNotMeasured(t *testing.T) {
 // TestCodeEvidenceBadInput: malformed objects are errors naming the file,
 // slice and member; members without machine code are skipped.
 func TestCodeEvidenceBadInput(t *testing.T) {
-	tc := needToolchain(t)
+	tc := testfixture.NeedToolchain(t)
 	dir := t.TempDir()
-	obj := tc.compile(t, dir, "arm64-apple-macos11", "plain", plainSrc)
+	obj := tc.Compile(t, dir, "arm64-apple-macos11", "plain", testfixture.PlainSrc)
 	good, err := os.ReadFile(obj)
 	if err != nil {
 		t.Fatal(err)
@@ -405,31 +406,31 @@ func TestCodeEvidenceBadInput(t *testing.T) {
 	// rcS: no symbol table, which llvm-ar would refuse to build from a
 	// truncated object.
 	lib := filepath.Join(dir, "lib.a")
-	run(t, nil, tc.ar, "--format=darwin", "rcS", lib, obj, truncated)
-	_, err = CodeEvidenceFile(context.Background(), lib)
-	var fe *FormatError
-	if !errors.As(err, &fe) || !errors.Is(err, ErrMalformed) || fe.Member != "truncated.o" || !strings.Contains(err.Error(), lib+"(truncated.o)") {
+	testfixture.RunEnv(t, nil, tc.Ar, "--format=darwin", "rcS", lib, obj, truncated)
+	_, err = EvidenceFile(context.Background(), lib)
+	var fe *inspect.FormatError
+	if !errors.As(err, &fe) || !errors.Is(err, inspect.ErrMalformed) || fe.Member != "truncated.o" || !strings.Contains(err.Error(), lib+"(truncated.o)") {
 		t.Errorf("truncated member: got %v, want a FormatError naming %s(truncated.o)", err, lib)
 	}
-	lib2 := tc.archive(t, "darwin", false, filepath.Join(dir, "lib2.a"), obj, text)
-	vs, err := CodeEvidenceFile(context.Background(), lib2)
-	if err != nil || len(vs) != 1 || vs[0].Skipped != 1 || vs[0].Objects != 1 || vs[0].Class != CodeTooLittle {
+	lib2 := tc.Archive(t, "darwin", false, filepath.Join(dir, "lib2.a"), obj, text)
+	vs, err := EvidenceFile(context.Background(), lib2)
+	if err != nil || len(vs) != 1 || vs[0].Skipped != 1 || vs[0].Objects != 1 || vs[0].Class != inspect.CodeTooLittle {
 		t.Errorf("text member: got %+v, %v; want it skipped and one object measured", vs, err)
 	}
-	if _, err := CodeEvidenceFile(context.Background(), text); !errors.Is(err, ErrUnknownFormat) {
-		t.Errorf("text file: got %v, want ErrUnknownFormat", err)
+	if _, err := EvidenceFile(context.Background(), text); !errors.Is(err, inspect.ErrUnknownFormat) {
+		t.Errorf("text file: got %v, want inspect.ErrUnknownFormat", err)
 	}
-	if _, err := CodeEvidenceFile(context.Background(), dir); err == nil || !strings.Contains(err.Error(), "regular file") {
+	if _, err := EvidenceFile(context.Background(), dir); err == nil || !strings.Contains(err.Error(), "regular file") {
 		t.Errorf("directory: got %v, want a refusal", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := CodeEvidenceFile(ctx, lib2); !errors.Is(err, context.Canceled) {
+	if _, err := EvidenceFile(ctx, lib2); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: got %v, want context.Canceled", err)
 	}
 	// Every prefix of a real object either parses or fails cleanly.
 	for n := 0; n < len(good); n += 7 {
-		_, _ = CodeEvidence(context.Background(), "prefix", bytes.NewReader(good[:n]), int64(n))
+		_, _ = Evidence(context.Background(), "prefix", bytes.NewReader(good[:n]), int64(n))
 	}
 }
 
@@ -445,11 +446,11 @@ func TestCodeEvidenceDebian(t *testing.T) {
 		if _, err := os.Stat(path); err != nil {
 			testfixture.Missing(t, "%s (apt-get install -y libssl-dev)", path)
 		}
-		vs, err := CodeEvidenceFile(context.Background(), path)
+		vs, err := EvidenceFile(context.Background(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(vs) != 1 || vs[0].Arch != "x86_64" || vs[0].Class != CodeOptimised {
+		if len(vs) != 1 || vs[0].Arch != "x86_64" || vs[0].Class != inspect.CodeOptimised {
 			t.Errorf("%s: %v, want one x86_64 slice, optimised", path, vs)
 			continue
 		}
@@ -510,9 +511,9 @@ func TestDecodeX86OnDebianLibcrypto(t *testing.T) {
 // TestCodeEvidenceFileShrinks: a mapped file truncated under the
 // classifier makes its reads fault; that is an error, not a crash.
 func TestCodeEvidenceFileShrinks(t *testing.T) {
-	tc := needToolchain(t)
+	tc := testfixture.NeedToolchain(t)
 	dir := t.TempDir()
-	obj := compileFuncs(t, codeTarget{"macos-arm64", "arm64", []string{tc.clang, "-target", "arm64-apple-macos11", "-nostdinc"}}, "-O0", dir)
+	obj := compileFuncs(t, codeTarget{"macos-arm64", "arm64", []string{tc.Clang, "-target", "arm64-apple-macos11", "-nostdinc"}}, "-O0", dir)
 	f, err := os.OpenFile(obj, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -530,7 +531,7 @@ func TestCodeEvidenceFileShrinks(t *testing.T) {
 	if err := f.Truncate(0); err != nil {
 		t.Fatal(err)
 	}
-	_, err = CodeEvidence(context.Background(), obj, memReaderAt(data), int64(len(data)))
+	_, err = Evidence(context.Background(), obj, memReaderAt(data), int64(len(data)))
 	if err == nil || !strings.Contains(err.Error(), "did the file change") {
 		t.Fatalf("got %v, want an error about the file changing", err)
 	}

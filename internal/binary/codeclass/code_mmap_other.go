@@ -1,8 +1,8 @@
 //go:build !unix
 
-package inspect
+package codeclass
 
 import "os"
 
-// mapFile: no memory mapping here; CodeEvidenceFile reads the file instead.
+// mapFile: no memory mapping here; EvidenceFile reads the file instead.
 func mapFile(*os.File, int64) ([]byte, func(), bool) { return nil, nil, false }

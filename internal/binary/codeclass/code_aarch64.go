@@ -1,4 +1,4 @@
-package inspect
+package codeclass
 
 import "encoding/binary"
 

@@ -1,14 +1,20 @@
-package inspect
+// Package codeclass is the machine-code classifier: it reads the code of
+// the objects package inspect parses and says whether each library slice
+// looks compiled at -O0. Its threshold and sampling are policy, which
+// inspect holds none of; its verdict is inspect's CodeVerdict, which
+// Measure records in Slice.Code.
+package codeclass
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
+
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
 // The code classifier: does a library's machine code look compiled at -O0?
@@ -39,7 +45,7 @@ import (
 // slice scores 0.86 or more and every optimised one 0.08 or less (0.88
 // and 0.09 unsampled); Debian's gcc -O2 libcrypto
 // scores 0.03 and osslbuild's full -O3 universal2 libcrypto 0.02 (arm64)
-// and 0.04 (x86_64). CodeO0Threshold sits in the middle of that gap, far
+// and 0.04 (x86_64). O0Threshold sits in the middle of that gap, far
 // from both sides: a slice is -O0-like when most of its functions are.
 // The share of frame-addressed loads and stores per instruction (the
 // measurement that motivated this: 0.29-0.43 at -O0, 0.05-0.14 optimised)
@@ -60,74 +66,15 @@ import (
 // LC_FUNCTION_STARTS (present even when stripped); in a linked ELF without
 // .symtab, from .eh_frame.
 
-// CodeClass is the code classifier's verdict on one library slice.
-type CodeClass string
-
 const (
-	CodeO0        CodeClass = "-O0-like"
-	CodeOptimised CodeClass = "optimised"
-	CodeTooLittle CodeClass = "too little evidence"
-)
-
-const (
-	// CodeO0Threshold: a slice whose Score is at least this is -O0-like.
-	CodeO0Threshold = 0.5
-	// CodeMinFunctions: with fewer functions measured, a slice has too
+	// O0Threshold: a slice whose Score is at least this is -O0-like.
+	O0Threshold = 0.5
+	// MinFunctions: with fewer functions measured, a slice has too
 	// little evidence. Thirty keeps the binomial noise of a share near
 	// 0.05 or 0.95 far from the threshold (a standard deviation of 0.04),
 	// while a library of a few C files still has enough.
-	CodeMinFunctions = 30
+	MinFunctions = 30
 )
-
-// CodeVerdict is what the machine code of one architecture slice says about
-// how it was compiled.
-type CodeVerdict struct {
-	// Arch names the slice as Inspect does ("arm64", "x86_64", "aarch64"
-	// for ELF); CodeEvidence returns the slices in Inspect's order.
-	Arch  string
-	Class CodeClass
-	// Score is the share of measured functions showing an -O0 trait, from
-	// 0 to 1; -O0-like from CodeO0Threshold up.
-	Score float64
-	// Functions and Instructions are what was measured: the sampled
-	// functions of objects not taken for assembly.
-	Functions    int
-	Instructions int
-	// Objects, AsmObjects and Skipped count the objects looked at: all of
-	// them up to codeMaxObjects per slice, every k-th member beyond.
-	Objects int // objects (or linked images) measured
-	// AsmObjects are relocatable objects without a compiler's mark, taken
-	// for hand-written assembly and not measured.
-	AsmObjects int
-	// Skipped objects hold no machine code the classifier reads (LLVM
-	// bitcode, a text file, an unsupported architecture, no code).
-	Skipped int
-	// Bounds says where the first measured object's function boundaries
-	// came from: "symbols", "LC_FUNCTION_STARTS", ".eh_frame", "section".
-	Bounds   string
-	Features CodeFeatures
-}
-
-// CodeFeatures are the measurements behind the score.
-type CodeFeatures struct {
-	ArgSpill   float64 // share of functions storing an argument register to the frame in their prologue
-	Reload     float64 // share of functions reloading a frame slot right after storing it
-	BranchNext float64 // share of functions branching to the next instruction
-	FrameShare float64 // loads and stores addressed off the frame or stack pointer, per instruction
-}
-
-func (v CodeVerdict) String() string {
-	return fmt.Sprintf("%s: %s (score %.3f from %s, %s in %s; %s left out; argument spills %.3f, reloads %.3f, branches to next %.3f, frame loads/stores %.3f per instruction)",
-		v.Arch, v.Class, v.Score, plural(v.Functions, "function"), plural(v.Instructions, "instruction"), plural(v.Objects, "object"),
-		plural(v.AsmObjects, "assembly object"), v.Features.ArgSpill, v.Features.Reload, v.Features.BranchNext, v.Features.FrameShare)
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
 
 // funcStats are one function's counts.
 type funcStats struct {
@@ -263,16 +210,16 @@ type codeSlice struct {
 
 // list returns the slice's objects: its archive members, or itself.
 func (s *codeSlice) list(name string, idx int) ([]codeUnit, error) {
-	m, err := readMagic(s.r, s.size)
+	m, err := inspect.ReadMagic(s.r, s.size)
 	if err != nil {
 		return nil, fmt.Errorf("code evidence %s: %w", name, err)
 	}
-	if !isAr(m) {
+	if inspect.Identify(m) != inspect.FormatAr {
 		return []codeUnit{{slice: idx, base: s.base, r: s.r, size: s.size}}, nil
 	}
-	a, err := ParseAr(s.r, s.size)
+	a, err := inspect.ParseAr(s.r, s.size)
 	if err != nil {
-		return nil, annotate(err, name, s.arch, "", s.base)
+		return nil, inspect.Annotate(err, name, s.arch, "", s.base)
 	}
 	units := make([]codeUnit, 0, len(a.Members))
 	for _, mem := range a.Members {
@@ -289,78 +236,71 @@ type codeUnit struct {
 	base   int64 // offset in the file, for messages
 	r      io.ReaderAt
 	size   int64
-	macho  *MachO // the object as Inspect parsed it, nil: parse it here
-	elf    *ELF
+	macho  *inspect.MachO // the object as Inspect parsed it, nil: parse it here
+	elf    *inspect.ELF
 }
 
-// maxInMemoryFile: where it cannot map a file, CodeEvidenceFile reads files
+// maxInMemoryFile: where it cannot map a file, EvidenceFile reads files
 // up to this size whole, with one read (a 17.8 MB universal libcrypto.a
 // otherwise costs thousands of small reads, a third of the classifier's
 // time).
 const maxInMemoryFile = 1 << 30
 
-// CodeEvidenceFile runs CodeEvidence on the file at path.
-func CodeEvidenceFile(ctx context.Context, path string) ([]CodeVerdict, error) {
+// EvidenceFile runs Evidence on the file at path.
+func EvidenceFile(ctx context.Context, path string) ([]inspect.CodeVerdict, error) {
 	return codeEvidenceFile(ctx, path, defaultCodeOptions)
 }
 
-func codeEvidenceFile(ctx context.Context, path string, opt codeOptions) ([]CodeVerdict, error) {
-	f, err := os.Open(path)
+func codeEvidenceFile(ctx context.Context, path string, opt codeOptions) ([]inspect.CodeVerdict, error) {
+	f, size, err := inspect.OpenRegular("code evidence", path)
 	if err != nil {
-		return nil, fmt.Errorf("code evidence: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("code evidence: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("code evidence %s: expected a regular file, found %s", path, st.Mode().Type())
-	}
-	if b, unmap, ok := mapFile(f, st.Size()); ok {
+	if b, unmap, ok := mapFile(f, size); ok {
 		defer unmap()
 		return codeEvidence(ctx, path, memReaderAt(b), int64(len(b)), opt)
 	}
-	if st.Size() <= maxInMemoryFile {
-		b := make([]byte, st.Size())
+	if size <= maxInMemoryFile {
+		b := make([]byte, size)
 		if _, err := io.ReadFull(f, b); err != nil {
 			return nil, fmt.Errorf("code evidence %s: %w", path, err)
 		}
 		return codeEvidence(ctx, path, memReaderAt(b), int64(len(b)), opt)
 	}
-	return codeEvidence(ctx, path, f, st.Size(), opt)
+	return codeEvidence(ctx, path, f, size, opt)
 }
 
-// CodeEvidence reads the machine code of a Mach-O (thin or universal), an
+// Evidence reads the machine code of a Mach-O (thin or universal), an
 // ar archive of Mach-O or ELF objects, or an ELF object or shared object,
 // and classifies each architecture slice. name is used in messages.
-func CodeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64) ([]CodeVerdict, error) {
+func Evidence(ctx context.Context, name string, r io.ReaderAt, size int64) ([]inspect.CodeVerdict, error) {
 	return codeEvidence(ctx, name, r, size, defaultCodeOptions)
 }
 
-func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, opt codeOptions) (_ []CodeVerdict, err error) {
+func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, opt codeOptions) (_ []inspect.CodeVerdict, err error) {
 	// A mapped file that shrinks under us faults on access; that must be
 	// an error, not a crash.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer catchFault(&err, name)
-	magic, err := readMagic(r, size)
+	magic, err := inspect.ReadMagic(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("code evidence %s: %w", name, err)
 	}
 	var slices []codeSlice
-	switch {
-	case isFat(magic):
-		_, arches, err := ParseFat(r, size)
+	switch inspect.Identify(magic) {
+	case inspect.FormatFat:
+		_, arches, err := inspect.ParseFat(r, size)
 		if err != nil {
-			return nil, annotate(err, name, "", "", 0)
+			return nil, inspect.Annotate(err, name, "", "", 0)
 		}
 		for _, a := range arches {
 			slices = append(slices, codeSlice{arch: a.Arch(), base: a.Offset, r: io.NewSectionReader(r, a.Offset, a.Size), size: a.Size})
 		}
-	case isMachO(magic), isAr(magic), isELF(magic):
+	case inspect.FormatMachO, inspect.FormatAr, inspect.FormatELF:
 		slices = append(slices, codeSlice{r: r, size: size})
 	default:
-		return nil, fmt.Errorf("code evidence %s: %w: expected the magic of a Mach-O, universal, ar or ELF file, found %x", name, ErrUnknownFormat, magic)
+		return nil, fmt.Errorf("code evidence %s: %w: expected the magic of a Mach-O, universal, ar or ELF file, found %x", name, inspect.ErrUnknownFormat, magic)
 	}
 	// The slices' member tables, side by side: reading them is most of
 	// the page faults of a mapped universal file.
@@ -385,9 +325,9 @@ func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, o
 
 // measureSlices measures the objects of each slice, sampled as opt says,
 // on every CPU. With tolerant, an object the classifier cannot read counts
-// as skipped instead of failing the whole run: the caller (MeasureCode)
+// as skipped instead of failing the whole run: the caller (Measure)
 // reports malformed objects itself.
-func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []codeSlice, opt codeOptions, tolerant bool) ([]CodeVerdict, error) {
+func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []codeSlice, opt codeOptions, tolerant bool) ([]inspect.CodeVerdict, error) {
 	var units []codeUnit
 	perSlice := make([]int, len(slices)) // objects measured in each slice, for sampling
 	for i, s := range slices {
@@ -412,12 +352,12 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 		}
 		limit := max(opt.minPerObject, opt.sliceBudget/perSlice[u.slice])
 		arches[i], results[i], errs[i] = measureFaultSafe(u.r, u.size, whole, u.macho, u.elf, limit, opt, buf)
-		var fe *FormatError
+		var fe *inspect.FormatError
 		if tolerant && errors.As(errs[i], &fe) {
 			results[i], errs[i] = codeStats{skipped: 1}, nil
 		}
 		if errs[i] != nil {
-			errs[i] = annotate(errs[i], name, slices[u.slice].arch, u.member, u.base)
+			errs[i] = inspect.Annotate(errs[i], name, slices[u.slice].arch, u.member, u.base)
 		}
 	}
 	var cerr error
@@ -461,7 +401,7 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 		}
 	}
 
-	out := make([]CodeVerdict, len(slices))
+	out := make([]inspect.CodeVerdict, len(slices))
 	sums := make([]codeStats, len(slices))
 	for i, u := range units {
 		sums[u.slice].add(results[i])
@@ -480,7 +420,7 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 
 // measureFaultSafe is measureObject with a memory fault (a mapped file
 // truncated meanwhile) turned into an error.
-func measureFaultSafe(r io.ReaderAt, size int64, whole []byte, m *MachO, e *ELF, limit int, opt codeOptions, buf *[]byte) (arch string, st codeStats, err error) {
+func measureFaultSafe(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e *inspect.ELF, limit int, opt codeOptions, buf *[]byte) (arch string, st codeStats, err error) {
 	defer catchFault(&err, "")
 	return measureObject(r, size, whole, m, e, limit, opt, buf)
 }
@@ -519,19 +459,19 @@ func faultOf(p any) error {
 // whole, when not nil, holds the object's bytes already; otherwise they are
 // read into *buf, one read per object (archive members are small and many,
 // and a read per header, table and section costs more than the copy).
-func measureObject(r io.ReaderAt, size int64, whole []byte, m *MachO, e *ELF, limit int, opt codeOptions, buf *[]byte) (string, codeStats, error) {
+func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e *inspect.ELF, limit int, opt codeOptions, buf *[]byte) (string, codeStats, error) {
 	var st codeStats
 	if whole == nil {
-		magic, err := readMagic(r, size)
+		magic, err := inspect.ReadMagic(r, size)
 		if err != nil {
 			return "", st, err
 		}
-		if !isMachO(magic) && !isELF(magic) {
+		if f := inspect.Identify(magic); f != inspect.FormatMachO && f != inspect.FormatELF {
 			st.skipped++
 			return "", st, nil
 		}
 		if size > maxObject {
-			return "", st, malformed(0, "object of %d bytes exceeds the %d-byte limit of the code classifier", size, int64(maxObject))
+			return "", st, inspect.Malformed(0, "object of %d bytes exceeds the %d-byte limit of the code classifier", size, int64(maxObject))
 		}
 		if int64(cap(*buf)) < size {
 			*buf = make([]byte, size)
@@ -543,10 +483,10 @@ func measureObject(r io.ReaderAt, size int64, whole []byte, m *MachO, e *ELF, li
 	}
 	var o *codeObject
 	var err error
-	switch {
-	case isMachO(whole):
+	switch inspect.Identify(whole) {
+	case inspect.FormatMachO:
 		o, err = readMachOCode(whole, m)
-	case isELF(whole):
+	case inspect.FormatELF:
 		o, err = readELFCode(whole, e)
 	default:
 		st.skipped++ // bitcode, a text file, a nested archive: no machine code
@@ -637,13 +577,13 @@ func (m memReaderAt) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // verdict turns a slice's sums into its class.
-func verdict(arch string, s codeStats) CodeVerdict {
-	v := CodeVerdict{Arch: arch, Functions: s.funcs, Instructions: s.insns, Objects: s.objects,
-		AsmObjects: s.asm, Skipped: s.skipped, Bounds: s.bounds, Class: CodeTooLittle}
+func verdict(arch string, s codeStats) inspect.CodeVerdict {
+	v := inspect.CodeVerdict{Arch: arch, Functions: s.funcs, Instructions: s.insns, Objects: s.objects,
+		AsmObjects: s.asm, Skipped: s.skipped, Bounds: s.bounds, Class: inspect.CodeTooLittle}
 	if s.funcs > 0 {
 		n := float64(s.funcs)
 		v.Score = float64(s.o0Funcs) / n
-		v.Features = CodeFeatures{
+		v.Features = inspect.CodeFeatures{
 			ArgSpill:   float64(s.argSpillFuncs) / n,
 			Reload:     float64(s.reloadFuncs) / n,
 			BranchNext: float64(s.branchNextFuncs) / n,
@@ -651,11 +591,11 @@ func verdict(arch string, s codeStats) CodeVerdict {
 		}
 	}
 	switch {
-	case s.funcs < CodeMinFunctions:
-	case v.Score >= CodeO0Threshold:
-		v.Class = CodeO0
+	case s.funcs < MinFunctions:
+	case v.Score >= O0Threshold:
+		v.Class = inspect.CodeO0
 	default:
-		v.Class = CodeOptimised
+		v.Class = inspect.CodeOptimised
 	}
 	return v
 }

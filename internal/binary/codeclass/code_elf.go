@@ -1,10 +1,12 @@
-package inspect
+package codeclass
 
 import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"sort"
+
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
 // elfSect is one section header, as much as the classifier needs.
@@ -23,11 +25,11 @@ type elfSect struct {
 // parsed once, by ParseELF (the one ELF header parser); e, when not nil,
 // is b already parsed by it (Inspect's Object). The section table is read
 // here only: Inspect needs none of it.
-func readELFCode(b []byte, e *ELF) (*codeObject, error) {
+func readELFCode(b []byte, e *inspect.ELF) (*codeObject, error) {
 	size := int64(len(b))
 	if e == nil {
 		var err error
-		if e, err = ParseELF(memReaderAt(b), size); err != nil {
+		if e, err = inspect.ParseELF(memReaderAt(b), size); err != nil {
 			return nil, err
 		}
 	}
@@ -49,7 +51,7 @@ func readELFCode(b []byte, e *ELF) (*codeObject, error) {
 		return o, nil
 	}
 	if shentsize != 64 || shoff > uint64(size) || uint64(shnum*64) > uint64(size)-shoff {
-		return nil, malformed(40, "section header table at %d (%d entries of %d bytes) runs past end of file (%d bytes) or has the wrong entry size (expected 64)", shoff, shnum, shentsize, size)
+		return nil, inspect.Malformed(40, "section header table at %d (%d entries of %d bytes) runs past end of file (%d bytes) or has the wrong entry size (expected 64)", shoff, shnum, shentsize, size)
 	}
 	raw := b[shoff : shoff+uint64(shnum*64)]
 	sects := make([]elfSect, shnum)
@@ -59,7 +61,7 @@ func readELFCode(b []byte, e *ELF) (*codeObject, error) {
 			addr: le.Uint64(e[16:]), offset: le.Uint64(e[24:]), size: le.Uint64(e[32:]),
 			entsize: le.Uint64(e[56:])}
 		if s.typ != elf.SHT_NOBITS && (s.offset > uint64(size) || s.size > uint64(size)-s.offset) {
-			return nil, malformed(int64(shoff)+int64(i)*64, "section %d: offset %d size %d runs past end of file (%d bytes)", i, s.offset, s.size, size)
+			return nil, inspect.Malformed(int64(shoff)+int64(i)*64, "section %d: offset %d size %d runs past end of file (%d bytes)", i, s.offset, s.size, size)
 		}
 		sects[i] = s
 	}
@@ -70,7 +72,11 @@ func readELFCode(b []byte, e *ELF) (*codeObject, error) {
 		}
 		for i := range sects {
 			if n := uint64(le.Uint32(raw[i*64:])); n < uint64(len(names)) {
-				sects[i].name = string(trimNUL(names[n:]))
+				name := names[n:]
+				if k := bytes.IndexByte(name, 0); k >= 0 {
+					name = name[:k]
+				}
+				sects[i].name = string(name)
 			}
 		}
 	}
@@ -109,7 +115,7 @@ func readELFCode(b []byte, e *ELF) (*codeObject, error) {
 	symbols := func(idx int) error {
 		s := sects[idx]
 		if s.entsize != 24 && s.entsize != 0 {
-			return malformed(int64(s.offset), "symbol table %s: entry size %d, expected 24", s.name, s.entsize)
+			return inspect.Malformed(int64(s.offset), "symbol table %s: entry size %d, expected 24", s.name, s.entsize)
 		}
 		syms, err := readSection(b, s, maxCodeSymbols*24)
 		if err != nil {
@@ -217,7 +223,7 @@ func readSection(b []byte, s elfSect, limit uint64) ([]byte, error) {
 		return nil, nil
 	}
 	if s.size > limit {
-		return nil, malformed(int64(s.offset), "section %s of %d bytes exceeds the %d-byte limit", s.name, s.size, limit)
+		return nil, inspect.Malformed(int64(s.offset), "section %s of %d bytes exceeds the %d-byte limit", s.name, s.size, limit)
 	}
 	return b[s.offset : s.offset+s.size], nil
 }
@@ -341,39 +347,36 @@ func cieFDEEncoding(b []byte) byte {
 // readEncoded decodes one DW_EH_PE-encoded pointer at b; pc is the address
 // of b[0] for pc-relative values. n is 0 for an unsupported encoding.
 func readEncoded(b []byte, enc byte, pc uint64) (v uint64, n int) {
-	le := binary.LittleEndian
 	if enc == 0xff {
 		return 0, 0
 	}
+	var size int
+	signed := false
 	switch enc & 0x0f {
 	case 0x00, 0x04, 0x0c: // absptr, udata8, sdata8
-		if len(b) < 8 {
-			return 0, 0
-		}
-		v, n = le.Uint64(b), 8
+		size = 8
 	case 0x03: // udata4
-		if len(b) < 4 {
-			return 0, 0
-		}
-		v, n = uint64(le.Uint32(b)), 4
+		size = 4
 	case 0x0b: // sdata4
-		if len(b) < 4 {
-			return 0, 0
-		}
-		v, n = uint64(int64(int32(le.Uint32(b)))), 4
+		size, signed = 4, true
 	case 0x02: // udata2
-		if len(b) < 2 {
-			return 0, 0
-		}
-		v, n = uint64(le.Uint16(b)), 2
+		size = 2
 	case 0x0a: // sdata2
-		if len(b) < 2 {
-			return 0, 0
-		}
-		v, n = uint64(int64(int16(le.Uint16(b)))), 2
+		size, signed = 2, true
 	default:
 		return 0, 0
 	}
+	if len(b) < size {
+		return 0, 0
+	}
+	for i := size - 1; i >= 0; i-- { // little-endian
+		v = v<<8 | uint64(b[i])
+	}
+	if signed {
+		shift := 64 - 8*size
+		v = uint64(int64(v<<shift) >> shift)
+	}
+	n = size
 	switch enc & 0x70 {
 	case 0x00:
 	case 0x10: // pcrel
