@@ -16,11 +16,11 @@ import (
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 
-	"github.com/osslbuild/osslbuild/internal/bump/internal/bumptest"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
+	"github.com/osslbuild/osslbuild/internal/testsupport/bumptest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 

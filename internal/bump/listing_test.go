@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/bump/internal/bumptest"
+	"github.com/osslbuild/osslbuild/internal/testsupport/bumptest"
 )
 
 // authRecorder passes requests on to next, recording the Authorization

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/bump/internal/bumptest"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
+	"github.com/osslbuild/osslbuild/internal/testsupport/bumptest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 

@@ -15,8 +15,8 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
-	"github.com/osslbuild/osslbuild/internal/source/internal/sigtest"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
+	"github.com/osslbuild/osslbuild/internal/testsupport/sigtest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 

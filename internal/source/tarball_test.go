@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/source/internal/tartest"
+	"github.com/osslbuild/osslbuild/internal/testsupport/tartest"
 )
 
 // member is one entry of a tarball built by a test.

@@ -19,10 +19,10 @@ import (
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/bump"
-	"github.com/osslbuild/osslbuild/internal/bump/internal/bumptest"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
+	"github.com/osslbuild/osslbuild/internal/testsupport/bumptest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 

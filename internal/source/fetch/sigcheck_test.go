@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/source/internal/sigtest"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
+	"github.com/osslbuild/osslbuild/internal/testsupport/sigtest"
 )
 
 // badSignatures are the .asc files a careless or hostile source serves for

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/source/internal/tartest"
+	"github.com/osslbuild/osslbuild/internal/testsupport/tartest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
