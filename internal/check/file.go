@@ -321,27 +321,26 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 		}
 		magic = magic[:n]
 		rest := io.MultiReader(bytes.NewReader(magic), rd)
+		// digestOnly records a member check does not inspect: an artifact
+		// tarball's manifest still vouches for its bytes.
+		digestOnly := func() error {
+			if !tar {
+				return nil
+			}
+			h := sha256.New()
+			if _, err := io.Copy(h, rest); err != nil {
+				return err
+			}
+			entries[path.Clean(m.Name)] = artifact.Entry{SHA256: hex.EncodeToString(h.Sum(nil))}
+			return nil
+		}
 		switch inspect.Identify(magic) {
 		case inspect.FormatUnknown:
 			r.skipped++
-			if tar {
-				h := sha256.New()
-				if _, err := io.Copy(h, rest); err != nil {
-					return err
-				}
-				entries[path.Clean(m.Name)] = artifact.Entry{SHA256: hex.EncodeToString(h.Sum(nil))}
-			}
-			return nil
+			return digestOnly()
 		case inspect.FormatZip, inspect.FormatGzip:
 			r.notes = append(r.notes, fmt.Sprintf("%s(%s): nested archive, not inspected (archives are opened one level deep)", p, m.Name))
-			if tar {
-				h := sha256.New()
-				if _, err := io.Copy(h, rest); err != nil {
-					return err
-				}
-				entries[path.Clean(m.Name)] = artifact.Entry{SHA256: hex.EncodeToString(h.Sum(nil))}
-			}
-			return nil
+			return digestOnly()
 		}
 		b, err := c.member(p, m, rest, tar || c.o.Digests)
 		if err != nil {
