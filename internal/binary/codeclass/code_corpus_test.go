@@ -26,7 +26,7 @@ import (
 // cross) and linux-x86_64 (gcc), archived like OpenSSL's own libraries, with
 // real perlasm objects in libcrypto so that assembly sits beside the C as it
 // does in a real build. Nothing of it is committed: it is built once into
-// .fixtures/code-corpus/ (gitignored) and reused while its key (file lists,
+// the fixture store (testfixture.Store: code-corpus/) and reused while its key (file lists,
 // flags, tool versions) is unchanged.
 
 // corpusCrypto and corpusSSL are the C files: bignum, EC, ASN.1, EVP, X.509,
@@ -185,13 +185,19 @@ func buildCodeCorpus(ctx context.Context, t *testing.T, tarball string, tools ma
 	if err != nil {
 		return nil, err
 	}
-	root := filepath.Join(testfixture.RepoRoot(), ".fixtures", "code-corpus")
+	root := filepath.Join(testfixture.Store(), "code-corpus")
 	sum := sha256.Sum256([]byte(key + corpusOutputs))
 	final := filepath.Join(root, hex.EncodeToString(sum[:8]))
 	libs := corpusList(final)
 	if _, err := os.Stat(filepath.Join(final, "complete")); err == nil {
 		return libs, nil
 	}
+	unlock := testfixture.Lock(t, final+".lock")
+	defer unlock()
+	if _, err := os.Stat(filepath.Join(final, "complete")); err == nil {
+		return libs, nil // another test binary built it while this one waited
+	}
+	defer testfixture.BuildSlot(t)()
 	t.Logf("building the code corpus into %s (minutes; cached afterwards)", final)
 	// The work directory survives a failed run, so the next one resumes
 	// where it stopped (every step writes its output by rename); it is

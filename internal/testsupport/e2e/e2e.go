@@ -1,33 +1,40 @@
 // Package e2e provides the expensive end-to-end fixtures (real OpenSSL
 // slices cross-built by osslbuild) to tests in any package, building each
-// at most once per source state: go test runs package binaries in parallel,
-// so builds are shared through a directory and serialised with a lock.
+// at most once per key: go test runs package binaries in parallel, so
+// builds are shared through a directory, serialised with a lock, and run
+// one at a time on the machine (BuildSlot).
 //
-// The directory is $OSSLBUILD_E2E_DIR, else <repo>/.fixtures/e2e. Entries,
-// and the artifact cache the builds use, are keyed by a digest of this
-// repository's Go sources, recipes and patches (Key), so a stale build from
-// older code is never reused.
+// The store is $OSSLBUILD_E2E_DIR, else <user cache dir>/osslbuild/
+// test-fixtures: outside the clone, so a second CI run on the same machine
+// reuses what did not change. Entries, and the artifact cache the builds
+// use, are keyed by what decides their bytes (Key), and every use proves
+// the entry again with the current code (Prove): its files against its
+// manifest, then validation, code evidence and the link. A change to check
+// or to a rule therefore rebuilds nothing and is still exercised on real
+// artifacts; an entry that no longer proves is rebuilt.
 //
 // This package is where every built fixture is declared, so tests share
 // builds rather than each making its own: Universal2 and Slice (one
-// build:universal2 run), PycaArm64 and PycaX8664 (the pyca way, -O0), and
-// LinuxX8664 and PycaLinuxX8664 (native linux-x86_64 builds, for bench,
-// link and code tests). Release tarballs and other downloaded fixtures are
-// testfixture's.
+// build:universal2 run), PycaArm64 (the pyca way, -O0), and LinuxX8664 and
+// PycaLinuxX8664 (native linux-x86_64 builds, for bench, link and code
+// tests). Release tarballs and other downloaded fixtures are testfixture's.
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/pipeline"
@@ -39,24 +46,91 @@ import (
 // Version is the release the end-to-end fixtures build.
 const Version = "4.0.2"
 
-// Dir is the shared fixture directory.
-func Dir() string {
-	if d := os.Getenv("OSSLBUILD_E2E_DIR"); d != "" {
-		return d
-	}
-	return filepath.Join(testfixture.RepoRoot(), ".fixtures", "e2e")
-}
+// Dir is the fixture store (testfixture.Store).
+func Dir() string { return testfixture.Store() }
 
 var (
 	keyOnce sync.Once
 	key     string
 )
 
-// Key digests what decides a build's bytes: every non-test Go file of the
-// module, the recipes, patches, keys and smoke program (its link is
-// recorded), go.mod and go.sum, so no fixture
-// built by older code is ever reused. OSSLBUILD_E2E_KEY overrides it, to
-// reuse fixtures while editing.
+// Verdicts are the packages whose code decides whether a build passes, not
+// what it produces: they are left out of Key because Prove runs them over
+// every fixture on every use.
+var Verdicts = []string{
+	"internal/binary/validate", "internal/binary/inspect", "internal/binary/codeclass", "internal/link",
+}
+
+// BuildPath lists, relative to the module root, the directories of the
+// module's packages a fixture build runs through (go list -deps of the
+// pipeline and the library benchmark's builds), without Verdicts.
+func BuildPath(root string) ([]string, error) {
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{end}}", "./internal/pipeline", "./internal/bench")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -deps: %v: %s", err, stderr.String())
+	}
+	var dirs []string
+	for _, d := range strings.Fields(string(out)) {
+		rel, err := filepath.Rel(root, d)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			continue // another module's: go.sum pins it
+		}
+		rel = filepath.ToSlash(rel)
+		if !slices.Contains(Verdicts, rel) {
+			dirs = append(dirs, rel)
+		}
+	}
+	sort.Strings(dirs)
+	return dirs, nil
+}
+
+// KeyOf digests, under root, the non-test Go files of dirs, the recipes,
+// patches, keys and smoke program, go.mod and go.sum, read with read (a
+// test gives an edited view of the tree), and the identity of the tools
+// (toolchains, lines of their --version).
+func KeyOf(root string, dirs []string, tools []string, read func(path string) ([]byte, error)) string {
+	h := sha256.New()
+	file := func(rel string) {
+		b, err := read(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			return
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
+		h.Write(b)
+	}
+	for _, d := range dirs {
+		ents, _ := os.ReadDir(filepath.Join(root, filepath.FromSlash(d)))
+		for _, e := range ents {
+			if n := e.Name(); e.Type().IsRegular() && strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") {
+				file(d + "/" + n)
+			}
+		}
+	}
+	for _, d := range []string{"recipes", "patches", "keys", "smoke"} {
+		filepath.WalkDir(filepath.Join(root, d), func(p string, e fs.DirEntry, err error) error {
+			if err == nil && e.Type().IsRegular() {
+				rel, _ := filepath.Rel(root, p)
+				file(filepath.ToSlash(rel))
+			}
+			return nil
+		})
+	}
+	file("go.mod")
+	file("go.sum")
+	for _, t := range tools {
+		fmt.Fprintf(h, "tool\x00%s\x00", t)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Key digests what decides a fixture's bytes (KeyOf over BuildPath and the
+// identities of the cross and native toolchains), so no fixture built by
+// other code or tools is reused. OSSLBUILD_E2E_KEY overrides it, to reuse
+// fixtures while editing the build.
 func Key() string {
 	keyOnce.Do(func() {
 		if k := os.Getenv("OSSLBUILD_E2E_KEY"); k != "" {
@@ -64,35 +138,29 @@ func Key() string {
 			return
 		}
 		root := testfixture.RepoRoot()
-		h := sha256.New()
-		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			rel, _ := filepath.Rel(root, p)
-			rel = filepath.ToSlash(rel)
-			if d.IsDir() {
-				if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || rel == "dist" || rel == "build") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			top, _, _ := strings.Cut(rel, "/")
-			if !d.Type().IsRegular() || strings.HasSuffix(rel, "_test.go") ||
-				!(strings.HasSuffix(rel, ".go") || top == "recipes" || top == "patches" || top == "keys" || top == "smoke" || rel == "go.mod" || rel == "go.sum") {
-				return nil
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return nil
-			}
-			fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
-			h.Write(b)
-			return nil
-		})
-		key = hex.EncodeToString(h.Sum(nil))[:16]
+		dirs, err := BuildPath(root)
+		if err != nil {
+			panic("e2e: " + err.Error())
+		}
+		key = KeyOf(root, dirs, toolIdentities(), os.ReadFile)
 	})
 	return key
+}
+
+// toolIdentities are the first lines of the fixture tools' --version, as
+// manifests record them (a missing tool is a missing fixture, said by
+// Require, not here).
+func toolIdentities() []string {
+	var out []string
+	for _, tool := range []string{"clang-14", "llvm-ar-14", "llvm-lipo-14", "ld64.lld-14", "cc", "ar", "perl", "make"} {
+		b, err := exec.Command(tool, "--version").Output()
+		line, _, _ := strings.Cut(string(b), "\n")
+		if err != nil {
+			line = "missing"
+		}
+		out = append(out, tool+": "+strings.TrimSpace(line))
+	}
+	return out
 }
 
 // Require skips (or fails with CI=true) when the cross toolchain or the
@@ -143,7 +211,7 @@ func Universal2(t testing.TB) string {
 	return Shared(t, "universal2", func(dir string) error {
 		_, err := pipeline.Universal2(context.Background(), Settings(t, dir), Runtime(t))
 		return err
-	})
+	}, proveDist(pipeline.Osslbuild))
 }
 
 // Slice returns the published artifact directory of target (a recipe
@@ -162,20 +230,56 @@ func Slice(t testing.TB, target string) string {
 	return filepath.Join(dist, tt.Artifact)
 }
 
+// proveDist proves every artifact directory under dir/dist with the
+// current code, as variant v's proof stages (or the universal2 merge's)
+// would.
+func proveDist(v *pipeline.Variant) func(t testing.TB, dir string) error {
+	return func(t testing.TB, dir string) error {
+		ents, err := os.ReadDir(filepath.Join(dir, "dist"))
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if !e.IsDir() {
+				continue
+			}
+			if err := pipeline.Prove(context.Background(), Settings(t, t.TempDir()), Runtime(t), filepath.Join(dir, "dist", e.Name()), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// proved are the fixture directories this process has proved.
+var proved sync.Map
+
 // Shared runs build once for name (per Key), in a fresh directory that is
 // renamed into place only when build succeeds, and returns that directory.
-// Concurrent callers, in this process or another, wait for the first.
-func Shared(t testing.TB, name string, build func(dir string) error) string {
+// Concurrent callers, in this process or another, wait for the first; the
+// build itself waits for the machine's build slot. An entry built before
+// is proved again with the current code (prove, once per process): one
+// that no longer proves, or that is incomplete, is built again (its
+// failure, if the fault is the code's, then names it).
+func Shared(t testing.TB, name string, build func(dir string) error, prove func(t testing.TB, dir string) error) string {
 	t.Helper()
 	root := filepath.Join(Dir(), Key())
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	final := filepath.Join(root, name)
+	if _, ok := proved.Load(final); ok {
+		return final
+	}
 	unlock := lock(t, final+".lock")
 	defer unlock()
 	if _, err := os.Stat(filepath.Join(final, ".done")); err == nil {
-		return final
+		err := prove(t, final)
+		if err == nil {
+			proved.Store(final, true)
+			return final
+		}
+		t.Logf("e2e: fixture %s does not prove with the current code; building it again: %v", name, err)
 	}
 	os.RemoveAll(final)
 	tmp, err := os.MkdirTemp(root, "."+name+"-")
@@ -183,30 +287,25 @@ func Shared(t testing.TB, name string, build func(dir string) error) string {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
+	release := BuildSlot(t)
 	t.Logf("e2e: building shared fixture %s in %s", name, tmp)
-	if err := build(tmp); err != nil {
+	err = build(tmp)
+	release()
+	if err != nil {
 		t.Fatalf("e2e fixture %s: %v", name, err)
 	}
 	os.WriteFile(filepath.Join(tmp, ".done"), nil, 0o644)
 	if err := os.Rename(tmp, final); err != nil {
 		t.Fatal(err)
 	}
+	proved.Store(final, true) // the build's own stages just proved it
 	return final
 }
 
-func lock(t testing.TB, path string) func() {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }
-}
+// BuildSlot is testfixture.BuildSlot.
+func BuildSlot(t testing.TB) (release func()) { return testfixture.BuildSlot(t) }
+
+func lock(t testing.TB, path string) func() { return testfixture.Lock(t, path) }
 
 // testLog forwards pipeline output to t.Log line by line.
 type testLog struct {

@@ -2,12 +2,13 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/bench"
+	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
@@ -39,37 +40,12 @@ func BenchOptions(t testing.TB) bench.Options {
 	}
 }
 
-// linuxBuilt remembers the fixtures this process has already obtained:
-// asking the pipeline again would revalidate and republish the cached
-// artifact (seconds each time) for nothing.
-var linuxBuilt sync.Map // fixture name -> artifact directory
-
-// linuxFixture returns the artifact directory get builds, once per process
-// and, across processes, one at a time under a lock.
-func linuxFixture(t testing.TB, name string, get func() (string, error)) string {
-	t.Helper()
-	RequireLinux(t)
-	if dir, ok := linuxBuilt.Load(name); ok {
-		return dir.(string)
-	}
-	unlock := lock(t, filepath.Join(Dir(), name+".lock"))
-	defer unlock()
-	dir, err := get()
-	if err != nil {
-		t.Fatalf("e2e fixture %s: %v", name, err)
-	}
-	linuxBuilt.Store(name, dir)
-	return dir
-}
-
 // LinuxX8664 returns the artifact directory of osslbuild's linux-x86_64
 // build of Version (pipeline.Slice: gate and validation included), built
 // on first use.
 func LinuxX8664(t testing.TB) string {
 	t.Helper()
-	return linuxFixture(t, "linux-x86_64", func() (string, error) {
-		return bench.Osslbuild(context.Background(), BenchOptions(t))
-	})
+	return linux(t, "linux-x86_64", bench.Osslbuild, pipeline.Osslbuild)
 }
 
 // PycaLinuxX8664 returns the artifact directory of the same build made the
@@ -77,7 +53,30 @@ func LinuxX8664(t testing.TB) string {
 // first use.
 func PycaLinuxX8664(t testing.TB) string {
 	t.Helper()
-	return linuxFixture(t, "linux-x86_64-pyca", func() (string, error) {
-		return bench.PycaWay(context.Background(), BenchOptions(t))
-	})
+	return linux(t, "linux-x86_64-pyca", bench.PycaWay, pipeline.PycaWay)
+}
+
+// linux is the Shared fixture name, built with build as the benchmark
+// builds it (so the benchmark's runs hit the same artifact cache), and
+// proved as variant v; it returns the artifact directory.
+func linux(t testing.TB, name string, build func(context.Context, bench.Options) (string, error), v *pipeline.Variant) string {
+	t.Helper()
+	RequireLinux(t)
+	var published string
+	dir := Shared(t, name, func(dir string) error {
+		o := BenchOptions(t)
+		o.Settings = Settings(t, dir)
+		p, err := build(context.Background(), o)
+		published = filepath.Base(p)
+		return err
+	}, proveDist(v))
+	if published == "" {
+		ents, _ := os.ReadDir(filepath.Join(dir, "dist"))
+		for _, e := range ents {
+			if e.IsDir() {
+				published = e.Name()
+			}
+		}
+	}
+	return filepath.Join(dir, "dist", published)
 }

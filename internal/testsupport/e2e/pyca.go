@@ -20,14 +20,6 @@ func PycaArm64(t testing.TB) string {
 	return filepath.Join(pyca(t, "arm64", "openssl-macos-arm64-pyca-way"), "lib", "libcrypto.a")
 }
 
-// PycaX8664 is PycaArm64 for the x86_64 target (pyca's step there had
-// CFLAGS="-mmacosx-version-min=10.12 -march=core2": -O0 too). It returns
-// the artifact's lib directory.
-func PycaX8664(t testing.TB) string {
-	t.Helper()
-	return filepath.Join(pyca(t, "x86_64", "openssl-macos-x86-64-pyca-way"), "lib")
-}
-
 // pyca builds target the pyca way once per run (fixture pyca-<target>) and
 // returns the directory of its artifact.
 func pyca(t testing.TB, target, artifact string) string {
@@ -36,6 +28,6 @@ func pyca(t testing.TB, target, artifact string) string {
 	dir := Shared(t, "pyca-"+target, func(dir string) error {
 		_, err := pipeline.Slice(context.Background(), Settings(t, dir), Runtime(t), target, pipeline.PycaWay)
 		return err
-	})
+	}, proveDist(pipeline.PycaWay))
 	return filepath.Join(dir, "dist", artifact)
 }

@@ -1,0 +1,52 @@
+package testfixture
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// Store is where built test fixtures live (the end-to-end builds, the code
+// corpus): $OSSLBUILD_E2E_DIR, else <user cache dir>/osslbuild/
+// test-fixtures. It is outside the clone, so a second CI run on the same
+// machine reuses every entry whose key did not change; each entry is keyed
+// by what decides its bytes and is safe for concurrent test binaries.
+func Store() string {
+	if d := os.Getenv("OSSLBUILD_E2E_DIR"); d != "" {
+		return d
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return filepath.Join(RepoRoot(), ".fixtures", "e2e")
+	}
+	return filepath.Join(cache, "osslbuild", "test-fixtures")
+}
+
+// Lock takes an exclusive lock on the file path (created if need be),
+// waiting for other holders in this process or another, and returns its
+// release.
+func Lock(t testing.TB, path string) (release func()) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }
+}
+
+// BuildSlot waits for the machine's one build slot and returns its
+// release: a fixture build (OpenSSL with make -j on every core, the code
+// corpus) holds it, so two test binaries never build at once and compete
+// for the same cores.
+func BuildSlot(t testing.TB) (release func()) {
+	t.Helper()
+	return Lock(t, filepath.Join(Store(), "build.slot"))
+}
