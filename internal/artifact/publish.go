@@ -3,6 +3,7 @@ package artifact
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -22,6 +23,28 @@ type Published struct {
 // under a lock so two builds publishing the same name cannot interleave.
 // On error nothing new is left in out.
 func Publish(ctx context.Context, dir, out, name string, mtime time.Time) (*Published, error) {
+	return publish(ctx, dir, out, name, func(tgz string) (Digests, error) {
+		f, err := os.Create(tgz)
+		if err != nil {
+			return Digests{}, err
+		}
+		d, err := WriteTarball(ctx, dir, name, mtime, f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return d, err
+	})
+}
+
+// PublishTarball is Publish with the tarball already made: a copy of
+// tarball, whose digests d CheckTarball established against dir.
+func PublishTarball(ctx context.Context, dir, out, name, tarball string, d Digests) (*Published, error) {
+	return publish(ctx, dir, out, name, func(tgz string) (Digests, error) {
+		return d, copyFile(tarball, tgz)
+	})
+}
+
+func publish(ctx context.Context, dir, out, name string, tarball func(tgz string) (Digests, error)) (*Published, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("publish %s: %w", name, err)
 	}
@@ -37,14 +60,7 @@ func Publish(ctx context.Context, dir, out, name string, mtime time.Time) (*Publ
 	defer os.RemoveAll(tmp)
 
 	tgz := filepath.Join(tmp, name+".tar.gz")
-	f, err := os.Create(tgz)
-	if err != nil {
-		return nil, fmt.Errorf("publish %s: %w", name, err)
-	}
-	d, err := WriteTarball(ctx, dir, name, mtime, f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	d, err := tarball(tgz)
 	if err != nil {
 		return nil, fmt.Errorf("publish %s: %w", name, err)
 	}
@@ -91,4 +107,22 @@ func lock(path string) (func(), error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+// copyFile copies the regular file src to the new file dst.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

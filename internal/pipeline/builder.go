@@ -155,6 +155,10 @@ type built struct {
 	dir      string
 	manifest *artifact.Manifest
 	release  func()
+	// tarball, when set, is the tree's .tar.gz already made (the artifact
+	// cache's, checked against dir), with its digests: publishing copies it.
+	tarball string
+	digests artifact.Digests
 }
 
 // A builder turns a plan into a built slice. The stage table is one;
@@ -252,7 +256,18 @@ func (r *run) builderWith(v *Variant, jobs *build.Jobs) builder {
 // publish moves a built slice to the output directory and tells the
 // observer.
 func (r *run) publish(ctx context.Context, b *built) (*artifact.Published, error) {
-	pub, err := artifact.Publish(ctx, b.dir, r.Out, b.manifest.Name, time.Unix(b.manifest.SourceDateEpoch, 0))
+	var pub *artifact.Published
+	var err error
+	if b.tarball != "" {
+		pub, err = artifact.PublishTarball(ctx, b.dir, r.Out, b.manifest.Name, b.tarball, b.digests)
+		if err != nil && ctx.Err() == nil {
+			r.logf("%s: the cached tarball could not be copied, writing it again: %v", b.manifest.Name, err)
+			pub, err = nil, nil
+		}
+	}
+	if pub == nil && err == nil {
+		pub, err = artifact.Publish(ctx, b.dir, r.Out, b.manifest.Name, time.Unix(b.manifest.SourceDateEpoch, 0))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -7,21 +7,33 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
+	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
+	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source/patch"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/patches"
+	"github.com/osslbuild/osslbuild/smoke"
 )
 
-// The artifact cache keeps validated slice artifact trees, keyed by
-// everything that determines their bytes, so a repeated build with unchanged
-// inputs re-validates and republishes in seconds. An entry that no longer
-// validates is deleted, never served. It wraps any builder.
+// The artifact cache keeps validated artifact trees and their tarballs,
+// keyed by everything that determines their bytes, so a repeated build with
+// unchanged inputs is served in well under a second. Every hit verifies the
+// served copy against its manifest and the tarball against that copy; the
+// proof stages (validation with the machine code, the link) run again only
+// when the rules or the toolchain changed since the entry was proved, as
+// recorded beside it. An entry that no longer verifies or proves is
+// deleted, never served. It wraps any builder.
 type cachingBuilder struct {
 	run     *run
 	variant *Variant
@@ -38,22 +50,40 @@ func (c *cachingBuilder) build(ctx context.Context, p *recipe.Plan) (*built, err
 	if err != nil {
 		return nil, err
 	}
-	root, err := cacheDir(r.Fetch.CacheDir)
+	e, err := r.entry(key, artifactName(p, c.variant), id)
 	if err != nil {
 		return nil, err
 	}
-	entry := filepath.Join(root, "artifacts", key)
-	if b, ok, err := c.lookup(ctx, entry, p); err != nil || ok {
+	prove := func(ctx context.Context, dir string, m *artifact.Manifest) ([]artifact.LinkCheck, error) {
+		check := &job{run: r, plan: p, name: e.name, dir: dir}
+		for _, stage := range c.variant.proofs() {
+			if err := stage.run(ctx, check); err != nil {
+				return nil, err
+			}
+		}
+		return check.links, nil
+	}
+	if b, ok, err := r.cached(ctx, e, fitsPlan(p, e.name), prove); err != nil || ok {
 		return b, err
 	}
 	b, err := c.inner.build(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	if err := store(ctx, entry, b); err != nil {
-		r.logf("%s: warning: not cached: %v", b.manifest.Name, err)
-	}
+	r.store(ctx, e, b)
 	return b, nil
+}
+
+// fitsPlan refuses a cached manifest that does not describe p's slice.
+func fitsPlan(p *recipe.Plan, name string) func(*artifact.Manifest) error {
+	return func(m *artifact.Manifest) error {
+		t, s := m.Target, p.Slice
+		if m.Name != name || t.Name != s.Name || t.OS != s.OS || t.Arch != s.Arch || t.MinOS != s.MinOS || t.Configure != s.Configure ||
+			fmt.Sprint(t.Flags) != fmt.Sprint(s.Flags) || fmt.Sprint(t.Options) != fmt.Sprint(s.Options) {
+			return fmt.Errorf("its manifest describes %s %+v, not %s %+v", m.Name, t, name, s)
+		}
+		return nil
+	}
 }
 
 // cacheKey digests the inputs of one slice build. The pinned source digest
@@ -78,7 +108,11 @@ func cacheKey(p *recipe.Plan, v *Variant, revision string, id toolchain.Identity
 		Patches   []string
 		Toolchain toolchain.Identity
 	}{2, revision, v.Name, p.Recipe.SHA256, p.Slice.Name, p.Slice.Options, p.Release.SHA256, pd, id}
-	b, err := json.Marshal(in)
+	return digestJSON(in)
+}
+
+func digestJSON(v any) (string, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return "", err
 	}
@@ -99,80 +133,190 @@ func cacheDir(dir string) (string, error) {
 	return filepath.Join(d, "osslbuild"), nil
 }
 
-// lookup returns a copy of the cached tree in entry, re-validated, in a
-// fresh private directory; ok is false on a miss.
-func (c *cachingBuilder) lookup(ctx context.Context, entry string, p *recipe.Plan) (_ *built, ok bool, _ error) {
-	r := c.run
-	name := artifactName(p, c.variant)
-	tree := filepath.Join(entry, name)
-	if _, err := os.Stat(filepath.Join(tree, artifact.ManifestName)); err != nil {
+// entry is one artifact in the cache: <root>/artifacts/<key>/ holding the
+// tree <name>/, its tarball <name>.tar.gz and proved.json.
+type entry struct {
+	dir, name string
+	proved    provedBy // what a proof now would be made with
+}
+
+// provedBy records what last proved an entry: the digest of the sources of
+// the packages that decide a verdict (rulesDigest), of the toolchain, and
+// of the manifest it proved (a tree edited together with its manifest is
+// proved again, not taken on trust).
+type provedBy struct {
+	Rules     string `json:"rules"`
+	Toolchain string `json:"toolchain"`
+	Manifest  string `json:"manifest"`
+}
+
+// provedFor is e.proved for the tree dir's manifest.
+func (e entry) provedFor(dir string) provedBy {
+	p := e.proved
+	p.Manifest, _ = artifact.FileSHA256(filepath.Join(dir, artifact.ManifestName))
+	return p
+}
+
+func (r *run) entry(key, name string, id toolchain.Identity) (entry, error) {
+	root, err := cacheDir(r.Fetch.CacheDir)
+	if err != nil {
+		return entry{}, err
+	}
+	tc, err := digestJSON(id)
+	if err != nil {
+		return entry{}, err
+	}
+	return entry{dir: filepath.Join(root, "artifacts", key), name: name, proved: provedBy{Rules: r.rulesDigest(), Toolchain: tc}}, nil
+}
+
+func (e entry) tree() string    { return filepath.Join(e.dir, e.name) }
+func (e entry) tarball() string { return filepath.Join(e.dir, e.name+".tar.gz") }
+func (e entry) record() string  { return filepath.Join(e.dir, "proved.json") }
+
+// rulesDigest digests the sources of what decides a verdict on an artifact
+// (validate, inspect, codeclass, link) and the program the link check
+// links: the code itself, embedded by each package, never a constant kept
+// by hand.
+func (r *run) rulesDigest() string {
+	h := sha256.New()
+	for _, src := range []fs.FS{validate.Sources, inspect.Sources, codeclass.Sources, link.Sources} {
+		var names []string
+		fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				names = append(names, p)
+			}
+			return nil
+		})
+		sort.Strings(names)
+		for _, n := range names {
+			b, _ := fs.ReadFile(src, n)
+			fmt.Fprintf(h, "%s\x00%d\x00", n, len(b))
+			h.Write(b)
+		}
+	}
+	prog := r.LinkProgram
+	if prog.Source == nil {
+		prog = link.Program{Name: smoke.Name, Source: smoke.Source}
+	}
+	fmt.Fprintf(h, "%s\x00%d\x00", prog.Name, len(prog.Source))
+	h.Write(prog.Source)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// prover runs the proof stages over a tree and returns its link records.
+type prover func(ctx context.Context, dir string, m *artifact.Manifest) ([]artifact.LinkCheck, error)
+
+// cached serves the entry as a fresh copy in a private directory: the copy
+// verified against its manifest, which must fit what is asked for, proved
+// again if what proved the entry has changed, its tarball checked against
+// the copy. ok is false on a miss; an
+// entry that fails is deleted.
+func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest) error, prove prover) (_ *built, ok bool, _ error) {
+	if _, err := os.Stat(filepath.Join(e.tree(), artifact.ManifestName)); err != nil {
 		return nil, false, nil
 	}
+	if err := os.MkdirAll(r.Work, 0o755); err != nil {
+		return nil, false, err
+	}
+	work, err := os.MkdirTemp(r.Work, e.name+"-cached-")
+	if err != nil {
+		return nil, false, err
+	}
+	release := func() { os.RemoveAll(work) }
 	discard := func(why error) (*built, bool, error) {
+		release()
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()
 		}
-		r.logf("%s: cached artifact %s is invalid, discarding it: %v", name, tree, why)
-		os.RemoveAll(entry)
+		r.logf("%s: cached artifact %s is invalid, discarding it: %v", e.name, e.tree(), why)
+		os.RemoveAll(e.dir)
 		return nil, false, nil
 	}
-	// Every file against the manifest (nothing missing, added, linked or
-	// special), then the variant's own validation stage.
-	m, err := artifact.Verify(ctx, tree)
+	dir := filepath.Join(work, e.name)
+	if err := os.CopyFS(dir, os.DirFS(e.tree())); err != nil {
+		return discard(fmt.Errorf("copy from cache: %w", err))
+	}
+	// Every file of the copy against the manifest (nothing missing, added,
+	// linked or special): what is published is what was verified.
+	m, err := artifact.Verify(ctx, dir)
 	if err != nil {
 		return discard(err)
 	}
-	// The variant's own validation and link check, over the cached tree. A
-	// machine that cannot link (no lld, no stubs) says so; it does not make
-	// the entry invalid.
-	check := &job{run: r, plan: p, name: name, dir: tree}
-	for _, stage := range c.variant.proofs() {
-		err := stage.run(ctx, check)
+	if err := fits(m); err != nil {
+		return discard(err)
+	}
+	fresh := true
+	want := e.provedFor(dir)
+	var last provedBy
+	if b, err := os.ReadFile(e.record()); err != nil || json.Unmarshal(b, &last) != nil || last != want {
+		// The rules or the toolchain changed since the entry was proved:
+		// prove it again. A machine that cannot link (no lld, no stubs)
+		// says so; it does not make the entry invalid.
+		links, err := prove(ctx, dir, m)
 		if errors.Is(err, toolchain.ErrSetup) {
+			release()
 			return nil, false, err
 		}
 		if err != nil {
 			return discard(err)
 		}
-	}
-	if err := os.MkdirAll(r.Work, 0o755); err != nil {
-		return nil, false, err
-	}
-	work, err := os.MkdirTemp(r.Work, name+"-cached-")
-	if err != nil {
-		return nil, false, err
-	}
-	dir := filepath.Join(work, name)
-	if err := os.CopyFS(dir, os.DirFS(tree)); err != nil {
-		os.RemoveAll(work)
-		return nil, false, fmt.Errorf("%s: copy from cache: %w", name, err)
-	}
-	// The link check just ran with this osslbuild's smoke program and
-	// stubs; if the entry was stored by a build that linked another (an
-	// edited tree keeps its revision), the served manifest says what a
-	// build now would.
-	if !reflect.DeepEqual(check.links, m.LinkChecks) {
-		m.LinkChecks = check.links
-		if err := artifact.WriteManifest(ctx, dir, m); err != nil {
-			os.RemoveAll(work)
-			return nil, false, err
+		// The link check just ran with this osslbuild's smoke program and
+		// stubs; if the entry was linked with another, the served manifest
+		// says what a build now would, and its tarball is made anew.
+		if !reflect.DeepEqual(links, m.LinkChecks) {
+			m.LinkChecks = links
+			if err := artifact.WriteManifest(ctx, dir, m); err != nil {
+				release()
+				return nil, false, err
+			}
+			fresh = false
+			r.logf("%s: link record refreshed: the entry was linked with another smoke program or stub", e.name)
 		}
-		r.logf("%s: link record refreshed: the entry was linked with another smoke program or stub", name)
+		if fresh {
+			writeJSON(e.record(), want)
+		}
 	}
-	r.logf("%s: cache hit (%s): re-validated and re-linked, no build needed", name, filepath.Base(entry)[:12])
-	return &built{dir: dir, manifest: m, release: func() { os.RemoveAll(work) }}, true, nil
+	b := &built{dir: dir, manifest: m, release: release}
+	how := "verified, not proved again (rules and toolchain unchanged)"
+	if last != want {
+		how = "verified and proved again"
+	}
+	if fresh {
+		d, err := artifact.CheckTarball(ctx, e.tarball(), dir, e.name, m)
+		if err == nil {
+			b.tarball, b.digests = e.tarball(), d
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			r.logf("%s: cached tarball not served: %v", e.name, err)
+		}
+	}
+	if b.tarball == "" {
+		// Made anew from the verified copy; the entry takes the new one.
+		os.RemoveAll(e.dir)
+		r.store(ctx, e, b)
+	}
+	r.logf("%s: cache hit (%s): %s", e.name, filepath.Base(e.dir)[:12], how)
+	return b, true, nil
 }
 
-// store copies a validated artifact tree into the cache entry, atomically.
-func store(ctx context.Context, entry string, b *built) error {
-	if _, err := os.Stat(entry); err == nil {
-		return nil
+// store copies a proved artifact tree into the entry with its tarball and
+// the record of what proved it, atomically, and points b at the stored
+// tarball so publishing copies it instead of writing it again. A failure
+// only costs the next build its hit.
+func (r *run) store(ctx context.Context, e entry, b *built) {
+	if err := r.storeEntry(ctx, e, b); err != nil {
+		r.logf("%s: warning: not cached: %v", e.name, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(entry), 0o755); err != nil {
+}
+
+func (r *run) storeEntry(ctx context.Context, e entry, b *built) error {
+	if _, err := os.Stat(e.dir); err == nil {
+		return nil // another build stored the same entry first
+	}
+	if err := os.MkdirAll(filepath.Dir(e.dir), 0o755); err != nil {
 		return err
 	}
-	key := filepath.Base(entry)
-	tmp, err := os.MkdirTemp(filepath.Dir(entry), ".tmp-"+key[:12]+"-")
+	key := filepath.Base(e.dir)
+	tmp, err := os.MkdirTemp(filepath.Dir(e.dir), ".tmp-"+key[:12]+"-")
 	if err != nil {
 		return err
 	}
@@ -180,14 +324,43 @@ func store(ctx context.Context, entry string, b *built) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := os.CopyFS(filepath.Join(tmp, filepath.Base(b.dir)), os.DirFS(b.dir)); err != nil {
+	if err := os.CopyFS(filepath.Join(tmp, e.name), os.DirFS(b.dir)); err != nil {
 		return fmt.Errorf("artifact cache: %w", err)
 	}
-	if err := os.Rename(tmp, entry); err != nil && !errors.Is(err, os.ErrExist) {
-		if _, serr := os.Stat(entry); serr == nil {
-			return nil // another build stored the same entry first
+	tgz := filepath.Join(tmp, e.name+".tar.gz")
+	f, err := os.Create(tgz)
+	if err != nil {
+		return err
+	}
+	d, err := artifact.WriteTarball(ctx, b.dir, e.name, time.Unix(b.manifest.SourceDateEpoch, 0), f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("artifact cache: %w", err)
+	}
+	if err := writeJSON(filepath.Join(tmp, "proved.json"), e.provedFor(b.dir)); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, e.dir); err != nil && !errors.Is(err, os.ErrExist) {
+		if _, serr := os.Stat(e.dir); serr == nil {
+			return nil
 		}
 		return fmt.Errorf("artifact cache: %w", err)
 	}
+	b.tarball, b.digests = e.tarball(), d
 	return nil
+}
+
+// writeJSON writes v to path by rename, so a reader sees all or nothing.
+func writeJSON(path string, v any) error {
+	bs, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
+	if err := os.WriteFile(tmp, bs, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

@@ -106,7 +106,7 @@ func TestCacheServesOnlyValidEntries(t *testing.T) {
 	if _, ok, err := pipeline.CacheLookup(o, key, p); ok || err != nil {
 		t.Fatalf("empty cache served an entry: %v", err)
 	}
-	if err := pipeline.CacheStore(o, key, src); err != nil {
+	if err := pipeline.CacheStore(o, key, src, p); err != nil {
 		t.Fatal(err)
 	}
 	dir, ok, err := pipeline.CacheLookup(o, key, p)
@@ -147,7 +147,7 @@ func TestCacheRelinks(t *testing.T) {
 	o.Fetch.CacheDir = t.TempDir()
 	good, bad := strings.Repeat("cd", 32), strings.Repeat("ef", 32)
 	for _, key := range []string{good, bad} {
-		if err := pipeline.CacheStore(o, key, src); err != nil {
+		if err := pipeline.CacheStore(o, key, src, p); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
@@ -15,31 +16,64 @@ import (
 var CacheKey = cacheKey
 
 // CacheLookup reports whether the artifact cache entry key serves p (as
-// osslbuild's own variant), and the served tree's directory.
+// osslbuild's own variant), the served tree's directory and the tarball it
+// would publish ("" when it must write one).
 func CacheLookup(s Settings, key string, p *recipe.Plan) (string, bool, error) {
-	r, err := newRun(s, Runtime{Log: io.Discard, Environ: []string{}})
-	if err != nil {
-		return "", false, err
-	}
-	root, err := cacheDir(s.Fetch.CacheDir)
-	if err != nil {
-		return "", false, err
-	}
-	c := &cachingBuilder{run: r, variant: Osslbuild}
-	b, ok, err := c.lookup(context.Background(), filepath.Join(root, "artifacts", key), p)
-	if !ok || err != nil {
-		return "", ok, err
-	}
-	return b.dir, true, nil
+	dir, _, ok, err := CacheLookupTarball(s, Runtime{Log: io.Discard, Environ: []string{}}, key, p)
+	return dir, ok, err
 }
 
-// CacheStore stores the artifact tree dir (with its manifest) under key.
-func CacheStore(s Settings, key, dir string) error {
-	root, err := cacheDir(s.Fetch.CacheDir)
+// CacheLookupTarball is CacheLookup with the runtime given, also returning
+// the tarball served.
+func CacheLookupTarball(s Settings, rt Runtime, key string, p *recipe.Plan) (dir, tarball string, ok bool, _ error) {
+	r, err := newRun(s, rt)
+	if err != nil {
+		return "", "", false, err
+	}
+	c := &cachingBuilder{run: r, variant: Osslbuild}
+	_, id, err := r.toolchain(context.Background(), p.Slice)
+	if err != nil {
+		return "", "", false, err
+	}
+	e, err := r.entry(key, artifactName(p, c.variant), id)
+	if err != nil {
+		return "", "", false, err
+	}
+	b, ok, err := r.cached(context.Background(), e, fitsPlan(p, e.name), func(ctx context.Context, dir string, m *artifact.Manifest) ([]artifact.LinkCheck, error) {
+		j := &job{run: r, plan: p, name: e.name, dir: dir}
+		for _, st := range c.variant.proofs() {
+			if err := st.run(ctx, j); err != nil {
+				return nil, err
+			}
+		}
+		return j.links, nil
+	})
+	if !ok || err != nil {
+		return "", "", ok, err
+	}
+	return b.dir, b.tarball, true, nil
+}
+
+// CacheStore stores the artifact tree dir (with its manifest) under key, as
+// a build of p would.
+func CacheStore(s Settings, key, dir string, p *recipe.Plan) error {
+	r, err := newRun(s, Runtime{Log: io.Discard, Environ: []string{}})
 	if err != nil {
 		return err
 	}
-	return store(context.Background(), filepath.Join(root, "artifacts", key), &built{dir: dir})
+	_, id, err := r.toolchain(context.Background(), p.Slice)
+	if err != nil {
+		return err
+	}
+	e, err := r.entry(key, filepath.Base(dir), id)
+	if err != nil {
+		return err
+	}
+	m, err := artifact.ReadManifest(dir)
+	if err != nil {
+		return err
+	}
+	return r.storeEntry(context.Background(), e, &built{dir: dir, manifest: m})
 }
 
 // Stages are the stage names of a variant, in order.

@@ -27,20 +27,7 @@ func Prove(ctx context.Context, s Settings, rt Runtime, dir string, v *Variant) 
 		return err
 	}
 	if len(m.Slices) > 0 {
-		var errs []error
-		for _, lib := range artifact.Libraries {
-			var exps []validate.Expect
-			for _, sm := range m.Slices {
-				exps = append(exps, universal.Expect(sm, lib))
-			}
-			if _, err := validate.UniversalContext(ctx, filepath.Join(dir, "lib", lib), exps); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		if err := errors.Join(errs...); err != nil {
-			return fmt.Errorf("%s: %w", m.Name, err)
-		}
-		_, err := r.linkTree(ctx, dir, m.Parts())
+		_, err := r.proveUniversal(ctx, dir, m)
 		return err
 	}
 	rel, _, err := r.recipe.Resolve(m.OpenSSL.Version, m.OpenSSL.SHA256)
@@ -58,4 +45,27 @@ func Prove(ctx context.Context, s Settings, rt Runtime, dir string, v *Variant) 
 		}
 	}
 	return nil
+}
+
+// proveUniversal validates every slice of a universal artifact inside its
+// fat libraries, as the slice's manifest expects, and links each, returning
+// the link records.
+func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manifest) ([]artifact.LinkCheck, error) {
+	var errs []error
+	for _, lib := range artifact.Libraries {
+		var exps []validate.Expect
+		for _, sm := range m.Slices {
+			if sm == nil {
+				return nil, fmt.Errorf("%s: manifest has an empty slice entry", m.Name)
+			}
+			exps = append(exps, universal.Expect(sm, lib))
+		}
+		if _, err := validate.UniversalContext(ctx, filepath.Join(dir, "lib", lib), exps); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("%s: %w", m.Name, err)
+	}
+	return r.linkTree(ctx, dir, m.Parts())
 }

@@ -50,8 +50,10 @@ type mergeJob struct {
 	dirs   []string          // slices: the two slice artifact trees
 	slices []universal.Slice // load
 	tc     toolchain.Toolchain
+	entry  entry              // merge: the artifact cache's entry for this pair
 	dst    string             // merge: the universal2 tree
 	m      *artifact.Manifest // merge, completed by link and record
+	built  *built             // merge (a cache hit) or record
 	result *Result            // publish
 }
 
@@ -198,10 +200,31 @@ func loadSlices(ctx context.Context, j *mergeJob) error {
 }
 
 // mergeSlices lipos the slices' libraries into the universal2 tree, after
-// validating each slice, and validates every slice inside the fat files.
+// validating each slice, and validates every slice inside the fat files;
+// the artifact cache serves a pair it has merged before (the same slice
+// manifests, recipe, toolchain and osslbuild), proved as a merge would.
 func mergeSlices(ctx context.Context, j *mergeJob) (err error) {
-	if j.tc, _, err = j.run.toolchain(ctx, j.slices[0].Manifest.Target); err != nil {
+	r := j.run
+	var id toolchain.Identity
+	if j.tc, id, err = r.toolchain(ctx, j.slices[0].Manifest.Target); err != nil {
 		return err
+	}
+	if !r.Rebuild {
+		key, err := mergeKey(r, id, j.dirs)
+		if err != nil {
+			return err
+		}
+		if j.entry, err = r.entry(key, universal.Name, id); err != nil {
+			return err
+		}
+		b, ok, err := r.cached(ctx, j.entry, fitsPair(j.slices), r.proveUniversal)
+		if err != nil {
+			return err
+		}
+		if ok {
+			j.built, j.dst, j.m = b, b.dir, b.manifest
+			return nil
+		}
 	}
 	j.dst = filepath.Join(j.work, universal.Name)
 	j.m, err = universal.Merge(ctx, j.tc, j.slices[0], j.slices[1], j.dst, j.run.recipe.Universal2Dispatch)
@@ -220,6 +243,9 @@ func mergeSlices(ctx context.Context, j *mergeJob) (err error) {
 // linkMerged links the merged libraries, which are what ships, for each
 // slice's architecture and deployment target.
 func linkMerged(ctx context.Context, j *mergeJob) (err error) {
+	if j.built != nil {
+		return nil // served by the cache, linked when it was made
+	}
 	var slices []platform.Slice
 	for _, s := range j.m.Slices {
 		slices = append(slices, s.Target)
@@ -233,13 +259,29 @@ func linkMerged(ctx context.Context, j *mergeJob) (err error) {
 	return nil
 }
 
-// recordMerged writes the manifest again with the link records.
+// recordMerged writes the manifest again with the link records, and keeps
+// the merge in the artifact cache.
 func recordMerged(ctx context.Context, j *mergeJob) error {
-	return artifact.WriteManifest(ctx, j.dst, j.m)
+	if j.built != nil {
+		return nil
+	}
+	if err := artifact.WriteManifest(ctx, j.dst, j.m); err != nil {
+		return err
+	}
+	j.built = &built{dir: j.dst, manifest: j.m}
+	if j.entry.dir != "" {
+		j.run.store(ctx, j.entry, j.built)
+	}
+	return nil
 }
 
 func publishMerged(ctx context.Context, j *mergeJob) error {
-	pub, err := j.run.publish(ctx, &built{dir: j.dst, manifest: j.m})
+	defer func() {
+		if j.built.release != nil {
+			j.built.release()
+		}
+	}()
+	pub, err := j.run.publish(ctx, j.built)
 	if err != nil {
 		return err
 	}
@@ -295,4 +337,47 @@ func (r *run) holdToRecipe(m *artifact.Manifest) error {
 		return refuse(fmt.Errorf("its manifest does not match recipe %s: %s", r.recipe.Path, strings.Join(why, "; ")))
 	}
 	return nil
+}
+
+// mergeKey digests what decides a merge's bytes: the two slices (their
+// manifests pin every file), the recipe's header dispatch, the toolchain
+// (lipo) and osslbuild.
+func mergeKey(r *run, id toolchain.Identity, dirs []string) (string, error) {
+	var slices []string
+	for _, d := range dirs {
+		s, err := artifact.FileSHA256(filepath.Join(d, artifact.ManifestName))
+		if err != nil {
+			return "", err
+		}
+		slices = append(slices, s)
+	}
+	return digestJSON(struct {
+		Format    int
+		Kind      string
+		Osslbuild string
+		Recipe    string
+		Dispatch  []string
+		Slices    []string
+		Toolchain toolchain.Identity
+	}{1, universal.Kind, r.Revision, r.recipe.SHA256, r.recipe.Universal2Dispatch, slices, id})
+}
+
+// fitsPair refuses a cached universal manifest that is not the merge of
+// these slices.
+func fitsPair(in []universal.Slice) func(*artifact.Manifest) error {
+	return func(m *artifact.Manifest) error {
+		if m.Name != universal.Name || len(m.Slices) != len(in) {
+			return fmt.Errorf("its manifest is not a merge of %d slices", len(in))
+		}
+		for _, s := range in {
+			found := false
+			for _, sm := range m.Slices {
+				found = found || (sm != nil && sm.Name == s.Manifest.Name && sm.OpenSSL.SHA256 == s.Manifest.OpenSSL.SHA256 && fmt.Sprint(sm.Files) == fmt.Sprint(s.Manifest.Files))
+			}
+			if !found {
+				return fmt.Errorf("its manifest does not record slice %s as given", s.Manifest.Name)
+			}
+		}
+		return nil
+	}
 }
