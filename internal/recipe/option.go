@@ -16,10 +16,21 @@ var ErrOption = errors.New("not an acceptable Configure option")
 // featureRe is a feature switch, the form every option pyca passes takes.
 var featureRe = regexp.MustCompile(`^(no|enable)-[a-z0-9][a-z0-9_.+-]*$`)
 
-// longOptions are the "--name=value" options osslbuild passes on: they
-// choose where the libraries go and which API they expose, not how the
-// code is compiled. --prefix and --openssldir are osslbuild's own.
-var longOptions = []string{"--libdir=", "--api="}
+// longOptions are the "--name=value" options osslbuild passes on, each with
+// the values it takes: they choose where the libraries go and which API
+// they expose, not how the code is compiled. --prefix and --openssldir are
+// osslbuild's own. The artifact layout is lib/ under the prefix, so
+// --libdir names exactly that: any other value (an absolute path, "..")
+// would install outside the staging directory or where layout does not
+// look.
+var longOptions = []struct {
+	prefix string
+	value  *regexp.Regexp
+	want   string
+}{
+	{"--libdir=", regexp.MustCompile(`^lib$`), "lib (the artifact's layout)"},
+	{"--api=", regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?$`), "an OpenSSL version such as 1.1.1 or 3.0"},
+}
 
 // CheckOption refuses what must not reach Configure as an option. Recipe
 // options and a caller's options are held to the same rules: Configure
@@ -37,12 +48,17 @@ func CheckOption(o string) error {
 	case strings.HasPrefix(o, "-O"):
 		return bad("optimisation is OpenSSL's own -O3; an option must not override it")
 	case strings.HasPrefix(o, "--"):
+		var names []string
 		for _, l := range longOptions {
-			if strings.HasPrefix(o, l) && len(o) > len(l) {
+			if v, ok := strings.CutPrefix(o, l.prefix); ok {
+				if !l.value.MatchString(v) {
+					return bad("%s takes %s, not %q", strings.TrimSuffix(l.prefix, "="), l.want, v)
+				}
 				return nil
 			}
+			names = append(names, l.prefix+"VALUE")
 		}
-		return bad("long options are limited to %s (osslbuild sets --prefix and --openssldir itself)", strings.Join(longOptions, "VALUE, ")+"VALUE")
+		return bad("long options are limited to %s (osslbuild sets --prefix and --openssldir itself)", strings.Join(names, ", "))
 	case strings.HasPrefix(o, "-") || strings.HasPrefix(o, "+"):
 		return bad("a compiler flag, not a Configure option: Configure would hand it to the compiler; compiler flags come only from the recipe's targets")
 	case strings.Contains(o, "="):
