@@ -11,17 +11,23 @@ import (
 	"github.com/osslbuild/osslbuild/internal/source/unpack"
 )
 
-// Dir returns an artifact directory for path: path itself when it is a
-// directory, else the .tar.gz unpacked under work (which must not exist
-// yet), after checking it against the .sha256 beside it when there is one.
-// Nothing in the result is trusted yet: Verify it.
+// Dir returns an artifact directory for path: the directory path names
+// (a symlink given as the path is resolved once, here, as check resolves
+// its argument; links inside the artifact are still refused by Verify),
+// else the .tar.gz unpacked under work (which must not exist yet), after
+// checking it against the .sha256 beside it when there is one. Nothing in
+// the result is trusted yet: Verify it.
 func Dir(ctx context.Context, path, work string) (string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return "", fmt.Errorf("artifact %s: %w", path, err)
 	}
 	if fi.IsDir() {
-		return path, nil
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return "", fmt.Errorf("artifact %s: %w", path, err)
+		}
+		return real, nil
 	}
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("artifact %s: %s, want a directory or a .tar.gz (not opened)", path, "a "+Describe(path, fi.Mode().Type()))
