@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"math"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -146,26 +147,38 @@ func (c *checker) relIn(r *root, b Binary) string {
 }
 
 // codeDisagrees compares the code verdicts the manifest records for lib
-// with what check measured in its slices. The classifier is deterministic,
-// so the same library gets the same verdict; a manifest claiming optimised
-// code for a library whose code looks -O0 (or the reverse) was not written
-// by the build that made it. Only the class is held: a later osslbuild may
-// score the same code a little differently. Manifests from before code
-// evidence record none, and nothing is compared.
+// with what check measured in its slices: every field, class, score and
+// functions alike. The classifier is deterministic, so the same library
+// gets the same verdict from the same osslbuild; a manifest claiming
+// optimised code for a library whose code looks -O0 (or a better score, or
+// more functions measured) was not written by the build that made it, and
+// a manifest that records code evidence must record it for every slice of
+// every library. Manifests from before code evidence record none, and
+// nothing is compared.
 func codeDisagrees(recorded []artifact.CodeEvidence, lib string, slices []Slice) []string {
+	if len(recorded) == 0 {
+		return nil
+	}
 	var out []string
-	for _, e := range recorded {
-		if e.Library != lib {
+	for _, s := range slices {
+		if s.Code == nil {
 			continue
 		}
-		for _, s := range slices {
-			if !validate.SameArch(s.Arch, e.Arch) || s.Code == nil {
+		found := false
+		for _, e := range recorded {
+			if e.Library != lib || !validate.SameArch(s.Arch, e.Arch) {
 				continue
 			}
-			if s.Code.Class != e.Class {
+			found = true
+			score := math.Round(s.Code.Score*1000) / 1000
+			if s.Code.Class != e.Class || score != e.Score || s.Code.Functions != e.Functions {
 				out = append(out, fmt.Sprintf("manifest records the machine code of lib/%s %s as %s (score %.3f over %d functions), but it measures %s (score %.3f over %d functions)",
-					lib, e.Arch, e.Class, e.Score, e.Functions, s.Code.Class, s.Code.Score, s.Code.Functions))
+					lib, e.Arch, e.Class, e.Score, e.Functions, s.Code.Class, score, s.Code.Functions))
 			}
+		}
+		if !found {
+			out = append(out, fmt.Sprintf("manifest records no machine-code verdict for lib/%s %s, which it measures as %s (score %.3f over %d functions)",
+				lib, s.Arch, s.Code.Class, s.Code.Score, s.Code.Functions))
 		}
 	}
 	return out

@@ -195,6 +195,9 @@ func TestE2ETamperedUniversal2(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "manifest records the machine code of lib/libssl.a arm64 as -O0-like (score "},
+		{"code score", editCode(func(e *artifact.CodeEvidence) { e.Score += 0.001 }), "manifest records the machine code of lib/libssl.a arm64 as optimised (score "},
+		{"code functions", editCode(func(e *artifact.CodeEvidence) { e.Functions++ }), "manifest records the machine code of lib/libssl.a arm64 as optimised (score "},
+		{"code entry removed", editCode(nil), "manifest records no machine-code verdict for lib/libssl.a arm64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := testfixture.CopyTree(t, src, filepath.Join(t.TempDir(), "openssl-macos-universal2"))
@@ -207,5 +210,31 @@ func TestE2ETamperedUniversal2(t *testing.T) {
 				t.Errorf("failures %q lack %q", res.Failures, tc.want)
 			}
 		})
+	}
+}
+
+// editCode rewrites the manifest with libssl.a arm64's code evidence
+// edited by edit, or removed when edit is nil, and its digests resealed.
+func editCode(edit func(*artifact.CodeEvidence)) func(t *testing.T, d string) {
+	return func(t *testing.T, d string) {
+		m, err := artifact.ReadManifest(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept []artifact.CodeEvidence
+		for _, e := range m.CodeEvidence {
+			if e.Library == "libssl.a" && e.Arch == "arm64" {
+				if edit == nil {
+					continue
+				}
+				edit(&e)
+			}
+			kept = append(kept, e)
+		}
+		m.CodeEvidence = kept
+		os.Remove(filepath.Join(d, artifact.ManifestName))
+		if err := artifact.WriteManifest(context.Background(), d, m); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
