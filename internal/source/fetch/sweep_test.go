@@ -140,3 +140,30 @@ func TestLiveTempFileNotSwept(t *testing.T) {
 		t.Errorf("released temporary file not swept: %v", err)
 	}
 }
+
+// TestOriginRecordSurvivesASweep: another fetch sweeping the cache
+// directory at the moment the origin record is renamed into place (the
+// hook stands for that instant, deterministically) leaves the record to its
+// writer, which still holds it locked; the record then names the origin.
+func TestOriginRecordSurvivesASweep(t *testing.T) {
+	dir := t.TempDir()
+	final := filepath.Join(dir, tarName)
+	swept := false
+	beforeRename = func(tmp string) {
+		if err := prepareDir(dir, true); err != nil {
+			t.Error(err)
+		}
+		_, err := os.Stat(tmp)
+		swept = err != nil
+	}
+	defer func() { beforeRename = nil }()
+	if err := writeOrigin(final, "https://example.invalid/"+tarName); err != nil {
+		t.Fatalf("origin record lost to a concurrent sweep: %v", err)
+	}
+	if swept {
+		t.Error("the sweep removed the record's temporary file")
+	}
+	if got := readOrigin(final); got != "https://example.invalid/"+tarName {
+		t.Errorf("origin %q", got)
+	}
+}

@@ -530,7 +530,15 @@ func sweepUnlocked(p string) {
 // originSuffix names the record, beside a cached file, of the URL it came from.
 const originSuffix = ".url"
 
+// beforeRename, when set (by tests), runs as a temporary file is about to
+// be renamed into place: where a concurrent fetch's sweep may strike.
+var beforeRename func(tmp string)
+
 // writeOrigin records origin for final atomically (temp file and rename).
+// Like install, it renames the temporary file while it is still open and
+// locked: a concurrent fetch sweeping the directory takes only files no
+// live process holds, so the record cannot vanish between its close and
+// its rename.
 func writeOrigin(final, origin string) (err error) {
 	dst := final + originSuffix
 	tmp, err := createTemp(filepath.Dir(dst), tempPattern(filepath.Base(dst)))
@@ -549,10 +557,13 @@ func writeOrigin(final, origin string) (err error) {
 	if err = tmp.Chmod(0o644); err != nil {
 		return err
 	}
-	if err = tmp.Close(); err != nil {
+	if beforeRename != nil {
+		beforeRename(tmp.Name())
+	}
+	if err = os.Rename(tmp.Name(), dst); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), dst)
+	return tmp.Close()
 }
 
 // readOrigin returns the recorded source of a cached file, or "".
