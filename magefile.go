@@ -36,9 +36,17 @@ func Check(ctx context.Context, path string, minopt *string, arch *string, json 
 func Smoke(ctx context.Context, artifact string) error {
 	s, err := targets.Settings(nil, nil, nil, nil)
 	if err != nil {
-		return err
+		return targets.Safe(err)
 	}
-	return link.RunSmoke(ctx, artifact, s.Toolchain, s.Work, os.Getenv)
+	return targets.Safe(link.RunSmoke(ctx, artifact, s.Toolchain, s.Work, targets.Stdout(), os.Getenv))
+}
+
+// Actions writes GitHub Actions workflow commands for the composite action's shell steps.
+type Actions mg.Namespace
+
+// Error prints a GitHub Actions error annotation titled title with message, escaped so that no name in it can start another command (action.yml's fail), and fails.
+func (Actions) Error(title, message string) error {
+	return targets.Annotate(title, message)
 }
 
 // Source fetches and unpacks verified OpenSSL sources.
@@ -48,20 +56,20 @@ type Source mg.Namespace
 func (Source) Fetch(ctx context.Context, version *string, sha256 *string) error {
 	s, err := targets.BuildSettings(version, sha256, nil, nil, nil, nil)
 	if err != nil {
-		return err
+		return targets.Safe(err)
 	}
 	_, err = pipeline.Fetch(ctx, s, targets.Runtime())
-	return err
+	return targets.Safe(err)
 }
 
 // Unpack gives a verified, patched source tree (-dest=DIR, default build/src/openssl-X.Y.Z).
 func (Source) Unpack(ctx context.Context, version *string, dest *string) error {
 	s, err := targets.Settings(version, nil, nil, nil)
 	if err != nil {
-		return err
+		return targets.Safe(err)
 	}
 	_, err = pipeline.Unpack(ctx, s, targets.Runtime(), targets.Deref(dest))
-	return err
+	return targets.Safe(err)
 }
 
 // Build builds artifacts into dist/.
@@ -86,7 +94,7 @@ func (Build) LinuxX86_64(ctx context.Context, version, sha256, options *string, 
 func (Build) Universal2(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool) error {
 	s, err := targets.BuildSettings(version, sha256, options, jobs, out, rebuild)
 	if err != nil {
-		return err
+		return targets.Safe(err)
 	}
 	return targets.Done(pipeline.Universal2(ctx, s, targets.Runtime()))
 }
@@ -95,7 +103,7 @@ func (Build) Universal2(ctx context.Context, version, sha256, options *string, j
 func (Build) Merge(ctx context.Context, arm64, x86_64 string, out *string) error {
 	s, err := targets.Settings(nil, nil, out, nil)
 	if err != nil {
-		return err
+		return targets.Safe(err)
 	}
 	return targets.Done(pipeline.Merge(ctx, s, targets.Runtime(), arm64, x86_64))
 }
@@ -104,7 +112,7 @@ func (Build) Merge(ctx context.Context, arm64, x86_64 string, out *string) error
 func slice(ctx context.Context, target string, version, sha256, options *string, jobs *int, out *string, rebuild *bool) error {
 	s, err := targets.BuildSettings(version, sha256, options, jobs, out, rebuild)
 	if err != nil {
-		return err
+		return targets.Safe(err)
 	}
 	return targets.Done(pipeline.Slice(ctx, s, targets.Runtime(), target, nil))
 }
@@ -116,13 +124,13 @@ type Verify mg.Namespace
 func (Verify) Reproducible(ctx context.Context, arch *string, version *string) error {
 	s, err := targets.Settings(version, nil, nil, nil)
 	if err != nil {
-		return err
+		return targets.Safe(err)
 	}
 	a := "arm64"
 	if arch != nil {
 		a = *arch
 	}
-	return repro.Verify(ctx, s, targets.Runtime(), a)
+	return targets.Safe(repro.Verify(ctx, s, targets.Runtime(), a))
 }
 
 // Recipe edits recipes/openssl.toml.
@@ -132,32 +140,32 @@ type Recipe mg.Namespace
 func (Recipe) Bump(ctx context.Context, version string, dryrun *bool) error {
 	s, err := targets.Settings(nil, nil, nil, nil)
 	if err != nil {
-		return err
+		return targets.Safe(err)
 	}
-	return bump.Target(ctx, s.Fetch, version, dryrun != nil && *dryrun, os.Stdout)
+	return targets.Safe(bump.Target(ctx, s.Fetch, version, dryrun != nil && *dryrun, targets.Stdout()))
 }
 
 // Bench measures osslbuild against what it replaces.
 type Bench mg.Namespace
 
-// Build times build:arm64 against pyca's shell sequence, build:universal2 against two sequential builds + lipo, and a cache hit against a full build, interleaved A/B (-rounds=3, -only=arm64|universal2|cache).
+// Build times build:arm64 against pyca's shell sequence, build:universal2 against two sequential builds + lipo, interleaved A/B, and cache hits of build:arm64 and build:universal2 (compiled magefile) against the full builds that filled the cache (-rounds=3, -only=arm64|universal2|cache).
 func (Bench) Build(ctx context.Context, rounds *int, only *string, version *string) error {
 	s, err := targets.Settings(version, nil, nil, nil)
 	if err != nil {
-		return err
+		return targets.Safe(err)
 	}
-	return bench.BuildReport(ctx, s, targets.Deref(rounds), targets.Deref(only))
+	return targets.Safe(bench.BuildReport(ctx, s, targets.Deref(rounds), targets.Deref(only)))
 }
 
 // Library builds 4.0.2 for linux-x86_64 with osslbuild and the way pyca's step did (CFLAGS in Configure's environment: -O0), runs bench/osslbench.c against both in alternating short slices (median pair ratio with its 95% interval, or "too noisy") and writes bench/library-<date>.md.
 func (Bench) Library(ctx context.Context) error {
 	s, err := targets.Settings(nil, nil, nil, nil)
 	if err != nil {
-		return err
+		return targets.Safe(err)
 	}
 	path, err := bench.WriteLibraryReport(ctx, bench.Options{Settings: s, Runtime: targets.Runtime()}, "bench", "go tool mage bench:library")
 	if err == nil {
-		fmt.Println("bench:library: wrote", path)
+		fmt.Fprintln(targets.Stdout(), "bench:library: wrote", path)
 	}
-	return err
+	return targets.Safe(err)
 }

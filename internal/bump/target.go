@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
 )
@@ -23,6 +24,9 @@ func Target(ctx context.Context, f fetch.Options, arg string, dryRun bool, w io.
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(w, diff)
+	// A line per write: the targets' writer escapes each as one record.
+	for _, l := range strings.SplitAfter(diff, "\n") {
+		fmt.Fprint(w, l)
+	}
 	return nil
 }

@@ -2,8 +2,8 @@ package check
 
 import (
 	"fmt"
-	"math"
 	"io/fs"
+	"math"
 	"path"
 	"path/filepath"
 	"slices"

@@ -77,7 +77,7 @@ func FromFlags(path string, minOpt, arch *string, asJSON, strict *bool) Options 
 // issue one.
 func Run(ctx context.Context, o Options) error {
 	if err := runCheck(ctx, o); err != nil {
-		return &safeError{msg: report.SafeText(o.Env, err.Error()), err: err}
+		return report.SafeError(o.Env, err)
 	}
 	return nil
 }
@@ -128,16 +128,6 @@ func runCheck(ctx context.Context, o Options) error {
 	}
 	return nil
 }
-
-// safeError is an error whose text is safe to print, wrapping the original
-// for errors.Is.
-type safeError struct {
-	msg string
-	err error
-}
-
-func (e *safeError) Error() string { return e.msg }
-func (e *safeError) Unwrap() error { return e.err }
 
 // Check inspects o.Path and applies the rules; it prints nothing. The error
 // is for bad options or a path that cannot be checked at all; rule breaches

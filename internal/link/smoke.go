@@ -128,10 +128,11 @@ func Smoke(ctx context.Context, o SmokeOptions) ([]SmokeResult, error) {
 	return results, nil
 }
 
-// RunSmoke is the smoke target: Smoke with the results on stdout and, in
-// GitHub Actions (GITHUB_STEP_SUMMARY set), in the step summary too.
-func RunSmoke(ctx context.Context, dir, toolchainKind, work string, getenv func(string) string) error {
-	o := SmokeOptions{Artifact: dir, Toolchain: toolchainKind, Work: work, Log: os.Stdout}
+// RunSmoke is the smoke target: Smoke with the results on log (one line
+// per Write, as the targets' escaping writer takes them) and, in GitHub
+// Actions (GITHUB_STEP_SUMMARY set), in the step summary too.
+func RunSmoke(ctx context.Context, dir, toolchainKind, work string, log io.Writer, getenv func(string) string) error {
+	o := SmokeOptions{Artifact: dir, Toolchain: toolchainKind, Work: work, Log: log}
 	if path := getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
@@ -334,7 +335,9 @@ func logResult(w io.Writer, name string, r SmokeResult) {
 		fmt.Fprintf(w, "%s: ran under %s\n", head, strings.Join(r.Via, " "))
 	}
 	if rep := r.Report; rep != nil {
-		fmt.Fprintf(w, "%s: %s\n%s: %s\n%s: %s\n", head, rep.Version, head, rep.Compiler, head, rep.Platform)
+		for _, v := range []string{rep.Version, rep.Compiler, rep.Platform} {
+			fmt.Fprintf(w, "%s: %s\n", head, v)
+		}
 		for _, t := range rep.Tests {
 			fmt.Fprintf(w, "%s: %s %s: %s\n", head, t.Status, t.Name, t.Detail)
 		}

@@ -5,6 +5,7 @@ package targets
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -53,11 +54,30 @@ func BuildSettings(version, sha256, options *string, jobs *int, out *string, reb
 	return s, nil
 }
 
-// Runtime prints to stdout and, in GitHub Actions, folds logs, annotates
-// failures and writes the step summary.
+// Runtime prints to stdout through the one escaping writer and, in GitHub
+// Actions, folds logs, annotates failures and writes the step summary.
 func Runtime() pipeline.Runtime {
-	return pipeline.Runtime{Log: os.Stdout, Observer: &report.Builds{W: os.Stdout}}
+	return pipeline.Runtime{Log: report.Stdout(), Observer: &report.Builds{W: os.Stdout}}
 }
+
+// Stdout is where the targets print: the one escaping writer
+// (report.LogWriter) on standard output.
+func Stdout() io.Writer { return report.Stdout() }
+
+// Annotate writes an error annotation with title and message to stdout,
+// escaped by report.Error as every annotation osslbuild writes, and fails
+// (exit 1): the composite action's shell steps report their own refusals
+// through it.
+func Annotate(title, message string) error {
+	if err := report.Error(os.Stdout, report.Annotation{Title: title, Msg: message}); err != nil {
+		return err
+	}
+	return Safe(fmt.Errorf("%s: %s", title, message))
+}
+
+// Safe makes a target's error safe for mage to print ("Error: ...") under
+// GitHub Actions (report.SafeError); every target returns through it.
+func Safe(err error) error { return report.SafeError(nil, err) }
 
 // Outputs are the step outputs a build sets in GitHub Actions: where the
 // artifact is, its tarball and the tarball's sha256.
@@ -80,9 +100,9 @@ func Outputs(res *pipeline.Result) map[string]string {
 // the osslbuild action) can hand them on.
 func Done(res *pipeline.Result, err error) error {
 	if err != nil {
-		return err
+		return Safe(err)
 	}
-	return WriteOutputs(os.Getenv("GITHUB_OUTPUT"), Outputs(res))
+	return Safe(WriteOutputs(os.Getenv("GITHUB_OUTPUT"), Outputs(res)))
 }
 
 // WriteOutputs appends name=value lines to the GitHub Actions output file

@@ -74,7 +74,7 @@ func TestDoneWritesOutputs(t *testing.T) {
 	}
 	// A failed build writes nothing and keeps its error.
 	boom := errors.New("boom")
-	if err := Done(nil, boom); err != boom {
+	if err := Done(nil, boom); !errors.Is(err, boom) || err.Error() != "boom" {
 		t.Errorf("Done(nil, err) = %v", err)
 	}
 	if err := WriteOutputs(out, map[string]string{"tarball": "a\nb=c"}); err == nil {

@@ -146,6 +146,11 @@ func TestActionRuns(t *testing.T) {
 	bad := maps.Clone(jobs[0].inputs)
 	bad["openssl-options"] = "no-zlib -O0"
 	jobs = append(jobs, newJob("flag as option", bad))
+	// A target input with a newline: the refusal goes through osslbuild's
+	// escaping writer, and starts no workflow command of its own.
+	hostile := maps.Clone(jobs[0].inputs)
+	hostile["target"] = "a\n::warning title=INJ::b"
+	jobs = append(jobs, newJob("hostile target", hostile))
 
 	results := make([]result, len(jobs))
 	var wg sync.WaitGroup
@@ -161,6 +166,17 @@ func TestActionRuns(t *testing.T) {
 	sliceDirs := map[string]string{}
 	for i, j := range jobs {
 		res := results[i]
+		if j.name == "hostile target" {
+			if res.err == nil || !strings.Contains(res.log, `::error title=osslbuild::target "a%0A::warning title=INJ::b": want arm64, x86_64, universal2 or merge`) {
+				t.Errorf("a hostile target input: err %v\n%s", res.err, tail(res.log))
+			}
+			for _, l := range strings.Split(res.log, "\n") {
+				if strings.HasPrefix(strings.TrimLeft(l, " \t"), "::warning title=INJ") {
+					t.Errorf("a hostile target input started a workflow command: %q", l)
+				}
+			}
+			continue
+		}
 		if j.name == "flag as option" {
 			if res.err == nil || !strings.Contains(res.log, `option "-O0": optimisation is OpenSSL's own -O3`) {
 				t.Errorf("a build given -O0 as an option: err %v\n%s", res.err, tail(res.log))
