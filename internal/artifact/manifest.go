@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/configure"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
@@ -37,7 +38,25 @@ type Manifest struct {
 	LinkChecks      []LinkCheck        `json:"link_checks,omitempty"`     // per architecture: the libraries linked into a program
 	Slices          []*Manifest        `json:"slices,omitempty"`          // universal2: each slice's manifest
 	HeaderDispatch  []string           `json:"header_dispatch,omitempty"` // universal2: headers merged per arch
-	Files           map[string]string  `json:"files"`                     // sha256 of every other file in the artifact
+	// Variant names a build made with some stages swapped (pipeline's
+	// PycaWay: "pyca-way"); "" for osslbuild's own.
+	Variant string `json:"variant,omitempty"`
+	// Claims are what the maker of a slice asserted that a merge could
+	// neither verify nor recompute: recorded as the slice's, never as the
+	// universal artifact's own facts.
+	Claims *Claims           `json:"claims,omitempty"`
+	Files  map[string]string `json:"files"` // sha256 of every other file in the artifact
+}
+
+// Claims are a merged slice's unverifiable records: the osslbuild and the
+// toolchain that built it elsewhere, the recipe it names, and where its
+// source came from and who signed it (the merge verified the tarball's
+// sha256 and size against its own recipe, not the signature).
+type Claims struct {
+	Osslbuild string             `json:"osslbuild"`
+	Toolchain toolchain.Identity `json:"toolchain"`
+	Recipe    RecipeRef          `json:"recipe"`
+	Source    Source             `json:"openssl"`
 }
 
 // RecipeRef names the recipe and pins its content.
@@ -198,6 +217,40 @@ func CompilerLinesOf(f *inspect.File, lib string) []CompilerLine {
 				out = append(out, CompilerLine{Arch: s.Arch, Library: lib, Member: bi.Member, Line: bi.Text,
 					Opt: inspect.ParseCompilerLine(bi.Text).Opt.String()})
 			}
+		}
+	}
+	return out
+}
+
+// VerifyManifest holds a manifest to itself, the one verification of a
+// manifest's fields that merge, check, smoke and the artifact cache share
+// (after its files were held to it): every slice's Configure record must be
+// what osslbuild runs for the slice it records (configure.CheckRecord), a
+// universal artifact records no Configure run of its own, has a recorded
+// slice for each architecture it names, and its slices' unverifiable
+// records are claims. It returns every problem.
+func VerifyManifest(m *Manifest) []string {
+	var out []string
+	slice := func(where string, s *Manifest) {
+		for _, p := range configure.CheckRecord(s.Target, s.Configure.Argv, s.Configure.Env, s.Configure.CFLAGS, s.Variant == "pyca-way") {
+			out = append(out, where+p)
+		}
+	}
+	if len(m.Slices) == 0 {
+		slice("", m)
+		return out
+	}
+	if len(m.Configure.Argv)+len(m.Configure.Env) > 0 || m.Configure.CFLAGS != "" {
+		out = append(out, "a universal artifact records a Configure run of its own")
+	}
+	for _, s := range m.Slices {
+		if s == nil {
+			out = append(out, "an empty slice entry")
+			continue
+		}
+		slice(s.Target.Arch+" slice: ", s)
+		if len(s.Slices) > 0 {
+			out = append(out, s.Target.Arch+" slice: is itself universal")
 		}
 	}
 	return out

@@ -159,6 +159,9 @@ func Verify(ctx context.Context, dir string) (*Manifest, error) {
 	if ps := CompareFiles(m.Files, found); len(ps) > 0 {
 		return m, &VerifyError{Dir: dir, Problems: ps}
 	}
+	if ps := VerifyManifest(m); len(ps) > 0 {
+		return m, fmt.Errorf("verify %s: %s: %s: %w", dir, ManifestName, strings.Join(ps, "; "), ErrMismatch)
+	}
 	return m, nil
 }
 

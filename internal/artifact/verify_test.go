@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
 func sum(s string) string {
@@ -29,10 +31,22 @@ func published(t *testing.T) string {
 		"lib/libssl.a":          "!<arch>\nssl",
 		"sbom.json":             "{}\n",
 	})
-	if err := WriteManifest(context.Background(), dir, &Manifest{Name: "openssl-macos-arm64"}); err != nil {
+	if err := WriteManifest(context.Background(), dir, slice()); err != nil {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// slice is the manifest of an arm64 slice as the build records it.
+func slice() *Manifest {
+	return &Manifest{Name: "openssl-macos-arm64",
+		Target: platform.Slice{Name: "arm64", Configure: "darwin64-arm64-cc", OS: "macos", Arch: "arm64", MinOS: "11.0",
+			Flags: []string{"-mmacosx-version-min=11.0"}, Options: []string{"no-shared"}, OpenSSLDir: "/opt/homebrew/etc/openssl@3"},
+		Configure: Configure{
+			Argv:   []string{"perl", "Configure", "darwin64-arm64-cc", "--prefix=/opt/osslbuild", "--openssldir=/opt/homebrew/etc/openssl@3", "no-shared", "-mmacosx-version-min=11.0"},
+			Env:    []string{"PATH=$WORK/toolchain/bin:/usr/bin:/bin", "LC_ALL=C"},
+			CFLAGS: "-O3 -Wall -mmacosx-version-min=11.0",
+		}}
 }
 
 func TestVerify(t *testing.T) {
@@ -202,5 +216,72 @@ func TestDirResolvesALinkedArtifact(t *testing.T) {
 	os.Symlink("/etc/hostname", filepath.Join(dir, "include/openssl/leak.h"))
 	if _, err := Verify(context.Background(), got); err == nil || !strings.Contains(err.Error(), "include/openssl/leak.h: symlink") {
 		t.Errorf("a link inside the linked artifact: %v", err)
+	}
+}
+
+// TestVerifyManifest: the one verification of a manifest's own fields
+// refuses a Configure record osslbuild would not have written for the
+// slice it records (CFLAGS in Configure's environment, an argv that is not
+// the slice's, cflags without -O3), in a slice and inside a universal
+// manifest alike, and accepts the pyca way only when the manifest says it
+// is that variant.
+func TestVerifyManifest(t *testing.T) {
+	universal := func(edit func(*Manifest)) *Manifest {
+		s := slice()
+		edit(s)
+		return &Manifest{Name: "openssl-macos-universal2", Slices: []*Manifest{s}}
+	}
+	for _, tt := range []struct {
+		name string
+		m    *Manifest
+		want string // "" = passes
+	}{
+		{"as built", slice(), ""},
+		{"CFLAGS in Configure's environment", func() *Manifest {
+			m := slice()
+			m.Configure.Env = append(m.Configure.Env, "CFLAGS=-O0")
+			return m
+		}(), "configure environment sets CFLAGS=-O0"},
+		{"argv with another flag", func() *Manifest {
+			m := slice()
+			m.Configure.Argv = append(m.Configure.Argv, "-O0")
+			return m
+		}(), "configure argv"},
+		{"argv with another openssldir", func() *Manifest {
+			m := slice()
+			m.Configure.Argv[4] = "--openssldir=/tmp/x"
+			return m
+		}(), "the target records openssldir /opt/homebrew/etc/openssl@3"},
+		{"cflags without -O3", func() *Manifest {
+			m := slice()
+			m.Configure.CFLAGS = "-mmacosx-version-min=11.0"
+			return m
+		}(), "the gate passes -O3 only"},
+		{"pyca way, not said", func() *Manifest {
+			m := slice()
+			m.Configure.Env = append(m.Configure.Env, "CFLAGS=-mmacosx-version-min=11.0")
+			return m
+		}(), "configure environment sets CFLAGS"},
+		{"pyca way, said", func() *Manifest {
+			m := slice()
+			m.Variant = "pyca-way"
+			m.Configure.Argv = m.Configure.Argv[:6]
+			m.Configure.Env = append(m.Configure.Env, "CFLAGS=-mmacosx-version-min=11.0")
+			m.Configure.CFLAGS = "-mmacosx-version-min=11.0"
+			return m
+		}(), ""},
+		{"universal, its slice's CFLAGS=-O0", universal(func(s *Manifest) { s.Configure.Env = append(s.Configure.Env, "CFLAGS=-O0") }), "arm64 slice: configure environment sets CFLAGS=-O0"},
+		{"universal with a Configure run of its own", func() *Manifest {
+			m := universal(func(*Manifest) {})
+			m.Configure.Argv = []string{"perl"}
+			return m
+		}(), "records a Configure run of its own"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := strings.Join(VerifyManifest(tt.m), "; ")
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -97,6 +97,9 @@ func (c *checker) verify(r *root) {
 		fail(p.String())
 	}
 	m := r.manifest
+	for _, p := range artifact.VerifyManifest(m) {
+		fail("manifest: " + p)
+	}
 	if m.OpenSSL.Version == "" {
 		fail("manifest records no OpenSSL version")
 	}

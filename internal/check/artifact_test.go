@@ -61,8 +61,7 @@ func (a *artifactKit) dir(t *testing.T, universal bool) string {
 		return d
 	}
 	slice := func(arch, minos string) *artifact.Manifest {
-		return &artifact.Manifest{Schema: artifact.Schema, Name: "openssl-macos-" + arch, OpenSSL: artifact.Source{Version: "4.0.2"},
-			Target: platform.Slice{OS: "macos", Arch: arch, MinOS: minos, Configure: "darwin64-" + arch + "-cc"}}
+		return sliceManifest("openssl-macos-"+arch, arch, minos)
 	}
 	m := &artifact.Manifest{Name: name, OpenSSL: artifact.Source{Version: "4.0.2"},
 		Target: platform.Slice{Name: "universal2", OS: "macos", Arch: "x86_64+arm64"},

@@ -198,6 +198,17 @@ func TestE2ETamperedUniversal2(t *testing.T) {
 		{"code score", editCode(func(e *artifact.CodeEvidence) { e.Score += 0.001 }), "manifest records the machine code of lib/libssl.a arm64 as optimised (score "},
 		{"code functions", editCode(func(e *artifact.CodeEvidence) { e.Functions++ }), "manifest records the machine code of lib/libssl.a arm64 as optimised (score "},
 		{"code entry removed", editCode(nil), "manifest records no machine-code verdict for lib/libssl.a arm64"},
+		{"a slice's Configure ran with CFLAGS=-O0", func(t *testing.T, d string) {
+			m, err := artifact.ReadManifest(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Slices[0].Configure.Env = append(m.Slices[0].Configure.Env, "CFLAGS=-O0")
+			os.Remove(filepath.Join(d, artifact.ManifestName))
+			if err := artifact.WriteManifest(context.Background(), d, m); err != nil {
+				t.Fatal(err)
+			}
+		}, "manifest: x86_64 slice: configure environment sets CFLAGS=-O0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := testfixture.CopyTree(t, src, filepath.Join(t.TempDir(), "openssl-macos-universal2"))

@@ -242,9 +242,20 @@ func TestInputKinds(t *testing.T) {
 func writeManifest(t testing.TB, dir, name, arch, minos string) {
 	t.Helper()
 	os.Remove(filepath.Join(dir, artifact.ManifestName))
-	m := artifact.Manifest{Name: name, OpenSSL: artifact.Source{Version: "4.0.2"},
-		Target: platform.Slice{OS: "macos", Arch: arch, MinOS: minos, Configure: "darwin64-" + arch + "-cc"}}
-	if err := artifact.WriteManifest(context.Background(), dir, &m); err != nil {
+	m := sliceManifest(name, arch, minos)
+	if err := artifact.WriteManifest(context.Background(), dir, m); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// sliceManifest is a slice's manifest as osslbuild's build records it,
+// its Configure record included.
+func sliceManifest(name, arch, minos string) *artifact.Manifest {
+	s := platform.Slice{Name: arch, OS: "macos", Arch: arch, MinOS: minos, Configure: "darwin64-" + arch + "-cc",
+		Flags: []string{"-mmacosx-version-min=" + minos}, Options: []string{"no-shared"}}
+	return &artifact.Manifest{Schema: artifact.Schema, Name: name, OpenSSL: artifact.Source{Version: "4.0.2"}, Target: s,
+		Configure: artifact.Configure{
+			Argv:   append([]string{"perl", "Configure", s.Configure, "--prefix=/opt/osslbuild", "--openssldir=/etc/ssl"}, append(s.Options, s.Flags...)...),
+			CFLAGS: "-O3 -Wall " + s.Flags[0],
+		}}
 }

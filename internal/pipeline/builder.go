@@ -186,7 +186,7 @@ func (b *stageBuilder) build(ctx context.Context, p *recipe.Plan) (_ *built, err
 		return nil, fmt.Errorf("%s: build directory: %w", name, err)
 	}
 	work, _ = filepath.Abs(work)
-	j := &job{run: r, plan: p, name: name, work: work, logPath: work + ".log", jobs: b.jobs}
+	j := &job{run: r, plan: p, name: name, work: work, logPath: work + ".log", jobs: b.jobs, variant: b.variant.Name}
 	release := func() {
 		if !r.Keep {
 			os.RemoveAll(work)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,11 +86,30 @@ func TestMergeTrustsNothing(t *testing.T) {
 			os.WriteFile(filepath.Join(d, "lib/extra.a"), []byte("!<arch>\n"), 0o644)
 		}, []string{"lib/extra.a: not listed in the manifest"}},
 		{"manifest flags edited", x86, func(t *testing.T, d string) {
-			m, _ := artifact.ReadManifest(d)
-			m.Target.Flags = []string{"-mmacosx-version-min=10.12"}
-			b, _ := json.MarshalIndent(m, "", "  ")
-			os.WriteFile(filepath.Join(d, artifact.ManifestName), b, 0o644)
+			editManifest(t, d, func(m *artifact.Manifest) { m.Target.Flags = []string{"-mmacosx-version-min=10.12"} })
+		}, []string{"configure argv", "the target's Configure target, options and flags make"}},
+		{"manifest flags edited with the Configure record", x86, func(t *testing.T, d string) {
+			editManifest(t, d, func(m *artifact.Manifest) {
+				m.Target.Flags = []string{"-mmacosx-version-min=10.12"}
+				m.Configure.Argv = slices.DeleteFunc(m.Configure.Argv, func(a string) bool { return a == "-march=core2" })
+			})
 		}, []string{"does not match recipe", "the flags is [-mmacosx-version-min=10.12]"}},
+		// The manifest of a slice built another way, resealed: Configure ran
+		// with CFLAGS=-O0 in its environment, a made-up revision, an
+		// all-zero signer.
+		{"Configure record, revision and signer made up", x86, func(t *testing.T, d string) {
+			editManifest(t, d, func(m *artifact.Manifest) {
+				m.Configure.Env = append(m.Configure.Env, "CFLAGS=-O0")
+				m.Osslbuild = "0000000000000000000000000000000000000000"
+				m.OpenSSL.Signer = strings.Repeat("0", 40)
+			})
+		}, []string{"configure environment sets CFLAGS=-O0"}},
+		{"all-zero signer", x86, func(t *testing.T, d string) {
+			editManifest(t, d, func(m *artifact.Manifest) { m.OpenSSL.Signer = strings.Repeat("0", 40) })
+		}, []string{"its source is signed by 0000000000000000000000000000000000000000, which the recipe does not pin"}},
+		{"Configure argv of another plan", arm, func(t *testing.T, d string) {
+			editManifest(t, d, func(m *artifact.Manifest) { m.Configure.Argv[3] = "--prefix=/usr/local" })
+		}, []string{`Configure ran as`, `"--prefix=/usr/local"`, "the recipe's plan is"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			copies := map[string]string{}
@@ -116,11 +136,37 @@ func TestMergeTrustsNothing(t *testing.T) {
 			}
 		})
 	}
-	// And the untampered pair merges.
+	// And the untampered pair merges, also when a slice names another
+	// osslbuild revision: the universal manifest states this run's, and
+	// keeps the slice's as its claim.
 	m := s
 	m.Out = filepath.Join(t.TempDir(), "dist")
-	if _, err := pipeline.Merge(context.Background(), m, rt, arm, x86); err != nil {
+	other := testfixture.CopyTree(t, x86, filepath.Join(t.TempDir(), filepath.Base(x86)))
+	editManifest(t, other, func(m *artifact.Manifest) { m.Osslbuild = "made-up revision" })
+	res, err := pipeline.Merge(context.Background(), m, rt, arm, other)
+	if err != nil {
 		t.Fatalf("genuine slices refused: %v", err)
+	}
+	if res.Manifest.Osslbuild != rt.Revision || res.Manifest.Slices[0].Osslbuild != "" || res.Manifest.Slices[0].Claims.Osslbuild != "made-up revision" {
+		t.Errorf("universal manifest osslbuild %q, x86_64 slice %q claiming %+v", res.Manifest.Osslbuild, res.Manifest.Slices[0].Osslbuild, res.Manifest.Slices[0].Claims)
+	}
+	if got, _ := artifact.Verify(context.Background(), res.Published.Dir); got == nil || len(artifact.VerifyManifest(got)) > 0 {
+		t.Errorf("the published universal manifest does not verify: %v", artifact.VerifyManifest(got))
+	}
+}
+
+// editManifest edits an artifact's manifest and reseals it, as someone
+// who edits both would.
+func editManifest(t *testing.T, dir string, edit func(*artifact.Manifest)) {
+	t.Helper()
+	m, err := artifact.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	os.Remove(filepath.Join(dir, artifact.ManifestName))
+	if err := artifact.WriteManifest(context.Background(), dir, m); err != nil {
+		t.Fatal(err)
 	}
 }
 

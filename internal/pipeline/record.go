@@ -30,6 +30,7 @@ func record(ctx context.Context, j *job) error {
 			Env:    scrubWork(j.env, j.work),
 			CFLAGS: j.gate.CFLAGS,
 		},
+		Variant:         j.variant,
 		SourceDateEpoch: j.tree.SourceDateEpoch,
 		CompilerLines:   j.lines,
 		CodeEvidence:    j.code,

@@ -90,6 +90,7 @@ type job struct {
 	run     *run
 	plan    *recipe.Plan
 	jobs    *build.Jobs // the make job budget shared with other slices, or nil
+	variant string      // Variant.Name: "" for osslbuild's own build
 	name    string      // the artifact's name
 	work    string      // private build directory (absolute)
 	logPath string      // full build log, kept beside work

@@ -6,14 +6,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/configure"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/source/patch"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/internal/universal"
+	"github.com/osslbuild/osslbuild/keys"
+	"github.com/osslbuild/osslbuild/patches"
 )
 
 // The universal2 build, in order, in the style of the slice table: one
@@ -227,7 +232,11 @@ func mergeSlices(ctx context.Context, j *mergeJob) (err error) {
 		}
 	}
 	j.dst = filepath.Join(j.work, universal.Name)
-	j.m, err = universal.Merge(ctx, j.tc, j.slices[0], j.slices[1], j.dst, j.run.recipe.Universal2Dispatch)
+	prov, err := r.provenance(id, j.slices[0].Manifest)
+	if err != nil {
+		return err
+	}
+	j.m, err = universal.Merge(ctx, j.tc, j.slices[0], j.slices[1], j.dst, j.run.recipe.Universal2Dispatch, prov)
 	if err != nil {
 		return err
 	}
@@ -255,8 +264,42 @@ func linkMerged(ctx context.Context, j *mergeJob) (err error) {
 	}
 	for _, c := range j.m.LinkChecks {
 		j.run.logf("%s: linked %s with %d members of %s for %s against %s", universal.Name, c.Program, c.Members, c.Arch, c.Platform, c.System)
+		for _, s := range j.m.Slices {
+			if s.Target.Arch == c.Arch {
+				s.LinkChecks = append(s.LinkChecks, c)
+			}
+		}
 	}
 	return nil
+}
+
+// provenance is what this run states as its own in a universal manifest:
+// itself, its toolchain and recipe, the release as the recipe pins it and
+// the patches this osslbuild applies to it.
+func (r *run) provenance(id toolchain.Identity, m *artifact.Manifest) (universal.Provenance, error) {
+	rel, listed, err := r.recipe.Resolve(m.OpenSSL.Version, m.OpenSSL.SHA256)
+	if err != nil {
+		return universal.Provenance{}, err
+	}
+	src := artifact.Source{Version: rel.Version, File: rel.FileName(), SHA256: rel.SHA256, Size: rel.Size}
+	if !listed {
+		src.SHA256, src.Size = m.OpenSSL.SHA256, m.OpenSSL.Size // pinned by the sha256 the slice was built with
+	}
+	if len(rel.URLs) > 0 {
+		src.URL = rel.URLs[0]
+	}
+	ps, err := patch.Select(patches.FS, rel.Version)
+	if err != nil {
+		return universal.Provenance{}, err
+	}
+	applied := []artifact.Patch{}
+	for _, x := range ps {
+		applied = append(applied, artifact.Patch{Name: x.Name, SHA256: x.SHA256})
+	}
+	return universal.Provenance{
+		Osslbuild: r.Revision, Toolchain: id, OpenSSL: src, Patches: applied,
+		Recipe: artifact.RecipeRef{Name: r.recipe.Name, Path: r.recipe.Path, SHA256: r.recipe.SHA256},
+	}, nil
 }
 
 // recordMerged writes the manifest again with the link records, and keeps
@@ -327,6 +370,16 @@ func (r *run) holdToRecipe(m *artifact.Manifest) error {
 	field("the deployment target", m.Target.MinOS, p.Slice.MinOS)
 	field("the flags", m.Target.Flags, p.Slice.Flags)
 	field("the options", m.Target.Options, p.Slice.Options)
+	if m.Variant != "" {
+		why = append(why, fmt.Sprintf("it is a %s build, not osslbuild's", m.Variant))
+	} else if want := configure.Args(p); !slices.Equal(m.Configure.Argv, want) {
+		why = append(why, fmt.Sprintf("Configure ran as %q, the recipe's plan is %q", m.Configure.Argv, want))
+	}
+	if s := m.OpenSSL.Signer; s != "" && !slices.Contains(signers(p.Release, listed), s) {
+		why = append(why, fmt.Sprintf("its source is signed by %s, which the recipe does not pin for OpenSSL %s (%s)", s, rel.Version, strings.Join(signers(p.Release, listed), ", ")))
+	} else if s == "" && p.Release.SignatureRequired() {
+		why = append(why, fmt.Sprintf("its source records no signer, and the recipe requires a signature for OpenSSL %s", rel.Version))
+	}
 	if m.Target.OpenSSLDir != "" {
 		field("the openssldir", m.Target.OpenSSLDir, p.Slice.OpenSSLDir)
 	}
@@ -380,4 +433,13 @@ func fitsPair(in []universal.Slice) func(*artifact.Manifest) error {
 		}
 		return nil
 	}
+}
+
+// signers are the keys that may sign rel: the recipe's for a listed
+// release, any pinned key for one it does not list.
+func signers(rel recipe.Release, listed bool) []string {
+	if listed {
+		return rel.Signers
+	}
+	return keys.Fingerprints()
 }

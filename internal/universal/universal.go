@@ -119,13 +119,47 @@ func patchList(m *artifact.Manifest) string {
 	return strings.Join(s, ",")
 }
 
+// Provenance is what the merging osslbuild states as its own facts in the
+// universal manifest: itself, its toolchain (lipo), its recipe, the source
+// release as that recipe pins it (no signature record: the merge verified
+// no signature), and the patches it applies to that release.
+type Provenance struct {
+	Osslbuild string
+	Toolchain toolchain.Identity
+	Recipe    artifact.RecipeRef
+	OpenSSL   artifact.Source
+	Patches   []artifact.Patch
+}
+
 // Merge writes the universal2 tree for the two slices into dst (which must
 // not exist) and returns its manifest (already written into dst). dispatch
 // are the public headers the recipe allows to differ between the slices;
 // any other difference is refused.
-func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, dispatch []string) (*artifact.Manifest, error) {
+//
+// Every field of the manifest is verified or recomputed here: the top
+// level is p's and the merge's own (compiler lines and code evidence of the
+// fat libraries), each slice's record keeps what was verified (its files,
+// its target and Configure record, held to the recipe by the caller, its
+// source release and patches, equal to p's) with its compiler lines and
+// code evidence recomputed from the merged libraries, and what nothing
+// here can verify (the osslbuild, toolchain and recipe that built it, where
+// its source came from and who signed it) is moved into the slice's claims.
+func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, dispatch []string, p Provenance) (*artifact.Manifest, error) {
 	if err := Compatible(a, b); err != nil {
 		return nil, err
+	}
+	for _, s := range []Slice{a, b} {
+		m := s.Manifest
+		var why []string
+		if patchList(m) != patchList(&artifact.Manifest{Patches: p.Patches}) {
+			why = append(why, fmt.Sprintf("it records patches %q, this osslbuild applies %q to OpenSSL %s", patchList(m), patchList(&artifact.Manifest{Patches: p.Patches}), p.OpenSSL.Version))
+		}
+		if m.OpenSSL.Version != p.OpenSSL.Version || m.OpenSSL.SHA256 != p.OpenSSL.SHA256 || m.OpenSSL.File != p.OpenSSL.File {
+			why = append(why, fmt.Sprintf("it records the source %s %s, the recipe pins %s %s", m.OpenSSL.File, m.OpenSSL.SHA256, p.OpenSSL.File, p.OpenSSL.SHA256))
+		}
+		if len(why) > 0 {
+			return nil, fmt.Errorf("%s: %s: %w", m.Name, strings.Join(why, "; "), ErrRefused)
+		}
 	}
 	byArch := map[string]Slice{a.Manifest.Target.Arch: a, b.Manifest.Target.Arch: b}
 	ordered := []Slice{byArch[archOrder[0]], byArch[archOrder[1]]}
@@ -157,15 +191,17 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 	}
 	var exps []validate.Expect
 	m := &artifact.Manifest{
-		Name: Name, Osslbuild: a.Manifest.Osslbuild,
-		Recipe: a.Manifest.Recipe, OpenSSL: a.Manifest.OpenSSL, Patches: a.Manifest.Patches,
+		Name: Name, Osslbuild: p.Osslbuild,
+		Recipe: p.Recipe, OpenSSL: p.OpenSSL, Patches: p.Patches,
 		Target: platform.Slice{Name: Kind, OS: a.Manifest.Target.OS, Arch: strings.Join(archOrder, "+"),
 			Flags: []string{}, Options: a.Manifest.Target.Options},
-		Toolchain:       a.Manifest.Toolchain,
+		Toolchain:       p.Toolchain,
 		SourceDateEpoch: a.Manifest.SourceDateEpoch,
 		HeaderDispatch:  dispatched,
-		Slices:          []*artifact.Manifest{ordered[0].Manifest, ordered[1].Manifest},
 		Configure:       artifact.Configure{Argv: []string{}, Env: []string{}},
+	}
+	for _, s := range ordered {
+		m.Slices = append(m.Slices, claimed(s.Manifest, p))
 	}
 	for _, lib := range Libraries {
 		out := filepath.Join(dst, "lib", lib)
@@ -185,6 +221,21 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 		}
 		m.CompilerLines = append(m.CompilerLines, artifact.CompilerLinesOf(rep.File, lib)...)
 		m.CodeEvidence = append(m.CodeEvidence, artifact.CodeEvidenceOf(rep.File, lib)...)
+	}
+	// Each slice's lines and code are what the merged libraries hold for
+	// its architecture, measured here.
+	for _, sm := range m.Slices {
+		sm.CompilerLines, sm.CodeEvidence = nil, nil
+		for _, l := range m.CompilerLines {
+			if validate.SameArch(l.Arch, sm.Target.Arch) {
+				sm.CompilerLines = append(sm.CompilerLines, l)
+			}
+		}
+		for _, e := range m.CodeEvidence {
+			if validate.SameArch(e.Arch, sm.Target.Arch) {
+				sm.CodeEvidence = append(sm.CodeEvidence, e)
+			}
+		}
 	}
 	if err := artifact.WriteSBOM(dst, m); err != nil {
 		return nil, err
@@ -293,4 +344,20 @@ func Dispatch(rel string, x86, arm []byte) []byte {
 func sum(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
+}
+
+// claimed is a slice's record as the universal manifest keeps it: a copy
+// with what the merge cannot verify (the osslbuild, toolchain and recipe
+// that built it, its source's origin and signature) moved into Claims, and
+// its verified source record reduced to p's. Its link checks are dropped:
+// the merged libraries are linked anew for each slice (pipeline's link
+// stage records them).
+func claimed(m *artifact.Manifest, p Provenance) *artifact.Manifest {
+	c := *m
+	c.Claims = &artifact.Claims{Osslbuild: m.Osslbuild, Toolchain: m.Toolchain, Recipe: m.Recipe, Source: m.OpenSSL}
+	c.Osslbuild, c.Toolchain, c.Recipe = "", toolchain.Identity{}, artifact.RecipeRef{}
+	c.OpenSSL = p.OpenSSL
+	c.Patches = p.Patches
+	c.LinkChecks = nil
+	return &c
 }

@@ -107,13 +107,54 @@ func makeSlice(t *testing.T, s sliceSpec) Slice {
 	return Slice{Dir: dir, Manifest: m}
 }
 
+// mergeAs merges as an osslbuild whose own record of the release and
+// patches is a's (test slices are not built from a recipe).
+func mergeAs(tc toolchain.Toolchain, a, b Slice, dst string, dispatch []string) (*artifact.Manifest, error) {
+	return Merge(context.Background(), tc, a, b, dst, dispatch, Provenance{Osslbuild: "merging osslbuild", OpenSSL: a.Manifest.OpenSSL, Patches: a.Manifest.Patches})
+}
+
+// TestMergeRecordsClaims: the universal manifest states the merging
+// osslbuild's facts as its own and each slice's unverifiable records (the
+// osslbuild, toolchain and recipe that built it, its source's origin) as
+// that slice's claims; slices patched otherwise than the merging osslbuild
+// patches the release are refused.
+func TestMergeRecordsClaims(t *testing.T) {
+	tc := tools(t)
+	arm, x86 := makeSlice(t, defaults("arm64")), makeSlice(t, defaults("x86_64"))
+	arm.Manifest.Osslbuild, x86.Manifest.Osslbuild = "made-up revision", "another"
+	m, err := mergeAs(tc, arm, x86, filepath.Join(t.TempDir(), Name), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Osslbuild != "merging osslbuild" {
+		t.Errorf("universal manifest names osslbuild %q, want the merging one", m.Osslbuild)
+	}
+	for _, s := range m.Slices {
+		if s.Osslbuild != "" || s.Recipe != (artifact.RecipeRef{}) || s.Claims == nil || s.Claims.Recipe.SHA256 != "r" {
+			t.Errorf("%s slice: osslbuild %q recipe %+v claims %+v", s.Target.Arch, s.Osslbuild, s.Recipe, s.Claims)
+		}
+	}
+	if got := []string{m.Slices[0].Claims.Osslbuild, m.Slices[1].Claims.Osslbuild}; got[0] != "another" || got[1] != "made-up revision" {
+		t.Errorf("claimed revisions %q, want each slice's own", got)
+	}
+	x86.Manifest.Patches = []artifact.Patch{{Name: "evil.patch", SHA256: "00"}}
+	if _, err := mergeAs(tc, arm, x86, filepath.Join(t.TempDir(), Name), nil); !errors.Is(err, ErrRefused) {
+		t.Errorf("slices patched unlike each other merged: %v", err)
+	}
+	p := Provenance{OpenSSL: arm.Manifest.OpenSSL, Patches: []artifact.Patch{{Name: "fix.patch", SHA256: "11"}}}
+	x86.Manifest.Patches = nil
+	if _, err := Merge(context.Background(), tc, arm, x86, filepath.Join(t.TempDir(), Name), nil, p); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "this osslbuild applies") {
+		t.Errorf("slices without the patches this osslbuild applies: %v", err)
+	}
+}
+
 func TestMergeGood(t *testing.T) {
 	tc := tools(t)
 	as, xs := defaults("arm64"), defaults("x86_64")
 	as.funcs, as.codeOpt, xs.funcs, xs.codeOpt = 40, "-O2", 40, "-O2"
 	arm, x86 := makeSlice(t, as), makeSlice(t, xs)
 	dst := filepath.Join(t.TempDir(), Name)
-	m, err := Merge(context.Background(), tc, arm, x86, dst, nil)
+	m, err := mergeAs(tc, arm, x86, dst, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +189,7 @@ func TestMergeGood(t *testing.T) {
 	}
 	// Merging the same inputs again gives the same files.
 	dst2 := filepath.Join(t.TempDir(), Name)
-	if _, err := Merge(context.Background(), tc, x86, arm, dst2, nil); err != nil {
+	if _, err := mergeAs(tc, x86, arm, dst2, nil); err != nil {
 		t.Fatal(err)
 	}
 	h1, _ := artifact.HashTree(context.Background(), dst)
@@ -190,7 +231,7 @@ func TestMergeRefuses(t *testing.T) {
 				xs = as
 			}
 			dst := filepath.Join(t.TempDir(), Name)
-			_, err := Merge(context.Background(), tc, makeSlice(t, as), makeSlice(t, xs), dst, nil)
+			_, err := mergeAs(tc, makeSlice(t, as), makeSlice(t, xs), dst, nil)
 			if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tt.wantIn) {
 				t.Fatalf("want ErrRefused mentioning %q, got %v", tt.wantIn, err)
 			}
@@ -211,11 +252,11 @@ func TestHeaderDispatch(t *testing.T) {
 	xs.header = "#ifndef CONF_H\n#define CONF_H\n# define OSSL_ARCH_VALUE 86\n# define OPENSSL_NO_EC_NISTP_64_GCC_128_NOT\n#endif\n"
 	dst := filepath.Join(t.TempDir(), Name)
 	// Not declared by the recipe: refused, naming the header.
-	if _, err := Merge(context.Background(), tc, makeSlice(t, as), makeSlice(t, xs), filepath.Join(t.TempDir(), Name), nil); !errors.Is(err, ErrRefused) ||
+	if _, err := mergeAs(tc, makeSlice(t, as), makeSlice(t, xs), filepath.Join(t.TempDir(), Name), nil); !errors.Is(err, ErrRefused) ||
 		!strings.Contains(err.Error(), "include/openssl/configuration.h differs between the slices") {
 		t.Fatalf("undeclared header difference: %v", err)
 	}
-	m, err := Merge(context.Background(), tc, makeSlice(t, as), makeSlice(t, xs), dst, []string{"include/openssl/configuration.h"})
+	m, err := mergeAs(tc, makeSlice(t, as), makeSlice(t, xs), dst, []string{"include/openssl/configuration.h"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,12 +283,12 @@ func TestNonHeaderDifferenceRefused(t *testing.T) {
 	tc := tools(t)
 	a, x := makeSlice(t, defaults("arm64")), makeSlice(t, defaults("x86_64"))
 	os.WriteFile(filepath.Join(x.Dir, "lib/pkgconfig/libcrypto.pc"), []byte("prefix=/somewhere\n"), 0o644)
-	_, err := Merge(context.Background(), tc, a, x, filepath.Join(t.TempDir(), Name), nil)
+	_, err := mergeAs(tc, a, x, filepath.Join(t.TempDir(), Name), nil)
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "lib/pkgconfig/libcrypto.pc differs") {
 		t.Errorf("got %v", err)
 	}
 	os.Remove(filepath.Join(x.Dir, "lib/pkgconfig/libcrypto.pc"))
-	_, err = Merge(context.Background(), tc, a, x, filepath.Join(t.TempDir(), Name), nil)
+	_, err = mergeAs(tc, a, x, filepath.Join(t.TempDir(), Name), nil)
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "missing from openssl-macos-x86_64") {
 		t.Errorf("got %v", err)
 	}
