@@ -214,6 +214,12 @@ func TestNoRetry(t *testing.T) {
 			msgs:     []string{": too many redirects: gave up after 10 requests, from http://", "?n=10"},
 			requests: 10,
 		},
+		{
+			name:     "redirect to a .onion host",
+			handler:  redirect(func(r *http.Request) string { return "http://expyuzz4wqqyqhjn.onion/" + tarName }),
+			msgs:     []string{": refusing redirect to a .onion host (RFC 7686: not resolved on the Internet): http://", " -> http://expyuzz4wqqyqhjn.onion/" + tarName},
+			requests: 1,
+		},
 		{name: "404", handler: status(404), msgs: []string{": HTTP 404 Not Found"}, requests: 1},
 		{name: "410", handler: status(410), msgs: []string{": HTTP 410 Gone"}, requests: 1},
 	}

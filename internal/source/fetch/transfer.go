@@ -83,6 +83,7 @@ var (
 	errDowngrade        = errors.New("refusing redirect from https to http")
 	errRedirectLoop     = errors.New("redirect loop")
 	errTooManyRedirects = errors.New("too many redirects")
+	errOnion            = errors.New("refusing redirect to a .onion host (RFC 7686: not resolved on the Internet)")
 )
 
 // maxRedirects is how many requests one chain of redirects may take.
@@ -133,6 +134,9 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	chain = append(chain, req.URL.Redacted())
 	if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
 		return fmt.Errorf("%w (%s)", errDowngrade, req.URL.Redacted())
+	}
+	if h := strings.TrimSuffix(strings.ToLower(req.URL.Hostname()), "."); h == "onion" || strings.HasSuffix(h, ".onion") {
+		return fmt.Errorf("%w: %s", errOnion, strings.Join(chain, " -> "))
 	}
 	for _, v := range via {
 		if v.URL.String() == req.URL.String() {
@@ -206,7 +210,7 @@ func (g *httpGetter) netError(ctx context.Context, err error, got, total int64) 
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	if errors.Is(err, errDowngrade) || errors.Is(err, errRedirectLoop) || errors.Is(err, errTooManyRedirects) {
+	if errors.Is(err, errDowngrade) || errors.Is(err, errRedirectLoop) || errors.Is(err, errTooManyRedirects) || errors.Is(err, errOnion) {
 		return &permanentError{err}
 	}
 	// A name that does not resolve now will not within the backoff schedule;
