@@ -113,7 +113,7 @@ func TestPublishAtomicAndReplaces(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	if got := strings.Join(names, " "); got != ".openssl-macos-arm64.lock openssl-macos-arm64 openssl-macos-arm64.tar.gz openssl-macos-arm64.tar.gz.sha256" {
+	if got := strings.Join(names, " "); got != "openssl-macos-arm64 openssl-macos-arm64.tar.gz openssl-macos-arm64.tar.gz.sha256" { // no lock file left
 		t.Errorf("output dir holds %s", got)
 	}
 }

@@ -20,7 +20,7 @@ type Published struct {
 // Publish makes out/<name>/, out/<name>.tar.gz and out/<name>.tar.gz.sha256
 // from the finished tree dir. Everything is written under a private
 // temporary directory inside out and renamed into place only when complete,
-// under a lock so two builds publishing the same name cannot interleave.
+// under a lock on out so two builds publishing there cannot interleave.
 // On error nothing new is left in out.
 func Publish(ctx context.Context, dir, out, name string, mtime time.Time) (*Published, error) {
 	return publish(ctx, dir, out, name, func(tgz string) (Digests, error) {
@@ -48,7 +48,7 @@ func publish(ctx context.Context, dir, out, name string, tarball func(tgz string
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("publish %s: %w", name, err)
 	}
-	unlock, err := lock(filepath.Join(out, "."+name+".lock"))
+	unlock, err := lock(out)
 	if err != nil {
 		return nil, fmt.Errorf("publish %s: %w", name, err)
 	}
@@ -96,15 +96,17 @@ func publish(ctx context.Context, dir, out, name string, tarball func(tgz string
 	return p, nil
 }
 
-// lock takes an exclusive flock on path, waiting for another holder.
-func lock(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+// lock takes an exclusive flock on the directory dir itself, waiting for
+// another holder: publishing into dir is serialised without leaving a lock
+// file behind in it.
+func lock(dir string) (func(), error) {
+	f, err := os.Open(dir)
 	if err != nil {
 		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
 	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
