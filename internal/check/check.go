@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -143,6 +144,11 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 	}
 	if o.Path == "" {
 		return nil, errors.New("check: no path given")
+	}
+	for _, a := range o.Archs {
+		if !slices.ContainsFunc(inspect.ArchNames(), func(n string) bool { return validate.SameArch(n, a) }) {
+			return nil, fmt.Errorf("check: -arch=%s: unknown architecture (want names such as %s)", a, strings.Join(inspect.ArchNames(), ", "))
+		}
 	}
 	if o.TempDir == "" {
 		o.TempDir = os.TempDir()

@@ -169,6 +169,15 @@ func TestBadOptions(t *testing.T) {
 			t.Errorf("%+v: err = %v", o, err)
 		}
 	}
+	// An architecture no binary can have is a mistake in the flag, not a
+	// missing slice; its aliases are architectures.
+	if _, err := Check(context.Background(), Options{Path: t.TempDir(), Archs: []string{"arm64", "arm65"}}); err == nil || errors.Is(err, ErrFailed) ||
+		!strings.Contains(err.Error(), "-arch=arm65: unknown architecture") {
+		t.Errorf("-arch=arm65: %v", err)
+	}
+	if _, err := Check(context.Background(), Options{Path: t.TempDir(), Archs: []string{"aarch64", "amd64", "x86_64h"}}); err != nil {
+		t.Errorf("-arch=aarch64,amd64,x86_64h: %v", err)
+	}
 	// A file that is no binary, named explicitly, fails the check.
 	p := filepath.Join(t.TempDir(), "README")
 	os.WriteFile(p, []byte("hello"), 0o644)

@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 )
 
 // Load commands debug/macho leaves undecoded.
@@ -181,6 +183,19 @@ func machoTypeName(t macho.Type) string {
 		return "dSYM"
 	}
 	return fmt.Sprintf("filetype(%d)", uint32(t))
+}
+
+// ArchNames are the architecture names Inspect gives slices: Mach-O's as
+// lipo and -arch spell them, ELF's as the toolchains do.
+func ArchNames() []string {
+	names := []string{"arm64", "arm64e", "arm64_32", "x86_64", "x86_64h", "i386", "arm", "ppc", "ppc64"}
+	for _, n := range elfArch {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 // CPUName names a Mach-O CPU type the way lipo and -arch do.
