@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -217,7 +218,8 @@ func checkRewrite(path string, orig, updated []byte, rel recipe.Release, setDefa
 // writeAtomic replaces path with data via a temporary file in the same
 // directory and a rename, so a reader sees the old or the new recipe, never a
 // mix. It refuses if the file no longer holds orig: someone edited it while
-// the download ran, and overwriting would lose that edit.
+// the download ran, and overwriting would lose that edit. Errors name the
+// recipe, never the hidden temporary file, which is gone when they are read.
 func writeAtomic(path string, orig, data []byte) (err error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -225,7 +227,7 @@ func writeAtomic(path string, orig, data []byte) (err error) {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, cause(err))
 	}
 	defer func() {
 		if err != nil {
@@ -233,17 +235,15 @@ func writeAtomic(path string, orig, data []byte) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Chmod(st.Mode().Perm()); err != nil {
-		return fmt.Errorf("write %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", tmp.Name(), err)
+	for _, step := range []func() error{
+		func() error { _, err := tmp.Write(data); return err },
+		func() error { return tmp.Chmod(st.Mode().Perm()) },
+		func() error { return syncFile(tmp) },
+		tmp.Close,
+	} {
+		if err = step(); err != nil {
+			return fmt.Errorf("write %s (through a temporary file beside it, removed): %w", path, cause(err))
+		}
 	}
 	now, err := os.ReadFile(path)
 	if err != nil {
@@ -254,7 +254,24 @@ func writeAtomic(path string, orig, data []byte) (err error) {
 		return err
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, cause(err))
 	}
 	return nil
+}
+
+// syncFile is (*os.File).Sync; tests make it fail.
+var syncFile = (*os.File).Sync
+
+// cause is what went wrong without the path a *PathError or *LinkError
+// names: the temporary file's.
+func cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }

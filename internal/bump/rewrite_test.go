@@ -1,12 +1,15 @@
 package bump
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hashicorp/go-version"
@@ -155,6 +158,19 @@ func TestWriteAtomic(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if string(b) != "new" || len(ents) != 1 {
 		t.Errorf("after refusal: %q, %d entries", b, len(ents))
+	}
+	// A write that fails (the disk full, say) names the recipe and the
+	// cause, not the hidden temporary file, which is gone.
+	syncFile = func(*os.File) error {
+		return &fs.PathError{Op: "sync", Path: filepath.Join(dir, ".r.toml.tmp-123"), Err: syscall.ENOSPC}
+	}
+	defer func() { syncFile = (*os.File).Sync }()
+	err := writeAtomic(p, []byte("new"), []byte("newest"))
+	if err == nil || strings.Contains(err.Error(), ".tmp-") || !strings.Contains(err.Error(), "write "+p) || !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("failed write: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("after a failed write: %d entries", len(ents))
 	}
 }
 

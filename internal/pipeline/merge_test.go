@@ -136,6 +136,26 @@ func TestMergeTrustsNothing(t *testing.T) {
 			}
 		})
 	}
+	// A refused tarball is named as given, not as the private directory it
+	// was unpacked into.
+	tampered := testfixture.CopyTree(t, x86, filepath.Join(t.TempDir(), filepath.Base(x86)))
+	appendTo(t, filepath.Join(tampered, "include/openssl/ssl.h"), "#define EVIL 1\n")
+	tgz := filepath.Join(t.TempDir(), filepath.Base(x86)+".tar.gz")
+	f, err := os.Create(tgz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := artifact.WriteTarball(context.Background(), tampered, filepath.Base(x86), time.Unix(0, 0), f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	mt := s
+	mt.Out, mt.Work = filepath.Join(t.TempDir(), "dist"), filepath.Join(t.TempDir(), "work")
+	if _, err := pipeline.Merge(context.Background(), mt, rt, arm, tgz); !errors.Is(err, universal.ErrRefused) ||
+		!strings.Contains(err.Error(), tgz+" (unpacked)") || strings.Contains(err.Error(), mt.Work) {
+		t.Errorf("refused tarball named as %v", err)
+	}
+
 	// And the untampered pair merges, also when a slice names another
 	// osslbuild revision: the universal manifest states this run's, and
 	// keeps the slice's as its claim.

@@ -53,6 +53,7 @@ type mergeJob struct {
 	work string // private directory (removed at the end)
 
 	dirs   []string          // slices: the two slice artifact trees
+	shown  map[string]string // slices: a private directory -> the input it was unpacked from, for messages
 	slices []universal.Slice // load
 	tc     toolchain.Toolchain
 	entry  entry              // merge: the artifact cache's entry for this pair
@@ -71,12 +72,13 @@ func (r *run) runMerge(ctx context.Context, stages []mergeStage) (*Result, error
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	j := &mergeJob{run: r, work: work}
+	j := &mergeJob{run: r, work: work, shown: map[string]string{}}
 	for _, s := range stages {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		if err := s.run(ctx, j); err != nil {
+			err = j.named(err)
 			if s.name != "slices" {
 				// A slice's own failure is reported by its build.
 				r.Observer.Failed(universal.Name, err)
@@ -110,11 +112,36 @@ func Merge(ctx context.Context, s Settings, rt Runtime, a, b string) (*Result, e
 			if err != nil {
 				return err
 			}
+			if strings.HasPrefix(d, j.work) {
+				j.shown[d] = in + " (unpacked)"
+			}
 			j.dirs = append(j.dirs, d)
 		}
 		return nil
 	}}))
 }
+
+// named rewrites err's text so it names the inputs the user gave, not the
+// private directories they were unpacked into (gone when the message is
+// read); errors.Is and As still see err.
+func (j *mergeJob) named(err error) error {
+	msg := err.Error()
+	for dir, shown := range j.shown {
+		msg = strings.ReplaceAll(msg, dir, shown)
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &reworded{msg: msg, err: err}
+}
+
+type reworded struct {
+	msg string
+	err error
+}
+
+func (e *reworded) Error() string { return e.msg }
+func (e *reworded) Unwrap() error { return e.err }
 
 // buildSlices builds the recipe's universal2 targets at once, behind one
 // job budget, and publishes each.
