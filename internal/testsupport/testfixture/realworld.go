@@ -13,10 +13,7 @@ import (
 // $OSSLBUILD_REALWORLD, else <repo>/.fixtures/realworld
 // (scripts/fetch-realworld.sh).
 func realworldDir() string {
-	if d := os.Getenv("OSSLBUILD_REALWORLD"); d != "" {
-		return d
-	}
-	return filepath.Join(RepoRoot(), ".fixtures", "realworld")
+	return envDir("OSSLBUILD_REALWORLD", func() string { return filepath.Join(RepoRoot(), ".fixtures", "realworld") })
 }
 
 // Realworld returns the path of a pinned package's tarball, skipping

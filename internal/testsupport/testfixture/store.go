@@ -13,14 +13,22 @@ import (
 // machine reuses every entry whose key did not change; each entry is keyed
 // by what decides its bytes and is safe for concurrent test binaries.
 func Store() string {
-	if d := os.Getenv("OSSLBUILD_E2E_DIR"); d != "" {
+	return envDir("OSSLBUILD_E2E_DIR", func() string {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return filepath.Join(RepoRoot(), ".fixtures", "e2e")
+		}
+		return filepath.Join(cache, "osslbuild", "test-fixtures")
+	})
+}
+
+// envDir is the directory the environment variable name gives, else
+// fallback's.
+func envDir(name string, fallback func() string) string {
+	if d := os.Getenv(name); d != "" {
 		return d
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return filepath.Join(RepoRoot(), ".fixtures", "e2e")
-	}
-	return filepath.Join(cache, "osslbuild", "test-fixtures")
+	return fallback()
 }
 
 // Lock takes an exclusive lock on the file path (created if need be),

@@ -49,10 +49,7 @@ func RepoRoot() string {
 // Dir is the directory holding the release fixtures: $OSSLBUILD_FIXTURES or
 // <repo>/.fixtures/releases.
 func Dir() string {
-	if d := os.Getenv("OSSLBUILD_FIXTURES"); d != "" {
-		return d
-	}
-	return filepath.Join(RepoRoot(), ".fixtures", "releases")
+	return envDir("OSSLBUILD_FIXTURES", func() string { return filepath.Join(RepoRoot(), ".fixtures", "releases") })
 }
 
 // Missing skips the test (or fails it when CI=true) with the reason.
