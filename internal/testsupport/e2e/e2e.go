@@ -15,9 +15,9 @@
 //
 // This package is where every built fixture is declared, so tests share
 // builds rather than each making its own: Universal2 and Slice (one
-// build:universal2 run), PycaArm64 (the pyca way, -O0), and LinuxX8664 and
-// PycaLinuxX8664 (native linux-x86_64 builds, for bench, link and code
-// tests). Release tarballs and other downloaded fixtures are testfixture's.
+// build:universal2 run), PycaArm64 (the pyca way, -O0), HostileArm64 (the
+// reproducibility proof's second build), and LinuxX8664 and PycaLinuxX8664
+// (native linux-x86_64 builds, for bench, link and code tests). Release tarballs and other downloaded fixtures are testfixture's.
 package e2e
 
 import (

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/repro"
 )
 
 // PycaArm64 returns the path to an arm64 libcrypto.a of the real 4.0.2
@@ -30,4 +31,26 @@ func pyca(t testing.TB, target, artifact string) string {
 		return err
 	}, proveDist(pipeline.PycaWay))
 	return filepath.Join(dir, "dist", artifact)
+}
+
+// HostileArm64 returns the dist directory of arm64 built again, in a
+// deeper directory, with a hostile environment (repro.HostileEnv: CFLAGS
+// =-O0, CPPFLAGS, CC, MACOSX_DEPLOYMENT_TARGET, SOURCE_DATE_EPOCH..., another
+// TZ, locale and umask) and past the artifact cache: the reproducibility
+// proof's second build, made once per key like the others, so it proves
+// what the code of this key does.
+func HostileArm64(t testing.TB) string {
+	t.Helper()
+	Require(t)
+	dir := Shared(t, "arm64-hostile", func(dir string) error {
+		o := Settings(t, filepath.Join(dir, "another", "build", "path"))
+		o.Out = filepath.Join(dir, "dist")
+		o.Jobs = 2
+		o.Rebuild = true
+		restore := repro.HostileEnv()
+		defer restore()
+		_, err := pipeline.Slice(context.Background(), o, Runtime(t), "arm64", nil)
+		return err
+	}, proveDist(pipeline.Osslbuild))
+	return filepath.Join(dir, "dist")
 }
