@@ -1,0 +1,61 @@
+package e2e
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// TestSharedProvesAndRebuilds: a fixture is built once; an entry reused by
+// a later process is proved first; one that no longer proves (a corrupt
+// file) or that is partial (no completion mark) is built again, under the
+// machine's build slot.
+func TestSharedProvesAndRebuilds(t *testing.T) {
+	t.Setenv("OSSLBUILD_E2E_DIR", t.TempDir())
+	t.Setenv("OSSLBUILD_E2E_KEY", "test-key")
+	keyOnce, key = sync.Once{}, ""
+	t.Cleanup(func() { keyOnce, key = sync.Once{}, "" })
+	builds, proofs := 0, 0
+	build := func(dir string) error {
+		builds++
+		return os.WriteFile(filepath.Join(dir, "lib"), []byte("good"), 0o644)
+	}
+	prove := func(t testing.TB, dir string) error {
+		proofs++
+		b, err := os.ReadFile(filepath.Join(dir, "lib"))
+		if err != nil || string(b) != "good" {
+			return errors.New("lib does not prove")
+		}
+		return nil
+	}
+	newProcess := func() { proved = sync.Map{} }
+
+	dir := Shared(t, "x", build, prove)
+	if builds != 1 || proofs != 0 {
+		t.Fatalf("first use: %d builds, %d proofs", builds, proofs)
+	}
+	Shared(t, "x", build, prove)
+	newProcess()
+	Shared(t, "x", build, prove)
+	if builds != 1 || proofs != 1 {
+		t.Fatalf("reuse: %d builds, %d proofs, want 1 and 1 (once per process)", builds, proofs)
+	}
+	os.WriteFile(filepath.Join(dir, "lib"), []byte("corrupt"), 0o644)
+	newProcess()
+	if Shared(t, "x", build, prove); builds != 2 {
+		t.Errorf("a corrupt entry was not built again (%d builds)", builds)
+	}
+	os.Remove(filepath.Join(dir, ".done"))
+	newProcess()
+	if Shared(t, "x", build, prove); builds != 3 {
+		t.Errorf("a partial entry was not built again (%d builds)", builds)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "lib")); string(b) != "good" {
+		t.Errorf("entry holds %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(Dir(), "build.slot")); err != nil {
+		t.Errorf("no build slot was taken: %v", err)
+	}
+}
