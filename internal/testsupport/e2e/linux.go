@@ -30,9 +30,12 @@ func RequireLinux(t testing.TB) {
 // BenchOptions are the options the linux-x86_64 fixtures build with. Both
 // builds sit in the artifact cache of this Key (see Settings), so the
 // benchmark report run (go test -run TestLibrary -args
-// -library.report=...) reuses what the tests built.
+// -library.report=...) reuses what the tests built. Output and work go to
+// a directory of the caller's own: a benchmark that publishes there must
+// not write into a Shared fixture's entry, which another test binary may
+// be proving (and would rebuild on finding a stranger in it).
 func BenchOptions(t testing.TB) bench.Options {
-	dir := filepath.Join(Dir(), Key(), "linux-x86_64")
+	dir := t.TempDir()
 	return bench.Options{
 		Settings: Settings(t, dir),
 		Runtime:  Runtime(t),
