@@ -154,7 +154,7 @@ func (Bench) Build(ctx context.Context, rounds *int, only *string, version *stri
 	if err != nil {
 		return targets.Safe(err)
 	}
-	return targets.Safe(bench.BuildReport(ctx, s, targets.Deref(rounds), targets.Deref(only)))
+	return targets.Safe(bench.BuildReport(ctx, s, targets.Deref(rounds), targets.Deref(only), targets.Stdout()))
 }
 
 // Library builds 4.0.2 for linux-x86_64 with osslbuild and the way pyca's step did (CFLAGS in Configure's environment: -O0), runs bench/osslbench.c against both in alternating short slices (median pair ratio with its 95% interval, or "too noisy") and writes bench/library-<date>.md.

@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/configure"
@@ -225,10 +227,10 @@ func CompilerLinesOf(f *inspect.File, lib string) []CompilerLine {
 // VerifyManifest holds a manifest to itself, the one verification of a
 // manifest's fields that merge, check, smoke and the artifact cache share
 // (after its files were held to it): every slice's Configure record must be
-// what osslbuild runs for the slice it records (configure.CheckRecord), a
-// universal artifact records no Configure run of its own, has a recorded
-// slice for each architecture it names, and its slices' unverifiable
-// records are claims. It returns every problem.
+// what osslbuild runs for the slice it records (configure.CheckRecord); a
+// universal artifact records no Configure run of its own, and exactly one
+// slice for each architecture its target names ("x86_64+arm64"), none of
+// them universal. It returns every problem.
 func VerifyManifest(m *Manifest) []string {
 	var out []string
 	slice := func(where string, s *Manifest) {
@@ -243,6 +245,7 @@ func VerifyManifest(m *Manifest) []string {
 	if len(m.Configure.Argv)+len(m.Configure.Env) > 0 || m.Configure.CFLAGS != "" {
 		out = append(out, "a universal artifact records a Configure run of its own")
 	}
+	var archs []string
 	for _, s := range m.Slices {
 		if s == nil {
 			out = append(out, "an empty slice entry")
@@ -252,6 +255,11 @@ func VerifyManifest(m *Manifest) []string {
 		if len(s.Slices) > 0 {
 			out = append(out, s.Target.Arch+" slice: is itself universal")
 		}
+		archs = append(archs, s.Target.Arch)
+	}
+	want := strings.Split(m.Target.Arch, "+")
+	if a, b := slices.Sorted(slices.Values(archs)), slices.Sorted(slices.Values(want)); !slices.Equal(a, b) {
+		out = append(out, fmt.Sprintf("its target names the architectures %s, its slices are %s", m.Target.Arch, strings.Join(archs, ", ")))
 	}
 	return out
 }

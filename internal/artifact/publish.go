@@ -2,6 +2,8 @@ package artifact
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -37,10 +39,16 @@ func Publish(ctx context.Context, dir, out, name string, mtime time.Time) (*Publ
 }
 
 // PublishTarball is Publish with the tarball already made: a copy of
-// tarball, whose digests d CheckTarball established against dir.
+// tarball, whose digests d CheckTarball established against dir. The copy
+// is hashed as it is made and refused unless it has d's sha256 and size:
+// the file may have been replaced since it was checked.
 func PublishTarball(ctx context.Context, dir, out, name, tarball string, d Digests) (*Published, error) {
 	return publish(ctx, dir, out, name, func(tgz string) (Digests, error) {
-		return d, copyFile(tarball, tgz)
+		sum, n, err := copyFile(tarball, tgz)
+		if err == nil && (sum != d.SHA256 || n != d.Size) {
+			err = fmt.Errorf("%s changed since it was checked against the tree (sha256 %s, %d bytes; checked %s, %d bytes)", tarball, sum, n, d.SHA256, d.Size)
+		}
+		return d, err
 	})
 }
 
@@ -111,20 +119,23 @@ func lock(dir string) (func(), error) {
 	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
-// copyFile copies the regular file src to the new file dst.
-func copyFile(src, dst string) error {
+// copyFile copies the regular file src to the new file dst and returns the
+// sha256 and size of what it wrote.
+func copyFile(src, dst string) (string, int64, error) {
 	in, err := os.Open(src)
 	if err != nil {
-		return err
+		return "", 0, err
 	}
 	defer in.Close()
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return err
+		return "", 0, err
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), in)
+	if err != nil {
 		out.Close()
-		return err
+		return "", 0, err
 	}
-	return out.Close()
+	return hex.EncodeToString(h.Sum(nil)), n, out.Close()
 }

@@ -271,6 +271,16 @@ func TestVerifyManifest(t *testing.T) {
 			return m
 		}(), ""},
 		{"universal, its slice's CFLAGS=-O0", universal(func(s *Manifest) { s.Configure.Env = append(s.Configure.Env, "CFLAGS=-O0") }), "arm64 slice: configure environment sets CFLAGS=-O0"},
+		{"universal with two x86_64 slices", func() *Manifest {
+			x := slice()
+			x.Target.Arch = "x86_64"
+			return &Manifest{Name: "openssl-macos-universal2", Target: platform.Slice{Arch: "x86_64+arm64"}, Slices: []*Manifest{x, x}}
+		}(), "its target names the architectures x86_64+arm64, its slices are x86_64, x86_64"},
+		{"universal with its two slices", func() *Manifest {
+			a, x := slice(), slice()
+			x.Target.Arch = "x86_64"
+			return &Manifest{Name: "openssl-macos-universal2", Target: platform.Slice{Arch: "x86_64+arm64"}, Slices: []*Manifest{x, a}}
+		}(), ""},
 		{"universal with a Configure run of its own", func() *Manifest {
 			m := universal(func(*Manifest) {})
 			m.Configure.Argv = []string{"perl"}

@@ -209,9 +209,9 @@ func samples(name string, s []Sample) string {
 }
 
 // BuildReport is bench:build: it runs BuildTime with the user's settings
-// and prints the Markdown report; build output goes to
+// and writes the Markdown report to w, a line per write; build output goes to
 // <work>/bench-build.log.
-func BuildReport(ctx context.Context, s pipeline.Settings, rounds int, only string) error {
+func BuildReport(ctx context.Context, s pipeline.Settings, rounds int, only string, w io.Writer) error {
 	if s.Work == "" {
 		s.Work = "build"
 	}
@@ -238,6 +238,9 @@ func BuildReport(ctx context.Context, s pipeline.Settings, rounds int, only stri
 	if err != nil {
 		return fmt.Errorf("bench:build (log: %s): %w", logf.Name(), err)
 	}
-	fmt.Print(rep)
+	// A line per write: the targets' writer escapes each as one record.
+	for _, l := range strings.SplitAfter(rep, "\n") {
+		fmt.Fprint(w, l)
+	}
 	return nil
 }

@@ -54,16 +54,7 @@ func (c *cachingBuilder) build(ctx context.Context, p *recipe.Plan) (*built, err
 	if err != nil {
 		return nil, err
 	}
-	prove := func(ctx context.Context, dir string, m *artifact.Manifest) ([]artifact.LinkCheck, error) {
-		check := &job{run: r, plan: p, name: e.name, dir: dir}
-		for _, stage := range c.variant.proofs() {
-			if err := stage.run(ctx, check); err != nil {
-				return nil, err
-			}
-		}
-		return check.links, nil
-	}
-	if b, ok, err := r.cached(ctx, e, fitsPlan(p, e.name), prove); err != nil || ok {
+	if b, ok, err := r.cached(ctx, e, fitsPlan(p, e.name), r.proveSlice(p, c.variant, e.name)); err != nil || ok {
 		return b, err
 	}
 	b, err := c.inner.build(ctx, p)
@@ -203,8 +194,83 @@ func (r *run) rulesDigest() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// prover runs the proof stages over a tree and returns its link records.
-type prover func(ctx context.Context, dir string, m *artifact.Manifest) ([]artifact.LinkCheck, error)
+// prover runs the proof stages over a tree and returns what they record.
+type prover func(ctx context.Context, dir string, m *artifact.Manifest) (proofRecords, error)
+
+// proofRecords are what the proof stages measure of a tree and a manifest
+// records: the compiler lines, the code evidence and the link records.
+type proofRecords struct {
+	lines []artifact.CompilerLine
+	code  []artifact.CodeEvidence
+	links []artifact.LinkCheck
+}
+
+// refresh puts recs into m, and for a universal manifest each slice's
+// share of them by architecture, as a build now would write them; it
+// reports whether anything changed.
+func (recs proofRecords) refresh(m *artifact.Manifest) bool {
+	changed := false
+	set := func(dst any, src any) {
+		if !sameRecords(dst, src) {
+			changed = true
+			reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(src))
+		}
+	}
+	set(&m.CompilerLines, recs.lines)
+	set(&m.CodeEvidence, recs.code)
+	set(&m.LinkChecks, recs.links)
+	for _, s := range m.Slices {
+		if s == nil {
+			continue
+		}
+		var share proofRecords
+		for _, l := range recs.lines {
+			if validate.SameArch(l.Arch, s.Target.Arch) {
+				share.lines = append(share.lines, l)
+			}
+		}
+		for _, c := range recs.code {
+			if validate.SameArch(c.Arch, s.Target.Arch) {
+				share.code = append(share.code, c)
+			}
+		}
+		for _, c := range recs.links {
+			if c.Arch == s.Target.Arch {
+				share.links = append(share.links, c)
+			}
+		}
+		set(&s.CompilerLines, share.lines)
+		set(&s.CodeEvidence, share.code)
+		set(&s.LinkChecks, share.links)
+	}
+	return changed
+}
+
+// sameRecords compares two record lists, an empty one and none alike (a
+// manifest read back from JSON has [] where a build had nil).
+func sameRecords(a, b any) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if va.Kind() == reflect.Pointer {
+		va = va.Elem()
+	}
+	if va.Len() == 0 && vb.Len() == 0 {
+		return true
+	}
+	return reflect.DeepEqual(va.Interface(), vb.Interface())
+}
+
+// proveSlice runs variant's proof stages over a slice tree of plan p.
+func (r *run) proveSlice(p *recipe.Plan, v *Variant, name string) prover {
+	return func(ctx context.Context, dir string, m *artifact.Manifest) (proofRecords, error) {
+		check := &job{run: r, plan: p, name: name, dir: dir}
+		for _, stage := range v.proofs() {
+			if err := stage.run(ctx, check); err != nil {
+				return proofRecords{}, fmt.Errorf("%s: %w", stage.name, err)
+			}
+		}
+		return proofRecords{lines: check.lines, code: check.code, links: check.links}, nil
+	}
+}
 
 // cached serves the entry as a fresh copy in a private directory: the copy
 // verified against its manifest, which must fit what is asked for, proved
@@ -252,7 +318,7 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 		// The rules or the toolchain changed since the entry was proved:
 		// prove it again. A machine that cannot link (no lld, no stubs)
 		// says so; it does not make the entry invalid.
-		links, err := prove(ctx, dir, m)
+		recs, err := prove(ctx, dir, m)
 		if errors.Is(err, toolchain.ErrSetup) {
 			release()
 			return nil, false, err
@@ -260,17 +326,18 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 		if err != nil {
 			return discard(err)
 		}
-		// The link check just ran with this osslbuild's smoke program and
-		// stubs; if the entry was linked with another, the served manifest
-		// says what a build now would, and its tarball is made anew.
-		if !reflect.DeepEqual(links, m.LinkChecks) {
-			m.LinkChecks = links
+		// The proofs just ran with this osslbuild's rules, classifier,
+		// smoke program and stubs; where the entry records other results
+		// (another link program, a classifier that scores a little
+		// differently), the served manifest says what a build now would,
+		// and its tarball is made anew.
+		if recs.refresh(m) {
 			if err := artifact.WriteManifest(ctx, dir, m); err != nil {
 				release()
 				return nil, false, err
 			}
 			fresh = false
-			r.logf("%s: link record refreshed: the entry was linked with another smoke program or stub", e.name)
+			r.logf("%s: records refreshed: the entry was proved with other rules, a classifier that measures otherwise, or another smoke program or stub", e.name)
 		}
 		if fresh {
 			writeJSON(e.record(), want)
@@ -342,9 +409,9 @@ func (r *run) storeEntry(ctx context.Context, e entry, b *built) error {
 	if err := writeJSON(filepath.Join(tmp, "proved.json"), e.provedFor(b.dir)); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, e.dir); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := os.Rename(tmp, e.dir); err != nil {
 		if _, serr := os.Stat(e.dir); serr == nil {
-			return nil
+			return nil // another build stored the entry first: its tarball is not ours
 		}
 		return fmt.Errorf("artifact cache: %w", err)
 	}

@@ -39,15 +39,7 @@ func CacheLookupTarball(s Settings, rt Runtime, key string, p *recipe.Plan) (dir
 	if err != nil {
 		return "", "", false, err
 	}
-	b, ok, err := r.cached(context.Background(), e, fitsPlan(p, e.name), func(ctx context.Context, dir string, m *artifact.Manifest) ([]artifact.LinkCheck, error) {
-		j := &job{run: r, plan: p, name: e.name, dir: dir}
-		for _, st := range c.variant.proofs() {
-			if err := st.run(ctx, j); err != nil {
-				return nil, err
-			}
-		}
-		return j.links, nil
-	})
+	b, ok, err := r.cached(context.Background(), e, fitsPlan(p, e.name), r.proveSlice(p, c.variant, e.name))
 	if !ok || err != nil {
 		return "", "", ok, err
 	}

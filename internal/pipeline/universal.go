@@ -397,6 +397,10 @@ func (r *run) holdToRecipe(m *artifact.Manifest) error {
 	field("the deployment target", m.Target.MinOS, p.Slice.MinOS)
 	field("the flags", m.Target.Flags, p.Slice.Flags)
 	field("the options", m.Target.Options, p.Slice.Options)
+	field("the options left out for this release", m.Target.Skipped, p.Slice.Skipped)
+	if len(m.HeaderDispatch) > 0 {
+		why = append(why, "it records a header dispatch: it is a merge, not a slice")
+	}
 	if m.Variant != "" {
 		why = append(why, fmt.Sprintf("it is a %s build, not osslbuild's", m.Variant))
 	} else if want := configure.Args(p); !slices.Equal(m.Configure.Argv, want) {

@@ -88,46 +88,57 @@ func Prove(ctx context.Context, s Settings, rt Runtime, dir string, v *Variant) 
 	if err != nil {
 		return err
 	}
+	var recs proofRecords
 	if len(m.Slices) > 0 {
-		_, err := r.proveUniversal(ctx, dir, m)
-		return err
-	}
-	rel, _, err := r.recipe.Resolve(m.OpenSSL.Version, m.OpenSSL.SHA256)
-	if err != nil {
-		return err
-	}
-	p, err := r.recipe.PlanFor(rel, m.Target.Name, m.Target.Options)
-	if err != nil {
-		return err
-	}
-	j := &job{run: r, plan: p, name: m.Name, dir: dir}
-	for _, st := range v.proofs() {
-		if err := st.run(ctx, j); err != nil {
-			return fmt.Errorf("%s: %s: %w", m.Name, st.name, err)
+		recs, err = r.proveUniversal(ctx, dir, m)
+	} else {
+		rel, _, rerr := r.recipe.Resolve(m.OpenSSL.Version, m.OpenSSL.SHA256)
+		if rerr != nil {
+			return rerr
 		}
+		p, perr := r.recipe.PlanFor(rel, m.Target.Name, m.Target.Options)
+		if perr != nil {
+			return perr
+		}
+		recs, err = r.proveSlice(p, v, m.Name)(ctx, dir, m)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", m.Name, err)
+	}
+	// A manifest whose records are not what this code measures and links
+	// (a classifier that scores otherwise) was not written by it.
+	if recs.refresh(m) {
+		return fmt.Errorf("%s: its manifest records compiler lines, code evidence or link checks other than this osslbuild's", m.Name)
 	}
 	return nil
 }
 
 // proveUniversal validates every slice of a universal artifact inside its
-// fat libraries, as the slice's manifest expects, and links each, returning
-// the link records.
-func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manifest) ([]artifact.LinkCheck, error) {
+// fat libraries, as the slice's manifest expects, and links each,
+// returning what it measured and linked.
+func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manifest) (proofRecords, error) {
 	var errs []error
+	var recs proofRecords
 	for _, lib := range artifact.Libraries {
 		var exps []validate.Expect
 		for _, sm := range m.Slices {
 			if sm == nil {
-				return nil, fmt.Errorf("%s: manifest has an empty slice entry", m.Name)
+				return recs, fmt.Errorf("%s: manifest has an empty slice entry", m.Name)
 			}
 			exps = append(exps, universal.Expect(sm, lib))
 		}
-		if _, err := validate.UniversalContext(ctx, filepath.Join(dir, "lib", lib), exps); err != nil {
+		rep, err := validate.UniversalContext(ctx, filepath.Join(dir, "lib", lib), exps)
+		if err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		recs.lines = append(recs.lines, artifact.CompilerLinesOf(rep.File, lib)...)
+		recs.code = append(recs.code, artifact.CodeEvidenceOf(rep.File, lib)...)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("%s: %w", m.Name, err)
+		return recs, fmt.Errorf("%s: %w", m.Name, err)
 	}
-	return r.linkTree(ctx, dir, m.Parts())
+	links, err := r.linkTree(ctx, dir, m.Parts())
+	recs.links = links
+	return recs, err
 }

@@ -27,7 +27,9 @@ type Builds struct {
 
 func (b *Builds) actions() bool { return InActions(b.Env) }
 
-// BuildLog prints the build log inside a ::group::.
+// BuildLog prints the build log inside a ::group::, each line made safe
+// (SafeOutput): a line of make's output cannot end the group or start a
+// command.
 func (b *Builds) BuildLog(name, logPath string) {
 	if !b.actions() {
 		return
@@ -39,7 +41,7 @@ func (b *Builds) BuildLog(name, logPath string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	Group(b.W, b.Env, name+": full build log", func() error {
-		_, err := b.W.Write(data)
+		_, err := b.W.Write(SafeOutput(b.Env, data, false))
 		return err
 	})
 }
