@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/configure"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
@@ -262,4 +263,31 @@ func VerifyManifest(m *Manifest) []string {
 		out = append(out, fmt.Sprintf("its target names the architectures %s, its slices are %s", m.Target.Arch, strings.Join(archs, ", ")))
 	}
 	return out
+}
+
+// Distribute gives each slice of a universal manifest its architecture's
+// share of the manifest's compiler lines, code evidence and link records:
+// what the merged libraries hold, and were linked as, for that slice.
+func Distribute(m *Manifest) {
+	for _, s := range m.Slices {
+		if s == nil {
+			continue
+		}
+		s.CompilerLines, s.CodeEvidence, s.LinkChecks = nil, nil, nil
+		for _, l := range m.CompilerLines {
+			if validate.SameArch(l.Arch, s.Target.Arch) {
+				s.CompilerLines = append(s.CompilerLines, l)
+			}
+		}
+		for _, c := range m.CodeEvidence {
+			if validate.SameArch(c.Arch, s.Target.Arch) {
+				s.CodeEvidence = append(s.CodeEvidence, c)
+			}
+		}
+		for _, c := range m.LinkChecks {
+			if validate.SameArch(c.Arch, s.Target.Arch) {
+				s.LinkChecks = append(s.LinkChecks, c)
+			}
+		}
+	}
 }

@@ -219,29 +219,18 @@ func (recs proofRecords) refresh(m *artifact.Manifest) bool {
 	set(&m.CompilerLines, recs.lines)
 	set(&m.CodeEvidence, recs.code)
 	set(&m.LinkChecks, recs.links)
-	for _, s := range m.Slices {
-		if s == nil {
-			continue
+	// A slice's records are its architecture's share (artifact.Distribute).
+	before := make([]proofRecords, len(m.Slices))
+	for i, s := range m.Slices {
+		if s != nil {
+			before[i] = proofRecords{s.CompilerLines, s.CodeEvidence, s.LinkChecks}
 		}
-		var share proofRecords
-		for _, l := range recs.lines {
-			if validate.SameArch(l.Arch, s.Target.Arch) {
-				share.lines = append(share.lines, l)
-			}
+	}
+	artifact.Distribute(m)
+	for i, s := range m.Slices {
+		if s != nil && !(sameRecords(before[i].lines, s.CompilerLines) && sameRecords(before[i].code, s.CodeEvidence) && sameRecords(before[i].links, s.LinkChecks)) {
+			changed = true
 		}
-		for _, c := range recs.code {
-			if validate.SameArch(c.Arch, s.Target.Arch) {
-				share.code = append(share.code, c)
-			}
-		}
-		for _, c := range recs.links {
-			if c.Arch == s.Target.Arch {
-				share.links = append(share.links, c)
-			}
-		}
-		set(&s.CompilerLines, share.lines)
-		set(&s.CodeEvidence, share.code)
-		set(&s.LinkChecks, share.links)
 	}
 	return changed
 }

@@ -291,12 +291,8 @@ func linkMerged(ctx context.Context, j *mergeJob) (err error) {
 	}
 	for _, c := range j.m.LinkChecks {
 		j.run.logf("%s: linked %s with %d members of %s for %s against %s", universal.Name, c.Program, c.Members, c.Arch, c.Platform, c.System)
-		for _, s := range j.m.Slices {
-			if s.Target.Arch == c.Arch {
-				s.LinkChecks = append(s.LinkChecks, c)
-			}
-		}
 	}
+	artifact.Distribute(j.m)
 	return nil
 }
 

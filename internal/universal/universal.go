@@ -224,19 +224,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 	}
 	// Each slice's lines and code are what the merged libraries hold for
 	// its architecture, measured here.
-	for _, sm := range m.Slices {
-		sm.CompilerLines, sm.CodeEvidence = nil, nil
-		for _, l := range m.CompilerLines {
-			if validate.SameArch(l.Arch, sm.Target.Arch) {
-				sm.CompilerLines = append(sm.CompilerLines, l)
-			}
-		}
-		for _, e := range m.CodeEvidence {
-			if validate.SameArch(e.Arch, sm.Target.Arch) {
-				sm.CodeEvidence = append(sm.CodeEvidence, e)
-			}
-		}
-	}
+	artifact.Distribute(m)
 	if err := artifact.WriteSBOM(dst, m); err != nil {
 		return nil, err
 	}
