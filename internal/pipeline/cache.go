@@ -206,46 +206,40 @@ type proofRecords struct {
 }
 
 // refresh puts recs into m, and for a universal manifest each slice's
-// share of them by architecture, as a build now would write them; it
-// reports whether anything changed.
+// share of them by architecture (artifact.Distribute), as a build now would
+// write them; it reports whether anything changed.
 func (recs proofRecords) refresh(m *artifact.Manifest) bool {
-	changed := false
-	set := func(dst any, src any) {
-		if !sameRecords(dst, src) {
-			changed = true
-			reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(src))
-		}
-	}
-	set(&m.CompilerLines, recs.lines)
-	set(&m.CodeEvidence, recs.code)
-	set(&m.LinkChecks, recs.links)
-	// A slice's records are its architecture's share (artifact.Distribute).
-	before := make([]proofRecords, len(m.Slices))
-	for i, s := range m.Slices {
-		if s != nil {
-			before[i] = proofRecords{s.CompilerLines, s.CodeEvidence, s.LinkChecks}
-		}
-	}
+	before := recordsOf(m)
+	m.CompilerLines, m.CodeEvidence, m.LinkChecks = recs.lines, recs.code, recs.links
 	artifact.Distribute(m)
-	for i, s := range m.Slices {
-		if s != nil && !(sameRecords(before[i].lines, s.CompilerLines) && sameRecords(before[i].code, s.CodeEvidence) && sameRecords(before[i].links, s.LinkChecks)) {
-			changed = true
+	after := recordsOf(m)
+	for i := range before {
+		if !before[i].same(after[i]) {
+			return true
 		}
 	}
-	return changed
+	return false
 }
 
-// sameRecords compares two record lists, an empty one and none alike (a
+// recordsOf lists m's records, then each slice's.
+func recordsOf(m *artifact.Manifest) []proofRecords {
+	out := []proofRecords{{m.CompilerLines, m.CodeEvidence, m.LinkChecks}}
+	for _, s := range m.Slices {
+		if s != nil {
+			out = append(out, proofRecords{s.CompilerLines, s.CodeEvidence, s.LinkChecks})
+		}
+	}
+	return out
+}
+
+func (recs proofRecords) same(o proofRecords) bool {
+	return sameList(recs.lines, o.lines) && sameList(recs.code, o.code) && sameList(recs.links, o.links)
+}
+
+// sameList compares two record lists, an empty one and none alike (a
 // manifest read back from JSON has [] where a build had nil).
-func sameRecords(a, b any) bool {
-	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
-	if va.Kind() == reflect.Pointer {
-		va = va.Elem()
-	}
-	if va.Len() == 0 && vb.Len() == 0 {
-		return true
-	}
-	return reflect.DeepEqual(va.Interface(), vb.Interface())
+func sameList[T any](a, b []T) bool {
+	return len(a) == 0 && len(b) == 0 || reflect.DeepEqual(a, b)
 }
 
 // proveSlice runs variant's proof stages over a slice tree of plan p.
