@@ -1,9 +1,7 @@
 package magetest
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,19 +38,7 @@ func compiled(t *testing.T) string {
 
 func runBin(t *testing.T, bin string, env []string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = testfixture.RepoRoot()
-	cmd.Env = append(os.Environ(), env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), code
+	return run(t, env, append([]string{bin}, args...)...)
 }
 
 // TestNoTargetInjectsWorkflowCommands: under GITHUB_ACTIONS=true every

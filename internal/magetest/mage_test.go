@@ -15,7 +15,14 @@ import (
 // a minimal environment, returning combined output and the exit code.
 func mage(t *testing.T, env []string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command("go", append([]string{"tool", "mage"}, args...)...)
+	return run(t, env, append([]string{"go", "tool", "mage"}, args...)...)
+}
+
+// run runs argv in the repository root with env added to this process's
+// environment, returning combined output and the exit code.
+func run(t *testing.T, env []string, argv ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = testfixture.RepoRoot()
 	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
