@@ -148,11 +148,12 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 	if err := Compatible(a, b); err != nil {
 		return nil, err
 	}
+	applied := patchList(&artifact.Manifest{Patches: p.Patches})
 	for _, s := range []Slice{a, b} {
 		m := s.Manifest
 		var why []string
-		if patchList(m) != patchList(&artifact.Manifest{Patches: p.Patches}) {
-			why = append(why, fmt.Sprintf("it records patches %q, this osslbuild applies %q to OpenSSL %s", patchList(m), patchList(&artifact.Manifest{Patches: p.Patches}), p.OpenSSL.Version))
+		if patchList(m) != applied {
+			why = append(why, fmt.Sprintf("it records patches %q, this osslbuild applies %q to OpenSSL %s", patchList(m), applied, p.OpenSSL.Version))
 		}
 		if m.OpenSSL.Version != p.OpenSSL.Version || m.OpenSSL.SHA256 != p.OpenSSL.SHA256 || m.OpenSSL.File != p.OpenSSL.File {
 			why = append(why, fmt.Sprintf("it records the source %s %s, the recipe pins %s %s", m.OpenSSL.File, m.OpenSSL.SHA256, p.OpenSSL.File, p.OpenSSL.SHA256))
