@@ -27,7 +27,7 @@ var Aliases = map[string]any{
 	"build:linux-x86_64": Build.LinuxX86_64,
 }
 
-// Check audits OpenSSL builds anywhere: Mach-O or ELF files, static libraries, wheels, osslbuild artifacts (verified against their manifests), directories; fails below -minopt (0, 1, 2, 3, s or z; default 2), on a missing -arch=arm64,x86_64, and with -strict where the optimisation is unknown (-json for machines).
+// Check audits OpenSSL builds anywhere: Mach-O or ELF files, static libraries, wheels, osslbuild artifacts (verified against their manifests), directories; fails below -minopt (0, 1, 2, 3, s or z; default 2), on a missing -arch=arm64,x86_64, and with -strict where the optimisation is unknown or the OpenSSL series past its end of life (-json for machines).
 func Check(ctx context.Context, path string, minopt *string, arch *string, json *bool, strict *bool) error {
 	return check.Run(ctx, check.FromFlags(path, minopt, arch, json, strict))
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
@@ -28,7 +29,7 @@ const DefaultMinOpt = "2"
 type Options struct {
 	Path   string   // file or directory
 	MinOpt string   // minimum optimisation: 0, 1, 2, 3, s or z; "" means 2
-	Strict bool     // fail a slice whose optimisation is unknown, not only report it
+	Strict bool     // fail a slice whose optimisation is unknown, or whose OpenSSL series is past its end of life, not only report it
 	Archs  []string // architectures every binary must have, e.g. arm64, x86_64
 	JSON   bool     // print the Result as JSON instead of a table
 
@@ -41,6 +42,8 @@ type Options struct {
 	TempDir string
 	// Jobs is how many files are inspected at once; 0 means one per CPU.
 	Jobs int
+	// Now is the day end of life is judged on; zero means today.
+	Now time.Time
 	// Digests hashes (sha256) every binary, not only an artifact's files,
 	// which are always verified. The table does not show digests; Run
 	// sets it when the JSON or the step summary will.
@@ -116,7 +119,7 @@ func runCheck(ctx context.Context, o Options) error {
 			return fmt.Errorf("check %s: annotations: %w", o.Path, err)
 		}
 	}
-	if err := report.AppendSummary(o.Env, "osslbuild check "+o.Path, Rows(res)); err != nil {
+	if err := report.AppendSummary(o.Env, "osslbuild check "+o.Path, Rows(res), Verdict(res)); err != nil {
 		return fmt.Errorf("check %s: %w", o.Path, err)
 	}
 	if !res.OK {
@@ -152,6 +155,9 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 	}
 	if o.TempDir == "" {
 		o.TempDir = os.TempDir()
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
 	}
 	c := &checker{ctx: ctx, o: o, min: min, links: map[string][]string{},
 		res: &Result{Schema: Schema, Path: o.Path, MinOpt: min.String(), Strict: o.Strict, Archs: o.Archs,

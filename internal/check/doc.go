@@ -14,11 +14,15 @@
 // A slice may hold several "compiler: " strings. OpenSSL lays out its build
 // information together (crypto/cversion.c returns the version, "built on:",
 // "platform:" and OPENSSLDIR strings beside buildinf.h's compiler_flags, in
-// one object), so inspect.RecordOf chooses the line laid out with the
-// others; then one carrying Configure's -D flags; then one that records
-// anything; and when nothing tells them apart, the least optimised. A
-// decoy "compiler: cc -O3" elsewhere in the data never rescues a build line
-// without -O. Every candidate is listed, with its evidence, in -json.
+// one object), so inspect.RecordOf counts a string as OpenSSL's only when
+// it carries Configure's -D flags or lies beside libcrypto's other build
+// strings (Candidate.Attested): a lone "compiler: " (V8's WebAssembly
+// printer, in every Node.js) is no evidence, of the flags or of OpenSSL.
+// Of the attested lines it chooses one with Configure's flags; then the
+// one laid out with the most others; then one that records anything; and
+// when nothing tells them apart, the least optimised. A decoy "compiler:
+// cc -O3" elsewhere in the data never rescues a build line without -O.
+// Every candidate is listed, with its evidence, in -json.
 //
 // # Exit policy
 //
@@ -44,9 +48,15 @@
 //     libcrypto's build information, or the library's source paths
 //     (libssl records only those). Their machine code is measured; other
 //     slices (a program loading libcrypto at run time, a bundle's libz)
-//     are listed, neither measured nor judged. At least one slice in the
+//     are listed with the status "not judged", neither measured nor
+//     judged, and counted in the summary line. At least one slice in the
 //     whole input must be judged, so a wheel whose OpenSSL left no trace
 //     cannot pass silently.
+//   - A judged slice whose version string names an OpenSSL release of a
+//     series past its end of life (package lifecycle's table: 1.1.1 on
+//     2023-09-11, 3.0 on 2026-09-07) is named with the date in a note, the
+//     table's VERSION column and the JSON's series; it fails only with
+//     -strict. Forks' "OpenSSL 1.1.1 (compatible; ...)" names no release.
 //   - Every binary must have a slice for every -arch (arm64 and aarch64
 //     are one, as are x86_64 and amd64), as delocate's --require-archs
 //     demands of every binary in a wheel; the slices of one file must

@@ -8,6 +8,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
+	"github.com/osslbuild/osslbuild/internal/lifecycle"
 )
 
 // judgeBinary applies the rules (package validate's, one engine with the
@@ -47,12 +48,48 @@ func (c *checker) judgeBinary(b *Binary) {
 		case s.OptStatus == string(validate.OptNone) && s.Version != "" && !s.Libcrypto:
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: %q but no libcrypto build info: built against OpenSSL, loads it at run time; check that library", b.Name(), s.Arch, s.Version))
 		}
+		if s.OptStatus != string(validate.OptNone) {
+			c.endOfLife(b, s)
+		}
 		s.OK = len(s.Problems) == 0
+		switch {
+		case !s.OK:
+			s.Status = StatusFailed
+		case s.OptStatus == string(validate.OptNone):
+			s.Status = StatusNotJudged
+		default:
+			s.Status = StatusOK
+		}
 		for _, p := range s.Problems {
 			b.failures = append(b.failures, fmt.Sprintf("%s %s: %s", p.where(*b), s.Arch, p.Message))
 		}
 	}
 	b.file = nil // the facts are in the report now
+}
+
+// endOfLife names the release series of a judged slice's OpenSSL and
+// reports it when upstream's support for it has ended: a note, or with
+// -strict a failure. Forks are not OpenSSL releases ("OpenSSL 1.1.1
+// (compatible; BoringSSL)" is no 1.1.1) and have no entry.
+func (c *checker) endOfLife(b *Binary, s *Slice) {
+	f, num := inspect.FamilyOf(s.Version)
+	if f != inspect.FamilyOpenSSL {
+		return
+	}
+	ser, ok := lifecycle.Of(num)
+	if !ok {
+		return
+	}
+	s.Series = &Series{Name: ser.Name, EndOfLife: ser.EndOfLife, LTS: ser.LTS, Ended: ser.Ended(c.o.Now)}
+	if !s.Series.Ended {
+		return
+	}
+	msg := fmt.Sprintf("OpenSSL %s: %s; upstream no longer fixes its vulnerabilities", num, ser.EndedOn())
+	if c.o.Strict {
+		s.Problems = append(s.Problems, Problem{Rule: RuleEndOfLife, Message: msg})
+		return
+	}
+	b.notes = append(b.notes, fmt.Sprintf("%s %s: %s (reported, not failed; -strict fails it)", b.Name(), s.Arch, msg))
 }
 
 // judge lists every binary's failures and notes in order, verifies each
@@ -65,6 +102,15 @@ func (c *checker) judge() {
 		c.res.Notes = append(c.res.Notes, b.notes...)
 		if b.judged {
 			judged++
+		}
+		for _, sl := range b.Slices {
+			c.res.Slices++
+			if sl.Status == StatusNotJudged {
+				c.res.NotJudged++
+			}
+			if sl.Series != nil && sl.Series.Ended {
+				c.res.Ended++
+			}
 		}
 	}
 	for _, r := range c.roots {
@@ -179,8 +225,9 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 			out.Compilers = append(out.Compilers, bi.Value)
 		}
 	}
+	chosen := rec.Compiler()
 	for i, cd := range rec.Candidates {
-		if i == 0 {
+		if i == 0 && chosen != nil {
 			out.Compiler = cd.Value
 		}
 		beside := make([]string, len(cd.Beside))
@@ -188,7 +235,7 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 			beside[j] = string(k)
 		}
 		out.Candidates = append(out.Candidates, Candidate{Line: cd.Value, Member: cd.Member, Offset: cd.Offset,
-			Beside: beside, Configured: cd.Configured, Placeholder: cd.Placeholder, Chosen: i == 0})
+			Beside: beside, Configured: cd.Configured, Placeholder: cd.Placeholder, Attested: cd.Attested, Chosen: i == 0 && chosen != nil})
 	}
 	for _, e := range v.Opt.Evidence {
 		ev := Evidence{Source: string(e.Source), Known: e.Known, Flag: e.Flag, Detail: e.Detail}

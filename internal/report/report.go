@@ -148,8 +148,9 @@ func InActions(env Env) bool { return env.get("GITHUB_ACTIONS") == "true" }
 func SummaryEnabled(env Env) bool { return env.get("GITHUB_STEP_SUMMARY") != "" }
 
 // AppendSummary appends the Markdown table to the file named by
-// GITHUB_STEP_SUMMARY. It does nothing when the variable is unset.
-func AppendSummary(env Env, title string, rows []Row) error {
+// GITHUB_STEP_SUMMARY, then each footer line as a paragraph. It does
+// nothing when the variable is unset.
+func AppendSummary(env Env, title string, rows []Row, footer ...string) error {
 	path := env.get("GITHUB_STEP_SUMMARY")
 	if path == "" {
 		return nil
@@ -159,6 +160,11 @@ func AppendSummary(env Env, title string, rows []Row) error {
 		return fmt.Errorf("step summary: %w", err)
 	}
 	err = Markdown(f, title, rows)
+	for _, line := range footer {
+		if err == nil {
+			_, err = fmt.Fprintf(f, "%s\n\n", mdText(line))
+		}
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -53,16 +53,19 @@ func FamilyOf(s string) (Family, string) {
 // OpenSSL_version() lets the linker drop OPENSSL_VERSION_TEXT (Bun,
 // WebRTC's Node-API modules). BoringSSL and AWS-LC record their source
 // file names for OPENSSL_PUT_ERROR: ".../boringssl/crypto/...",
-// ".../third_party/boringssl/src/crypto/...", ".../aws-lc/crypto/...".
-// A marker is the fork's directory followed by one of its source
-// directories, so a string that merely names the fork (this program's own
-// table, an error message) is not one.
+// ".../third_party/boringssl/src/crypto/...", ".../aws-lc/crypto/...",
+// and under Bazel's modules "external/boringssl+/crypto/..." (Bazel 8) or
+// "external/boringssl~/..." (Bazel 7; "boringssl~0.2024..." before). A
+// marker is the fork's directory, whole (a "/" or no path byte before
+// it), followed by one of its source directories and a whole C source
+// path, so a string that merely names the fork (this program's own
+// table, an error message, "notboringssl/") is not one.
 var familyMarkers = []struct {
 	dir    string
 	family Family
 }{
-	{"boringssl/", FamilyBoringSSL},
-	{"aws-lc/", FamilyAWSLC},
+	{"boringssl", FamilyBoringSSL},
+	{"aws-lc", FamilyAWSLC},
 }
 
 // forkSourceDirs may follow a fork's directory in a source path.
@@ -133,20 +136,45 @@ func FamilyByMarker(b []byte) (Family, string) {
 func forkByMarker(b []byte) (Family, string) {
 	for _, m := range familyMarkers {
 		dir := []byte(m.dir)
-		for rest := b; ; {
-			i := bytes.Index(rest, dir)
+		for off := 0; ; {
+			i := bytes.Index(b[off:], dir)
 			if i < 0 {
 				break
 			}
-			rest = rest[i+len(dir):]
+			i += off
+			off = i + 1
+			if i > 0 && b[i-1] != '/' && pathByte(b[i-1]) {
+				continue // "notboringssl/"
+			}
+			rest := b[i+len(dir):]
+			n := bazelSuffix(rest)
+			if n >= len(rest) || rest[n] != '/' {
+				continue
+			}
+			spelled := string(b[i : i+len(dir)+n+1])
+			rest = rest[n+1:]
 			for _, sub := range forkSourceDirs {
 				if bytes.HasPrefix(rest, []byte(sub)) && cSourcePath(rest) {
-					return m.family, m.dir + sub
+					return m.family, spelled + sub
 				}
 			}
 		}
 	}
 	return "", ""
+}
+
+// bazelSuffix is the length of the canonical-name suffix Bazel's modules
+// add to a repository's directory ("+", "~", "~0.20240530.0", "+ext+x"),
+// 0 when b starts with none.
+func bazelSuffix(b []byte) int {
+	if len(b) == 0 || b[0] != '+' && b[0] != '~' {
+		return 0
+	}
+	n := 0
+	for n < len(b) && n < 128 && (pathByte(b[n]) || b[n] == '+' || b[n] == '~') && b[n] != '/' {
+		n++
+	}
+	return n
 }
 
 // familyByMarkerAt is FamilyByMarker over r, read in chunks that overlap by

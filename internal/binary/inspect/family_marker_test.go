@@ -17,7 +17,17 @@ func TestFamilyByMarker(t *testing.T) {
 		{"BoringSSL's libssl", "\x00/b/boringssl/ssl/handshake.cc\x00", FamilyBoringSSL, "boringssl/ssl/"},
 		{"AWS-LC", "\x00/home/build/aws-lc/crypto/fipsmodule/bn/bn.c\x00", FamilyAWSLC, "aws-lc/crypto/"},
 		{"a later occurrence is the marker", "boringssl/docs\x00 /boringssl/crypto/err/err.c\x00", FamilyBoringSSL, "boringssl/crypto/"},
+		// Bazel's module directories: workerd's BoringSSL (Bazel 8), Bazel 7
+		// and older canonical names, a module extension's repository.
+		{"Bazel 8 module", "\x00external/boringssl+/crypto/asn1/a_int.cc\x00", FamilyBoringSSL, "boringssl+/crypto/"},
+		{"Bazel 7 module", "\x00bazel-out/../external/boringssl~/src/ssl/ssl_lib.cc\x00", FamilyBoringSSL, "boringssl~/src/ssl/"},
+		{"Bazel 6 versioned module", "\x00external/boringssl~0.20240530.0/crypto/bytestring/cbs.c\x00", FamilyBoringSSL, "boringssl~0.20240530.0/crypto/"},
+		{"a module extension's repository", "\x00external/_main~deps~boringssl/crypto/err/err.c\x00", FamilyBoringSSL, "boringssl/crypto/"},
+		{"AWS-LC as a Bazel module", "\x00external/aws-lc+/crypto/fipsmodule/bn/bn.c\x00", FamilyAWSLC, "aws-lc+/crypto/"},
 		// Not markers: a program that names the fork.
+		{"a longer directory name ending in the fork's", "\x00/src/notboringssl/crypto/asn1/a_int.cc\x00", "", ""},
+		{"a longer directory name starting with the fork's", "\x00/src/boringsslx/crypto/asn1/a_int.cc\x00", "", ""},
+		{"a Bazel suffix without a directory after it", "\x00boringssl+crypto/asn1/a_int.cc\x00", "", ""},
 		{"Go string constants end to end", "aws-lc/crypto/ssl/boringssl/src/crypto/", "", ""},
 		{"an error message", "\x00An unknown BoringSSL error occurred: \x00", "", ""},
 		{"a directory, no source file", "\x00/opt/boringssl/crypto/\x00", "", ""},

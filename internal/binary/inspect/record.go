@@ -38,6 +38,14 @@ type Candidate struct {
 	// AWS-LC), "information not available" (LibreSSL, OpenSSL 1.0.2
 	// without CFLAGS). Such a line says the flags are unknown, not -O0.
 	Placeholder bool
+	// Attested says the string is OpenSSL's build information at all: it
+	// lies beside libcrypto's own strings (platform, built on, the
+	// directories), or it carries Configure's flags. Anything else is a
+	// string that merely starts "compiler: ": V8's WebAssembly printer
+	// holds "compiler: " in every Node.js, Electron and Deno binary, and
+	// a program's own message may too. Such a string is no evidence, of
+	// the flags or of OpenSSL being there.
+	Attested bool
 }
 
 // Record is a slice's OpenSSL build information as chosen by layout.
@@ -55,12 +63,21 @@ type Record struct {
 	Candidates []Candidate
 }
 
-// Compiler is the chosen compiler line, nil when the slice has none.
+// Compiler is the chosen compiler line, nil when the slice has none that
+// is attested as OpenSSL's (see Candidate.Attested).
 func (r *Record) Compiler() *Candidate {
-	if len(r.Candidates) == 0 {
+	if len(r.Candidates) == 0 || !r.Candidates[0].Attested {
 		return nil
 	}
 	return &r.Candidates[0]
+}
+
+// attesting are the kinds of build-info string only libcrypto's
+// OpenSSL_version (and the forks') returns: a version string alone does
+// not attest a line, since OPENSSL_VERSION_TEXT is a header macro any
+// program may hold.
+var attesting = map[BuildInfoKind]bool{
+	InfoPlatform: true, InfoBuiltOn: true, InfoOpenSSLDir: true, InfoModulesDir: true, InfoEnginesDir: true,
 }
 
 // IsPlaceholder reports whether a build-info value records nothing.
@@ -85,9 +102,12 @@ func configured(line string) bool {
 
 // RecordOf chooses a slice's build information from every build-info
 // string found in it (in file order, as Inspect and ScanBuildInfo return
-// them). Compiler lines are ranked by, in order: how many other kinds of
-// build-info string lie beside them; whether they carry Configure's flags;
-// whether they record anything; and, when all that ties, the least
+// them). Compiler lines are ranked by, in order: whether they are attested
+// as OpenSSL's at all (Candidate.Attested); whether they carry Configure's
+// flags (a linked image puts the build's line far from the other strings,
+// and an empty "compiler: " of some other code may land beside them); how
+// many other kinds of build-info string lie beside them; whether they
+// record anything; and, when all that ties, the least
 // optimised first, so that a contested line is never credited with an
 // optimisation another candidate denies. The other strings come from the
 // chosen line's cluster, else from the richest cluster that has them.
@@ -128,6 +148,10 @@ func RecordOf(infos []BuildInfo) Record {
 			}
 		}
 		sort.Slice(c.Beside, func(x, y int) bool { return c.Beside[x] < c.Beside[y] })
+		c.Attested = c.Configured
+		for _, k := range c.Beside {
+			c.Attested = c.Attested || attesting[k]
+		}
 		rec.Candidates = append(rec.Candidates, c)
 		candCluster = append(candCluster, cluster[i])
 		opts = append(opts, ParseCompilerLine(b.Value).Opt)
@@ -139,11 +163,14 @@ func RecordOf(infos []BuildInfo) Record {
 	sort.SliceStable(order, func(x, y int) bool {
 		a, b := rec.Candidates[order[x]], rec.Candidates[order[y]]
 		oa, ob := opts[order[x]], opts[order[y]]
-		if len(a.Beside) != len(b.Beside) {
-			return len(a.Beside) > len(b.Beside)
+		if a.Attested != b.Attested {
+			return a.Attested
 		}
 		if a.Configured != b.Configured {
 			return a.Configured
+		}
+		if len(a.Beside) != len(b.Beside) {
+			return len(a.Beside) > len(b.Beside)
 		}
 		if a.Placeholder != b.Placeholder {
 			return b.Placeholder
@@ -157,7 +184,7 @@ func RecordOf(infos []BuildInfo) Record {
 	chosenCluster := -1
 	for i, j := range order {
 		sorted[i] = rec.Candidates[j]
-		if i == 0 {
+		if i == 0 && rec.Candidates[j].Attested {
 			chosenCluster = candCluster[j]
 		}
 	}

@@ -63,10 +63,22 @@ func TestRecordOf(t *testing.T) {
 			realO3, FamilyOpenSSL, "OpenSSL 3.5.7 9 Jun 2026", "darwin64-arm64-cc", 2},
 		// When nothing tells them apart, the least optimised line is the one
 		// reported: a contested optimisation is never credited.
-		{"no evidence either way", "\x00compiler: cc -O3\x00" + far + "\x00compiler: cc -O1\x00",
-			"cc -O1", "", "", "", 2},
-		{"a placeholder never beats a line that records flags", "\x00compiler: n/a\x00" + far + "\x00compiler: cc -O2\x00",
-			"cc -O2", "", "", "", 2},
+		{"no evidence either way", "\x00compiler: cc -O3 -DOPENSSL_PIC\x00" + far + "\x00compiler: cc -O1 -DOPENSSL_PIC\x00",
+			"cc -O1 -DOPENSSL_PIC", "", "", "", 2},
+		{"a placeholder never beats a line that records flags", "\x00compiler: n/a\x00" + far + "\x00compiler: cc -O2 -DL_ENDIAN\x00",
+			"cc -O2 -DL_ENDIAN", "", "", "", 2},
+		// A string that merely starts "compiler: " is no build information:
+		// V8's WebAssembly printer, in every Node.js, Electron and Deno.
+		{"V8's decoy alone", "\x00Liftoff\x00TurboFan\x00compiler: \x00Body (size = \x00",
+			"<none>", "", "", "", 1},
+		{"lone lines without Configure's flags", "\x00compiler: cc -O3\x00" + far + "\x00compiler: gcc -O0\x00",
+			"<none>", "", "", "", 2},
+		{"V8's decoy beside a version string only", "\x00OpenSSL 3.0.19 27 Jan 2026\x00Liftoff\x00TurboFan\x00compiler: \x00",
+			"<none>", FamilyOpenSSL, "OpenSSL 3.0.19 27 Jan 2026", "", 1},
+		{"V8's decoy and libcrypto's strings without a line", "\x00Liftoff\x00TurboFan\x00compiler: \x00" + far + cversionData("OpenSSL 4.0.2 25 Aug 2026", "-", "darwin64-arm64-cc"),
+			"<none>", FamilyOpenSSL, "OpenSSL 4.0.2 25 Aug 2026", "darwin64-arm64-cc", 1},
+		{"the real layout next to V8's decoy", "\x00Liftoff\x00TurboFan\x00compiler: \x00" + far + cversionData("OpenSSL 3.5.7 9 Jun 2026", realO3, "darwin64-arm64-cc"),
+			realO3, FamilyOpenSSL, "OpenSSL 3.5.7 9 Jun 2026", "darwin64-arm64-cc", 2},
 		// Real-world shape 2: BoringSSL records placeholders; its version
 		// text sits elsewhere.
 		{"BoringSSL", "\x00" + boringTx + "\x00" + far + "\x00BoringSSL\x00compiler: n/a\x00built on: n/a\x00platform: n/a\x00OPENSSLDIR: n/a\x00" +

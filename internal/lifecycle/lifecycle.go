@@ -1,0 +1,131 @@
+// Package lifecycle holds OpenSSL's release series and the day upstream's
+// support for each ends, as the OpenSSL project publishes them (its release
+// strategy page; openssl-library.org's lifecycle). It is the one table of
+// these dates: check names a library whose series has ended, and the
+// recipe marks the releases it lists by it.
+package lifecycle
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+)
+
+// Series is one release series and its end of life.
+type Series struct {
+	Name string // "3.0", "1.1.1": MAJOR.MINOR from 3.0, the letter-release series before
+	// EndOfLife is the last day of upstream support, YYYY-MM-DD.
+	EndOfLife string
+	LTS       bool
+	// Before says the version is older than every series in the table,
+	// whose support ended no later than EndOfLife (that of the oldest).
+	Before bool
+}
+
+// table lists every series, oldest first. A new series gets its row when
+// upstream announces its date; TestRecipeSeriesKnown fails until it does.
+var table = []Series{
+	{Name: "0.9.8", EndOfLife: "2015-12-31"},
+	{Name: "1.0.0", EndOfLife: "2015-12-31"},
+	{Name: "1.0.1", EndOfLife: "2016-12-31"},
+	{Name: "1.0.2", EndOfLife: "2019-12-31", LTS: true},
+	{Name: "1.1.0", EndOfLife: "2019-09-11"},
+	{Name: "1.1.1", EndOfLife: "2023-09-11", LTS: true},
+	{Name: "3.0", EndOfLife: "2026-09-07", LTS: true},
+	{Name: "3.1", EndOfLife: "2025-03-14"},
+	{Name: "3.2", EndOfLife: "2025-11-23"},
+	{Name: "3.3", EndOfLife: "2026-04-09"},
+	{Name: "3.4", EndOfLife: "2026-10-22"},
+	{Name: "3.5", EndOfLife: "2030-04-08", LTS: true},
+	{Name: "3.6", EndOfLife: "2026-11-01"},
+	{Name: "4.0", EndOfLife: "2027-05-14"},
+}
+
+// Table is every series, oldest first (a copy).
+func Table() []Series { return append([]Series(nil), table...) }
+
+// number is an OpenSSL version number as releases and version strings
+// spell it: "4.0.2", "1.1.1w", "3.0.5+quic", "3.6.0-alpha1".
+var number = regexp.MustCompile(`^([0-9]+)\.([0-9]+)\.([0-9]+)`)
+
+// SeriesName is the series a version number belongs to: "4.0" for
+// "4.0.2", "1.1.1" for "1.1.1w" (before 3.0 the third number named the
+// series and letters its releases).
+func SeriesName(version string) (string, error) {
+	m := number.FindStringSubmatch(version)
+	if m == nil {
+		return "", fmt.Errorf("OpenSSL version %q: expected MAJOR.MINOR.PATCH", version)
+	}
+	if major, _ := strconv.Atoi(m[1]); major >= 3 {
+		return m[1] + "." + m[2], nil
+	}
+	return m[1] + "." + m[2] + "." + m[3], nil
+}
+
+// Of returns the series of an OpenSSL version number. ok is false for a
+// series newer than the table knows (its date is not published yet) and
+// for a string that is no version number. A version older than every
+// series in the table belongs to one long out of support: it is returned
+// with Before set.
+func Of(version string) (s Series, ok bool) {
+	name, err := SeriesName(version)
+	if err != nil {
+		return Series{}, false
+	}
+	for _, row := range table {
+		if row.Name == name {
+			return row, true
+		}
+	}
+	if older(name, table[0].Name) {
+		return Series{Name: name, EndOfLife: table[0].EndOfLife, Before: true}, true
+	}
+	return Series{}, false
+}
+
+// Ended reports whether the series' support ended before the day of now
+// (in UTC): on its EndOfLife date it is still supported.
+func (s Series) Ended(now time.Time) bool {
+	end, err := time.Parse(time.DateOnly, s.EndOfLife)
+	if err != nil {
+		return false
+	}
+	y, m, d := now.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).After(end)
+}
+
+// EndedOn says when support ended, for a series that has: "the 3.0
+// series (LTS) reached its end of life on 2026-09-07".
+func (s Series) EndedOn() string {
+	name := "the " + s.Name + " series"
+	if s.LTS {
+		name += " (LTS)"
+	}
+	if s.Before {
+		return name + " reached its end of life no later than " + s.EndOfLife
+	}
+	return name + " reached its end of life on " + s.EndOfLife
+}
+
+// older compares two series names numerically.
+func older(a, b string) bool {
+	pa, pb := parts(a), parts(b)
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		if pa[i] != pb[i] {
+			return pa[i] < pb[i]
+		}
+	}
+	return len(pa) < len(pb)
+}
+
+var digits = regexp.MustCompile(`[0-9]+`)
+
+func parts(s string) []int {
+	m := digits.FindAllString(s, -1)
+	out := make([]int, len(m))
+	for i, x := range m {
+		out[i], _ = strconv.Atoi(x)
+	}
+	return out
+}
