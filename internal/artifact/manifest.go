@@ -13,6 +13,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/dispatch"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
@@ -131,22 +132,78 @@ type CodeEvidence struct {
 	Class     string  `json:"class"`     // -O0-like, optimised, too little evidence
 	Score     float64 `json:"score"`     // share of measured functions showing an -O0 trait (3 decimals); -O0-like from 0.5
 	Functions int     `json:"functions"` // functions measured
+	// ISA is the instruction-set evidence of an x86-64 slice.
+	ISA *ISARecord `json:"isa,omitempty"`
+}
+
+// ISARecord is what a slice's compiled x86-64 code uses, the level it was
+// held to (the slice's -march) and the functions above that level the
+// sources compile for a higher target on purpose.
+type ISARecord struct {
+	Level      string          `json:"level"` // of the compiled code (hand-written assembly left out)
+	Extensions []string        `json:"extensions,omitempty"`
+	Limit      string          `json:"limit,omitempty"` // the level it was held to
+	List       string          `json:"list,omitempty"`  // where the dispatch list came from
+	Dispatched []dispatch.Func `json:"dispatched,omitempty"`
 }
 
 // CodeEvidenceOf lists the code verdicts of lib's slices (codeclass.Measure
-// must have run on f), as the manifest records them.
-func CodeEvidenceOf(f *inspect.File, lib string) []CodeEvidence {
+// must have run on the report's file), as the manifest records them, with
+// what the instruction-set rule found.
+func CodeEvidenceOf(rep validate.Report, lib string) []CodeEvidence {
+	f := rep.File
 	if f == nil {
 		return nil
 	}
 	var out []CodeEvidence
-	for _, s := range f.Slices {
-		if c := s.Code; c != nil {
-			out = append(out, CodeEvidence{Arch: s.Arch, Library: lib, Class: string(c.Class),
-				Score: math.Round(c.Score*1000) / 1000, Functions: c.Functions})
+	for i, s := range f.Slices {
+		c := s.Code
+		if c == nil {
+			continue
 		}
+		e := CodeEvidence{Arch: s.Arch, Library: lib, Class: string(c.Class),
+			Score: math.Round(c.Score*1000) / 1000, Functions: c.Functions}
+		if c.ISA != nil {
+			e.ISA = &ISARecord{Level: c.ISA.Level, Extensions: c.ISA.Extensions}
+			if i < len(rep.Slices) && rep.Slices[i].ISA != nil {
+				v := rep.Slices[i].ISA
+				e.ISA.Limit, e.ISA.List = v.Limit, v.List
+				seen := map[string]bool{}
+				for _, d := range v.Dispatched {
+					if !seen[d.Name] {
+						seen[d.Name] = true
+						e.ISA.Dispatched = append(e.ISA.Dispatched, d)
+					}
+				}
+			}
+		}
+		out = append(out, e)
 	}
 	return out
+}
+
+// ExpectOf is what manifest m promises for lib in its slice s: the
+// build's own expectations, every version string naming its release, and
+// compiled code held to the slice's level with the dispatch list the
+// manifest records (for a manifest older than that record, the list known
+// for its release).
+func ExpectOf(m *Manifest, s platform.Slice, lib string) validate.Expect {
+	e := validate.Built(s, lib)
+	e.Version = m.OpenSSL.Version
+	if e.ISA != nil {
+		e.ISA.Dispatch = dispatch.Known(m.OpenSSL.Version)
+		for _, part := range append([]*Manifest{m}, m.Slices...) {
+			if part == nil {
+				continue
+			}
+			for _, c := range part.CodeEvidence {
+				if c.ISA != nil && c.ISA.List != "" && validate.SameArch(c.Arch, s.Arch) {
+					e.ISA.Dispatch = dispatch.List{Name: c.ISA.List, Funcs: c.ISA.Dispatched}
+				}
+			}
+		}
+	}
+	return e
 }
 
 // LinkCheck records that a consumer program linked with every member of

@@ -79,9 +79,7 @@ func library(rel string) (string, bool) {
 func (r *root) expects(lib string) []validate.Expect {
 	var exps []validate.Expect
 	for _, s := range r.manifest.Parts() {
-		e := validate.Built(s, lib)
-		e.Version = r.manifest.OpenSSL.Version
-		exps = append(exps, e)
+		exps = append(exps, artifact.ExpectOf(r.manifest, s, lib))
 	}
 	return exps
 }

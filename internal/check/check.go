@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/report"
@@ -31,7 +32,11 @@ type Options struct {
 	MinOpt string   // minimum optimisation: 0, 1, 2, 3, s or z; "" means 2
 	Strict bool     // fail a slice whose optimisation is unknown, or whose OpenSSL series is past its end of life, not only report it
 	Archs  []string // architectures every binary must have, e.g. arm64, x86_64
-	JSON   bool     // print the Result as JSON instead of a table
+	// ISA, when set, fails compiled x86-64 code above this level
+	// (x86-64, core2, x86-64-v2, x86-64-v3, x86-64-v4) outside the
+	// dispatch list known for the slice's release.
+	ISA  string
+	JSON bool // print the Result as JSON instead of a table
 
 	Stdout io.Writer      // nil: os.Stdout
 	Stderr io.Writer      // nil: os.Stderr (annotations go here in JSON mode)
@@ -51,9 +56,12 @@ type Options struct {
 }
 
 // FromFlags maps the mage target's optional flags onto Options:
-// -minopt=3, -arch=arm64,x86_64, -json, -strict.
-func FromFlags(path string, minOpt, arch *string, asJSON, strict *bool) Options {
+// -minopt=3, -arch=arm64,x86_64, -json, -strict, -isa=core2.
+func FromFlags(path string, minOpt, arch *string, asJSON, strict *bool, isa *string) Options {
 	o := Options{Path: path}
+	if isa != nil {
+		o.ISA = *isa
+	}
 	if minOpt != nil {
 		o.MinOpt = *minOpt
 	}
@@ -152,6 +160,9 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 		if !slices.ContainsFunc(inspect.ArchNames(), func(n string) bool { return validate.SameArch(n, a) }) {
 			return nil, fmt.Errorf("check: -arch=%s: unknown architecture (want names such as %s)", a, strings.Join(inspect.ArchNames(), ", "))
 		}
+	}
+	if _, ok := codeclass.LevelRank(o.ISA); o.ISA != "" && !ok {
+		return nil, fmt.Errorf("check: -isa=%s: unknown level (want %s)", o.ISA, strings.Join(codeclass.ISALevels, ", "))
 	}
 	if o.TempDir == "" {
 		o.TempDir = os.TempDir()

@@ -175,6 +175,9 @@ func TestBadOptions(t *testing.T) {
 		!strings.Contains(err.Error(), "-arch=arm65: unknown architecture") {
 		t.Errorf("-arch=arm65: %v", err)
 	}
+	if _, err := Check(context.Background(), Options{Path: t.TempDir(), ISA: "haswell"}); err == nil || !strings.Contains(err.Error(), "-isa=haswell: unknown level (want x86-64, core2, x86-64-v2, x86-64-v3, x86-64-v4)") {
+		t.Errorf("-isa=haswell: %v", err)
+	}
 	if _, err := Check(context.Background(), Options{Path: t.TempDir(), Archs: []string{"aarch64", "amd64", "x86_64h"}}); err != nil {
 		t.Errorf("-arch=aarch64,amd64,x86_64h: %v", err)
 	}
@@ -188,12 +191,12 @@ func TestBadOptions(t *testing.T) {
 }
 
 func TestFromFlags(t *testing.T) {
-	three, arch, js, strict := "3", " arm64, x86_64 ,", true, true
-	o := FromFlags("p", &three, &arch, &js, &strict)
-	if o.Path != "p" || o.MinOpt != "3" || strings.Join(o.Archs, "|") != "arm64|x86_64" || !o.JSON || !o.Strict {
+	three, arch, js, strict, isa := "3", " arm64, x86_64 ,", true, true, "core2"
+	o := FromFlags("p", &three, &arch, &js, &strict, &isa)
+	if o.Path != "p" || o.MinOpt != "3" || strings.Join(o.Archs, "|") != "arm64|x86_64" || !o.JSON || !o.Strict || o.ISA != "core2" {
 		t.Errorf("%+v", o)
 	}
-	if o := FromFlags("p", nil, nil, nil, nil); o.MinOpt != "" || o.Archs != nil || o.JSON || o.Strict {
+	if o := FromFlags("p", nil, nil, nil, nil, nil); o.MinOpt != "" || o.Archs != nil || o.JSON || o.Strict || o.ISA != "" {
 		t.Errorf("%+v", o)
 	}
 }

@@ -32,6 +32,9 @@ func (c *checker) judgeBinary(b *Binary) {
 			v = rep.Slices[j]
 		}
 		b.Slices = append(b.Slices, facts(s, v))
+		if v.ISA != nil && v.ISA.Unjudged != "" && len(v.ISA.Above) > 0 {
+			b.notes = append(b.notes, fmt.Sprintf("%s %s: %d functions use extensions above %s (%s ...): %s", b.Name(), v.Arch, len(v.ISA.Above), v.ISA.Limit, v.ISA.Above[0].Function, v.ISA.Unjudged))
+		}
 	}
 	c.place(b, rep.Violations)
 	for _, p := range b.Problems {
@@ -128,7 +131,7 @@ func (c *checker) judge() {
 // own expectations; anything else against the check policy.
 func (c *checker) rules(b *Binary) validate.Report {
 	f := b.file
-	policy := validate.Policy{Archs: c.o.Archs, MinOpt: c.min, Strict: c.o.Strict}
+	policy := validate.Policy{Archs: c.o.Archs, MinOpt: c.min, Strict: c.o.Strict, ISA: c.o.ISA}
 	r := b.root
 	if r == nil {
 		return validate.Binary(f, policy)
@@ -145,6 +148,9 @@ func (c *checker) rules(b *Binary) validate.Report {
 	exps := r.expects(lib)
 	for i := range exps {
 		exps[i].Strict = c.o.Strict
+		if c.o.ISA != "" && exps[i].ISA != nil {
+			exps[i].ISA.Limit = c.o.ISA
+		}
 	}
 	var rep validate.Report
 	var err error
@@ -194,6 +200,26 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 	if c := s.Code; c != nil {
 		out.Code = &Code{Class: string(c.Class), Score: math.Round(c.Score*1000) / 1000, Functions: c.Functions,
 			Instructions: c.Instructions, Objects: c.Objects, AsmObjects: c.AsmObjects}
+		if e := c.ISA; e != nil {
+			out.ISA = &ISA{Level: e.Level, Extensions: e.Extensions, Functions: e.Functions, Instructions: e.Instructions,
+				Undecoded: e.Undecoded, Attribution: e.Attribution, AsmObjects: e.AsmObjects, Above: []ISAUse{}}
+			if out.ISA.Extensions == nil {
+				out.ISA.Extensions = []string{}
+			}
+			if iv := v.ISA; iv != nil {
+				out.ISA.Limit, out.ISA.List, out.ISA.Unjudged = iv.Limit, iv.List, iv.Unjudged
+				seen := map[string]bool{}
+				for _, d := range iv.Dispatched {
+					if !seen[d.Name] {
+						seen[d.Name] = true
+						out.ISA.Dispatched = append(out.ISA.Dispatched, d.Name)
+					}
+				}
+				for _, u := range iv.Above {
+					out.ISA.Above = append(out.ISA.Above, ISAUse{Member: u.Member, Function: u.Function, Extension: u.Extension, Level: u.Level, Instruction: u.Instruction})
+				}
+			}
+		}
 	}
 	if out.Arch == "" {
 		out.Arch = "unknown"

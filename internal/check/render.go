@@ -43,7 +43,7 @@ func Rows(res *Result) []report.Row {
 				version += " (end of life " + s.Series.EndOfLife + ")"
 			}
 			rows = append(rows, report.Row{Artifact: name, Arch: s.Arch, Version: version,
-				MinOS: s.MinOS, Opt: optCell(s), Code: codeCell(s), Compiler: s.Compiler, Digest: b.SHA256, Status: status})
+				MinOS: s.MinOS, Opt: optCell(s), Code: codeCell(s), ISA: isaCell(s), Compiler: s.Compiler, Digest: b.SHA256, Status: status})
 		}
 	}
 	return rows
@@ -112,6 +112,17 @@ func codeCell(s Slice) string {
 		return ""
 	}
 	return report.CodeCell(c.Class, c.Score, c.Functions)
+}
+
+// isaCell is the instruction set: "core2", "x86-64-v3 (12 dispatched)".
+func isaCell(s Slice) string {
+	if s.ISA == nil {
+		return ""
+	}
+	if s.ISA.Attribution == "linked" {
+		return s.ISA.Level + " (linked)"
+	}
+	return report.ISACell(s.ISA.Level, s.ISA.Limit, len(s.ISA.Dispatched))
 }
 
 // shortVersion is "4.0.2" for "OpenSSL 4.0.2 25 Aug 2026", and names the

@@ -65,6 +65,7 @@ type Slice struct {
 	OptStatus   string         `json:"opt_status"`             // ok, below, unknown, none (not OpenSSL's code, or too little to judge)
 	OptSource   string         `json:"opt_source,omitempty"`   // the evidence the verdict rests on: compiler-line or machine-code
 	Code        *Code          `json:"code,omitempty"`         // what the machine code says, beside the compiler line
+	ISA         *ISA           `json:"isa,omitempty"`          // the instruction set of compiled x86-64 code
 	Unknown     string         `json:"unknown,omitempty"`      // why the optimisation is unknown
 	Evidence    []Evidence     `json:"evidence,omitempty"`
 	Libcrypto   bool           `json:"libcrypto"` // holds libcrypto's own build-info strings
@@ -104,6 +105,33 @@ type Code struct {
 	Instructions int     `json:"instructions"`
 	Objects      int     `json:"objects"`     // measured
 	AsmObjects   int     `json:"asm_objects"` // taken for hand-written assembly, left out
+}
+
+// ISA is what an x86-64 slice's compiled code uses (every function
+// decoded; hand-written assembly left out per member in a static
+// library), and what holding it to a level found.
+type ISA struct {
+	Level        string   `json:"level"`      // lowest level holding every extension used
+	Extensions   []string `json:"extensions"` // used, lowest level first
+	Functions    int      `json:"functions"`
+	Instructions int      `json:"instructions"`
+	Undecoded    int      `json:"undecoded"`   // bytes not read as an instruction
+	Attribution  string   `json:"attribution"` // members (assembly left out) or linked (together)
+	AsmObjects   int      `json:"asm_objects"`
+	Limit        string   `json:"limit,omitempty"`      // held to: -isa, or an artifact's -march
+	List         string   `json:"list,omitempty"`       // the dispatch list that applied
+	Dispatched   []string `json:"dispatched,omitempty"` // functions above the limit the list names
+	Above        []ISAUse `json:"above"`                // functions above the limit outside it
+	Unjudged     string   `json:"unjudged,omitempty"`   // why Above fails nothing (a linked image)
+}
+
+// ISAUse is a function above the limit: its highest-level instruction.
+type ISAUse struct {
+	Member      string `json:"member,omitempty"`
+	Function    string `json:"function"`
+	Extension   string `json:"extension"`
+	Level       string `json:"level"`
+	Instruction string `json:"instruction"`
 }
 
 // Candidate is one "compiler: " string found in a slice.

@@ -8,6 +8,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/build"
 	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/dispatch"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
@@ -107,6 +108,7 @@ type job struct {
 	dir      string                  // layout: the artifact tree
 	lines    []artifact.CompilerLine // validate
 	code     []artifact.CodeEvidence // validate: the machine code's verdicts
+	dispatch *dispatch.List          // validate: functions compiled for a higher target on purpose
 	links    []artifact.LinkCheck    // link
 	manifest *artifact.Manifest      // record
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
+	"github.com/osslbuild/osslbuild/internal/dispatch"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/universal"
 )
@@ -38,7 +40,17 @@ func validateFlagless(ctx context.Context, j *job) error {
 }
 
 func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validate.Expect) error {
-	lines, code, err := validateTree(ctx, j.dir, j.plan, adjust)
+	list, err := j.dispatchList()
+	if err != nil {
+		return err
+	}
+	lines, code, err := validateTree(ctx, j.dir, j.plan, func(e validate.Expect) validate.Expect {
+		e = adjust(e)
+		if e.ISA != nil {
+			e.ISA.Dispatch = list
+		}
+		return e
+	})
 	if err != nil {
 		return fmt.Errorf("refusing to publish: %w", err)
 	}
@@ -48,8 +60,31 @@ func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validat
 	}
 	for _, c := range code {
 		j.run.logf("%s: machine code of %s %s: %s (score %.3f over %d functions)", j.name, c.Library, c.Arch, c.Class, c.Score, c.Functions)
+		if c.ISA != nil {
+			j.run.logf("%s: instruction set of %s %s: %s (held to %s; %d functions above it dispatched at run time, per %s)",
+				j.name, c.Library, c.Arch, c.ISA.Level, c.ISA.Limit, len(c.ISA.Dispatched), c.ISA.List)
+		}
 	}
 	return nil
+}
+
+// dispatchList is the list of functions the release's sources compile for
+// a higher instruction set on purpose: scanned from the unpacked tree in a
+// build; in a proof, the one the manifest recorded (set by the prover).
+func (j *job) dispatchList() (dispatch.List, error) {
+	if j.dispatch != nil {
+		return *j.dispatch, nil
+	}
+	if j.tree == nil {
+		return dispatch.Known(j.plan.Release.Version), nil
+	}
+	fns, err := dispatch.Scan(os.DirFS(j.tree.Dir))
+	if err != nil {
+		return dispatch.List{}, err
+	}
+	l := dispatch.List{Name: "the source tree of OpenSSL " + j.plan.Release.Version, Funcs: fns}
+	j.dispatch = &l
+	return l, nil
 }
 
 // validateTree validates every library under dir/lib, its machine code
@@ -68,7 +103,7 @@ func validateTree(ctx context.Context, dir string, p *recipe.Plan, adjust func(v
 			continue
 		}
 		lines = append(lines, artifact.CompilerLinesOf(rep.File, lib)...)
-		code = append(code, artifact.CodeEvidenceOf(rep.File, lib)...)
+		code = append(code, artifact.CodeEvidenceOf(rep, lib)...)
 	}
 	return lines, code, errors.Join(errs...)
 }
@@ -133,7 +168,7 @@ func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manife
 			continue
 		}
 		recs.lines = append(recs.lines, artifact.CompilerLinesOf(rep.File, lib)...)
-		recs.code = append(recs.code, artifact.CodeEvidenceOf(rep.File, lib)...)
+		recs.code = append(recs.code, artifact.CodeEvidenceOf(rep, lib)...)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return recs, fmt.Errorf("%s: %w", m.Name, err)

@@ -37,9 +37,11 @@ var table = []Platform{
 			{Host: "darwin/arm64", How: "under Rosetta", Via: []string{"/usr/bin/arch", "-x86_64"}},
 		},
 		Universal: "universal2",
+		ISA:       "core2", // clang's default for x86_64 macOS, and the oldest Intel Mac
 	},
 	{
 		OS: "linux", Arch: "x86_64", Name: "Linux", Format: ELF, GOOS: "linux", GOARCH: "amd64",
+		ISA:    "x86-64", // the psABI baseline, as manylinux's compilers default to
 		Builds: []Build{{Host: "linux/amd64", Toolchain: "linux"}},
 		Runs:   []Run{{Host: "linux/amd64", How: "natively"}},
 	},
@@ -83,6 +85,12 @@ type Platform struct {
 	// Universal names the universal artifact slices of this platform are
 	// merged into with lipo ("universal2"); "" when they are not.
 	Universal string
+	// ISA is the x86-64 level compiled code may use when the target's
+	// flags name no -march (see validate.LevelOf); "" where the
+	// instruction set is not checked (arm64: every arm64 Mac runs the
+	// apple-m1 baseline macOS 11 targets, and no decoder here reads the
+	// later extensions yet).
+	ISA string
 }
 
 // Build is a toolchain that builds a platform on some hosts.

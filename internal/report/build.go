@@ -142,8 +142,21 @@ func SummaryRows(m *artifact.Manifest, pub *artifact.Published) []Row {
 			i = len(rows) - 1
 		}
 		rows[i].Code = CodeCell(e.Class, e.Score, e.Functions)
+		if e.ISA != nil {
+			rows[i].ISA = ISACell(e.ISA.Level, e.ISA.Limit, len(e.ISA.Dispatched))
+		}
 	}
 	return rows
+}
+
+// ISACell is the instruction set for a table cell: "core2", or
+// "x86-64-v3 (12 dispatched)" when the code above the limit is functions
+// compiled for a higher target on purpose.
+func ISACell(level, limit string, dispatched int) string {
+	if dispatched > 0 && level != limit {
+		return fmt.Sprintf("%s (%d dispatched)", level, dispatched)
+	}
+	return level
 }
 
 // CodeCell is a machine-code verdict for a table cell: "optimised

@@ -24,6 +24,7 @@ type Row struct {
 	MinOS    string // deployment target, "" when not Mach-O
 	Opt      string // effective optimisation, e.g. "-O3"
 	Code     string // what the machine code says, e.g. "optimised 0.02/2674" (score/functions); "" when not measured
+	ISA      string // the x86-64 level compiled code uses, e.g. "core2" or "x86-64-v3 (dispatched)"; "" when not measured
 	Compiler string // the "compiler:" line without its prefix
 	Digest   string // sha256 of the artifact, "" when not computed
 	Status   string // "ok", or the failure in a few words
@@ -38,10 +39,10 @@ const CompilerWidth = 64
 // the digest is left to the Markdown and JSON forms.
 func Table(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ARTIFACT\tARCH\tVERSION\tMINOS\tOPT\tCODE\tSTATUS\tCOMPILER")
+	fmt.Fprintln(tw, "ARTIFACT\tARCH\tVERSION\tMINOS\tOPT\tCODE\tISA\tSTATUS\tCOMPILER")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			cell(r.Artifact), cell(r.Arch), cell(r.Version), cell(r.MinOS), cell(r.Opt), cell(r.Code), cell(r.Status),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			cell(r.Artifact), cell(r.Arch), cell(r.Version), cell(r.MinOS), cell(r.Opt), cell(r.Code), cell(r.ISA), cell(r.Status),
 			Truncate(Printable(r.Compiler), CompilerWidth))
 	}
 	return tw.Flush()
@@ -83,11 +84,11 @@ func Markdown(w io.Writer, title string, rows []Row) error {
 	if title != "" {
 		fmt.Fprintf(&b, "### %s\n\n", mdText(title))
 	}
-	b.WriteString("| artifact | arch | version | minos | opt | code | status | compiler | sha256 |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| artifact | arch | version | minos | opt | code | isa | status | compiler | sha256 |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			mdText(r.Artifact), mdText(r.Arch), mdText(r.Version), mdText(r.MinOS), mdText(r.Opt), mdText(r.Code),
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			mdText(r.Artifact), mdText(r.Arch), mdText(r.Version), mdText(r.MinOS), mdText(r.Opt), mdText(r.Code), mdText(r.ISA),
 			mdText(r.Status), mdCode(r.Compiler), mdCode(r.Digest))
 	}
 	b.WriteString("\n")

@@ -103,10 +103,10 @@ func TestMarkdownAndSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "### check \\*x\\*\n\n" +
-		"| artifact | arch | version | minos | opt | code | status | compiler | sha256 |\n" +
-		"|---|---|---|---|---|---|---|---|---|\n" +
-		"| dist/x.whl(pkg/\\_rust.abi3.so) | arm64 | 4.0.2 | 11.0 | -O0 (no -O) | -O0-like 0.91/412 | FAIL (optimisation) | ` cc -fPIC -arch arm64 -mmacosx-version-min=11.0 -DL_ENDIAN -DOPENSSL_PIC -D_REENTRANT -DNDEBUG -DEXTRA ` | ` ab12 ` |\n" +
-		"| lib\\|odd?\\[31m | x86\\_64 | - | - | -O3 | - | ok | `` a `b` \\| c `` | - |\n\n" +
+		"| artifact | arch | version | minos | opt | code | isa | status | compiler | sha256 |\n" +
+		"|---|---|---|---|---|---|---|---|---|---|\n" +
+		"| dist/x.whl(pkg/\\_rust.abi3.so) | arm64 | 4.0.2 | 11.0 | -O0 (no -O) | -O0-like 0.91/412 | - | FAIL (optimisation) | ` cc -fPIC -arch arm64 -mmacosx-version-min=11.0 -DL_ENDIAN -DOPENSSL_PIC -D_REENTRANT -DNDEBUG -DEXTRA ` | ` ab12 ` |\n" +
+		"| lib\\|odd?\\[31m | x86\\_64 | - | - | -O3 | - | - | ok | `` a `b` \\| c `` | - |\n\n" +
 		"### again\n\n"
 	if !strings.HasPrefix(string(b), want) {
 		t.Errorf("got\n%s\nwant prefix\n%s", b, want)

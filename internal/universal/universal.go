@@ -63,9 +63,7 @@ var archOrder = platform.UniversalArchs(Kind)
 // Every version string the library embeds must name the manifest's
 // release.
 func Expect(m *artifact.Manifest, lib string) validate.Expect {
-	e := validate.Built(m.Target, lib)
-	e.Version = m.OpenSSL.Version
-	return e
+	return artifact.ExpectOf(m, m.Target, lib)
 }
 
 // Compatible refuses pairs that cannot be one universal artifact.
@@ -221,7 +219,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 			return nil, fmt.Errorf("merged %s: %w", lib, err)
 		}
 		m.CompilerLines = append(m.CompilerLines, artifact.CompilerLinesOf(rep.File, lib)...)
-		m.CodeEvidence = append(m.CodeEvidence, artifact.CodeEvidenceOf(rep.File, lib)...)
+		m.CodeEvidence = append(m.CodeEvidence, artifact.CodeEvidenceOf(rep, lib)...)
 	}
 	// Each slice's lines and code are what the merged libraries hold for
 	// its architecture, measured here.

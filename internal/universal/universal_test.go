@@ -84,7 +84,15 @@ func makeSlice(t *testing.T, s sliceSpec) Slice {
 			fsrc := filepath.Join(t.TempDir(), "funcs.c")
 			os.WriteFile(fsrc, []byte(funcsSource(strings.TrimSuffix(c.lib, ".a")+"_f", s.funcs)), 0o644)
 			objs = append(objs, strings.TrimSuffix(objs[0], ".o")+"-funcs.o")
-			testfixture.Run(t, "clang-14", "-target", s.triple, "-ffreestanding", s.codeOpt, "-c", "-o", objs[1], fsrc)
+			// Compiled with the -march its line claims, as a build is:
+			// clang-14's default for x86_64 macOS is penryn (SSE4.1).
+			args := []string{"clang-14", "-target", s.triple, "-ffreestanding", s.codeOpt}
+			for _, f := range s.flags {
+				if strings.HasPrefix(f, "-march=") {
+					args = append(args, f)
+				}
+			}
+			testfixture.Run(t, append(args, "-c", "-o", objs[1], fsrc)...)
 		}
 		testfixture.Run(t, append([]string{"llvm-ar-14", "rcs", filepath.Join(dir, "lib", c.lib)}, objs...)...)
 	}

@@ -96,6 +96,11 @@ type codeStats struct {
 	o0Funcs                                     int
 	objects, asm, skipped                       int
 	bounds                                      string
+	// The instruction-set pass (x86-64 only), over every object, sampled
+	// or not: isaObjects decoded, isaLinked when one was a linked image.
+	isa                 isaStats
+	isaObjects, isaAsm  int
+	isaLinked, isaArchX bool
 }
 
 func (s *codeStats) addFunc(f funcStats) {
@@ -129,6 +134,11 @@ func (s *codeStats) add(o codeStats) {
 	s.objects += o.objects
 	s.asm += o.asm
 	s.skipped += o.skipped
+	s.isa.add(o.isa)
+	s.isaObjects += o.isaObjects
+	s.isaAsm += o.isaAsm
+	s.isaLinked = s.isaLinked || o.isaLinked
+	s.isaArchX = s.isaArchX || o.isaArchX
 	if s.bounds == "" {
 		s.bounds = o.bounds
 	}
@@ -238,6 +248,9 @@ type codeUnit struct {
 	size   int64
 	macho  *inspect.MachO // the object as Inspect parsed it, nil: parse it here
 	elf    *inspect.ELF
+	// isaOnly: outside the classifier's sample, read by the
+	// instruction-set pass only.
+	isaOnly bool
 }
 
 // maxInMemoryFile: where it cannot map a file, EvidenceFile reads files
@@ -334,11 +347,14 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 		// Every k-th object when a slice has more than maxObjects.
 		step := max(1, float64(len(s.units))/float64(opt.maxObjects))
 		for k, pick := 0, 0.0; k < len(s.units); k++ {
+			u := s.units[k]
 			if float64(k) >= pick {
-				units = append(units, s.units[k])
 				perSlice[i]++
 				pick += step
+			} else {
+				u.isaOnly = true // the instruction-set pass reads every object
 			}
+			units = append(units, u)
 		}
 	}
 	results := make([]codeStats, len(units))
@@ -351,7 +367,10 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 			whole = m[u.base : u.base+u.size]
 		}
 		limit := max(opt.minPerObject, opt.sliceBudget/perSlice[u.slice])
-		arches[i], results[i], errs[i] = measureFaultSafe(u.r, u.size, whole, u.macho, u.elf, limit, opt, buf)
+		arches[i], results[i], errs[i] = measureFaultSafe(u.r, u.size, whole, u.macho, u.elf, limit, opt, u.isaOnly, buf)
+		for k := range results[i].isa.uses {
+			results[i].isa.uses[k].Member = u.member
+		}
 		var fe *inspect.FormatError
 		if tolerant && errors.As(errs[i], &fe) {
 			results[i], errs[i] = codeStats{skipped: 1}, nil
@@ -420,9 +439,9 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 
 // measureFaultSafe is measureObject with a memory fault (a mapped file
 // truncated meanwhile) turned into an error.
-func measureFaultSafe(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e *inspect.ELF, limit int, opt codeOptions, buf *[]byte) (arch string, st codeStats, err error) {
+func measureFaultSafe(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e *inspect.ELF, limit int, opt codeOptions, isaOnly bool, buf *[]byte) (arch string, st codeStats, err error) {
 	defer catchFault(&err, "")
-	return measureObject(r, size, whole, m, e, limit, opt, buf)
+	return measureObject(r, size, whole, m, e, limit, opt, isaOnly, buf)
 }
 
 // catchFault, deferred, turns a memory fault into *err, naming the file
@@ -459,7 +478,10 @@ func faultOf(p any) error {
 // whole, when not nil, holds the object's bytes already; otherwise they are
 // read into *buf, one read per object (archive members are small and many,
 // and a read per header, table and section costs more than the copy).
-func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e *inspect.ELF, limit int, opt codeOptions, buf *[]byte) (string, codeStats, error) {
+//
+// Every object's x86-64 code goes through the instruction-set pass whole;
+// isaOnly leaves the object out of the -O classifier's sample.
+func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e *inspect.ELF, limit int, opt codeOptions, isaOnly bool, buf *[]byte) (string, codeStats, error) {
 	var st codeStats
 	if whole == nil {
 		magic, err := inspect.ReadMagic(r, size)
@@ -502,7 +524,20 @@ func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e 
 	case "x86_64", "x86_64h":
 		scan = scanX86
 	}
+	if o.arch == "x86_64" || o.arch == "x86_64h" {
+		st.isaArchX = true
+		switch {
+		case !o.isaCompiled && !opt.measureAsm:
+			st.isaAsm++
+		case len(o.sections) > 0:
+			st.isaObjects++
+			st.isaLinked = o.linked
+			isaObject(whole, o, &st.isa)
+		}
+	}
 	switch {
+	case isaOnly:
+		return o.arch, st, nil
 	case scan == nil || len(o.sections) == 0:
 		st.skipped++
 		return o.arch, st, nil
@@ -589,6 +624,13 @@ func verdict(arch string, s codeStats) inspect.CodeVerdict {
 			BranchNext: float64(s.branchNextFuncs) / n,
 			FrameShare: float64(s.frameMem) / float64(s.insns),
 		}
+	}
+	if s.isaArchX {
+		attribution := "members"
+		if s.isaLinked {
+			attribution = "linked"
+		}
+		v.ISA = isaEvidence(s.isa, attribution, s.isaAsm)
 	}
 	switch {
 	case s.funcs < MinFunctions:

@@ -81,6 +81,15 @@ func readELFCode(b []byte, e *inspect.ELF) (*codeObject, error) {
 		}
 	}
 
+	o.isaCompiled = o.linked
+	for _, s := range sects {
+		if s.name == ".comment" && s.typ == elf.SHT_PROGBITS {
+			o.isaCompiled = true
+			if c, err := readSection(b, s, 4096); err == nil {
+				o.gcc = bytes.Contains(c, []byte("GCC:")) && !bytes.Contains(c, []byte("clang"))
+			}
+		}
+	}
 	code := map[int]*codeSection{}
 	var symtab, dynsym, ehframe = -1, -1, -1
 	for i, s := range sects {

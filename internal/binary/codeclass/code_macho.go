@@ -51,8 +51,19 @@ type codeObject struct {
 	// compiler made them; ELF objects are always measured. A linked image
 	// mixes both and is measured whole.
 	compiled bool
-	linked   bool   // a linked image (dylib, executable, shared object)
-	bounds   string // where function boundaries came from: "symbols", "LC_FUNCTION_STARTS", ".eh_frame", "section"
+	// isaCompiled says the instruction-set pass reads it as compiled
+	// code: a linked image, a Mach-O object with the compiler's mark, an
+	// ELF object with the .comment section compilers write and the
+	// assembler does not (perlasm's objects have none; an object stripped
+	// of it counts as assembly for this pass, reported as such).
+	isaCompiled bool
+	// gcc says an ELF object's .comment names GCC, which emits "rep bsf"
+	// (the TZCNT encoding) for ctz in baseline code on purpose: a CPU
+	// without BMI1 ignores the prefix, and for the non-zero input GCC
+	// guarantees there BSF gives the same result. Clang does not.
+	gcc    bool
+	linked bool   // a linked image (dylib, executable, shared object)
+	bounds string // where function boundaries came from: "symbols", "LC_FUNCTION_STARTS", ".eh_frame", "section"
 }
 
 // maxCodeSymbols bounds the function starts taken from a symbol table
@@ -85,6 +96,7 @@ func readMachOCode(b []byte, m *inspect.MachO) (*codeObject, error) {
 	}
 	o.linked = m.Type != macho.TypeObj
 	o.compiled = !o.linked && m.Flags&mhSubsectionsViaSymbols != 0
+	o.isaCompiled = o.linked || o.compiled
 	// codeAt maps a section's 1-based index (as n_sect gives it, so at
 	// most 255) to its position in o.sections plus one; 0: not code.
 	var codeAt [256]uint16

@@ -14,6 +14,8 @@ type x86Inst struct {
 	opmap   uint8 // 0 one-byte, 1 0F, 2 0F38, 3 0F3A
 	op      uint8
 	vex     bool // VEX or EVEX encoded
+	evex    bool // EVEX encoded (AVX-512)
+	vexL    bool // VEX.L (EVEX L'L non-zero): 256-bit (or wider) vectors
 	p66     bool // operand-size prefix (or VEX/EVEX pp=01)
 	pF3     bool // REP prefix (or pp=10)
 	pF2     bool // REPNE prefix (or pp=11)
@@ -160,6 +162,7 @@ func decodeX86(b []byte) (in x86Inst, ok bool) {
 			}
 			rexR = ^b[i+1] >> 7 & 1
 			pp, in.opmap = b[i+1]&3, 1
+			in.vexL = b[i+1]&4 != 0
 			i += 2
 		case 0xc4, 0x62:
 			// Three-byte VEX and EVEX keep R, X, B, the map, W and pp in
@@ -174,6 +177,11 @@ func decodeX86(b []byte) (in x86Inst, ok bool) {
 			}
 			rexR, rexX, rexB = ^b[i+1]>>7&1, ^b[i+1]>>6&1, ^b[i+1]>>5&1
 			in.opmap, in.rexW, pp = b[i+1]&mapMask, b[i+2]&0x80 != 0, b[i+2]&3
+			if c == 0x62 {
+				in.evex, in.vexL = true, b[i+3]&0x60 != 0
+			} else {
+				in.vexL = b[i+2]&4 != 0
+			}
 			i += n
 		}
 		in.p66, in.pF3, in.pF2 = pp == 1, pp == 2, pp == 3

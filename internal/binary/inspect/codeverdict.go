@@ -42,6 +42,41 @@ type CodeVerdict struct {
 	// came from: "symbols", "LC_FUNCTION_STARTS", ".eh_frame", "section".
 	Bounds   string
 	Features CodeFeatures
+	// ISA is the instruction-set evidence of an x86-64 slice (every
+	// compiled function decoded whole), nil for other architectures.
+	ISA *ISAEvidence
+}
+
+// ISAEvidence is which x86-64 extensions a slice's compiled code uses.
+type ISAEvidence struct {
+	// Level is the lowest level holding every extension used: "x86-64"
+	// (the baseline, SSE2), "core2", "x86-64-v2", "x86-64-v3",
+	// "x86-64-v4", or "beyond x86-64-v4" (AES-NI, SHA ..., in no level).
+	Level      string
+	Extensions []string // every extension used, lowest level first
+	// Functions and Instructions are what was decoded; Undecoded counts
+	// bytes the decoder could not read as an instruction (skipped).
+	Functions, Instructions, Undecoded int
+	// Attribution says how code was told from hand-written assembly:
+	// "members" (a static library: assembly members left out) or
+	// "linked" (a linked image: both together, functions by symbol).
+	Attribution string
+	AsmObjects  int
+	// Uses are the functions using an extension above the baseline, each
+	// with its highest-level instruction, at most a few hundred.
+	Uses        []ISAUse
+	UsesDropped int // uses beyond the list
+}
+
+// ISAUse is one function using an extension above the x86-64 baseline.
+type ISAUse struct {
+	Member      string // archive member, "" when none
+	Function    string // symbol name ("encode_base64_avx2"), or "function at 0x..."
+	Address     uint64 // the function's address in its object
+	Offset      int64  // of the instruction, in its object
+	Extension   string // "AVX2"
+	Level       string // the lowest level holding it
+	Instruction string // "vpshufb ymm0, ymm1, ymm2 (c4 e2 75 00 c2)"
 }
 
 // CodeFeatures are the measurements behind the score.

@@ -58,6 +58,7 @@ func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
 	}
 	r := c.verdict(s, exp)
 	c.optimisation(arch, s, exp, r)
+	c.isa(arch, s, exp.ISA, &r)
 	if c.static {
 		c.compilerLine(arch, s, exp)
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/dispatch"
 	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
@@ -65,6 +66,8 @@ type Expect struct {
 	// must name, e.g. "4.0.2"; "" skips the check. With
 	// RequireCompilerLine a version string must be present.
 	Version string
+	// ISA, when set, holds the compiled x86-64 code to a level.
+	ISA *ISA
 }
 
 // Built is what osslbuild promises of the library lib it built as slice s:
@@ -76,7 +79,15 @@ type Expect struct {
 // version string the library embeds held to it too.
 func Built(s platform.Slice, lib string) Expect {
 	buildinf := lib == "libcrypto.a"
-	return Expect{Slice: s, MinOpt: inspect.O3, RequireCompilerLine: buildinf, RequirePlatform: buildinf}
+	e := Expect{Slice: s, MinOpt: inspect.O3, RequireCompilerLine: buildinf, RequirePlatform: buildinf}
+	if row, err := platform.Lookup(s); err == nil {
+		if l := LevelOf(s.Flags, row.ISA); l != "" {
+			// The dispatch list is the caller's: the source tree's in a
+			// build, the manifest's for an artifact.
+			e.ISA = &ISA{Limit: l, Dispatch: dispatch.List{Name: "none given"}}
+		}
+	}
+	return e
 }
 
 // elf reports whether the expected slice is ELF code (its platform's
@@ -91,6 +102,9 @@ type Policy struct {
 	Archs  []string         // every binary must have a slice for each
 	MinOpt inspect.OptLevel // minimum optimisation the evidence must show
 	Strict bool             // unknown optimisation fails too
+	// ISA, when set, holds compiled x86-64 code to a level (check's -isa),
+	// with the dispatch list of the slice's release (dispatch.Known).
+	ISA string
 }
 
 // Rule names the kind of a violation, for callers that group or filter.
@@ -147,8 +161,9 @@ type Report struct {
 type SliceReport struct {
 	Arch      string
 	Opt       OptVerdict
-	Libcrypto bool   // holds libcrypto's own build information
-	Unknown   string // when Opt.Status is OptUnknown: why, in one sentence
+	Libcrypto bool        // holds libcrypto's own build information
+	Unknown   string      // when Opt.Status is OptUnknown: why, in one sentence
+	ISA       *ISAVerdict // when an ISA expectation applied
 }
 
 // OK reports whether the file met every expectation.
@@ -262,8 +277,15 @@ func Binary(f *inspect.File, p Policy) Report {
 	r := Report{Path: f.Path, File: f}
 	c := &checker{lib: filepath.Base(f.Path)}
 	c.out = RequireArchs(f, p.Archs)
-	exp := Expect{MinOpt: p.MinOpt, Strict: p.Strict}
 	for _, s := range f.Slices {
+		exp := Expect{MinOpt: p.MinOpt, Strict: p.Strict}
+		if p.ISA != "" {
+			v := ""
+			if s.Record.Version != nil {
+				_, v = inspect.FamilyOf(s.Record.Version.Value)
+			}
+			exp.ISA = &ISA{Limit: p.ISA, Dispatch: dispatch.Known(v)}
+		}
 		r.Slices = append(r.Slices, c.slice(s, exp))
 	}
 	c.sameVersion(f)

@@ -78,3 +78,14 @@ func Get(t testing.TB, version string) Release {
 	}
 	return r
 }
+
+// UnpackedRelease is the source tree of a pinned release, unpacked with
+// tar(1) into a temporary directory for the test: for tests that read the
+// sources, never for builds (the pipeline's unpack stage is tested itself).
+func UnpackedRelease(t testing.TB, version string) string {
+	t.Helper()
+	r := Get(t, version)
+	dir := t.TempDir()
+	RunIn(t, dir, "tar", "-xzf", r.Tarball)
+	return filepath.Join(dir, "openssl-"+version)
+}

@@ -1,0 +1,465 @@
+package codeclass
+
+import (
+	"bytes"
+	"debug/elf"
+	"debug/macho"
+	"fmt"
+	"sort"
+	"strings"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+)
+
+// Instruction-set evidence: which x86-64 extensions compiled code uses.
+//
+// A slice's -march (core2 for osslbuild's x86_64) is a claim like its -O3.
+// A per-file flag, a patched Makefile or -march=native puts SSE4, AVX or
+// BMI instructions into compiled C, and the library dies with SIGILL on
+// older CPUs (or, for TZCNT and LZCNT, which older CPUs run as BSF and
+// BSR, computes wrong results). Every instruction of every compiled
+// function is decoded (not a sample, unlike the -O classifier), data in
+// code skipped; hand-written assembly, which uses AVX2 and AVX-512 behind
+// run-time CPU detection, is left out where the container tells (a
+// static library's members, as for the -O evidence). Linked images mix
+// both: their uses are reported, attributed by symbol, and the caller
+// says what it can conclude.
+
+// ext is one instruction-set extension.
+type ext uint8
+
+const (
+	extNone ext = iota
+	extSSE3
+	extSSSE3
+	extCX16
+	extSSE41
+	extSSE42
+	extPOPCNT
+	extAVX
+	extAVX2
+	extFMA
+	extF16C
+	extBMI1
+	extBMI2
+	extLZCNT
+	extMOVBE
+	extAVX512
+	// In no psABI level: CPUs of every level may lack them.
+	extAES
+	extPCLMUL
+	extSHA
+	extADX
+	extRDRAND
+	extRDSEED
+	numExt
+)
+
+var extNames = [numExt]string{"", "SSE3", "SSSE3", "CMPXCHG16B", "SSE4.1", "SSE4.2", "POPCNT", "AVX", "AVX2", "FMA", "F16C",
+	"BMI1", "BMI2", "LZCNT", "MOVBE", "AVX-512", "AES-NI", "PCLMULQDQ", "SHA", "ADX", "RDRAND", "RDSEED"}
+
+// ISALevels are the x86-64 levels -isa takes, lowest first: the psABI's
+// baseline and levels 2 to 4, with core2 (SSSE3, CMPXCHG16B: the oldest
+// Intel Mac) between the baseline and v2. Each holds the ones before it.
+var ISALevels = []string{"x86-64", "core2", "x86-64-v2", "x86-64-v3", "x86-64-v4"}
+
+// BeyondLevels names what an extension of no level (AES-NI, SHA ...)
+// needs: a CPU of any level may lack it.
+const BeyondLevels = "beyond x86-64-v4"
+
+// extLevel is the index in ISALevels of the lowest level holding e;
+// len(ISALevels) for the extensions of none.
+var extLevel = [numExt]int{
+	extNone: 0, extSSE3: 1, extSSSE3: 1, extCX16: 1,
+	extSSE41: 2, extSSE42: 2, extPOPCNT: 2,
+	extAVX: 3, extAVX2: 3, extFMA: 3, extF16C: 3, extBMI1: 3, extBMI2: 3, extLZCNT: 3, extMOVBE: 3,
+	extAVX512: 4,
+	extAES:    5, extPCLMUL: 5, extSHA: 5, extADX: 5, extRDRAND: 5, extRDSEED: 5,
+}
+
+// LevelRank returns the index of an -isa level in ISALevels (a -march
+// name among them too), false when it is none.
+func LevelRank(level string) (int, bool) {
+	for i, l := range ISALevels {
+		if l == level {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// levelName is the name of a rank.
+func levelName(rank int) string {
+	if rank < len(ISALevels) {
+		return ISALevels[rank]
+	}
+	return BeyondLevels
+}
+
+// x86Ext is the extension an instruction needs beyond the x86-64 baseline
+// (SSE2), extNone for baseline instructions.
+func x86Ext(in *x86Inst) ext {
+	if in.evex {
+		return extAVX512
+	}
+	if in.vex {
+		return vexExt(in)
+	}
+	switch in.opmap {
+	case 1:
+		switch in.op {
+		case 0x12:
+			if in.pF2 || in.pF3 { // movddup, movsldup
+				return extSSE3
+			}
+		case 0x16:
+			if in.pF3 { // movshdup
+				return extSSE3
+			}
+		case 0x7c, 0x7d: // haddp*, hsubp*
+			if in.p66 || in.pF2 {
+				return extSSE3
+			}
+		case 0xd0: // addsubp*
+			if in.p66 || in.pF2 {
+				return extSSE3
+			}
+		case 0xf0:
+			if in.pF2 { // lddqu
+				return extSSE3
+			}
+		case 0xb8:
+			if in.pF3 {
+				return extPOPCNT
+			}
+		case 0xbc:
+			if in.pF3 { // tzcnt; bsf without the prefix
+				return extBMI1
+			}
+		case 0xbd:
+			if in.pF3 { // lzcnt; bsr without the prefix
+				return extLZCNT
+			}
+		case 0xc7:
+			switch {
+			case in.reg&7 == 1 && in.rexW && in.hasMem:
+				return extCX16
+			case in.reg&7 == 6 && !in.hasMem && !in.pF3:
+				return extRDRAND
+			case in.reg&7 == 7 && !in.hasMem && !in.pF3:
+				return extRDSEED
+			}
+		}
+	case 2:
+		op := in.op
+		switch {
+		case op <= 0x0b || op >= 0x1c && op <= 0x1e:
+			return extSSSE3
+		case op == 0xf0 || op == 0xf1:
+			if in.pF2 {
+				return extSSE42 // crc32
+			}
+			return extMOVBE
+		case op == 0xf6 && (in.p66 || in.pF3):
+			return extADX
+		case op >= 0xc8 && op <= 0xcd && !in.p66:
+			return extSHA
+		case !in.p66:
+		case op == 0x37:
+			return extSSE42
+		case op >= 0xdb && op <= 0xdf:
+			return extAES
+		case op == 0x10 || op == 0x14 || op == 0x15 || op == 0x17 || op >= 0x20 && op <= 0x25 ||
+			op >= 0x28 && op <= 0x2b || op >= 0x30 && op <= 0x35 || op >= 0x38 && op <= 0x41:
+			return extSSE41
+		}
+	case 3:
+		op := in.op
+		switch {
+		case op == 0x0f:
+			return extSSSE3 // palignr
+		case op == 0xcc && !in.p66:
+			return extSHA
+		case !in.p66:
+		case op >= 0x08 && op <= 0x0e || op >= 0x14 && op <= 0x17 || op >= 0x20 && op <= 0x22 || op >= 0x40 && op <= 0x42:
+			return extSSE41
+		case op >= 0x60 && op <= 0x63:
+			return extSSE42
+		case op == 0x44:
+			return extPCLMUL
+		case op == 0xdf:
+			return extAES
+		}
+	}
+	return extNone
+}
+
+// vexExt classifies a VEX-encoded instruction: AVX, or AVX2 for integer
+// vectors of 256 bits and the AVX2-only operations; FMA, F16C, BMI1 and
+// BMI2, AES-NI and PCLMULQDQ, which VEX encodes too.
+func vexExt(in *x86Inst) ext {
+	op := in.op
+	switch in.opmap {
+	case 1:
+		integer := in.p66 && (op >= 0x60 && op <= 0x6d || op >= 0x70 && op <= 0x76 || op >= 0xd1 && op <= 0xfe && op != 0xe6 && op != 0xe7)
+		if integer && in.vexL {
+			return extAVX2
+		}
+	case 2:
+		switch {
+		case op == 0xf2 || op == 0xf3: // andn, blsr/blsmsk/blsi
+			return extBMI1
+		case op == 0xf7 && !in.p66 && !in.pF2 && !in.pF3: // bextr
+			return extBMI1
+		case op == 0xf5 || op == 0xf6 || op == 0xf7: // bzhi, pdep, pext, mulx, shlx, sarx, shrx
+			return extBMI2
+		case op >= 0x96 && op <= 0xbf || op >= 0x98 && op <= 0x9f:
+			return extFMA
+		case op == 0x13:
+			return extF16C
+		case op >= 0xdb && op <= 0xdf:
+			return extAES
+		case op == 0x16 || op == 0x36 || op >= 0x45 && op <= 0x47 || op >= 0x58 && op <= 0x5a || op == 0x78 || op == 0x79 ||
+			op == 0x8c || op == 0x8e || op >= 0x90 && op <= 0x93:
+			return extAVX2
+		case in.vexL && (op <= 0x0b || op >= 0x1c && op <= 0x1e || op >= 0x20 && op <= 0x25 || op >= 0x28 && op <= 0x2b ||
+			op >= 0x30 && op <= 0x35 || op >= 0x37 && op <= 0x40):
+			return extAVX2
+		}
+	case 3:
+		switch {
+		case op == 0xf0:
+			return extBMI2 // rorx
+		case op == 0x1d:
+			return extF16C
+		case op == 0x44:
+			return extPCLMUL
+		case op == 0xdf:
+			return extAES
+		case op <= 0x02 || op == 0x38 || op == 0x39 || op == 0x46:
+			return extAVX2
+		case in.vexL && (op == 0x0e || op == 0x0f || op == 0x42):
+			return extAVX2
+		}
+	}
+	return extAVX
+}
+
+// isaStats is what the instruction-set pass found in one object or slice.
+type isaStats struct {
+	funcs, insns, undecoded int
+	used                    [numExt]int // instructions per extension
+	uses                    []inspect.ISAUse
+	dropped                 int // uses beyond maxISAUses
+}
+
+// maxISAUses bounds the functions listed per slice; the counts stay whole.
+const maxISAUses = 4096
+
+func (s *isaStats) add(o isaStats) {
+	s.funcs += o.funcs
+	s.insns += o.insns
+	s.undecoded += o.undecoded
+	for i := range s.used {
+		s.used[i] += o.used[i]
+	}
+	for _, u := range o.uses {
+		if len(s.uses) < maxISAUses {
+			s.uses = append(s.uses, u)
+		} else {
+			s.dropped++
+		}
+	}
+	s.dropped += o.dropped
+}
+
+// isaFunc decodes one function's code whole, skipping data ranges (in
+// function-relative offsets), and returns the highest-level instruction
+// above the baseline (its offset and extension) with the counts.
+func isaFunc(code []byte, data [][2]uint64, repBSF bool, st *isaStats) (at int, top ext, n int) {
+	at, topRank := -1, 0
+	for pos := 0; pos < len(code); {
+		if skip := inData(data, uint64(pos)); skip > 0 {
+			pos = int(min(skip, uint64(len(code))))
+			continue
+		}
+		in, ok := decodeX86(code[pos:])
+		if !ok {
+			st.undecoded++
+			pos++
+			continue
+		}
+		n++
+		e := x86Ext(&in)
+		if repBSF && e == extBMI1 && in.opmap == 1 && in.op == 0xbc {
+			e = extNone // GCC's "rep bsf": see codeObject.gcc
+		}
+		if e != extNone {
+			st.used[e]++
+			if r := extLevel[e]; at < 0 || r > topRank || r == topRank && e > top {
+				at, top, topRank = pos, e, r
+			}
+		}
+		pos += in.len
+	}
+	st.insns += n
+	return at, top, n
+}
+
+// inData returns the end of the data range holding off, 0 when none does.
+func inData(data [][2]uint64, off uint64) uint64 {
+	for _, d := range data {
+		if off >= d[0] && off < d[1] {
+			return d[1]
+		}
+	}
+	return 0
+}
+
+// isaObject runs the pass over every function of one object.
+func isaObject(whole []byte, o *codeObject, st *isaStats) {
+	var names map[uint64]string
+	for _, s := range o.sections {
+		code := whole[s.offset : s.offset+s.size]
+		for j, start := range s.starts {
+			end := s.addr + uint64(s.size)
+			switch {
+			case s.ends != nil:
+				end = s.ends[j]
+			case j+1 < len(s.starts):
+				end = s.starts[j+1]
+			}
+			if end <= start || start < s.addr || end-s.addr > uint64(s.size) {
+				continue
+			}
+			var data [][2]uint64
+			for _, d := range s.data {
+				if d[1] > start && d[0] < end {
+					data = append(data, [2]uint64{max(d[0], start) - start, min(d[1], end) - start})
+				}
+			}
+			fn := code[start-s.addr : end-s.addr]
+			at, top, n := isaFunc(fn, data, o.gcc, st)
+			if n > 0 {
+				st.funcs++
+			}
+			if at < 0 {
+				continue
+			}
+			if names == nil {
+				names = symbolNames(whole)
+			}
+			u := inspect.ISAUse{Function: names[start], Address: start, Offset: int64(start-s.addr) + s.offset + int64(at),
+				Extension: extNames[top], Level: levelName(extLevel[top]), Instruction: describeInst(fn[at:])}
+			if u.Function == "" {
+				u.Function = fmt.Sprintf("function at 0x%x", start)
+			}
+			if len(st.uses) < maxISAUses {
+				st.uses = append(st.uses, u)
+			} else {
+				st.dropped++
+			}
+		}
+	}
+}
+
+// describeInst is one instruction as a reader knows it: "vpshufb
+// ymm0, ymm1, ymm2 (c4 e2 75 00 c2)". x86asm is the full decoder,
+// ten times slower than the length decoder, so it reads only the few
+// instructions reported.
+func describeInst(b []byte) string {
+	in, ok := decodeX86(b)
+	if !ok {
+		return ""
+	}
+	raw := b[:in.len]
+	hex := fmt.Sprintf("% x", raw)
+	if d, err := x86asm.Decode(raw, 64); err == nil && d.Op != 0 {
+		return strings.ToLower(x86asm.IntelSyntax(d, 0, nil)) + " (" + hex + ")"
+	}
+	return hex
+}
+
+// symbolNames maps function addresses to their symbols' names, for the
+// few objects that have a use to report (the pass itself reads addresses
+// only). Mach-O names lose the leading underscore C gives them.
+func symbolNames(b []byte) map[uint64]string {
+	out := map[uint64]string{}
+	put := func(addr uint64, name string, global bool) {
+		if name == "" || strings.HasPrefix(name, "ltmp") || strings.HasPrefix(name, "L") {
+			return
+		}
+		if old, ok := out[addr]; ok && !global && old != "" {
+			return
+		}
+		out[addr] = name
+	}
+	switch inspect.Identify(b) {
+	case inspect.FormatMachO:
+		f, err := macho.NewFile(bytes.NewReader(b))
+		if err != nil || f.Symtab == nil {
+			return out
+		}
+		syms := append([]macho.Symbol(nil), f.Symtab.Syms...)
+		sort.SliceStable(syms, func(i, j int) bool { return syms[i].Type&0x01 > syms[j].Type&0x01 }) // externals first
+		for _, s := range syms {
+			if s.Type&0xe0 == 0 && s.Type&0x0e == 0x0e {
+				put(s.Value, strings.TrimPrefix(s.Name, "_"), s.Type&0x01 != 0)
+			}
+		}
+	case inspect.FormatELF:
+		f, err := elf.NewFile(bytes.NewReader(b))
+		if err != nil {
+			return out
+		}
+		syms, _ := f.Symbols()
+		if len(syms) == 0 {
+			syms, _ = f.DynamicSymbols()
+		}
+		for _, s := range syms {
+			if elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+				put(s.Value, s.Name, elf.ST_BIND(s.Info) == elf.STB_GLOBAL)
+			}
+		}
+	}
+	return out
+}
+
+// isaEvidence turns a slice's sums into its evidence.
+func isaEvidence(st isaStats, attribution string, asm int) *inspect.ISAEvidence {
+	e := &inspect.ISAEvidence{Functions: st.funcs, Instructions: st.insns, Undecoded: st.undecoded,
+		Attribution: attribution, AsmObjects: asm, Uses: st.uses, UsesDropped: st.dropped}
+	top := 0
+	for i := ext(1); i < numExt; i++ {
+		if st.used[i] > 0 {
+			e.Extensions = append(e.Extensions, extNames[i])
+			top = max(top, extLevel[i])
+		}
+	}
+	sort.SliceStable(e.Extensions, func(i, j int) bool { return rankOfExt(e.Extensions[i]) < rankOfExt(e.Extensions[j]) })
+	e.Level = levelName(top)
+	if e.Uses == nil {
+		e.Uses = []inspect.ISAUse{}
+	}
+	return e
+}
+
+func rankOfExt(name string) int {
+	for i, n := range extNames {
+		if n == name {
+			return extLevel[i]
+		}
+	}
+	return 0
+}
+
+// UseRank is the rank in ISALevels of a reported use's level
+// (len(ISALevels) for an extension of no level).
+func UseRank(u inspect.ISAUse) int {
+	if r, ok := LevelRank(u.Level); ok {
+		return r
+	}
+	return len(ISALevels)
+}

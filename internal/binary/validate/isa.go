@@ -1,0 +1,89 @@
+package validate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/dispatch"
+)
+
+// RuleISA: compiled code uses an instruction-set extension above the
+// slice's -march (or check's -isa) outside the dispatch list.
+const RuleISA Rule = "instruction-set"
+
+// ISA is an instruction-set expectation: compiled code at most Limit
+// (codeclass.ISALevels), except the functions of Dispatch, which the
+// sources compile for a higher target on purpose and run behind a CPU
+// check.
+type ISA struct {
+	Limit    string
+	Dispatch dispatch.List
+}
+
+// ISAVerdict is what the instruction-set rule found in one slice.
+type ISAVerdict struct {
+	Limit string // the level held to
+	List  string // the dispatch list that applied
+	// Dispatched are the functions above Limit that the list names, with
+	// their source reference where the list has one.
+	Dispatched []dispatch.Func
+	// Above are the uses above Limit outside the list: violations, or
+	// (a linked image, where compiled code and hand-written assembly
+	// cannot be told apart) reported only.
+	Above []inspect.ISAUse
+	// Unjudged says why Above fails nothing, "" when it does.
+	Unjudged string
+}
+
+// LevelOf is the level a slice is built for: its -march when that is one
+// of codeclass.ISALevels, else its platform's baseline (def); "" when
+// neither names a level (an -march the levels do not know).
+func LevelOf(flags []string, def string) string {
+	for _, f := range flags {
+		if m, ok := strings.CutPrefix(f, "-march="); ok {
+			if _, known := codeclass.LevelRank(m); known {
+				return m
+			}
+			return ""
+		}
+	}
+	return def
+}
+
+// isa applies the instruction-set rule to one slice.
+func (c *checker) isa(arch string, s inspect.Slice, want *ISA, r *SliceReport) {
+	if want == nil || s.Code == nil || s.Code.ISA == nil {
+		return
+	}
+	limit, ok := codeclass.LevelRank(want.Limit)
+	if !ok {
+		return
+	}
+	ev := s.Code.ISA
+	v := &ISAVerdict{Limit: want.Limit, List: want.Dispatch.Name}
+	if ev.Attribution == "linked" {
+		v.Unjudged = "a linked image holds hand-written assembly (which uses AVX2 and AVX-512 behind run-time CPU checks) beside compiled code and nothing tells them apart: uses above the level are reported, not failed"
+	}
+	for _, u := range ev.Uses {
+		if codeclass.UseRank(u) <= limit {
+			continue
+		}
+		if f, ok := want.Dispatch.Find(u.Function); ok {
+			v.Dispatched = append(v.Dispatched, f)
+			continue
+		}
+		v.Above = append(v.Above, u)
+		if v.Unjudged != "" {
+			continue
+		}
+		c.add(arch, u.Member, RuleISA, "at most "+want.Limit, u.Extension,
+			"%s uses %s (%s), above %s, and is not in the dispatch list (%s): %s", u.Function, u.Extension, u.Level, want.Limit, want.Dispatch.Name, u.Instruction)
+	}
+	if ev.UsesDropped > 0 && v.Unjudged == "" {
+		c.add(arch, "", RuleISA, "every function above the baseline listed", fmt.Sprintf("%d more", ev.UsesDropped),
+			"%d more functions use extensions above the x86-64 baseline than the evidence lists: not all could be held to %s", ev.UsesDropped, want.Limit)
+	}
+	r.ISA = v
+}
