@@ -104,3 +104,7 @@ func replacePrefix(line, prefix string) string {
 		line = line[end:]
 	}
 }
+
+// SBOMName is the CycloneDX SBOM's file name inside an artifact (package
+// sbom writes it).
+const SBOMName = "sbom.json"

@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,10 +13,10 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
-	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/configure/record"
 	"github.com/osslbuild/osslbuild/internal/dispatch"
 	"github.com/osslbuild/osslbuild/internal/platform"
-	"github.com/osslbuild/osslbuild/internal/toolchain"
+	"github.com/osslbuild/osslbuild/internal/toolid"
 )
 
 // ManifestName is the manifest's file name inside an artifact.
@@ -27,21 +28,21 @@ const Schema = "https://github.com/osslbuild/osslbuild/manifest/v1"
 // Manifest records how an artifact was made. It holds no build directory
 // and no time of day, so two builds of the same inputs write the same bytes.
 type Manifest struct {
-	Schema          string             `json:"schema"`
-	Name            string             `json:"name"`
-	Osslbuild       string             `json:"osslbuild"`
-	Recipe          RecipeRef          `json:"recipe"`
-	OpenSSL         Source             `json:"openssl"`
-	Patches         []Patch            `json:"patches"`
-	Target          platform.Slice     `json:"target"` // the slice, exactly as the plan that built it had it
-	Toolchain       toolchain.Identity `json:"toolchain"`
-	Configure       Configure          `json:"configure"`
-	SourceDateEpoch int64              `json:"source_date_epoch"`
-	CompilerLines   []CompilerLine     `json:"compiler_lines"`
-	CodeEvidence    []CodeEvidence     `json:"code_evidence,omitempty"`   // per library and architecture: what the machine code says
-	LinkChecks      []LinkCheck        `json:"link_checks,omitempty"`     // per architecture: the libraries linked into a program
-	Slices          []*Manifest        `json:"slices,omitempty"`          // universal2: each slice's manifest
-	HeaderDispatch  []string           `json:"header_dispatch,omitempty"` // universal2: headers merged per arch
+	Schema          string          `json:"schema"`
+	Name            string          `json:"name"`
+	Osslbuild       string          `json:"osslbuild"`
+	Recipe          RecipeRef       `json:"recipe"`
+	OpenSSL         Source          `json:"openssl"`
+	Patches         []Patch         `json:"patches"`
+	Target          platform.Slice  `json:"target"` // the slice, exactly as the plan that built it had it
+	Toolchain       toolid.Identity `json:"toolchain"`
+	Configure       Configure       `json:"configure"`
+	SourceDateEpoch int64           `json:"source_date_epoch"`
+	CompilerLines   []CompilerLine  `json:"compiler_lines"`
+	CodeEvidence    []CodeEvidence  `json:"code_evidence,omitempty"`   // per library and architecture: what the machine code says
+	LinkChecks      []LinkCheck     `json:"link_checks,omitempty"`     // per architecture: the libraries linked into a program
+	Slices          []*Manifest     `json:"slices,omitempty"`          // universal2: each slice's manifest
+	HeaderDispatch  []string        `json:"header_dispatch,omitempty"` // universal2: headers merged per arch
 	// Variant names a build made with some stages swapped (pipeline's
 	// PycaWay: "pyca-way"); "" for osslbuild's own.
 	Variant string `json:"variant,omitempty"`
@@ -57,10 +58,10 @@ type Manifest struct {
 // source came from and who signed it (the merge verified the tarball's
 // sha256 and size against its own recipe, not the signature).
 type Claims struct {
-	Osslbuild string             `json:"osslbuild"`
-	Toolchain toolchain.Identity `json:"toolchain"`
-	Recipe    RecipeRef          `json:"recipe"`
-	Source    Source             `json:"openssl"`
+	Osslbuild string          `json:"osslbuild"`
+	Toolchain toolid.Identity `json:"toolchain"`
+	Recipe    RecipeRef       `json:"recipe"`
+	Source    Source          `json:"openssl"`
 }
 
 // RecipeRef names the recipe and pins its content.
@@ -264,6 +265,23 @@ func ParseManifest(b []byte) (*Manifest, error) {
 	return &m, nil
 }
 
+// ParseIfOurs is ParseManifest for a manifest.json met on the way (in a
+// directory or tarball check walks): a JSON document that does not claim
+// osslbuild's Schema is someone else's (an npm package's, a web app's)
+// and gives nil and no error, so that only a file that says it is
+// osslbuild's manifest can fail to be one.
+func ParseIfOurs(b []byte) (*Manifest, error) {
+	var head struct {
+		Schema any `json:"schema"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil || head.Schema != Schema {
+		if json.Valid(b) || !bytes.Contains(b, []byte(Schema)) {
+			return nil, nil
+		}
+	}
+	return ParseManifest(b)
+}
+
 // CompilerLinesOf lists the "compiler:" lines inspect found in lib, per
 // slice, as the manifest records them.
 func CompilerLinesOf(f *inspect.File, lib string) []CompilerLine {
@@ -285,14 +303,14 @@ func CompilerLinesOf(f *inspect.File, lib string) []CompilerLine {
 // VerifyManifest holds a manifest to itself, the one verification of a
 // manifest's fields that merge, check, smoke and the artifact cache share
 // (after its files were held to it): every slice's Configure record must be
-// what osslbuild runs for the slice it records (configure.CheckRecord); a
+// what osslbuild runs for the slice it records (record.Check); a
 // universal artifact records no Configure run of its own, and exactly one
 // slice for each architecture its target names ("x86_64+arm64"), none of
 // them universal. It returns every problem.
 func VerifyManifest(m *Manifest) []string {
 	var out []string
 	slice := func(where string, s *Manifest) {
-		for _, p := range configure.CheckRecord(s.Target, s.Configure.Argv, s.Configure.Env, s.Configure.CFLAGS, s.Variant == "pyca-way") {
+		for _, p := range record.Check(s.Target, s.Configure.Argv, s.Configure.Env, s.Configure.CFLAGS, s.Variant == "pyca-way") {
 			out = append(out, where+p)
 		}
 	}

@@ -197,28 +197,6 @@ func writeManifestAs(t *testing.T, dir string, m *Manifest) {
 	}
 }
 
-// TestDirResolvesALinkedArtifact: an artifact directory given as a symlink
-// (a download location, a workspace link) is the directory it names, for
-// merge and smoke as for check; links inside it are still refused.
-func TestDirResolvesALinkedArtifact(t *testing.T) {
-	dir := published(t)
-	link := filepath.Join(t.TempDir(), "artifact-link")
-	if err := os.Symlink(dir, link); err != nil {
-		t.Fatal(err)
-	}
-	got, err := Dir(context.Background(), link, filepath.Join(t.TempDir(), "unpacked"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Verify(context.Background(), got); err != nil {
-		t.Errorf("a symlinked artifact directory does not verify: %v", err)
-	}
-	os.Symlink("/etc/hostname", filepath.Join(dir, "include/openssl/leak.h"))
-	if _, err := Verify(context.Background(), got); err == nil || !strings.Contains(err.Error(), "include/openssl/leak.h: symlink") {
-		t.Errorf("a link inside the linked artifact: %v", err)
-	}
-}
-
 // TestVerifyManifest: the one verification of a manifest's own fields
 // refuses a Configure record osslbuild would not have written for the
 // slice it records (CFLAGS in Configure's environment, an argv that is not

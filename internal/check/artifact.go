@@ -60,7 +60,7 @@ func (c *checker) dirManifest(dir string, e fs.DirEntry) *root {
 		c.res.Failures = append(c.res.Failures, fmt.Sprintf("%s: %v", p, err))
 		return nil
 	}
-	if m.Schema != artifact.Schema {
+	if m == nil {
 		return nil // someone else's manifest.json
 	}
 	r := newRoot(dir, dir, false, m)

@@ -36,7 +36,13 @@ type Options struct {
 	// (x86-64, core2, x86-64-v2, x86-64-v3, x86-64-v4) outside the
 	// dispatch list known for the slice's release.
 	ISA  string
-	JSON bool // print the Result as JSON instead of a table
+	JSON bool // print the Result as JSON instead of a table (Format "json")
+	// Format is what Run prints: "text" (the table; "" too), "json"
+	// (check's own schema: everything found) or "sarif" (SARIF 2.1.0 for
+	// code scanning: the failures, one result per failing slice).
+	Format string
+	// Version names the tool in SARIF output.
+	Version string
 
 	Stdout io.Writer      // nil: os.Stdout
 	Stderr io.Writer      // nil: os.Stderr (annotations go here in JSON mode)
@@ -56,9 +62,12 @@ type Options struct {
 }
 
 // FromFlags maps the mage target's optional flags onto Options:
-// -minopt=3, -arch=arm64,x86_64, -json, -strict, -isa=core2.
-func FromFlags(path string, minOpt, arch *string, asJSON, strict *bool, isa *string) Options {
+// -minopt=3, -arch=arm64,x86_64, -json, -strict, -isa=core2, -format=sarif.
+func FromFlags(path string, minOpt, arch *string, asJSON, strict *bool, isa, format *string) Options {
 	o := Options{Path: path}
+	if format != nil {
+		o.Format = *format
+	}
 	if isa != nil {
 		o.ISA = *isa
 	}
@@ -95,40 +104,110 @@ func Run(ctx context.Context, o Options) error {
 }
 
 func runCheck(ctx context.Context, o Options) error {
+	return render(ctx, o, func(o Options) (*Result, error) { return Check(ctx, o) })
+}
+
+// RunPaths is Run over several inputs reported as one, under the name
+// label: what a Python installation loads (package python) is its modules,
+// the libraries they map and its site-packages. Each path is checked as
+// Check checks it; the verdict is the whole's, and "nothing holds OpenSSL"
+// is said once, of all of them.
+func RunPaths(ctx context.Context, o Options, label string, paths []string) error {
+	err := render(ctx, o, func(o Options) (*Result, error) {
+		var all *Result
+		judged := false
+		for _, p := range paths {
+			o.Path = p
+			r, err := Check(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			if r.nothing == "" {
+				judged = true
+			} else {
+				r.Failures = slices.DeleteFunc(r.Failures, func(f string) bool { return f == r.nothing })
+			}
+			if all == nil {
+				all = r
+				continue
+			}
+			all.Binaries = append(all.Binaries, r.Binaries...)
+			all.Artifacts = append(all.Artifacts, r.Artifacts...)
+			all.Notes = append(all.Notes, r.Notes...)
+			all.Failures = append(all.Failures, r.Failures...)
+			all.Skipped += r.Skipped
+			all.Slices += r.Slices
+			all.NotJudged += r.NotJudged
+			all.Ended += r.Ended
+		}
+		if all == nil {
+			return nil, errors.New("check: no path given")
+		}
+		all.Path, all.nothing = label, ""
+		if !judged {
+			all.nothing = fmt.Sprintf("%s: no OpenSSL build information found in %d binaries of %d paths: nothing shows how OpenSSL was built", label, len(all.Binaries), len(paths))
+			all.Failures = append(all.Failures, all.nothing)
+		}
+		all.OK = len(all.Failures) == 0
+		return all, nil
+	})
+	if err != nil {
+		return report.SafeError(o.Env, err)
+	}
+	return nil
+}
+
+// render checks (through get), prints the result as o says and gives the
+// verdict as an error wrapping ErrFailed.
+func render(ctx context.Context, o Options, get func(Options) (*Result, error)) error {
 	if o.Stdout == nil {
 		o.Stdout = os.Stdout
 	}
 	if o.Stderr == nil {
 		o.Stderr = os.Stderr
 	}
-	o.Digests = o.Digests || o.JSON || report.SummaryEnabled(o.Env)
-	res, err := Check(ctx, o)
+	format := o.Format
+	switch {
+	case o.JSON && format != "" && format != "json":
+		return fmt.Errorf("check: -json and -format=%s: give one (-json is -format=json)", format)
+	case o.JSON, format == "json":
+		format = "json"
+	case format == "", format == "text", format == "sarif":
+	default:
+		return fmt.Errorf("check: -format=%s: want text, json or sarif", format)
+	}
+	machine := format == "json" || format == "sarif"
+	o.Digests = o.Digests || machine || report.SummaryEnabled(o.Env)
+	res, err := get(o)
 	if err != nil {
 		return err
 	}
 	var out bytes.Buffer
-	if o.JSON {
+	switch format {
+	case "json":
 		err = report.JSON(&out, res)
-	} else {
+	case "sarif":
+		err = SARIF(&out, res, o.Version)
+	default:
 		err = Text(&out, res)
 	}
 	if err == nil {
-		_, err = o.Stdout.Write(report.SafeOutput(o.Env, out.Bytes(), o.JSON))
+		_, err = o.Stdout.Write(report.SafeOutput(o.Env, out.Bytes(), machine))
 	}
 	if err != nil {
-		return fmt.Errorf("check %s: write report: %w", o.Path, err)
+		return fmt.Errorf("check %s: write report: %w", res.Path, err)
 	}
 	if report.InActions(o.Env) {
 		w := o.Stdout
-		if o.JSON {
+		if machine {
 			w = o.Stderr // keep stdout one JSON document; the runner reads both
 		}
 		if err := Annotate(w, res); err != nil {
-			return fmt.Errorf("check %s: annotations: %w", o.Path, err)
+			return fmt.Errorf("check %s: annotations: %w", res.Path, err)
 		}
 	}
-	if err := report.AppendSummary(o.Env, "osslbuild check "+o.Path, Rows(res), Verdict(res)); err != nil {
-		return fmt.Errorf("check %s: %w", o.Path, err)
+	if err := report.AppendSummary(o.Env, "osslbuild check "+res.Path, Rows(res), Verdict(res)); err != nil {
+		return fmt.Errorf("check %s: %w", res.Path, err)
 	}
 	if !res.OK {
 		first := res.Failures[0]
@@ -136,7 +215,7 @@ func runCheck(ctx context.Context, o Options) error {
 		if n := len(res.Failures); n > 1 {
 			more = fmt.Sprintf(" (and %d more)", n-1)
 		}
-		return fmt.Errorf("check %s: %w: %s%s", o.Path, ErrFailed, first, more)
+		return fmt.Errorf("check %s: %w: %s%s", res.Path, ErrFailed, first, more)
 	}
 	return nil
 }

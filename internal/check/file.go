@@ -193,6 +193,10 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 		return r
 	case inspect.FormatZip, inspect.FormatGzip:
 		err = guard(p, func() error { return c.container(p, format, data, &r) })
+		if err != nil && !j.explicit && j.root == nil && errors.Is(err, inspect.ErrNotTar) {
+			r.skipped++ // data someone gzipped (a .json.gz): no binary, no tarball
+			return r
+		}
 		if err != nil {
 			if cerr := c.ctx.Err(); cerr != nil {
 				return r
@@ -304,12 +308,12 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 				r.failures = append(r.failures, fmt.Sprintf("%s(%s): manifest larger than %d bytes", p, m.Name, artifact.MaxManifestSize))
 				return nil
 			}
-			man, err := artifact.ParseManifest(b)
+			man, err := artifact.ParseIfOurs(b)
 			if err != nil {
 				r.failures = append(r.failures, fmt.Sprintf("%s(%s): %v", p, m.Name, err))
 				return nil
 			}
-			if man.Schema == artifact.Schema {
+			if man != nil {
 				manifests = append(manifests, newRoot(p, path.Dir(path.Clean(m.Name)), true, man))
 			}
 			return nil
@@ -448,5 +452,5 @@ func readManifest(r io.Reader) (*artifact.Manifest, error) {
 	if len(b) > artifact.MaxManifestSize {
 		return nil, fmt.Errorf("larger than %d bytes", artifact.MaxManifestSize)
 	}
-	return artifact.ParseManifest(b)
+	return artifact.ParseIfOurs(b)
 }

@@ -45,6 +45,9 @@ func (c *checker) judgeBinary(b *Binary) {
 		if s.OptStatus != string(validate.OptNone) {
 			b.judged = true
 		}
+		if s.Format == string(inspect.FormatPE) && s.OptStatus != string(validate.OptNone) {
+			b.notes = append(b.notes, fmt.Sprintf("%s %s: PE/COFF: the machine code is not measured (no classifier reads Windows code yet); judged by its build information only", b.Name(), s.Arch))
+		}
 		switch {
 		case s.OptStatus == string(validate.OptUnknown) && !c.o.Strict:
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s (reported, not failed; -strict fails it)", b.Name(), s.Arch, s.Unknown))

@@ -74,7 +74,11 @@ func TestRealWorld(t *testing.T) {
 			{"package/prebuilds/darwin-x64/@signalapp+libsignal-client.node", "x86_64", "", "12.0", "optimised", "ok", "BoringSSL"},
 			{"package/prebuilds/linux-arm64/@signalapp+libsignal-client.node", "aarch64", "", "", "optimised", "ok", "BoringSSL"},
 			{"package/prebuilds/linux-x64/@signalapp+libsignal-client.node", "x86_64", "", "", "optimised", "ok", "BoringSSL"},
-		}},
+			// Windows (PE/COFF): BoringSSL by its backslashed source paths,
+			// "n/a" and no machine code read: unknown, reported, not failed.
+			{"package/prebuilds/win32-arm64/@signalapp+libsignal-client.node", "arm64", "", "", "", "unknown", "BoringSSL"},
+			{"package/prebuilds/win32-x64/@signalapp+libsignal-client.node", "x86_64", "", "", "", "unknown", "BoringSSL"},
+		}, notes: []string{"win32-x64/@signalapp+libsignal-client.node) x86_64: PE/COFF: the machine code is not measured"}},
 		{pkg: "@libsql/darwin-arm64", version: "0.5.29", ok: false, failures: []string{"no OpenSSL build information"}},
 		// Cloudflare's workerd: V8's "compiler: " string (no evidence) and
 		// BoringSSL built as a Bazel module ("external/boringssl+/...").

@@ -11,6 +11,8 @@
 package configure
 
 import (
+	"github.com/osslbuild/osslbuild/internal/configure/record"
+
 	"context"
 	"fmt"
 	"io"
@@ -41,16 +43,9 @@ func Args(p *recipe.Plan) []string {
 }
 
 // Ignored are the user environment variables that would change what
-// Configure or make do. None of them reaches the build.
-var Ignored = []string{
-	"CFLAGS", "CPPFLAGS", "CXXFLAGS", "LDFLAGS", "LDLIBS", "ASFLAGS",
-	"CC", "CXX", "CPP", "AS", "AR", "ARFLAGS", "RANLIB", "NM", "LD", "RC", "WINDRES",
-	"CROSS_COMPILE", "PERL", "HASHBANGPERL",
-	"MACOSX_DEPLOYMENT_TARGET", "SDKROOT", "DEVELOPER_DIR",
-	"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "GNUMAKEFLAGS",
-	"OPENSSL_LOCAL_CONFIG_DIR", "CONFIGURE_CHECKER_WARN",
-	"LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "OBJC_INCLUDE_PATH",
-}
+// Configure and make build; see record.Ignored, where the list lives so
+// that reading a record needs none of this package.
+var Ignored = record.Ignored
 
 // Overridden are user variables osslbuild replaces with its own values.
 var Overridden = []string{"SOURCE_DATE_EPOCH", "ZERO_AR_DATE"}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/artifact/unpacked"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/proc"
@@ -92,7 +93,7 @@ func Smoke(ctx context.Context, o SmokeOptions) ([]SmokeResult, error) {
 	// An artifact is whatever was downloaded: a directory or its .tar.gz,
 	// held to its manifest (every file's sha256, nothing added, linked or
 	// special) before anything of it is linked or run.
-	dir, err := artifact.Dir(ctx, o.Artifact, filepath.Join(work, "artifact"))
+	dir, err := unpacked.Dir(ctx, o.Artifact, filepath.Join(work, "artifact"))
 	if err != nil {
 		return nil, fmt.Errorf("smoke: %w (smoke takes an osslbuild artifact: a directory or its .tar.gz)", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/sbom"
 	"github.com/osslbuild/osslbuild/internal/source"
 )
 
@@ -40,7 +41,7 @@ func record(ctx context.Context, j *job) error {
 	for _, ap := range j.tree.Patches {
 		m.Patches = append(m.Patches, artifact.Patch{Name: ap.Name, SHA256: ap.SHA256})
 	}
-	if err := artifact.WriteSBOM(j.dir, m); err != nil {
+	if err := sbom.Write(j.dir, m); err != nil {
 		return err
 	}
 	if err := artifact.WriteManifest(ctx, j.dir, m); err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/artifact/unpacked"
 	"github.com/osslbuild/osslbuild/internal/configure"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
@@ -108,7 +109,7 @@ func Merge(ctx context.Context, s Settings, rt Runtime, a, b string) (*Result, e
 	}
 	return r.runMerge(ctx, mergeTable(mergeStage{"slices", func(ctx context.Context, j *mergeJob) error {
 		for i, in := range []string{a, b} {
-			d, err := artifact.Dir(ctx, in, filepath.Join(j.work, string(rune('a'+i))))
+			d, err := unpacked.Dir(ctx, in, filepath.Join(j.work, string(rune('a'+i))))
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,8 @@
 package toolchain
 
 import (
+	"github.com/osslbuild/osslbuild/internal/toolid"
+
 	"context"
 	"fmt"
 	"os"
@@ -45,24 +47,9 @@ type Env struct {
 	Vars []string // extra KEY=VALUE settings (e.g. ZERO_AR_DATE=1)
 }
 
-// Identity records exactly which tools built an artifact.
-type Identity struct {
-	Kind     string            `json:"kind"`
-	Compiler string            `json:"compiler"`           // first line of "clang --version"
-	SDK      string            `json:"sdk,omitempty"`      // macOS SDK version, or the headers package in cross mode
-	SDKPath  string            `json:"sdk_path,omitempty"` // macOS: the SDK xcrun selected, given to clang as SDKROOT
-	Tools    map[string]string `json:"tools,omitempty"`    // cc (macOS), ar, ranlib, lipo: path (and version in cross mode)
-	Targets  map[string]string `json:"targets,omitempty"`  // per arch: clang -target used (cross)
-}
-
-// String is a one-line summary for logs.
-func (id Identity) String() string {
-	s := id.Kind + ": " + id.Compiler
-	if id.SDK != "" {
-		s += ", " + id.SDK
-	}
-	return s
-}
+// Identity records exactly which tools built an artifact (package
+// toolid holds the type, so that reading a manifest needs no toolchain).
+type Identity = toolid.Identity
 
 // For returns the toolchain that builds slice s on this host, as the
 // platform table says. kind (else OSSLBUILD_TOOLCHAIN), when given, picks

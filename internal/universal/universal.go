@@ -22,6 +22,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/platform"
+	"github.com/osslbuild/osslbuild/internal/sbom"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
@@ -224,7 +225,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 	// Each slice's lines and code are what the merged libraries hold for
 	// its architecture, measured here.
 	artifact.Distribute(m)
-	if err := artifact.WriteSBOM(dst, m); err != nil {
+	if err := sbom.Write(dst, m); err != nil {
 		return nil, err
 	}
 	if err := artifact.WriteManifest(ctx, dst, m); err != nil {

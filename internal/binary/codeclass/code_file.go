@@ -45,7 +45,9 @@ func measureCode(ctx context.Context, f *inspect.File, r io.ReaderAt, keep func(
 	slices := make([]codeSlice, len(f.Slices))
 	skip := make([]bool, len(f.Slices))
 	for i, s := range f.Slices {
-		if keep != nil && !keep(s) {
+		if keep != nil && !keep(s) || s.Format == inspect.FormatPE {
+			// PE/COFF: no classifier reads Windows code yet; the slice's
+			// Code stays nil, "not measured", not "too little evidence".
 			skip[i] = true
 			continue
 		}

@@ -99,18 +99,48 @@ type CompilerLine struct {
 func ParseCompilerLine(s string) CompilerLine {
 	raw := strings.TrimPrefix(s, "compiler: ")
 	c := CompilerLine{Raw: raw, Args: strings.Fields(raw)}
+	msvc := len(c.Args) > 0 && isMSVC(c.Args[0])
 	for i := 1; i < len(c.Args); i++ {
 		w := c.Args[i]
 		switch {
 		case w == "-arch" && i+1 < len(c.Args):
 			c.Archs = append(c.Archs, c.Args[i+1])
 			i++
+		case msvc && (strings.HasPrefix(w, "/O") || strings.HasPrefix(w, "-O")):
+			if o, ok := msvcOpt(w[2:]); ok {
+				c.Opt, c.OptFlag = o, w
+			}
 		case strings.HasPrefix(w, "-O"):
 			o, _ := optFromSuffix(w[2:]) // unknown: O0, see OptFlag
 			c.Opt, c.OptFlag = o, w
 		}
 	}
 	return c
+}
+
+// isMSVC reports whether a compiler line's first word is Microsoft's
+// compiler (Windows OpenSSL records "compiler: cl /O2 ..."), or clang in
+// its mode, whose /O flags differ from GCC's -O.
+func isMSVC(cc string) bool {
+	base := strings.ToLower(cc[strings.LastIndexAny(cc, `/\`)+1:])
+	base = strings.TrimSuffix(base, ".exe")
+	return base == "cl" || base == "clang-cl"
+}
+
+// msvcOpt decodes what follows /O in an MSVC flag: /Od disables
+// optimisation (cl's default without any /O), /O1 optimises for size,
+// /O2 and /Ox for speed. /Os, /Ot, /Oi, /Oy and the like tune an
+// optimisation some other flag enables and decide nothing alone.
+func msvcOpt(w string) (OptLevel, bool) {
+	switch w {
+	case "d":
+		return O0, true
+	case "1":
+		return Os, true
+	case "2", "x":
+		return O2, true
+	}
+	return O0, false
 }
 
 // Has reports whether flag appears among the arguments (the compiler name

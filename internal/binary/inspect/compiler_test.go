@@ -28,6 +28,14 @@ func TestParseCompilerLine(t *testing.T) {
 		{"-O3", O0, "", nil}, // argv[0] is the compiler, not a flag
 		{"", O0, "", nil},
 		{"cc -arch", O0, "", nil},
+		// Windows OpenSSL: MSVC's own flags (Configurations/10-main.conf's
+		// VC-WIN64A: /O2 for release, /Od for debug; none at all is /Od).
+		{"compiler: cl  /Zi /Fdossl_static.pdb /Gs0 /GF /Gy /MD /W3 /wd4090 /nologo /O2 -DL_ENDIAN -DOPENSSL_PIC", O2, "/O2", nil},
+		{"cl /Zi /Fdossl_static.pdb /MDd /Od -DDEBUG -D_DEBUG", O0, "/Od", nil},
+		{"cl /nologo /W3 /MD", O0, "", nil},
+		{"cl /O1 /Oi", Os, "/O1", nil},
+		{"C:\\LLVM\\bin\\clang-cl.exe /Ox", O2, "/Ox", nil},
+		{"cc /O2", O0, "", nil}, // not MSVC: "/O2" is a path
 	}
 	for _, tt := range tests {
 		c := ParseCompilerLine(tt.line)

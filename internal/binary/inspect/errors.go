@@ -23,7 +23,14 @@ type FormatError struct {
 	Member string // archive member name, "" outside archives
 	Offset int64  // byte offset in the file (or in the parsed stream) where the problem is
 	Msg    string // what was expected and what was found
+	notTar bool   // a gzip stream without a single tar header (see ErrNotTar)
 }
+
+// ErrNotTar is matched (errors.Is) by the error of a gzip file that holds
+// no tar archive at all: data someone compressed (a .json.gz), which a
+// directory walk skips, where a tarball broken after its first entry is a
+// malformed file.
+var ErrNotTar = errors.New("a gzip file that holds no tar archive")
 
 func (e *FormatError) Error() string {
 	var b strings.Builder
@@ -37,7 +44,9 @@ func (e *FormatError) Error() string {
 }
 
 // Is lets callers test errors.Is(err, ErrMalformed).
-func (e *FormatError) Is(target error) bool { return target == ErrMalformed }
+func (e *FormatError) Is(target error) bool {
+	return target == ErrMalformed || target == ErrNotTar && e.notTar
+}
 
 // location renders "file(member)" as ar, nm and ld print it.
 func location(path, member string) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"regexp"
+	"strings"
 )
 
 // Family is the library an OpenSSL-compatible version string names.
@@ -79,7 +80,7 @@ var forkSourceDirs = []string{"crypto/", "ssl/", "src/crypto/", "src/ssl/"}
 func cSourcePath(b []byte) bool {
 	i := 0
 	for i < len(b) && i < 256 {
-		if !pathByte(b[i]) {
+		if !pathByte(b[i]) && b[i] != '\\' {
 			break
 		}
 		i++
@@ -143,17 +144,20 @@ func forkByMarker(b []byte) (Family, string) {
 			}
 			i += off
 			off = i + 1
-			if i > 0 && b[i-1] != '/' && pathByte(b[i-1]) {
+			if i > 0 && b[i-1] != '/' && b[i-1] != '\\' && pathByte(b[i-1]) {
 				continue // "notboringssl/"
 			}
 			rest := b[i+len(dir):]
 			n := bazelSuffix(rest)
-			if n >= len(rest) || rest[n] != '/' {
+			if n >= len(rest) || rest[n] != '/' && rest[n] != '\\' {
 				continue
 			}
+			// Windows builds (MSVC's __FILE__) separate with backslashes.
+			sep := rest[n]
 			spelled := string(b[i : i+len(dir)+n+1])
 			rest = rest[n+1:]
 			for _, sub := range forkSourceDirs {
+				sub = strings.ReplaceAll(sub, "/", string(sep))
 				if bytes.HasPrefix(rest, []byte(sub)) && cSourcePath(rest) {
 					return m.family, spelled + sub
 				}

@@ -24,6 +24,8 @@ func TestFamilyByMarker(t *testing.T) {
 		{"Bazel 6 versioned module", "\x00external/boringssl~0.20240530.0/crypto/bytestring/cbs.c\x00", FamilyBoringSSL, "boringssl~0.20240530.0/crypto/"},
 		{"a module extension's repository", "\x00external/_main~deps~boringssl/crypto/err/err.c\x00", FamilyBoringSSL, "boringssl/crypto/"},
 		{"AWS-LC as a Bazel module", "\x00external/aws-lc+/crypto/fipsmodule/bn/bn.c\x00", FamilyAWSLC, "aws-lc+/crypto/"},
+		// MSVC's __FILE__: backslashes (Signal's Windows modules).
+		{"a Windows build", "\x00C:\\a\\_temp\\build\\boring-sys-2a15\\out\\boringssl\\ssl\\ssl_lib.cc\x00", FamilyBoringSSL, "boringssl\\ssl\\"},
 		// Not markers: a program that names the fork.
 		{"a longer directory name ending in the fork's", "\x00/src/notboringssl/crypto/asn1/a_int.cc\x00", "", ""},
 		{"a longer directory name starting with the fork's", "\x00/src/boringsslx/crypto/asn1/a_int.cc\x00", "", ""},

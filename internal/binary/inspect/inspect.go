@@ -79,6 +79,7 @@ type Object struct {
 	Magic  []byte // the first (up to) 8 bytes, for messages about unknown members
 	MachO  *MachO // set when Format is FormatMachO and it parsed
 	ELF    *ELF   // set when Format is FormatELF and it parsed
+	PE     *PE    // set when Format is FormatPE and it parsed
 	// Err is why this object could not be parsed (a *FormatError naming the
 	// file, slice and member). The rest of the file is still inspected so that
 	// a validator can report every problem at once.
@@ -92,6 +93,8 @@ func (o Object) Arch() string {
 		return o.MachO.Arch
 	case o.ELF != nil:
 		return o.ELF.Arch
+	case o.PE != nil:
+		return o.PE.Arch
 	}
 	return ""
 }
@@ -110,6 +113,7 @@ var formats = []format{
 	{FormatMachO, isMachO, thinSlice(FormatMachO)},
 	{FormatAr, isAr, thinSlice(FormatAr)},
 	{FormatELF, isELF, thinSlice(FormatELF)},
+	{FormatPE, isPE, thinSlice(FormatPE)},
 	{FormatZip, isZip, container(FormatZip)},
 	{FormatGzip, isGzip, container(FormatGzip)},
 }
@@ -426,6 +430,9 @@ func (c *inspector) object(r io.ReaderAt, size int64, arch, member string, base 
 			data = c.data[base : base+size]
 		}
 		o.MachO, err = parseMachO(r, size, data)
+	case isPE(magic):
+		o.Format = FormatPE
+		o.PE, err = ParsePE(r, size)
 	case isELF(magic):
 		o.Format = FormatELF
 		o.ELF, err = ParseELF(r, size)

@@ -84,6 +84,11 @@ func walkTar(ctx context.Context, name string, stream io.Reader, lim Limits, all
 			if errors.Is(err, ErrLimit) || ctx.Err() != nil {
 				return err
 			}
+			if n == 0 && (errors.Is(err, tar.ErrHeader) || err == io.ErrUnexpectedEOF) {
+				// Not even one header: a gzip file of something else (data,
+				// a .json.gz), not a broken tarball.
+				return &FormatError{Path: name, Offset: *read, Msg: "tar: " + err.Error(), notTar: true}
+			}
 			return &FormatError{Path: name, Offset: *read, Msg: "tar: " + err.Error()}
 		}
 		if n >= lim.MaxMembers {

@@ -1,4 +1,7 @@
-package artifact
+// Package unpacked turns an artifact given as a directory or a tarball into
+// a directory, apart from package artifact so that reading manifests (check)
+// needs no unpacker.
+package unpacked
 
 import (
 	"context"
@@ -7,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/source/unpack"
 )
@@ -30,11 +34,11 @@ func Dir(ctx context.Context, path, work string) (string, error) {
 		return real, nil
 	}
 	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("artifact %s: %s, want a directory or a .tar.gz (not opened)", path, "a "+Describe(path, fi.Mode().Type()))
+		return "", fmt.Errorf("artifact %s: %s, want a directory or a .tar.gz (not opened)", path, "a "+artifact.Describe(path, fi.Mode().Type()))
 	}
 	if want, err := os.ReadFile(path + ".sha256"); err == nil {
 		fields := strings.Fields(string(want))
-		got, err := FileSHA256(path)
+		got, err := artifact.FileSHA256(path)
 		if err != nil {
 			return "", err
 		}

@@ -1,4 +1,7 @@
-package configure
+// Package record holds a manifest's record of how Configure ran to the slice it
+// says it built. It is apart from package configure, which runs Configure,
+// so that check, which only reads records, needs none of the toolchain.
+package record
 
 import (
 	"fmt"
@@ -10,7 +13,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
-// CheckRecord holds a manifest's record of how Configure ran (argv, the
+// Check holds a manifest's record of how Configure ran (argv, the
 // constructed environment, the CFLAGS its Makefile got) to the slice it
 // says it built, as Args, Env and Gate make them: the argv is exactly the
 // Configure target, a clean absolute --prefix, the slice's --openssldir
@@ -20,7 +23,7 @@ import (
 // build instead, which moves the flags from the argv into CFLAGS in the
 // environment on purpose. It returns every problem, in words naming the
 // field.
-func CheckRecord(s platform.Slice, argv, env []string, cflags string, pycaWay bool) []string {
+func Check(s platform.Slice, argv, env []string, cflags string, pycaWay bool) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	flags := s.Flags
@@ -67,4 +70,16 @@ func CheckRecord(s platform.Slice, argv, env []string, cflags string, pycaWay bo
 		}
 	}
 	return problems
+}
+
+// Ignored are the user environment variables that would change what
+// Configure or make do. None of them reaches the build.
+var Ignored = []string{
+	"CFLAGS", "CPPFLAGS", "CXXFLAGS", "LDFLAGS", "LDLIBS", "ASFLAGS",
+	"CC", "CXX", "CPP", "AS", "AR", "ARFLAGS", "RANLIB", "NM", "LD", "RC", "WINDRES",
+	"CROSS_COMPILE", "PERL", "HASHBANGPERL",
+	"MACOSX_DEPLOYMENT_TARGET", "SDKROOT", "DEVELOPER_DIR",
+	"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "GNUMAKEFLAGS",
+	"OPENSSL_LOCAL_CONFIG_DIR", "CONFIGURE_CHECKER_WARN",
+	"LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "OBJC_INCLUDE_PATH",
 }

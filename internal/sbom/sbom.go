@@ -1,4 +1,5 @@
-package artifact
+// Package sbom writes the CycloneDX SBOM of an osslbuild artifact.
+package sbom
 
 import (
 	"crypto/sha256"
@@ -11,14 +12,12 @@ import (
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
-// SBOMName is the CycloneDX SBOM's file name inside an artifact.
-const SBOMName = "sbom.json"
-
-// WriteSBOM writes dir/sbom.json: a CycloneDX 1.6 SBOM whose subject is the
+// Write writes dir/sbom.json: a CycloneDX 1.6 SBOM whose subject is the
 // artifact and whose one component is the OpenSSL release it was built from,
 // with the static libraries as file components. It is deterministic: the
 // timestamp is SOURCE_DATE_EPOCH and the serial number derives from the
@@ -34,7 +33,7 @@ const SBOMName = "sbom.json"
 // osslbuild's additions follow: supplier, CPE, licence, the per-slice
 // configure target, deployment target, compiler flags and the compiler
 // lines found in the libraries (osslbuild:* properties).
-func WriteSBOM(dir string, m *Manifest) error {
+func Write(dir string, m *artifact.Manifest) error {
 	v := m.OpenSSL.Version
 	download := DownloadURL(v)
 	src := cdx.Component{
@@ -54,9 +53,9 @@ func WriteSBOM(dir string, m *Manifest) error {
 		Properties: buildProperties(m),
 	}
 	var libs []cdx.Component
-	for _, lib := range Libraries {
+	for _, lib := range artifact.Libraries {
 		rel := "lib/" + lib
-		sum, err := FileSHA256(filepath.Join(dir, rel))
+		sum, err := artifact.FileSHA256(filepath.Join(dir, rel))
 		if err != nil {
 			return fmt.Errorf("sbom: %w", err)
 		}
@@ -93,7 +92,7 @@ func WriteSBOM(dir string, m *Manifest) error {
 	}
 	bom.Dependencies = &deps
 
-	path := filepath.Join(dir, SBOMName)
+	path := filepath.Join(dir, artifact.SBOMName)
 	tmp := path + ".tmp"
 	// The serial number is a UUID made from what the SBOM says, so the same
 	// build gives the same SBOM.
@@ -141,7 +140,7 @@ func DownloadURL(v string) string { return recipe.UpstreamURLs(v)[0] }
 // buildProperties records how OpenSSL was configured: pyca's three build:
 // properties first, in pyca's order, then osslbuild's own, per slice for a
 // universal artifact, sorted.
-func buildProperties(m *Manifest) *[]cdx.Property {
+func buildProperties(m *artifact.Manifest) *[]cdx.Property {
 	arch := m.Target.Arch
 	if len(m.Slices) > 0 {
 		arch = "universal2"

@@ -1,0 +1,140 @@
+// Command osslcheck audits OpenSSL builds wherever they are: Mach-O, ELF and
+// PE files, static libraries, wheels, osslbuild artifacts, directories, and
+// (with -python) what a Python installation loads. It is the same check as
+// osslbuild's `go tool mage check`, with the same arguments, output and exit
+// policy, for a machine without a clone of osslbuild:
+//
+//	go install github.com/osslbuild/osslbuild/cmd/osslcheck@latest
+//	osslcheck dist/cryptography-46.0.0-cp311-abi3-macosx_11_0_arm64.whl -minopt=3
+//	osslcheck -python python3
+//
+// It exits 0 when every rule holds, 1 when a rule is broken or the input
+// cannot be checked, 2 for a usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/osslbuild/osslbuild/internal/check"
+	"github.com/osslbuild/osslbuild/internal/check/python"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `usage: osslcheck PATH [flags]    (flags before or after PATH)
+       osslcheck -python [INTERPRETER] [flags]
+
+Audits OpenSSL builds: Mach-O, ELF and PE files, static libraries, wheels,
+osslbuild artifacts (verified against their manifests) and directories.
+Fails below -minopt, on a missing -arch, with -strict where the optimisation
+is unknown or the OpenSSL series past its end of life, and with -isa on
+compiled x86-64 code above that level outside the release's dispatch list.
+-python audits what an interpreter loads: its _ssl and _hashlib, the
+libcrypto and libssl they map, cryptography's extension modules, and any
+other extension module that embeds OpenSSL.
+
+flags:
+`
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("osslcheck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	minopt := fs.String("minopt", "", "minimum optimisation: 0, 1, 2, 3, s or z (default 2)")
+	arch := fs.String("arch", "", "architectures every binary must have, comma-separated: arm64,x86_64")
+	asJSON := fs.Bool("json", false, "print the result as JSON (the same as -format=json)")
+	strict := fs.Bool("strict", false, "fail where the optimisation is unknown or the OpenSSL series past its end of life")
+	isa := fs.String("isa", "", "fail compiled x86-64 code above this level: x86-64, core2, x86-64-v2, x86-64-v3, x86-64-v4")
+	format := fs.String("format", "", "output: text (default), json, or sarif (SARIF 2.1.0, for code scanning)")
+	py := fs.Bool("python", false, "audit a Python installation: PATH is the interpreter (default python3)")
+	version := fs.Bool("version", false, "print osslcheck's version and exit")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	// The path may come before the flags, as `go tool mage check PATH
+	// -minopt=3` takes it, or after them.
+	var paths []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		paths = append(paths, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	if *version {
+		fmt.Fprintln(stdout, "osslcheck", Version())
+		return 0
+	}
+	if len(paths) > 1 || len(paths) == 0 && !*py {
+		fs.Usage()
+		return 2
+	}
+	path := ""
+	if len(paths) == 1 {
+		path = paths[0]
+	}
+	o := check.FromFlags(path, minopt, arch, asJSON, strict, isa, format)
+	o.Version = Version()
+	var err error
+	if *py {
+		err = python.Run(ctx, path, o)
+	} else {
+		err = check.Run(ctx, o)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "osslcheck:", err)
+		return 1
+	}
+	return 0
+}
+
+// Version is the module version go install recorded ("v0.3.0", or a
+// pseudo-version), with the VCS revision when built from a checkout;
+// go install cannot pass -ldflags, so the build information is the one
+// source.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if (v == "" || v == "(devel)") && rev != "" {
+		return "devel-" + rev[:min(12, len(rev))] + dirty
+	}
+	if v == "" {
+		return "(devel)"
+	}
+	return strings.TrimSpace(v)
+}

@@ -1,0 +1,359 @@
+package main_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
+)
+
+// cversion is the build information crypto/cversion.c compiles into
+// libcrypto, with the compiler line given.
+func cversion(version, line, platform string) string {
+	return fmt.Sprintf(`const char *OpenSSL_version(int t) {
+	switch (t) {
+	case 0: return %q;
+	case 1: return "compiler: %s";
+	case 2: return "built on: Thu Jan  1 00:00:00 1970 UTC";
+	case 3: return "platform: %s";
+	case 4: return "OPENSSLDIR: \"/usr/local/ssl\"";
+	}
+	return "";
+}
+`, version, line, platform)
+}
+
+// inputs builds what a wheel builder meets: a wheel whose extension module
+// carries an -O0 OpenSSL (the pyca bug), a wheelhouse holding it and a
+// good one, a Windows DLL (PE/COFF) built with /O2, and a fake
+// site-packages tree.
+func inputs(t *testing.T) map[string]string {
+	testfixture.Tools(t, "clang-14", "lld-link-14")
+	dir := t.TempDir()
+	run := func(args ...string) { t.Helper(); testfixture.RunIn(t, dir, args...) }
+	write := func(name, body string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	macho := func(name, src string) []byte {
+		t.Helper()
+		c := write(name+".c", src)
+		out := filepath.Join(dir, name+".o")
+		run("clang-14", "-target", "arm64-apple-macos11", "-ffreestanding", "-c", c, "-o", out)
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[12] = 8 // MH_BUNDLE: an extension module (there is no Mach-O linker here)
+		return b
+	}
+	bad := macho("bad", cversion("OpenSSL 3.5.7 9 Jun 2026", "cc -fPIC -arch arm64 -mmacosx-version-min=11.0 -DL_ENDIAN -DOPENSSL_PIC", "darwin64-arm64-cc"))
+	good := macho("good", cversion("OpenSSL 3.5.7 9 Jun 2026", "cc -fPIC -arch arm64 -O3 -Wall -mmacosx-version-min=11.0 -DL_ENDIAN -DOPENSSL_PIC", "darwin64-arm64-cc"))
+	wheel := func(name string, module []byte) string {
+		t.Helper()
+		p := filepath.Join(dir, "wheelhouse", name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		var b bytes.Buffer
+		z := zip.NewWriter(&b)
+		for n, data := range map[string][]byte{"pkg/_rust.abi3.so": module, "pkg/__init__.py": []byte("")} {
+			w, _ := z.Create(n)
+			w.Write(data)
+		}
+		z.Close()
+		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badWheel := wheel("pkg-1.0-cp311-abi3-macosx_11_0_arm64.whl", bad)
+	wheel("ok-1.0-cp311-abi3-macosx_11_0_arm64.whl", good)
+	pe := write("pe.c", cversion("OpenSSL 3.5.4 30 Sep 2025", "cl  /Zi /Fdossl_static.pdb /Gs0 /GF /Gy /MD /W3 /wd4090 /nologo /O2 -DL_ENDIAN -DOPENSSL_PIC", "VC-WIN64A"))
+	run("clang-14", "-target", "x86_64-pc-windows-msvc", "-O2", "-c", pe, "-o", filepath.Join(dir, "pe.obj"))
+	run("lld-link-14", "/dll", "/noentry", "/out:"+filepath.Join(dir, "libcrypto-3-x64.dll"), filepath.Join(dir, "pe.obj"))
+	site := filepath.Join(dir, "site-packages", "cryptography", "hazmat", "bindings")
+	os.MkdirAll(site, 0o755)
+	os.WriteFile(filepath.Join(site, "_rust.abi3.so"), good, 0o755)
+	os.WriteFile(filepath.Join(dir, "site-packages", "six.py"), []byte("# not a binary\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "site-packages", "data.json.gz"), gz(t, `{"a": 1}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "site-packages", "manifest.json"), []byte(`{"name": "someone else's"}`), 0o644)
+	return map[string]string{"wheel": badWheel, "wheelhouse": filepath.Join(dir, "wheelhouse"),
+		"pe": filepath.Join(dir, "libcrypto-3-x64.dll"), "site-packages": filepath.Join(dir, "site-packages"), "missing": filepath.Join(dir, "missing.whl")}
+}
+
+func gz(t *testing.T, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	cmd := exec.Command("gzip", "-c")
+	cmd.Stdin, cmd.Stdout = strings.NewReader(s), &b
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// binaries builds osslcheck as a user's go build does, and the mage
+// binary of this repository, once per test.
+func binaries(t *testing.T) (osslcheck, mage string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds osslcheck and the mage binary")
+	}
+	dir := t.TempDir()
+	osslcheck, mage = filepath.Join(dir, "osslcheck"), filepath.Join(dir, "mage")
+	testfixture.RunIn(t, testfixture.RepoRoot(), "go", "build", "-trimpath", "-o", osslcheck, "./cmd/osslcheck")
+	testfixture.RunIn(t, testfixture.RepoRoot(), "go", "tool", "mage", "-compile", mage)
+	return osslcheck, mage
+}
+
+// exec runs a binary; stdout apart, the exit code.
+func execute(t *testing.T, bin string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "GITHUB_ACTIONS=", "GITHUB_STEP_SUMMARY=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), code
+}
+
+// sarifVersion drops the tool's own version, the one field where a mage
+// binary and osslcheck differ by design.
+func sarifVersion(s string) string {
+	var doc map[string]any
+	if json.Unmarshal([]byte(s), &doc) != nil {
+		return s
+	}
+	if runs, ok := doc["runs"].([]any); ok {
+		for _, r := range runs {
+			delete(r.(map[string]any)["tool"].(map[string]any)["driver"].(map[string]any), "version")
+		}
+	}
+	b, _ := json.Marshal(doc)
+	return string(b)
+}
+
+// TestSameAsMageCheck holds osslcheck to `go tool mage check`: the same
+// stdout (table, JSON, SARIF) and exit code on the same inputs and flags,
+// with the path before the flags (as mage takes it) and after them.
+func TestSameAsMageCheck(t *testing.T) {
+	osslcheck, mage := binaries(t)
+	in := inputs(t)
+	for _, name := range []string{"wheel", "wheelhouse", "pe", "site-packages", "missing"} {
+		for _, flags := range [][]string{nil, {"-json"}, {"-format=sarif"}, {"-minopt=3", "-strict"}, {"-arch=arm64,x86_64"}} {
+			t.Run(name+" "+strings.Join(flags, " "), func(t *testing.T) {
+				args := append([]string{in[name]}, flags...)
+				want, wantCode := execute(t, mage, append([]string{"check"}, args...)...)
+				got, code := execute(t, osslcheck, args...)
+				after, afterCode := execute(t, osslcheck, append(slices.Clone(flags), in[name])...)
+				if code != wantCode || afterCode != wantCode || sarifVersion(got) != sarifVersion(want) || after != got {
+					t.Errorf("osslcheck exit %d (path last: %d), mage check exit %d\nosslcheck:\n%s\nmage check:\n%s", code, afterCode, wantCode, got, want)
+				}
+				if name == "missing" && code == 0 || name == "wheel" && code != 1 {
+					t.Errorf("exit %d", code)
+				}
+			})
+		}
+	}
+}
+
+// TestVerdicts: what a wheel builder sees, exit codes included.
+func TestVerdicts(t *testing.T) {
+	osslcheck, _ := binaries(t)
+	in := inputs(t)
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		code  int
+		wants []string
+	}{
+		{"the pyca bug in a wheel", []string{in["wheel"]}, 1, []string{"pkg/_rust.abi3.so", "-O0 (no -O)", "FAIL (optimisation)"}},
+		{"a Windows DLL: /O2, machine code not measured", []string{in["pe"]}, 0, []string{"-O2", "PE/COFF: the machine code is not measured"}},
+		{"site-packages: someone else's manifest.json and a .json.gz are no failures", []string{in["site-packages"]}, 0, []string{"_rust.abi3.so", "-O3", ": ok"}},
+		{"usage: no path", nil, 2, nil},
+		{"usage: two paths", []string{in["wheel"], in["pe"]}, 2, nil},
+		{"a bad -isa", []string{in["wheel"], "-isa=haswell"}, 1, nil},
+		{"an unknown interpreter", []string{"-python", "/nonexistent/python9"}, 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code := execute(t, osslcheck, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d:\n%s", code, tc.code, out)
+			}
+			for _, w := range tc.wants {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	out, code := execute(t, osslcheck, "-version")
+	if code != 0 || !strings.HasPrefix(out, "osslcheck ") {
+		t.Errorf("-version: %d %q", code, out)
+	}
+}
+
+// TestSARIFSchema validates -format=sarif against the SARIF 2.1.0 schema
+// (@microsoft/jest-sarif's copy of the OASIS one, from the npm registry)
+// and holds it to one result per failing slice, naming rule and file.
+func TestSARIFSchema(t *testing.T) {
+	osslcheck, _ := binaries(t)
+	in := inputs(t)
+	schema := sarifSchema(t)
+	// (A path that cannot be checked at all prints no log: exit 1 and the
+	// error on stderr, as for every format.)
+	for _, name := range []string{"wheel", "wheelhouse", "pe", "site-packages"} {
+		out, _ := execute(t, osslcheck, in[name], "-format=sarif")
+		var doc any
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("%s: not JSON: %v\n%s", name, err, out)
+		}
+		if err := schema.Validate(doc); err != nil {
+			t.Errorf("%s: SARIF does not validate: %v\n%s", name, err, out)
+		}
+	}
+	out, _ := execute(t, osslcheck, in["wheelhouse"], "-format=sarif")
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				Locations []struct {
+					Physical struct {
+						Artifact struct{ URI string } `json:"artifactLocation"`
+					} `json:"physicalLocation"`
+				}
+			}
+		}
+	}
+	json.Unmarshal([]byte(out), &log)
+	rs := log.Runs[0].Results
+	if len(rs) != 1 || rs[0].RuleID != "optimisation" || !strings.HasSuffix(rs[0].Locations[0].Physical.Artifact.URI, "pkg-1.0-cp311-abi3-macosx_11_0_arm64.whl") {
+		t.Errorf("results %+v: want one optimisation result on the bad wheel", rs)
+	}
+}
+
+func sarifSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	tgz := testfixture.Realworld(t, "@microsoft/jest-sarif", "1.0.0-beta.0")
+	dir := t.TempDir()
+	testfixture.RunIn(t, dir, "tar", "-xzf", tgz, "package/lib/schemas/sarif-2.1.0-rtm.5.json")
+	p := filepath.Join(dir, "package/lib/schemas/sarif-2.1.0-rtm.5.json")
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("sarif.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("sarif.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestPython audits the real interpreter here: its _ssl and _hashlib
+// load Debian's libssl.so.3 and libcrypto.so.3 (OpenSSL 3.0, -O2), which
+// are judged; the modules themselves only hold the headers' version.
+func TestPython(t *testing.T) {
+	osslcheck, _ := binaries(t)
+	testfixture.Tools(t, "python3")
+	out, code := execute(t, osslcheck, "-python", "-json")
+	var res struct {
+		Path     string
+		OK       bool
+		Binaries []struct {
+			Path   string
+			Slices []struct {
+				Status, Opt, Version string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("exit %d, not JSON: %v\n%s", code, err, out)
+	}
+	got := map[string]string{}
+	for _, b := range res.Binaries {
+		base := filepath.Base(b.Path)
+		for _, prefix := range []string{"_ssl.", "_hashlib.", "libcrypto.so", "libssl.so"} {
+			if strings.HasPrefix(base, prefix) && len(b.Slices) > 0 {
+				got[prefix] = b.Slices[0].Status
+			}
+		}
+	}
+	want := map[string]string{"_ssl.": "not judged", "_hashlib.": "not judged", "libcrypto.so": "ok", "libssl.so": "ok"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: status %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	if code != 0 || !res.OK || !strings.Contains(res.Path, "Python 3") {
+		t.Errorf("exit %d, ok %v, path %q", code, res.OK, res.Path)
+	}
+}
+
+// TestDependencies: osslcheck holds only what the check needs, and the
+// module stays installable with go install pkg@version (which refuses a
+// go.mod with replace or exclude directives).
+func TestDependencies(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/osslbuild/osslbuild/cmd/osslcheck").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := strings.Fields(string(out))
+	for _, banned := range []string{"github.com/BurntSushi/toml", "github.com/hashicorp/go-version", "github.com/CycloneDX/cyclonedx-go",
+		"github.com/schollz/progressbar/v3", "github.com/magefile/mage", "github.com/osslbuild/osslbuild/internal/toolchain",
+		"github.com/osslbuild/osslbuild/internal/source/unpack", "github.com/osslbuild/osslbuild/internal/recipe",
+		"github.com/osslbuild/osslbuild/internal/configure", "github.com/osslbuild/osslbuild/internal/proc"} {
+		if slices.Contains(deps, banned) {
+			t.Errorf("osslcheck depends on %s", banned)
+		}
+	}
+	var third []string
+	for _, d := range deps {
+		first, _, _ := strings.Cut(d, "/")
+		if strings.Contains(first, ".") && !strings.HasPrefix(d, "github.com/osslbuild/") {
+			third = append(third, d)
+		}
+	}
+	if want := []string{"golang.org/x/arch/x86/x86asm"}; !slices.Equal(third, want) {
+		t.Errorf("third-party packages %v, want %v", third, want)
+	}
+	mod, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(mod), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && (f[0] == "replace" || f[0] == "exclude") {
+			t.Errorf("go.mod: %q: go install osslcheck@version refuses a module with it", line)
+		}
+	}
+}

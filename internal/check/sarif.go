@@ -1,0 +1,160 @@
+package check
+
+import (
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
+	"github.com/osslbuild/osslbuild/internal/report"
+)
+
+// SARIF is the result as a SARIF 2.1.0 log, for GitHub code scanning: one
+// result per failing slice (and per binary or artifact with a problem of
+// its own), its rule the first problem's, its message every problem, its
+// location the file. -json is check's own schema, everything it found;
+// -format=sarif is the failures only, in the form code scanning reads.
+
+const sarifSchema = "https://json.schemastore.org/sarif-2.1.0.json"
+
+// ruleHelp describes every rule a result can name.
+var ruleHelp = map[string]string{
+	string(validate.RuleOptimisation): "OpenSSL's code is optimised below the minimum (-minopt), or its compiler line and machine code disagree",
+	string(validate.RuleCompilerLine): "OpenSSL's compiler line is missing, duplicated or records nothing where it must",
+	string(validate.RuleSlices):       "a required architecture slice is missing, or the slices disagree",
+	string(validate.RuleCPU):          "an object is for another CPU",
+	string(validate.RuleFileType):     "a Mach-O file of an unexpected type",
+	string(validate.RuleDeployment):   "an object's deployment target is missing or wrong",
+	string(validate.RuleArchFlag):     "the compiler line names no -arch, or another",
+	string(validate.RuleFlag):         "the compiler line lacks a flag the build promised",
+	string(validate.RulePlatform):     "the Configure target is not the expected one",
+	string(validate.RuleVersion):      "the OpenSSL version is not the expected one, or the slices disagree",
+	string(validate.RuleFormat):       "the file cannot be read as what it should be",
+	string(validate.RuleISA):          "compiled code uses instructions above the level (-isa or the build's -march) outside the release's dispatch list",
+	string(RuleManifest):              "an osslbuild artifact differs from what its manifest promises",
+	string(RuleEndOfLife):             "the OpenSSL series is past its end of life (-strict)",
+	"inspect":                         "the file could not be inspected",
+	"nothing-judged":                  "nothing in the input holds OpenSSL's build information",
+}
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool    sarifTool     `json:"tool"`
+	Results []sarifResult `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	InformationURI string      `json:"informationUri"`
+	Version        string      `json:"version,omitempty"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifRule struct {
+	ID               string       `json:"id"`
+	ShortDescription sarifMessage `json:"shortDescription"`
+}
+
+type sarifMessage struct {
+	Text string `json:"text"`
+}
+
+type sarifResult struct {
+	RuleID    string          `json:"ruleId"`
+	Level     string          `json:"level"`
+	Message   sarifMessage    `json:"message"`
+	Locations []sarifLocation `json:"locations,omitempty"`
+}
+
+type sarifLocation struct {
+	Physical sarifPhysical `json:"physicalLocation"`
+}
+
+type sarifPhysical struct {
+	Artifact sarifArtifact `json:"artifactLocation"`
+}
+
+type sarifArtifact struct {
+	URI string `json:"uri"`
+}
+
+// SARIF writes res as a SARIF 2.1.0 log; version names the tool's own.
+func SARIF(w io.Writer, res *Result, version string) error {
+	var results []sarifResult
+	add := func(rule, file, msg string) {
+		r := sarifResult{RuleID: rule, Level: "error", Message: sarifMessage{Text: report.Printable(msg)}}
+		if file != "" {
+			r.Locations = []sarifLocation{{Physical: sarifPhysical{Artifact: sarifArtifact{URI: sarifURI(file)}}}}
+		}
+		results = append(results, r)
+	}
+	for _, b := range res.Binaries {
+		if b.Error != "" {
+			add("inspect", b.Path, b.Error)
+			continue
+		}
+		if len(b.Problems) > 0 {
+			add(string(b.Problems[0].Rule), b.Path, joinProblems(b, "", b.Problems))
+		}
+		for _, s := range b.Slices {
+			if len(s.Problems) > 0 {
+				add(string(s.Problems[0].Rule), b.Path, joinProblems(b, " "+s.Arch, s.Problems))
+			}
+		}
+	}
+	for _, a := range res.Artifacts {
+		if len(a.Problems) > 0 {
+			add(string(RuleManifest), a.Path, "artifact "+a.Name+": "+strings.Join(a.Problems, "\n"))
+		}
+	}
+	if res.nothing != "" {
+		add("nothing-judged", res.Path, res.nothing)
+	}
+	if results == nil {
+		results = []sarifResult{}
+	}
+	used := map[string]bool{}
+	for _, r := range results {
+		used[r.RuleID] = true
+	}
+	ids := make([]string, 0, len(ruleHelp))
+	for id := range ruleHelp {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var rules []sarifRule
+	for _, id := range ids {
+		rules = append(rules, sarifRule{ID: id, ShortDescription: sarifMessage{Text: ruleHelp[id]}})
+	}
+	for id := range used { // a rule the table lacks still gets an entry
+		if _, ok := ruleHelp[id]; !ok {
+			rules = append(rules, sarifRule{ID: id, ShortDescription: sarifMessage{Text: id}})
+		}
+	}
+	log := sarifLog{Schema: sarifSchema, Version: "2.1.0", Runs: []sarifRun{{
+		Tool:    sarifTool{Driver: sarifDriver{Name: "osslbuild check", InformationURI: "https://github.com/osslbuild/osslbuild", Version: version, Rules: rules}},
+		Results: results,
+	}}}
+	return report.JSON(w, log)
+}
+
+// sarifURI is a file as SARIF names it: relative paths as given (code
+// scanning resolves them against the repository), absolute ones as file:
+// URIs.
+func sarifURI(p string) string {
+	p = filepath.ToSlash(p)
+	if strings.HasPrefix(p, "/") {
+		return "file://" + p
+	}
+	return strings.TrimPrefix(p, "./")
+}
