@@ -348,3 +348,54 @@ func TestSetupCheck(t *testing.T) {
 		}
 	})
 }
+
+// TestBuildOsslcheckReproducible: the prebuilt osslcheck binaries the
+// release workflow publishes are the same bytes whoever builds them: the
+// four of scripts/build-osslcheck.sh, then linux/amd64 again with an empty
+// build cache into another directory, compared by sha256; each binary is
+// for its machine and names its version.
+func TestBuildOsslcheckReproducible(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross-compiles osslcheck four times")
+	}
+	root := testfixture.RepoRoot()
+	script := filepath.Join(root, "scripts", "build-osslcheck.sh")
+	a, b := t.TempDir(), t.TempDir()
+	run := func(env []string, out string) map[string]string {
+		t.Helper()
+		cmd := exec.Command(script, out)
+		cmd.Env = append(os.Environ(), env...)
+		if o, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", script, err, o)
+		}
+		sums, err := os.ReadFile(filepath.Join(out, "SHA256SUMS"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, l := range strings.Split(strings.TrimSpace(string(sums)), "\n") {
+			if f := strings.Fields(l); len(f) == 2 {
+				m[f[1]] = f[0]
+			}
+		}
+		return m
+	}
+	all := run(nil, a)
+	if got := slices.Sorted(maps.Keys(all)); !slices.Equal(got, []string{"osslcheck-darwin-amd64", "osslcheck-darwin-arm64", "osslcheck-linux-amd64", "osslcheck-linux-arm64"}) {
+		t.Fatalf("SHA256SUMS lists %v", got)
+	}
+	again := run([]string{"OSSLCHECK_TARGETS=linux/amd64", "GOCACHE=" + t.TempDir()}, b)
+	if again["osslcheck-linux-amd64"] != all["osslcheck-linux-amd64"] {
+		t.Errorf("linux/amd64 built twice: %s, then %s with an empty cache elsewhere", all["osslcheck-linux-amd64"], again["osslcheck-linux-amd64"])
+	}
+	for name, magic := range map[string][]byte{"osslcheck-linux-amd64": []byte("\x7fELF"), "osslcheck-darwin-arm64": {0xcf, 0xfa, 0xed, 0xfe}} {
+		data, err := os.ReadFile(filepath.Join(a, name))
+		if err != nil || !bytes.HasPrefix(data, magic) || bytes.Contains(data, []byte(root)) {
+			t.Errorf("%s: %v, magic % x, holds the checkout's path: %v", name, err, data[:min(4, len(data))], bytes.Contains(data, []byte(root)))
+		}
+	}
+	out, err := exec.Command(filepath.Join(a, "osslcheck-linux-amd64"), "-version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "osslcheck ") {
+		t.Errorf("-version: %v %q", err, out)
+	}
+}

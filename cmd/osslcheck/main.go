@@ -26,6 +26,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/check"
 	"github.com/osslbuild/osslbuild/internal/check/python"
+	"github.com/osslbuild/osslbuild/internal/report"
 )
 
 func main() {
@@ -35,7 +36,7 @@ func main() {
 	os.Exit(code)
 }
 
-const usage = `usage: osslcheck PATH [flags]    (flags before or after PATH)
+const usage = `usage: osslcheck PATH... [flags]    (flags before or after the paths)
        osslcheck -python [INTERPRETER] [flags]
 
 Audits OpenSSL builds: Mach-O, ELF and PE files, static libraries, wheels,
@@ -86,7 +87,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "osslcheck", Version())
 		return 0
 	}
-	if len(paths) > 1 || len(paths) == 0 && !*py {
+	if len(paths) == 0 && !*py || len(paths) > 1 && *py {
 		fs.Usage()
 		return 2
 	}
@@ -97,13 +98,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o := check.FromFlags(path, minopt, arch, asJSON, strict, isa, format)
 	o.Version = Version()
 	var err error
-	if *py {
+	switch {
+	case *py:
 		err = python.Run(ctx, path, o)
-	} else {
+	case len(paths) > 1:
+		// Several inputs (a wheelhouse's wheels, as a glob gives them):
+		// one report, one verdict.
+		err = check.RunPaths(ctx, o, strings.Join(paths, " "), paths)
+	default:
 		err = check.Run(ctx, o)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "osslcheck:", err)
+		// A rule broken has its annotations already; an input that could
+		// not be checked at all gets one too, under GitHub Actions.
+		if !errors.Is(err, check.ErrFailed) && report.InActions(nil) {
+			report.Error(stdout, report.Annotation{Title: "osslcheck", Msg: err.Error()})
+		}
 		return 1
 	}
 	return 0

@@ -1,10 +1,8 @@
 package main_test
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,98 +13,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
+	"github.com/osslbuild/osslbuild/internal/testsupport/wheeltest"
 )
-
-// cversion is the build information crypto/cversion.c compiles into
-// libcrypto, with the compiler line given.
-func cversion(version, line, platform string) string {
-	return fmt.Sprintf(`const char *OpenSSL_version(int t) {
-	switch (t) {
-	case 0: return %q;
-	case 1: return "compiler: %s";
-	case 2: return "built on: Thu Jan  1 00:00:00 1970 UTC";
-	case 3: return "platform: %s";
-	case 4: return "OPENSSLDIR: \"/usr/local/ssl\"";
-	}
-	return "";
-}
-`, version, line, platform)
-}
-
-// inputs builds what a wheel builder meets: a wheel whose extension module
-// carries an -O0 OpenSSL (the pyca bug), a wheelhouse holding it and a
-// good one, a Windows DLL (PE/COFF) built with /O2, and a fake
-// site-packages tree.
-func inputs(t *testing.T) map[string]string {
-	testfixture.Tools(t, "clang-14", "lld-link-14")
-	dir := t.TempDir()
-	run := func(args ...string) { t.Helper(); testfixture.RunIn(t, dir, args...) }
-	write := func(name, body string) string {
-		t.Helper()
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	macho := func(name, src string) []byte {
-		t.Helper()
-		c := write(name+".c", src)
-		out := filepath.Join(dir, name+".o")
-		run("clang-14", "-target", "arm64-apple-macos11", "-ffreestanding", "-c", c, "-o", out)
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b[12] = 8 // MH_BUNDLE: an extension module (there is no Mach-O linker here)
-		return b
-	}
-	bad := macho("bad", cversion("OpenSSL 3.5.7 9 Jun 2026", "cc -fPIC -arch arm64 -mmacosx-version-min=11.0 -DL_ENDIAN -DOPENSSL_PIC", "darwin64-arm64-cc"))
-	good := macho("good", cversion("OpenSSL 3.5.7 9 Jun 2026", "cc -fPIC -arch arm64 -O3 -Wall -mmacosx-version-min=11.0 -DL_ENDIAN -DOPENSSL_PIC", "darwin64-arm64-cc"))
-	wheel := func(name string, module []byte) string {
-		t.Helper()
-		p := filepath.Join(dir, "wheelhouse", name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		var b bytes.Buffer
-		z := zip.NewWriter(&b)
-		for n, data := range map[string][]byte{"pkg/_rust.abi3.so": module, "pkg/__init__.py": []byte("")} {
-			w, _ := z.Create(n)
-			w.Write(data)
-		}
-		z.Close()
-		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	badWheel := wheel("pkg-1.0-cp311-abi3-macosx_11_0_arm64.whl", bad)
-	wheel("ok-1.0-cp311-abi3-macosx_11_0_arm64.whl", good)
-	pe := write("pe.c", cversion("OpenSSL 3.5.4 30 Sep 2025", "cl  /Zi /Fdossl_static.pdb /Gs0 /GF /Gy /MD /W3 /wd4090 /nologo /O2 -DL_ENDIAN -DOPENSSL_PIC", "VC-WIN64A"))
-	run("clang-14", "-target", "x86_64-pc-windows-msvc", "-O2", "-c", pe, "-o", filepath.Join(dir, "pe.obj"))
-	run("lld-link-14", "/dll", "/noentry", "/out:"+filepath.Join(dir, "libcrypto-3-x64.dll"), filepath.Join(dir, "pe.obj"))
-	site := filepath.Join(dir, "site-packages", "cryptography", "hazmat", "bindings")
-	os.MkdirAll(site, 0o755)
-	os.WriteFile(filepath.Join(site, "_rust.abi3.so"), good, 0o755)
-	os.WriteFile(filepath.Join(dir, "site-packages", "six.py"), []byte("# not a binary\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "site-packages", "data.json.gz"), gz(t, `{"a": 1}`), 0o644)
-	os.WriteFile(filepath.Join(dir, "site-packages", "manifest.json"), []byte(`{"name": "someone else's"}`), 0o644)
-	return map[string]string{"wheel": badWheel, "wheelhouse": filepath.Join(dir, "wheelhouse"),
-		"pe": filepath.Join(dir, "libcrypto-3-x64.dll"), "site-packages": filepath.Join(dir, "site-packages"), "missing": filepath.Join(dir, "missing.whl")}
-}
-
-func gz(t *testing.T, s string) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	cmd := exec.Command("gzip", "-c")
-	cmd.Stdin, cmd.Stdout = strings.NewReader(s), &b
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
 
 // binaries builds osslcheck as a user's go build does, and the mage
 // binary of this repository, once per test.
@@ -160,7 +68,7 @@ func sarifVersion(s string) string {
 // with the path before the flags (as mage takes it) and after them.
 func TestSameAsMageCheck(t *testing.T) {
 	osslcheck, mage := binaries(t)
-	in := inputs(t)
+	in := wheeltest.Inputs(t)
 	for _, name := range []string{"wheel", "wheelhouse", "pe", "site-packages", "missing"} {
 		for _, flags := range [][]string{nil, {"-json"}, {"-format=sarif"}, {"-minopt=3", "-strict"}, {"-arch=arm64,x86_64"}} {
 			t.Run(name+" "+strings.Join(flags, " "), func(t *testing.T) {
@@ -182,7 +90,7 @@ func TestSameAsMageCheck(t *testing.T) {
 // TestVerdicts: what a wheel builder sees, exit codes included.
 func TestVerdicts(t *testing.T) {
 	osslcheck, _ := binaries(t)
-	in := inputs(t)
+	in := wheeltest.Inputs(t)
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -193,7 +101,8 @@ func TestVerdicts(t *testing.T) {
 		{"a Windows DLL: /O2, machine code not measured", []string{in["pe"]}, 0, []string{"-O2", "PE/COFF: the machine code is not measured"}},
 		{"site-packages: someone else's manifest.json and a .json.gz are no failures", []string{in["site-packages"]}, 0, []string{"_rust.abi3.so", "-O3", ": ok"}},
 		{"usage: no path", nil, 2, nil},
-		{"usage: two paths", []string{in["wheel"], in["pe"]}, 2, nil},
+		{"two paths, one verdict", []string{in["wheel"], in["pe"]}, 1, []string{"pkg/_rust.abi3.so", "libcrypto-3-x64.dll", "2 binaries"}},
+		{"usage: -python with two interpreters", []string{"-python", "python3", "python3"}, 2, nil},
 		{"a bad -isa", []string{in["wheel"], "-isa=haswell"}, 1, nil},
 		{"an unknown interpreter", []string{"-python", "/nonexistent/python9"}, 1, nil},
 	} {
@@ -220,7 +129,7 @@ func TestVerdicts(t *testing.T) {
 // and holds it to one result per failing slice, naming rule and file.
 func TestSARIFSchema(t *testing.T) {
 	osslcheck, _ := binaries(t)
-	in := inputs(t)
+	in := wheeltest.Inputs(t)
 	schema := sarifSchema(t)
 	// (A path that cannot be checked at all prints no log: exit 1 and the
 	// error on stderr, as for every format.)

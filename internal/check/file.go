@@ -67,7 +67,7 @@ func open(p string, follow bool) (rawFile, int64, error) {
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		f.Close()
-		return rawFile{}, 0, fmt.Errorf("%s: %s, expected a regular file: not read", p, artifact.Describe(p, fileType(st.Mode)))
+		return rawFile{}, 0, fmt.Errorf("%s: %s, expected a regular file: not read", p, artifact.Describe(p, fileType(uint32(st.Mode))))
 	}
 	return f, st.Size, nil
 }

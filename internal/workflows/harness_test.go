@@ -39,6 +39,8 @@ type actionYML struct {
 		Using string       `yaml:"using"`
 		Steps []actionStep `yaml:"steps"`
 	} `yaml:"runs"`
+
+	dir string // the action's directory: github.action_path
 }
 
 type actionStep struct {
@@ -57,9 +59,13 @@ func actionPath() string { return filepath.Join(testfixture.RepoRoot(), "action.
 
 // loadAction parses action.yml strictly: a key the runner would not read
 // is an error here.
-func loadAction(t testing.TB) *actionYML {
+func loadAction(t testing.TB) *actionYML { return loadActionFile(t, actionPath()) }
+
+// loadActionFile parses the action.yml at path (the repository's own, or
+// check/action.yml), whose directory is its github.action_path.
+func loadActionFile(t testing.TB, path string) *actionYML {
 	t.Helper()
-	b, err := os.ReadFile(actionPath())
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,8 +73,9 @@ func loadAction(t testing.TB) *actionYML {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&a); err != nil {
-		t.Fatalf("action.yml: %v", err)
+		t.Fatalf("%s: %v", path, err)
 	}
+	a.dir = filepath.Dir(path)
 	return &a
 }
 
@@ -179,7 +186,7 @@ func (a *actionYML) run(ctx context.Context, inv invocation) result {
 		}
 	}
 	vars := map[string]string{
-		"github.action_path":       testfixture.RepoRoot(),
+		"github.action_path":       a.dir,
 		"github.workspace":         inv.workspace,
 		"github.action_repository": "osslbuild/osslbuild",
 		"github.action_ref":        "",

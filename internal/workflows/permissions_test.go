@@ -17,8 +17,18 @@ import (
 // repository token, and what each may write. The recipe-bump workflow's
 // second job pushes its branches, opens their pull requests and starts the
 // build on them; it runs git and gh only (scripts/bump-pull-requests.sh).
+// release-osslcheck.yml's publish job attaches the binaries its build job
+// made to the tag's release, with gh only.
 var writers = map[string][]string{
 	"recipe-bump.yml:pull-requests": {"actions", "contents", "pull-requests"},
+	"release-osslcheck.yml:publish": {"contents"},
+}
+
+// writerRuns is the one command each writer runs: git and gh on files a
+// read-only job wrote, never build code.
+var writerRuns = map[string]string{
+	"recipe-bump.yml:pull-requests": `scripts/bump-pull-requests.sh "$PROPOSALS"`,
+	"release-osslcheck.yml:publish": `gh release view "$TAG" >/dev/null 2>&1 || gh release create "$TAG" --verify-tag --title "$TAG" --notes "osslcheck $TAG"; gh release upload "$TAG" "$DIR"/osslcheck-* "$DIR"/SHA256SUMS --clobber`,
 }
 
 // attestScopes are what a job that attests needs, and only such a job may
@@ -207,7 +217,7 @@ func TestPermissionRules(t *testing.T) {
 		name: "another job writes contents",
 		file: "build.yml",
 		yaml: "permissions:\n  contents: read\njobs:\n  build:\n    runs-on: ubuntu-24.04\n    permissions:\n      contents: write\n    steps:\n      - run: true\n",
-		want: []string{"build.yml:build: contents: write: only recipe-bump.yml:pull-requests may write"},
+		want: []string{"build.yml:build: contents: write: only recipe-bump.yml:pull-requests, release-osslcheck.yml:publish may write"},
 	}, {
 		name: "the bump workflow's other job writes",
 		file: "recipe-bump.yml",
@@ -273,8 +283,8 @@ func TestWriterRunsNoBuildCode(t *testing.T) {
 						t.Errorf("%s step %d: uses %s; the writing job runs only checkout, download-artifact and scripts/bump-pull-requests.sh", where, i+1, action)
 					}
 				case *actionlint.ExecRun:
-					if got := strings.TrimSpace(e.Run.Value); got != `scripts/bump-pull-requests.sh "$PROPOSALS"` {
-						t.Errorf("%s step %d: runs %q; the writing job runs only scripts/bump-pull-requests.sh", where, i+1, got)
+					if got := strings.TrimSpace(e.Run.Value); got != writerRuns[where] {
+						t.Errorf("%s step %d: runs %q; the writing job runs only %q", where, i+1, got, writerRuns[where])
 					}
 				}
 			}

@@ -1,0 +1,126 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
+	"github.com/osslbuild/osslbuild/internal/testsupport/wheeltest"
+)
+
+func checkActionPath() string { return filepath.Join(testfixture.RepoRoot(), "check", "action.yml") }
+
+// TestCheckActionMetadata: check/action.yml is a described composite
+// action whose inputs are documented and reach its scripts only through
+// the environment, with its actions pinned.
+func TestCheckActionMetadata(t *testing.T) {
+	a := loadActionFile(t, checkActionPath())
+	if a.Name == "" || a.Description == "" || a.Runs.Using != "composite" {
+		t.Errorf("name %q, description %q, using %q", a.Name, a.Description, a.Runs.Using)
+	}
+	want := []string{"arch", "isa", "minopt", "path", "sarif", "strict"}
+	if got := slices.Sorted(maps.Keys(a.Inputs)); !slices.Equal(got, want) {
+		t.Errorf("inputs %v, want %v", got, want)
+	}
+	for name, in := range a.Inputs {
+		if in.Description == "" || (name == "path") != in.Required || !in.Required && in.Default == nil {
+			t.Errorf("input %s: description %q, required %v, default %v", name, in.Description, in.Required, in.Default)
+		}
+	}
+	for i, st := range a.Runs.Steps {
+		if strings.Contains(st.Run, "${{") {
+			t.Errorf("step %d: an expression inside run: is a shell injection; pass it through env", i)
+		}
+		if st.Uses != "" && pinnedRe.FindStringSubmatch(st.Uses) == nil {
+			t.Errorf("step %d: uses %s is not pinned to a commit", i, st.Uses)
+		}
+	}
+}
+
+// TestCheckActionRuns runs check/action.yml from a consumer's workspace
+// the way the runner does: a wheelhouse glob with the pyca bug in one
+// wheel fails the step with an annotation and a step-summary table; the
+// good wheel alone passes; a pattern that matches nothing and a hostile
+// file name fail safely; the SARIF file is written.
+func TestCheckActionRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles osslcheck")
+	}
+	a := loadActionFile(t, checkActionPath())
+	in := wheeltest.Inputs(t)
+	newJob := func(name string, inputs map[string]string, files map[string]string) invocation {
+		ws := t.TempDir()
+		for dst, src := range files {
+			p := filepath.Join(ws, dst)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			testfixture.CopyFile(t, src, p)
+		}
+		return invocation{name: name, inputs: inputs, workspace: ws, temp: t.TempDir(), env: jobEnv()}
+	}
+	hostileName := "wheelhouse/x%0A::warning title=INJ::b.whl"
+	for _, tc := range []struct {
+		name    string
+		inputs  map[string]string
+		files   map[string]string
+		ok      bool
+		log     []string // in the log
+		summary []string // in the step summary
+	}{
+		{"the pyca bug in a wheelhouse", map[string]string{"path": "wheelhouse/*.whl", "minopt": "3", "sarif": "out/check.sarif"},
+			map[string]string{"wheelhouse/bad-1.0-cp311-abi3-macosx_11_0_arm64.whl": in["wheel"], "wheelhouse/ok-1.0-cp311-abi3-macosx_11_0_arm64.whl": in["good-wheel"]},
+			false, []string{"::error file=wheelhouse/bad-1.0-cp311-abi3-macosx_11_0_arm64.whl,title=osslbuild check%3A pkg/_rust.abi3.so arm64::", "osslcheck "},
+			[]string{"| artifact | arch |", "bad-1.0-cp311-abi3-macosx\\_11\\_0\\_arm64.whl(pkg/\\_rust.abi3.so) | arm64 | 3.5.7", "FAILED"}},
+		{"a good wheel", map[string]string{"path": "wheelhouse/*.whl", "arch": "arm64", "strict": "true"},
+			map[string]string{"wheelhouse/ok-1.0-cp311-abi3-macosx_11_0_arm64.whl": in["good-wheel"]},
+			true, nil, []string{"ok-1.0-cp311-abi3-macosx\\_11\\_0\\_arm64.whl(pkg/\\_rust.abi3.so) | arm64 | 3.5.7 | 11.0 | -O3"}},
+		{"a pattern that matches nothing", map[string]string{"path": "dist/*.whl"}, nil,
+			false, []string{"::error title=osslcheck::check: lstat dist/*.whl: no such file or directory"}, nil},
+		{"a bad strict input", map[string]string{"path": "x", "strict": "yes"}, nil,
+			false, []string{"::error title=osslbuild check::input strict: want true or false"}, nil},
+		{"a hostile file name", map[string]string{"path": "wheelhouse/*.whl"},
+			map[string]string{hostileName: in["wheel"]}, false, []string{"%3A%3Awarning title=INJ%3A%3Ab.whl"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := newJob(tc.name, tc.inputs, tc.files)
+			res := a.run(context.Background(), j)
+			if (res.err == nil) != tc.ok {
+				t.Fatalf("err %v, want ok %v\n%s", res.err, tc.ok, tail(res.log))
+			}
+			for _, w := range tc.log {
+				if !strings.Contains(res.log, w) {
+					t.Errorf("log lacks %q:\n%s", w, tail(res.log))
+				}
+			}
+			for _, w := range tc.summary {
+				if !strings.Contains(res.summary, w) {
+					t.Errorf("step summary lacks %q:\n%s", w, res.summary)
+				}
+			}
+			for _, l := range strings.Split(res.log, "\n") {
+				if strings.HasPrefix(strings.TrimLeft(l, " \t"), "::warning title=INJ") {
+					t.Errorf("a file name started a workflow command: %q", l)
+				}
+			}
+			if s := tc.inputs["sarif"]; s != "" {
+				b, err := os.ReadFile(filepath.Join(j.workspace, s))
+				var doc struct {
+					Version string `json:"version"`
+					Runs    []struct {
+						Results []struct {
+							RuleID string `json:"ruleId"`
+						} `json:"results"`
+					} `json:"runs"`
+				}
+				if err != nil || json.Unmarshal(b, &doc) != nil || doc.Version != "2.1.0" || len(doc.Runs[0].Results) != 1 || doc.Runs[0].Results[0].RuleID != "optimisation" {
+					t.Errorf("sarif %s: %v %s", s, err, b)
+				}
+			}
+		})
+	}
+}
