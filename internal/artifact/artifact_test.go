@@ -1,6 +1,8 @@
 package artifact
 
 import (
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
+
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -13,25 +15,14 @@ import (
 	"time"
 )
 
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestTarballDeterministic: the same content gives the same bytes whatever
 // the umask, modes, timestamps and creation order.
 func TestTarballDeterministic(t *testing.T) {
 	files := map[string]string{"lib/libcrypto.a": "crypto", "include/openssl/ssl.h": "/* h */", "lib/pkgconfig/libssl.pc": "prefix=${pcfiledir}/../..\n", "manifest.json": "{}"}
 	a, b := t.TempDir(), t.TempDir()
-	writeTree(t, a, files)
+	testfixture.WriteTree(t, a, files)
 	old := syscall.Umask(0o077)
-	writeTree(t, b, files)
+	testfixture.WriteTree(t, b, files)
 	syscall.Umask(old)
 	os.Chmod(filepath.Join(b, "lib/libcrypto.a"), 0o600)
 	os.Chtimes(filepath.Join(b, "include/openssl/ssl.h"), time.Now(), time.Unix(12345, 0))
@@ -59,7 +50,7 @@ func TestTarballDeterministic(t *testing.T) {
 
 func TestTarballRefusesSymlink(t *testing.T) {
 	d := t.TempDir()
-	writeTree(t, d, map[string]string{"a": "x"})
+	testfixture.WriteTree(t, d, map[string]string{"a": "x"})
 	os.Symlink("/etc/passwd", filepath.Join(d, "link"))
 	if _, err := WriteTarball(context.Background(), d, "x", time.Unix(0, 0), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "link") {
 		t.Errorf("want refusal naming the symlink, got %v", err)
@@ -88,7 +79,7 @@ func TestPublishAtomicAndReplaces(t *testing.T) {
 	out := t.TempDir()
 	for i, body := range []string{"one", "two"} {
 		src := filepath.Join(t.TempDir(), "tree")
-		writeTree(t, src, map[string]string{"lib/libcrypto.a": body})
+		testfixture.WriteTree(t, src, map[string]string{"lib/libcrypto.a": body})
 		p, err := Publish(context.Background(), src, out, "openssl-macos-arm64", time.Unix(0, 0))
 		if err != nil {
 			t.Fatal(err)
@@ -114,7 +105,7 @@ func TestPublishAtomicAndReplaces(t *testing.T) {
 
 func TestManifestFiles(t *testing.T) {
 	d := t.TempDir()
-	writeTree(t, d, map[string]string{"lib/libssl.a": "ssl"})
+	testfixture.WriteTree(t, d, map[string]string{"lib/libssl.a": "ssl"})
 	m := &Manifest{Name: "n"}
 	if err := WriteManifest(context.Background(), d, m); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/platform"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 func sum(s string) string {
@@ -25,7 +26,7 @@ func sum(s string) string {
 func published(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "openssl-macos-arm64")
-	writeTree(t, dir, map[string]string{
+	testfixture.WriteTree(t, dir, map[string]string{
 		"include/openssl/ssl.h": "/* ssl */\n",
 		"lib/libcrypto.a":       "!<arch>\ncrypto",
 		"lib/libssl.a":          "!<arch>\nssl",
@@ -63,7 +64,7 @@ func TestVerify(t *testing.T) {
 			os.Remove(filepath.Join(dir, "lib/libssl.a"))
 		}, []string{"lib/libssl.a: missing: the manifest lists sha256 " + sum("!<arch>\nssl") + ", no such file"}},
 		{"file added", func(t *testing.T, dir string) {
-			writeTree(t, dir, map[string]string{"include/openssl/extra.h": "x"})
+			testfixture.WriteTree(t, dir, map[string]string{"include/openssl/extra.h": "x"})
 		}, []string{"include/openssl/extra.h: not listed in the manifest (sha256 " + sum("x") + ")"}},
 		{"symlink to a host file", func(t *testing.T, dir string) {
 			os.Symlink("/etc/hostname", filepath.Join(dir, "include/openssl/leak.h"))

@@ -1,6 +1,8 @@
 package sbom
 
 import (
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
+
 	"bytes"
 	"encoding/json"
 	"os"
@@ -15,20 +17,9 @@ import (
 	"github.com/osslbuild/osslbuild/internal/testsupport/sbomtest"
 )
 
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func TestSBOM(t *testing.T) {
 	d := t.TempDir()
-	writeTree(t, d, map[string]string{"lib/libcrypto.a": "c", "lib/libssl.a": "s"})
+	testfixture.WriteTree(t, d, map[string]string{"lib/libcrypto.a": "c", "lib/libssl.a": "s"})
 	pyca := []string{"no-zlib", "no-shared", "no-module", "no-comp", "no-apps", "no-docs", "no-sm2-precomp", "no-atexit", "enable-ec_nistp_64_gcc_128"}
 	m := &artifact.Manifest{Name: "openssl-macos-arm64", Osslbuild: "v1", SourceDateEpoch: 1787657968,
 		OpenSSL:       artifact.Source{Version: "4.0.2", SHA256: "736b467530f916737b7031310ccb21d8218c6229e61e8e160cd1d3458cd543a8", URL: "mirror:openssl-4.0.2.tar.gz"},

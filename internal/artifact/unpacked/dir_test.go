@@ -9,19 +9,14 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/platform"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // published writes a small artifact tree with its manifest, as a build does.
 func published(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "openssl-macos-arm64")
-	for name, body := range map[string]string{"include/openssl/ssl.h": "/* ssl */\n", "lib/libcrypto.a": "!<arch>\ncrypto", "lib/libssl.a": "!<arch>\nssl"} {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfixture.WriteTree(t, dir, map[string]string{"include/openssl/ssl.h": "/* ssl */\n", "lib/libcrypto.a": "!<arch>\ncrypto", "lib/libssl.a": "!<arch>\nssl"})
 	m := &artifact.Manifest{Name: "openssl-macos-arm64",
 		Target: platform.Slice{Name: "arm64", Configure: "darwin64-arm64-cc", OS: "macos", Arch: "arm64", MinOS: "11.0",
 			Flags: []string{"-mmacosx-version-min=11.0"}, Options: []string{"no-shared"}, OpenSSLDir: "/opt/homebrew/etc/openssl@3"},

@@ -564,14 +564,8 @@ func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e 
 				continue
 			}
 			pick += step
-			end := s.addr + uint64(s.size)
-			switch {
-			case s.ends != nil:
-				end = s.ends[j]
-			case j+1 < len(s.starts):
-				end = s.starts[j+1]
-			}
-			if end <= start || start < s.addr || end-s.addr > uint64(s.size) {
+			end, ok := s.end(j)
+			if !ok {
 				continue
 			}
 			// Data inside a function (a jump table) ends what is read
@@ -591,6 +585,21 @@ func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e 
 		}
 	}
 	return o.arch, st, nil
+}
+
+// end is where the section's j-th function ends: its size where the format
+// gives one (ELF), else the next function's start, else the section's end.
+// ok is false for bounds that do not lie inside the section.
+func (s *codeSection) end(j int) (end uint64, ok bool) {
+	start := s.starts[j]
+	end = s.addr + uint64(s.size)
+	switch {
+	case s.ends != nil:
+		end = s.ends[j]
+	case j+1 < len(s.starts):
+		end = s.starts[j+1]
+	}
+	return end, end > start && start >= s.addr && end-s.addr <= uint64(s.size)
 }
 
 // maxObject bounds one object or linked image, which is held in memory

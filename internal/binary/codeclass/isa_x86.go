@@ -321,17 +321,12 @@ func inData(data [][2]uint64, off uint64) uint64 {
 // isaObject runs the pass over every function of one object.
 func isaObject(whole []byte, o *codeObject, st *isaStats) {
 	var names map[uint64]string
-	for _, s := range o.sections {
+	for i := range o.sections {
+		s := &o.sections[i]
 		code := whole[s.offset : s.offset+s.size]
 		for j, start := range s.starts {
-			end := s.addr + uint64(s.size)
-			switch {
-			case s.ends != nil:
-				end = s.ends[j]
-			case j+1 < len(s.starts):
-				end = s.starts[j+1]
-			}
-			if end <= start || start < s.addr || end-s.addr > uint64(s.size) {
+			end, ok := s.end(j)
+			if !ok {
 				continue
 			}
 			var data [][2]uint64

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -88,4 +89,19 @@ func StandInRelease(t testing.TB, text, real, older string, urls []string, signe
 	block := fmt.Sprintf("[[release]]\nversion = %q\nsha256 = %q\nsize = 1\nurls = [\n  %q,\n  %q,\n]\nsigners = [%q]",
 		older, hex.EncodeToString(sum[:]), urls[0], urls[1], signer)
 	return text[:i] + block + text[i+end:]
+}
+
+// WriteTree writes files (relative name to content) under dir, making the
+// directories they need.
+func WriteTree(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
