@@ -20,10 +20,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
+	"github.com/osslbuild/osslbuild/internal/buildinfo"
 	"github.com/osslbuild/osslbuild/internal/check"
 	"github.com/osslbuild/osslbuild/internal/check/python"
 	"github.com/osslbuild/osslbuild/internal/report"
@@ -121,31 +121,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // Version is the module version go install recorded ("v0.3.0", or a
-// pseudo-version), with the VCS revision when built from a checkout;
-// go install cannot pass -ldflags, so the build information is the one
-// source.
+// pseudo-version), else the VCS revision of the checkout it was built
+// from: go install cannot pass -ldflags, so the build information is the
+// one source.
 func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
+	if v := buildinfo.Version(); v != "" {
+		return v
 	}
-	v := bi.Main.Version
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
-		}
-	}
-	if (v == "" || v == "(devel)") && rev != "" {
-		return "devel-" + rev[:min(12, len(rev))] + dirty
-	}
-	if v == "" {
-		return "(devel)"
-	}
-	return strings.TrimSpace(v)
+	return "(devel)"
 }

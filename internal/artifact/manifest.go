@@ -198,7 +198,7 @@ func ExpectOf(m *Manifest, s platform.Slice, lib string) validate.Expect {
 				continue
 			}
 			for _, c := range part.CodeEvidence {
-				if c.ISA != nil && c.ISA.List != "" && validate.SameArch(c.Arch, s.Arch) {
+				if c.ISA != nil && c.ISA.List != "" && c.Library == lib && validate.SameArch(c.Arch, s.Arch) {
 					e.ISA.Dispatch = dispatch.List{Name: c.ISA.List, Funcs: c.ISA.Dispatched}
 				}
 			}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/osslbuild/osslbuild/internal/dispatch"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
@@ -272,5 +273,39 @@ func TestVerifyManifest(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestExpectOf: a manifest's expectation for a library holds its compiled
+// code to the slice's -march with the dispatch list the build recorded for
+// that library (libssl's empty list does not replace libcrypto's), and a
+// manifest from before the record with the list known for its release.
+func TestExpectOf(t *testing.T) {
+	x86 := platform.Slice{Name: "x86_64", Configure: "darwin64-x86_64-cc", OS: "macos", Arch: "x86_64", MinOS: "10.12",
+		Flags: []string{"-mmacosx-version-min=10.12", "-march=core2"}}
+	enc := dispatch.Func{Name: "encode_base64_avx2", File: "crypto/evp/enc_b64_avx2.c", Line: 481, Target: "avx2"}
+	m := &Manifest{OpenSSL: Source{Version: "4.0.2"}, Target: x86, CodeEvidence: []CodeEvidence{
+		{Arch: "x86_64", Library: "libcrypto.a", ISA: &ISARecord{Level: "x86-64-v3", Limit: "core2", List: "the source tree of OpenSSL 4.0.2", Dispatched: []dispatch.Func{enc}}},
+		{Arch: "x86_64", Library: "libssl.a", ISA: &ISARecord{Level: "core2", Limit: "core2", List: "the source tree of OpenSSL 4.0.2"}},
+	}}
+	crypto := ExpectOf(m, x86, "libcrypto.a")
+	if crypto.ISA == nil || crypto.ISA.Limit != "core2" || !crypto.ISA.Dispatch.Has("encode_base64_avx2") || crypto.ISA.Dispatch.Name != "the source tree of OpenSSL 4.0.2" {
+		t.Errorf("libcrypto.a: %+v", crypto.ISA)
+	}
+	if ssl := ExpectOf(m, x86, "libssl.a"); ssl.ISA == nil || ssl.ISA.Dispatch.Has("encode_base64_avx2") {
+		t.Errorf("libssl.a: %+v", ssl.ISA)
+	}
+	// A universal manifest: the record is in its slice's part.
+	u := &Manifest{OpenSSL: Source{Version: "4.0.2"}, Slices: []*Manifest{m}}
+	if e := ExpectOf(u, x86, "libcrypto.a"); e.ISA == nil || !e.ISA.Dispatch.Has("encode_base64_avx2") {
+		t.Errorf("universal: %+v", e.ISA)
+	}
+	old := &Manifest{OpenSSL: Source{Version: "4.0.2"}, Target: x86}
+	if e := ExpectOf(old, x86, "libcrypto.a"); e.ISA == nil || e.ISA.Dispatch.Name != "OpenSSL 4.0 (known)" || !e.ISA.Dispatch.Has("encode_base64_avx2") {
+		t.Errorf("a manifest without the record: %+v", e.ISA)
+	}
+	arm := platform.Slice{Name: "arm64", OS: "macos", Arch: "arm64", MinOS: "11.0", Flags: []string{"-mmacosx-version-min=11.0"}}
+	if e := ExpectOf(old, arm, "libcrypto.a"); e.ISA != nil {
+		t.Errorf("arm64: an instruction-set expectation %+v", e.ISA)
 	}
 }

@@ -8,13 +8,14 @@
 package pipeline
 
 import (
+	"github.com/osslbuild/osslbuild/internal/buildinfo"
+
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -232,28 +233,10 @@ func Version() string {
 	if revision != "" {
 		return revision
 	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
+	if v := buildinfo.Version(); v != "" {
 		return v
 	}
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
-		}
-	}
-	if rev == "" {
-		return vcsFromGit()
-	}
-	return rev + dirty
+	return vcsFromGit()
 }
 
 // vcsFromGit reads HEAD from .git when the binary carries no VCS stamp
