@@ -133,20 +133,25 @@
 //	      "compiler": "cc -fPIC -arch arm64 …", "compilers": ["…"],
 //	      "candidates": [{"line": "…", "member": "libcrypto-lib-cversion.o", "offset": 123,
 //	        "beside": ["built on", "platform", "version"], "configured": true,
-//	        "placeholder": false, "chosen": true}],
+//	        "placeholder": false, "attested": true, "chosen": true}],
 //	      "opt": "-O0", "opt_flag": "", "opt_status": "below", "opt_source": "compiler-line",
 //	      "code": {"class": "-O0-like", "score": 0.912, "functions": 4096, "instructions": 201337,
 //	        "objects": 512, "asm_objects": 11},
 //	      "evidence": [{"source": "compiler-line", "known": true, "opt": "-O0", "detail": "compiler: …"},
 //	        {"source": "machine-code", "known": true, "opt": "-O0-like", "detail": "-O0-like (score 0.91 over 4096 functions)"}],
-//	      "libcrypto": true, "ok": false,
+//	      "isa": {"level": "x86-64-v3", "extensions": ["SSSE3", "AVX", "AVX2"], "functions": 12842,
+//	        "instructions": 708942, "undecoded": 0, "attribution": "members", "asm_objects": 41,
+//	        "limit": "core2", "list": "OpenSSL 4.0 (known)", "dispatched": ["encode_base64_avx2"], "above": []},
+//	      "series": {"name": "4.0", "end_of_life": "2027-05-14", "lts": false, "ended": false},
+//	      "libcrypto": true, "status": "failed", "ok": false,
 //	      "problems": [{"rule": "optimisation", "member": "libcrypto-lib-cversion.o",
 //	        "message": "compiler line has no -O flag (built without optimisation (-O0)), …"}]
 //	    }]
 //	  }],
 //	  "artifacts": [{"path": "dist/openssl-macos-arm64", "name": "openssl-macos-arm64",
 //	    "version": "4.0.2", "files": 180, "ok": true}],
-//	  "notes": ["…"], "skipped": 12, "failures": ["…"]
+//	  "notes": ["…"], "skipped": 12, "slices": 2, "not_judged": 0, "end_of_life": 0,
+//	  "failures": ["…"]
 //	}
 //
 // opt_status is ok, below, unknown or none (not judged: the slice holds no
@@ -154,8 +159,22 @@
 // opt_source is the evidence it rests on, compiler-line or machine-code
 // (then opt is "optimised" or "-O0-like"); code is left out where the
 // code was not measured (slices not holding OpenSSL).
+// status is ok, failed, or "not judged" for a slice that holds no
+// OpenSSL (ok is true there too: nothing was broken, nothing was judged).
+// isa is there for x86-64 slices: limit, list, dispatched and above when a
+// level was held to (-isa, or an artifact's -march); attribution "linked"
+// means above is reported, not failed.
 // Problem rules are validate's (optimisation, compiler-line, slices, cpu,
-// filetype, deployment-target, arch-flag, flag, platform, version, format)
-// and check's own, manifest (an artifact's manifest cannot be held against
-// its library). Artifact file mismatches are listed under the artifact.
+// filetype, deployment-target, arch-flag, flag, platform, version, format,
+// instruction-set) and check's own: manifest (an artifact's manifest cannot
+// be held against its library) and end-of-life (-strict). Artifact file
+// mismatches are listed under the artifact.
+//
+// # SARIF
+//
+// Options.Format "sarif" prints a SARIF 2.1.0 log for code scanning
+// instead: one result per failing slice (and per binary or artifact with a
+// problem of its own), whose ruleId is its first problem's rule and whose
+// message lists them all; the JSON above is everything found, SARIF only
+// the failures. cmd/osslcheck is this package as a command.
 package check
