@@ -30,20 +30,14 @@ func binaries(t *testing.T) (osslcheck, mage string) {
 	return osslcheck, mage
 }
 
-// exec runs a binary; stdout apart, the exit code.
+// execute runs a binary: its stdout and exit code.
 func execute(t *testing.T, bin string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "GITHUB_ACTIONS=", "GITHUB_STEP_SUMMARY=")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	code := testfixture.ExitCode(t, cmd)
 	return out.String(), code
 }
 

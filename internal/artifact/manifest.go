@@ -168,14 +168,7 @@ func CodeEvidenceOf(rep validate.Report, lib string) []CodeEvidence {
 			e.ISA = &ISARecord{Level: c.ISA.Level, Extensions: c.ISA.Extensions}
 			if i < len(rep.Slices) && rep.Slices[i].ISA != nil {
 				v := rep.Slices[i].ISA
-				e.ISA.Limit, e.ISA.List = v.Limit, v.List
-				seen := map[string]bool{}
-				for _, d := range v.Dispatched {
-					if !seen[d.Name] {
-						seen[d.Name] = true
-						e.ISA.Dispatched = append(e.ISA.Dispatched, d)
-					}
-				}
+				e.ISA.Limit, e.ISA.List, e.ISA.Dispatched = v.Limit, v.List, v.Dispatched
 			}
 		}
 		out = append(out, e)

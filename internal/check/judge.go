@@ -211,12 +211,8 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 			}
 			if iv := v.ISA; iv != nil {
 				out.ISA.Limit, out.ISA.List, out.ISA.Unjudged = iv.Limit, iv.List, iv.Unjudged
-				seen := map[string]bool{}
 				for _, d := range iv.Dispatched {
-					if !seen[d.Name] {
-						seen[d.Name] = true
-						out.ISA.Dispatched = append(out.ISA.Dispatched, d.Name)
-					}
+					out.ISA.Dispatched = append(out.ISA.Dispatched, d.Name)
 				}
 				for _, u := range iv.Above {
 					out.ISA.Above = append(out.ISA.Above, ISAUse{Member: u.Member, Function: u.Function, Extension: u.Extension, Level: u.Level, Instruction: u.Instruction})

@@ -27,13 +27,7 @@ func run(t *testing.T, env []string, argv ...string) (string, int) {
 	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	code := testfixture.ExitCode(t, cmd)
 	return out.String(), code
 }
 

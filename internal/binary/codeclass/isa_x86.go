@@ -427,27 +427,19 @@ func isaEvidence(st isaStats, attribution string, asm int) *inspect.ISAEvidence 
 	e := &inspect.ISAEvidence{Functions: st.funcs, Instructions: st.insns, Undecoded: st.undecoded,
 		Attribution: attribution, AsmObjects: asm, Uses: st.uses, UsesDropped: st.dropped}
 	top := 0
-	for i := ext(1); i < numExt; i++ {
-		if st.used[i] > 0 {
-			e.Extensions = append(e.Extensions, extNames[i])
-			top = max(top, extLevel[i])
+	for rank := 1; rank <= len(ISALevels); rank++ { // lowest level first
+		for i := ext(1); i < numExt; i++ {
+			if st.used[i] > 0 && extLevel[i] == rank {
+				e.Extensions = append(e.Extensions, extNames[i])
+				top = rank
+			}
 		}
 	}
-	sort.SliceStable(e.Extensions, func(i, j int) bool { return rankOfExt(e.Extensions[i]) < rankOfExt(e.Extensions[j]) })
 	e.Level = levelName(top)
 	if e.Uses == nil {
 		e.Uses = []inspect.ISAUse{}
 	}
 	return e
-}
-
-func rankOfExt(name string) int {
-	for i, n := range extNames {
-		if n == name {
-			return extLevel[i]
-		}
-	}
-	return 0
 }
 
 // UseRank is the rank in ISALevels of a reported use's level

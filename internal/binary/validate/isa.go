@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
@@ -26,8 +27,8 @@ type ISA struct {
 type ISAVerdict struct {
 	Limit string // the level held to
 	List  string // the dispatch list that applied
-	// Dispatched are the functions above Limit that the list names, with
-	// their source reference where the list has one.
+	// Dispatched are the functions above Limit that the list names, each
+	// once, with their source reference where the list has one.
 	Dispatched []dispatch.Func
 	// Above are the uses above Limit outside the list: violations, or
 	// (a linked image, where compiled code and hand-written assembly
@@ -71,7 +72,10 @@ func (c *checker) isa(arch string, s inspect.Slice, want *ISA, r *SliceReport) {
 			continue
 		}
 		if f, ok := want.Dispatch.Find(u.Function); ok {
-			v.Dispatched = append(v.Dispatched, f)
+			// A compiler's clones (".isra.0") are one function of the list.
+			if !slices.ContainsFunc(v.Dispatched, func(d dispatch.Func) bool { return d.Name == f.Name }) {
+				v.Dispatched = append(v.Dispatched, f)
+			}
 			continue
 		}
 		v.Above = append(v.Above, u)

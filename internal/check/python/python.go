@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/check"
+	"github.com/osslbuild/osslbuild/internal/report"
 )
 
 // probe runs inside the interpreter and prints what it finds as JSON.
@@ -138,14 +139,16 @@ func (in *Install) Paths() []string {
 
 // Run audits the installation of interpreter as check audits a path, with
 // o's policy and output: every path of Paths, one verdict.
+// Its errors, like check.Run's, are safe to print under GitHub Actions: an
+// interpreter path or a module's error message is outside text.
 func Run(ctx context.Context, interpreter string, o check.Options) error {
 	in, err := Probe(ctx, interpreter)
 	if err != nil {
-		return err
+		return report.SafeError(o.Env, err)
 	}
 	paths := in.Paths()
 	if len(paths) == 0 {
-		return errors.New("python " + in.Executable + ": no module, library or site-packages directory to check")
+		return report.SafeError(o.Env, errors.New("python "+in.Executable+": no module, library or site-packages directory to check"))
 	}
 	label := fmt.Sprintf("%s (Python %s", in.Executable, in.Version)
 	if in.OpenSSL != "" {

@@ -105,3 +105,16 @@ func WriteTree(t testing.TB, dir string, files map[string]string) {
 		}
 	}
 }
+
+// ExitCode runs cmd and returns its exit status; a command that cannot be
+// run at all fails the test.
+func ExitCode(t testing.TB, cmd *exec.Cmd) int {
+	t.Helper()
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0
+}
