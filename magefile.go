@@ -34,7 +34,7 @@ func Check(ctx context.Context, path string, minopt *string, arch *string, json 
 
 // Smoke links smoke/smoke.c with every member of an artifact's libraries (a directory or its .tar.gz, verified against its manifest first) and runs it where this machine can (linux-x86_64 artifacts on Linux; on an Apple silicon Mac arm64 natively and x86_64 under arch -x86_64; elsewhere it only links, and says so): known answers, a TLS 1.3 handshake, the build strings.
 func Smoke(ctx context.Context, artifact string) error {
-	s, err := targets.Settings(nil, nil, nil, nil)
+	s, err := targets.Flags{}.Settings()
 	if err != nil {
 		return targets.Safe(err)
 	}
@@ -52,9 +52,9 @@ func (Actions) Error(title, message string) error {
 // Source fetches and unpacks verified OpenSSL sources.
 type Source mg.Namespace
 
-// Fetch downloads the release (-version=X.Y.Z, default from the recipe; -sha256 for one the recipe does not list) into the cache and verifies its sha256, size and OpenPGP signature.
-func (Source) Fetch(ctx context.Context, version *string, sha256 *string) error {
-	s, err := targets.BuildSettings(version, sha256, nil, nil, nil, nil)
+// Fetch downloads the release (-version=X.Y.Z, default from the recipe; -sha256 for one the recipe does not list; -recipe=FILE for a consumer's recipe) into the cache and verifies its sha256, size and OpenPGP signature.
+func (Source) Fetch(ctx context.Context, version *string, sha256 *string, recipe *string) error {
+	s, err := targets.Flags{Recipe: recipe, Version: version, SHA256: sha256}.BuildSettings()
 	if err != nil {
 		return targets.Safe(err)
 	}
@@ -62,9 +62,9 @@ func (Source) Fetch(ctx context.Context, version *string, sha256 *string) error 
 	return targets.Safe(err)
 }
 
-// Unpack gives a verified, patched source tree (-dest=DIR, default build/src/openssl-X.Y.Z).
-func (Source) Unpack(ctx context.Context, version *string, dest *string) error {
-	s, err := targets.Settings(version, nil, nil, nil)
+// Unpack gives a verified, patched source tree (-dest=DIR, default build/src/openssl-X.Y.Z; -version, -recipe).
+func (Source) Unpack(ctx context.Context, version *string, dest *string, recipe *string) error {
+	s, err := targets.Flags{Recipe: recipe, Version: version}.Settings()
 	if err != nil {
 		return targets.Safe(err)
 	}
@@ -75,33 +75,33 @@ func (Source) Unpack(ctx context.Context, version *string, dest *string) error {
 // Build builds artifacts into dist/.
 type Build mg.Namespace
 
-// Arm64 builds and validates dist/openssl-macos-arm64 (-version, -sha256, -options, -jobs, -out, -rebuild).
-func (Build) Arm64(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool) error {
-	return slice(ctx, "arm64", version, sha256, options, jobs, out, rebuild)
+// Arm64 builds and validates the recipe's arm64 target, dist/openssl-macos-arm64 by default (-recipe=FILE for a consumer's recipe, -version, -sha256, -options, -jobs, -out, -rebuild).
+func (Build) Arm64(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool, recipe *string) error {
+	return slice(ctx, "arm64", targets.Flags{Recipe: recipe, Version: version, SHA256: sha256, Options: options, Jobs: jobs, Out: out, Rebuild: rebuild})
 }
 
-// X86_64 builds and validates dist/openssl-macos-x86-64 (-version, -sha256, -options, -jobs, -out, -rebuild).
-func (Build) X86_64(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool) error {
-	return slice(ctx, "x86_64", version, sha256, options, jobs, out, rebuild)
+// X86_64 builds and validates the recipe's x86_64 target, dist/openssl-macos-x86-64 by default (flags as build:arm64).
+func (Build) X86_64(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool, recipe *string) error {
+	return slice(ctx, "x86_64", targets.Flags{Recipe: recipe, Version: version, SHA256: sha256, Options: options, Jobs: jobs, Out: out, Rebuild: rebuild})
 }
 
-// LinuxX86_64 builds and validates dist/openssl-linux-x86_64 natively (ELF objects; also build:linux-x86_64).
-func (Build) LinuxX86_64(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool) error {
-	return slice(ctx, "linux-x86_64", version, sha256, options, jobs, out, rebuild)
+// LinuxX86_64 builds and validates the recipe's linux-x86_64 target natively, dist/openssl-linux-x86_64 by default (ELF objects; also build:linux-x86_64; flags as build:arm64).
+func (Build) LinuxX86_64(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool, recipe *string) error {
+	return slice(ctx, "linux-x86_64", targets.Flags{Recipe: recipe, Version: version, SHA256: sha256, Options: options, Jobs: jobs, Out: out, Rebuild: rebuild})
 }
 
 // Universal2 builds both slices side by side (one -jobs budget) and merges them into dist/openssl-macos-universal2 (flags as build:arm64).
-func (Build) Universal2(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool) error {
-	s, err := targets.BuildSettings(version, sha256, options, jobs, out, rebuild)
+func (Build) Universal2(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool, recipe *string) error {
+	s, err := targets.Flags{Recipe: recipe, Version: version, SHA256: sha256, Options: options, Jobs: jobs, Out: out, Rebuild: rebuild}.BuildSettings()
 	if err != nil {
 		return targets.Safe(err)
 	}
 	return targets.Done(pipeline.Universal2(ctx, s, targets.Runtime()))
 }
 
-// Merge merges two slice artifacts built elsewhere (directories or .tar.gz) into dist/openssl-macos-universal2 (-out).
-func (Build) Merge(ctx context.Context, arm64, x86_64 string, out *string) error {
-	s, err := targets.Settings(nil, nil, out, nil)
+// Merge merges two slice artifacts built elsewhere (directories or .tar.gz) into dist/openssl-macos-universal2, holding them to the recipe that built them (-recipe=FILE, -out).
+func (Build) Merge(ctx context.Context, arm64, x86_64 string, out *string, recipe *string) error {
+	s, err := targets.Flags{Recipe: recipe, Out: out}.Settings()
 	if err != nil {
 		return targets.Safe(err)
 	}
@@ -109,8 +109,8 @@ func (Build) Merge(ctx context.Context, arm64, x86_64 string, out *string) error
 }
 
 // slice builds one recipe target and publishes it.
-func slice(ctx context.Context, target string, version, sha256, options *string, jobs *int, out *string, rebuild *bool) error {
-	s, err := targets.BuildSettings(version, sha256, options, jobs, out, rebuild)
+func slice(ctx context.Context, target string, f targets.Flags) error {
+	s, err := f.BuildSettings()
 	if err != nil {
 		return targets.Safe(err)
 	}
@@ -120,9 +120,9 @@ func slice(ctx context.Context, target string, version, sha256, options *string,
 // Verify checks properties of builds.
 type Verify mg.Namespace
 
-// Reproducible builds twice in different directories, the second with a hostile environment, TZ and umask, and requires identical tarballs (-arch=arm64|x86_64|universal2, default arm64).
-func (Verify) Reproducible(ctx context.Context, arch *string, version *string) error {
-	s, err := targets.Settings(version, nil, nil, nil)
+// Reproducible builds twice in different directories, the second with a hostile environment, TZ and umask, and requires identical tarballs (-arch=arm64|x86_64|universal2, default arm64; -version, -recipe).
+func (Verify) Reproducible(ctx context.Context, arch *string, version *string, recipe *string) error {
+	s, err := targets.Flags{Recipe: recipe, Version: version}.Settings()
 	if err != nil {
 		return targets.Safe(err)
 	}
@@ -133,16 +133,16 @@ func (Verify) Reproducible(ctx context.Context, arch *string, version *string) e
 	return targets.Safe(repro.Verify(ctx, s, targets.Runtime(), a))
 }
 
-// Recipe edits recipes/openssl.toml.
+// Recipe edits a recipe file, recipes/openssl.toml by default.
 type Recipe mg.Namespace
 
-// Bump adds a verified release to the recipe: an X.Y.Z version, or X.Y for the newest of that series (-dryrun to only print the diff).
-func (Recipe) Bump(ctx context.Context, version string, dryrun *bool) error {
-	s, err := targets.Settings(nil, nil, nil, nil)
+// Bump adds a verified release to the recipe: an X.Y.Z version, or X.Y for the newest of that series (-dryrun to only print the diff; -recipe=FILE edits a consumer's recipe, keeping its comments).
+func (Recipe) Bump(ctx context.Context, version string, dryrun *bool, recipe *string) error {
+	s, err := targets.Flags{}.Settings()
 	if err != nil {
 		return targets.Safe(err)
 	}
-	return targets.Safe(bump.Target(ctx, s.Fetch, version, dryrun != nil && *dryrun, targets.Stdout()))
+	return targets.Safe(bump.Target(ctx, targets.Deref(recipe), s.Fetch, version, dryrun != nil && *dryrun, targets.Stdout()))
 }
 
 // Bench measures osslbuild against what it replaces.
@@ -150,7 +150,7 @@ type Bench mg.Namespace
 
 // Build times build:arm64 against pyca's shell sequence, build:universal2 against two sequential builds + lipo, interleaved A/B, and cache hits of build:arm64 and build:universal2 (compiled magefile) against the full builds that filled the cache (-rounds=3, -only=arm64|universal2|cache).
 func (Bench) Build(ctx context.Context, rounds *int, only *string, version *string) error {
-	s, err := targets.Settings(version, nil, nil, nil)
+	s, err := targets.Flags{Version: version}.Settings()
 	if err != nil {
 		return targets.Safe(err)
 	}
@@ -159,7 +159,7 @@ func (Bench) Build(ctx context.Context, rounds *int, only *string, version *stri
 
 // Library builds 4.0.2 for linux-x86_64 with osslbuild and the way pyca's step did (CFLAGS in Configure's environment: -O0), runs bench/osslbench.c against both in alternating short slices (median pair ratio with its 95% interval, or "too noisy") and writes bench/library-<date>.md.
 func (Bench) Library(ctx context.Context) error {
-	s, err := targets.Settings(nil, nil, nil, nil)
+	s, err := targets.Flags{}.Settings()
 	if err != nil {
 		return targets.Safe(err)
 	}

@@ -232,7 +232,7 @@ func TestDependencies(t *testing.T) {
 		t.Fatal(err)
 	}
 	deps := strings.Fields(string(out))
-	for _, banned := range []string{"github.com/BurntSushi/toml", "github.com/hashicorp/go-version", "github.com/CycloneDX/cyclonedx-go",
+	for _, banned := range []string{"github.com/pelletier/go-toml/v2", "github.com/hashicorp/go-version", "github.com/CycloneDX/cyclonedx-go",
 		"github.com/schollz/progressbar/v3", "github.com/magefile/mage", "github.com/osslbuild/osslbuild/internal/toolchain",
 		"github.com/osslbuild/osslbuild/internal/source/unpack", "github.com/osslbuild/osslbuild/internal/recipe",
 		"github.com/osslbuild/osslbuild/internal/configure", "github.com/osslbuild/osslbuild/internal/proc"} {

@@ -67,7 +67,8 @@ type Claims struct {
 // RecipeRef names the recipe and pins its content.
 type RecipeRef struct {
 	Name   string `json:"name"`
-	Path   string `json:"path"`
+	Origin string `json:"origin,omitempty"` // "embedded" or "file" (-recipe=FILE)
+	Path   string `json:"path"`             // recipe.RecordedPath: never an absolute path
 	SHA256 string `json:"sha256"`
 }
 

@@ -321,7 +321,7 @@ func readRecipe(path string) (string, []byte, *recipe.Recipe, error) {
 	if path == "" {
 		path = DefaultRecipe
 	}
-	b, err := os.ReadFile(path)
+	b, err := recipe.ReadFile(path)
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("bump: read recipe: %w", err)
 	}

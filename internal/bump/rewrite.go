@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/BurntSushi/toml"
 	"github.com/hashicorp/go-version"
+	"github.com/pelletier/go-toml/v2"
 
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
@@ -167,13 +167,13 @@ func checkRewrite(path string, orig, updated []byte, rel recipe.Release, setDefa
 		return fmt.Errorf("the rewritten recipe does not validate: %w", err)
 	}
 	var before, after map[string]any
-	if _, err := toml.Decode(string(orig), &before); err != nil {
+	if err := toml.Unmarshal(orig, &before); err != nil {
 		return fmt.Errorf("decode the original: %w", err)
 	}
-	if _, err := toml.Decode(string(updated), &after); err != nil {
+	if err := toml.Unmarshal(updated, &after); err != nil {
 		return fmt.Errorf("decode the rewritten recipe: %w", err)
 	}
-	rels, ok := before["release"].([]map[string]any)
+	rels, ok := before["release"].([]any)
 	if !ok {
 		return fmt.Errorf("the original's release key is a %T, not an array of tables", before["release"])
 	}
@@ -198,14 +198,16 @@ func checkRewrite(path string, orig, updated []byte, rel recipe.Release, setDefa
 	}
 	at := len(rels)
 	for i, r := range rels {
-		if s, ok := r["version"].(string); ok {
+		if m, ok := r.(map[string]any); !ok {
+			return fmt.Errorf("the original's release[%d] is a %T, not a table", i, r)
+		} else if s, ok := m["version"].(string); ok {
 			if v, err := version.NewVersion(s); err == nil && v.LessThan(newV) {
 				at = i
 				break
 			}
 		}
 	}
-	before["release"] = slices.Insert(rels, at, entry)
+	before["release"] = slices.Insert(rels, at, any(entry))
 	if setDefault {
 		before["default"] = rel.Version
 	}

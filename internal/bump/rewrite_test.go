@@ -110,11 +110,13 @@ func TestRewriteCRLF(t *testing.T) {
 
 // TestRewriteCaught: a layout the textual edit misreads (a "[[release]]"
 // block inside a multi-line string, older than the new release, so the
-// edit lands inside the string) must be caught by checkRewrite, not written.
+// edit lands inside the string) must be caught, not written. The schema
+// refuses such a string in every field now; checkRewrite still refuses the
+// edit should one get through.
 func TestRewriteCaught(t *testing.T) {
 	tricky := strings.Replace(miniRecipe, `configure = "linux-x86_64"`, "configure = \"\"\"\n[[release]]\nversion = \"0.9.0\"\n\"\"\"", 1)
-	if _, err := recipe.Parse("tricky.toml", []byte(tricky)); err != nil {
-		t.Fatalf("tricky recipe should be valid: %v", err)
+	if _, err := recipe.Parse("tricky.toml", []byte(tricky)); err == nil || !strings.Contains(err.Error(), "configure") {
+		t.Errorf("a configure value holding a [[release]] block: want it refused, got %v", err)
 	}
 	rel := newRel("1.1.0")
 	got, err := rewrite([]byte(tricky), rel, true)

@@ -11,10 +11,11 @@ import (
 )
 
 // Target is recipe:bump: arg is X.Y.Z, or X.Y for the newest release of a
-// series; the diff is printed to w. $GITHUB_TOKEN, if set, is sent with the
+// series, added to the recipe file path ("" = DefaultRecipe, a consumer's
+// own with -recipe=FILE); the diff is printed to w. $GITHUB_TOKEN, if set, is sent with the
 // release listing's requests (see Options.ListingToken).
-func Target(ctx context.Context, f fetch.Options, arg string, dryRun bool, w io.Writer) error {
-	o := Options{Fetch: f, SeedCache: true, DryRun: dryRun, Log: w, ListingToken: os.Getenv("GITHUB_TOKEN")}
+func Target(ctx context.Context, path string, f fetch.Options, arg string, dryRun bool, w io.Writer) error {
+	o := Options{Recipe: path, Fetch: f, SeedCache: true, DryRun: dryRun, Log: w, ListingToken: os.Getenv("GITHUB_TOKEN")}
 	if seriesRe.MatchString(arg) {
 		o.Series = arg
 	} else {

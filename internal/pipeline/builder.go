@@ -48,7 +48,7 @@ type once[T any] struct {
 func newRun(s Settings, rt Runtime) (*run, error) {
 	s.defaults()
 	rt.defaults()
-	r, err := recipe.Load(s.Recipe)
+	r, err := recipe.LoadWith(s.Recipe, recipe.LoadOptions{Unsigned: s.Unsigned})
 	if err != nil {
 		return nil, err
 	}

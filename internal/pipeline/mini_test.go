@@ -160,7 +160,7 @@ func miniSettings(t *testing.T, edits map[string][2]string) pipeline.Settings {
 	t.Helper()
 	mirror, sum, size := miniTarball(t, edits)
 	root := t.TempDir()
-	s := pipeline.Settings{Recipe: miniRecipe(t, sum, size), Out: filepath.Join(root, "dist"), Work: filepath.Join(root, "work"), Jobs: 2, Rebuild: true}
+	s := pipeline.Settings{Recipe: miniRecipe(t, sum, size), Out: filepath.Join(root, "dist"), Work: filepath.Join(root, "work"), Jobs: 2, Rebuild: true, Unsigned: true}
 	s.Fetch.Mirror, s.Fetch.Offline, s.Fetch.CacheDir = mirror, true, filepath.Join(root, "cache")
 	return s
 }

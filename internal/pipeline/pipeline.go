@@ -31,8 +31,12 @@ import (
 // Settings are what a user chooses for a build: target flags and the
 // OSSLBUILD_* environment variables (FromEnv).
 type Settings struct {
-	Recipe  string // recipe name or path; "" = the embedded default
-	Version string // release, X.Y.Z or openssl-X.Y.Z; "" = the recipe's default
+	Recipe string // recipe name or path (-recipe, OSSLBUILD_RECIPE); "" = the embedded default
+	// Unsigned lets the recipe waive a release's signature
+	// (recipe.LoadOptions): for Go tests of synthetic trees only; no flag
+	// or environment variable sets it.
+	Unsigned bool
+	Version  string // release, X.Y.Z or openssl-X.Y.Z; "" = the recipe's default
 	// SHA256 pins the release's tarball: for a release the recipe lists it
 	// must be the recipe's pin; a release the recipe does not list is
 	// built only with it (fetched from upstream, proven like a bump).
@@ -51,7 +55,7 @@ type Settings struct {
 }
 
 // FromEnv fills the settings users give through the environment (getenv;
-// nil means os.Getenv): OSSLBUILD_CACHE, OSSLBUILD_MIRROR,
+// nil means os.Getenv): OSSLBUILD_RECIPE, OSSLBUILD_CACHE, OSSLBUILD_MIRROR,
 // OSSLBUILD_OFFLINE, OSSLBUILD_TOOLCHAIN, OSSLBUILD_WORK,
 // OSSLBUILD_FETCH_DEADLINE (per file) and OSSLBUILD_FETCH_MIN_RATE. A value that
 // cannot mean anything (OSSLBUILD_OFFLINE=maybe) is an error, never a
@@ -59,6 +63,9 @@ type Settings struct {
 func (s *Settings) FromEnv(getenv func(string) string) error {
 	if getenv == nil {
 		getenv = os.Getenv
+	}
+	if s.Recipe == "" {
+		s.Recipe = getenv("OSSLBUILD_RECIPE")
 	}
 	if s.Fetch.CacheDir == "" {
 		s.Fetch.CacheDir = getenv("OSSLBUILD_CACHE")

@@ -22,7 +22,7 @@ func record(ctx context.Context, j *job) error {
 	m := &artifact.Manifest{
 		Name:      j.name,
 		Osslbuild: r.Revision,
-		Recipe:    artifact.RecipeRef{Name: p.Recipe.Name, Path: p.Recipe.Path, SHA256: p.Recipe.SHA256},
+		Recipe:    recipeRef(p.Recipe),
 		OpenSSL:   sourceRef(j.source),
 		Target:    p.Slice,
 		Toolchain: id,
@@ -86,4 +86,10 @@ func recordedURL(rel recipe.Release, u string) string {
 		}
 	}
 	return "mirror:" + rel.FileName()
+}
+
+// recipeRef is how a manifest names the recipe: its origin, the path it
+// records (never an absolute one) and its digest.
+func recipeRef(r *recipe.Recipe) artifact.RecipeRef {
+	return artifact.RecipeRef{Name: r.Name, Origin: r.Origin, Path: r.RecordedPath(), SHA256: r.SHA256}
 }

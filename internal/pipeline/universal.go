@@ -322,7 +322,7 @@ func (r *run) provenance(id toolchain.Identity, m *artifact.Manifest) (universal
 	}
 	return universal.Provenance{
 		Osslbuild: r.Revision, Toolchain: id, OpenSSL: src, Patches: applied,
-		Recipe: artifact.RecipeRef{Name: r.recipe.Name, Path: r.recipe.Path, SHA256: r.recipe.SHA256},
+		Recipe: recipeRef(r.recipe),
 	}, nil
 }
 

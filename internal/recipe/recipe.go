@@ -10,7 +10,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,15 +21,22 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/BurntSushi/toml"
 	"github.com/hashicorp/go-version"
+	"github.com/pelletier/go-toml/v2"
 
 	"github.com/osslbuild/osslbuild/internal/platform"
+	"github.com/osslbuild/osslbuild/keys"
 	"github.com/osslbuild/osslbuild/recipes"
 )
 
 // ErrInvalid marks a recipe that does not satisfy the schema.
 var ErrInvalid = errors.New("invalid recipe")
+
+// Where a recipe came from, as its manifest records it.
+const (
+	OriginEmbedded = "embedded" // built into osslbuild (recipes/)
+	OriginFile     = "file"     // a file the user named (-recipe=FILE)
+)
 
 // ErrUnknown marks a request for a release or target the recipe lacks.
 var ErrUnknown = errors.New("not in recipe")
@@ -36,7 +45,9 @@ var ErrUnknown = errors.New("not in recipe")
 type Recipe struct {
 	Name     string // file name without extension, e.g. "openssl"
 	Path     string // where it was read from (embedded: "recipes/<file>")
+	Origin   string // OriginEmbedded or OriginFile
 	SHA256   string // digest of the file's bytes, recorded in manifests
+	Schema   int    // the file's schema version (Schema)
 	Default  string
 	Prefix   string
 	Options  []Option
@@ -70,7 +81,7 @@ type Release struct {
 	Size      int64    `toml:"size"`
 	URLs      []string `toml:"urls"`
 	Signers   []string `toml:"signers"`   // primary key fingerprints from keys/
-	Signature string   `toml:"signature"` // "required" (default) or "optional"
+	Signature string   `toml:"signature"` // "required" (default); "optional" only with LoadOptions.Unsigned
 }
 
 // FileName is the upstream tarball name, openssl-<version>.tar.gz.
@@ -79,7 +90,18 @@ func (r Release) FileName() string { return "openssl-" + r.Version + ".tar.gz" }
 // SignatureRequired reports whether a missing signature is fatal.
 func (r Release) SignatureRequired() bool { return r.Signature != "optional" }
 
+// Schema is the recipe format this osslbuild reads and writes. A recipe
+// states it with `schema = 1`; a recipe without the key was written before
+// the key existed and is read as schema 1. A later osslbuild that changes
+// the format keeps reading every schema it has published.
+const Schema = 1
+
+// MaxSize bounds a recipe file: the embedded one is 4 KB, and a path that
+// names something endless (a device) must not be read to the end.
+const MaxSize = 1 << 20
+
 type fileSchema struct {
+	Schema   *int              `toml:"schema"`
 	Default  string            `toml:"default"`
 	Prefix   string            `toml:"prefix"`
 	Options  []Option          `toml:"options"`
@@ -91,26 +113,102 @@ type fileSchema struct {
 	Universal2Dispatch []string `toml:"universal2_dispatch"`
 }
 
+// LoadOptions are what a Go caller may relax; no flag, variable or recipe
+// key reaches them.
+type LoadOptions struct {
+	// Unsigned accepts `signature = "optional"` on a release: only for
+	// tests that build synthetic trees nobody signs. A recipe a user gives
+	// can never waive the signature.
+	Unsigned bool
+}
+
 // Load reads a recipe by path; a bare name such as "openssl" or
 // "openssl.toml" that is not an existing file refers to an embedded recipe.
-func Load(nameOrPath string) (*Recipe, error) {
+func Load(nameOrPath string) (*Recipe, error) { return LoadWith(nameOrPath, LoadOptions{}) }
+
+// LoadWith is Load with options.
+func LoadWith(nameOrPath string, o LoadOptions) (*Recipe, error) {
 	if nameOrPath == "" {
 		nameOrPath = recipes.Default
 	}
-	if b, err := os.ReadFile(nameOrPath); err == nil {
-		return Parse(nameOrPath, b)
-	} else if strings.ContainsRune(nameOrPath, os.PathSeparator) {
-		return nil, fmt.Errorf("recipe %s: %w", nameOrPath, err)
+	b, err := ReadFile(nameOrPath)
+	switch {
+	case err == nil:
+		r, err := parse(nameOrPath, b, o)
+		if r != nil {
+			r.Origin = OriginFile
+		}
+		return r, err
+	case !errors.Is(err, fs.ErrNotExist) || strings.ContainsRune(nameOrPath, os.PathSeparator) || strings.ContainsRune(nameOrPath, '/'):
+		return nil, err
 	}
 	name := nameOrPath
 	if !strings.HasSuffix(name, ".toml") {
 		name += ".toml"
 	}
-	b, err := fs.ReadFile(recipes.FS, name)
+	b, err = fs.ReadFile(recipes.FS, name)
 	if err != nil {
 		return nil, fmt.Errorf("recipe %q: neither a file nor one of the embedded recipes (%s): %w", nameOrPath, strings.Join(Embedded(), ", "), ErrUnknown)
 	}
-	return Parse("recipes/"+name, b)
+	r, err := parse("recipes/"+name, b, o)
+	if r != nil {
+		r.Origin = OriginEmbedded
+	}
+	return r, err
+}
+
+// ReadFile reads a recipe file a user named: a regular file (or a link to
+// one) of at most MaxSize bytes. A directory, a FIFO or a device is
+// refused by name before it is opened, and again from the open file, so a
+// FIFO swapped in meanwhile is not read either (it is opened
+// non-blocking).
+func ReadFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", path, err)
+	}
+	if err := regular(path, fi); err != nil {
+		return nil, err
+	}
+	f, err := openNonBlocking(path)
+	if err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", path, err)
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", path, err)
+	}
+	if err := regular(path, fi); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", path, err)
+	}
+	if len(b) > MaxSize {
+		return nil, fmt.Errorf("recipe %s: larger than %d bytes; a recipe is a short TOML file: %w", path, MaxSize, ErrInvalid)
+	}
+	return b, nil
+}
+
+func regular(path string, fi fs.FileInfo) error {
+	m := fi.Mode()
+	var what string
+	switch {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		what = "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeDevice != 0:
+		what = "a device"
+	default:
+		what = "not a regular file"
+	}
+	return fmt.Errorf("recipe %s: %s; want a regular TOML file: %w", path, what, ErrInvalid)
 }
 
 // Embedded lists the recipes built into osslbuild.
@@ -129,31 +227,61 @@ var (
 	versionRe  = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+[a-z]?$`)
 	minOSRe    = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 	targetName = regexp.MustCompile(`^[a-z0-9_-]+$`)
+	// configureRe is a Configure target name: never an option or a path.
+	configureRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
+	// dirRe is an install path osslbuild passes to Configure and that
+	// OpenSSL embeds in C strings and the Makefile: no spaces, quotes,
+	// "$" (make would expand it), "%" or "\\".
+	dirRe = regexp.MustCompile(`^/[A-Za-z0-9._/@+-]*$`)
+	// headerRe is a public header of the installed tree.
+	headerRe = regexp.MustCompile(`^include/[A-Za-z0-9_/.-]+\.h$`)
 )
 
 // Parse decodes and validates recipe bytes; path names the file in errors.
+// A release cannot waive its signature (see LoadOptions).
 func Parse(path string, data []byte) (*Recipe, error) {
-	var s fileSchema
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&s)
-	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("recipe %s:%d: %s: %w", path, pe.Position.Line, pe.Message, ErrInvalid)
-		}
-		return nil, fmt.Errorf("recipe %s: %v: %w", path, err, ErrInvalid)
+	return parse(path, data, LoadOptions{})
+}
+
+// checker collects a recipe's refusals, each placed at file:line.
+type checker struct {
+	path  string
+	lines lines
+	errs  []error
+}
+
+// bad refuses the value at key path loc; field is how the message names
+// it (loc, or a friendlier "release 4.0.2.sha256").
+func (c *checker) bad(loc, field, format string, args ...any) {
+	where := c.path
+	if n := c.lines.of(loc); n > 0 {
+		where = fmt.Sprintf("%s:%d", c.path, n)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		var keys []string
-		for _, k := range und {
-			keys = append(keys, k.String())
-		}
-		return nil, fmt.Errorf("recipe %s: unknown field %s: %w", path, strings.Join(keys, ", "), ErrInvalid)
+	c.errs = append(c.errs, fmt.Errorf("recipe %s: %s: %s", where, field, fmt.Sprintf(format, args...)))
+}
+
+func parse(path string, data []byte, o LoadOptions) (*Recipe, error) {
+	var s fileSchema
+	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, decodeError(path, err)
+	}
+	c := &checker{path: path, lines: locate(data)}
+	bad := c.bad
+	schema := Schema
+	if s.Schema != nil {
+		schema = *s.Schema
+	}
+	if schema != Schema {
+		bad("schema", "schema", "this osslbuild reads recipe schema %d, not %d (written for another osslbuild?)", Schema, schema)
+		return nil, fmt.Errorf("%w: %w", errors.Join(c.errs...), ErrInvalid)
 	}
 	sum := sha256.Sum256(data)
 	r := &Recipe{
 		Name:     strings.TrimSuffix(filepath.Base(path), ".toml"),
 		Path:     path,
 		SHA256:   hex.EncodeToString(sum[:]),
+		Schema:   schema,
 		Default:  s.Default,
 		Prefix:   s.Prefix,
 		Options:  s.Options,
@@ -162,29 +290,26 @@ func Parse(path string, data []byte) (*Recipe, error) {
 
 		Universal2Dispatch: s.Universal2Dispatch,
 	}
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("recipe %s: %s: %s", path, field, fmt.Sprintf(format, args...)))
-	}
 	for i, h := range r.Universal2Dispatch {
-		if !strings.HasPrefix(h, "include/") || !strings.HasSuffix(h, ".h") || filepath.ToSlash(filepath.Clean(h)) != h || strings.Contains(h, "..") {
-			bad(fmt.Sprintf("universal2_dispatch[%d]", i), "want a public header path such as include/openssl/configuration.h, got %q", h)
+		if !headerRe.MatchString(h) || filepath.ToSlash(filepath.Clean(h)) != h || strings.Contains(h, "..") {
+			f := fmt.Sprintf("universal2_dispatch[%d]", i)
+			bad(f, f, "want a public header path such as include/openssl/configuration.h, got %q", h)
 		}
 	}
-	if !strings.HasPrefix(r.Prefix, "/") || filepath.Clean(r.Prefix) != r.Prefix {
-		bad("prefix", "want a clean absolute path, got %q", r.Prefix)
+	if !dirRe.MatchString(r.Prefix) || filepath.Clean(r.Prefix) != r.Prefix {
+		bad("prefix", "prefix", "want a clean absolute path of letters, digits and ._/@+-, got %q", r.Prefix)
 	}
 	parseOptions := func(field string, opts []Option) {
 		for i := range opts {
 			o := &opts[i]
 			f := fmt.Sprintf("%s[%d]", field, i)
 			if err := CheckOption(o.Name); err != nil {
-				bad(f+".name", "%v", err)
+				bad(f+".name", f+".name", "%v", err)
 			}
 			if o.Versions != "" {
 				c, err := ParseConstraint(o.Versions)
 				if err != nil {
-					bad(f+".versions", "%v", err)
+					bad(f+".versions", f+".versions", "%v", err)
 				}
 				o.when = c
 			}
@@ -192,87 +317,134 @@ func Parse(path string, data []byte) (*Recipe, error) {
 	}
 	parseOptions("options", r.Options)
 	if len(s.Targets) == 0 {
-		bad("targets", "no targets defined")
+		bad("targets", "targets", "no targets defined")
 	}
-	for name, t := range s.Targets {
+	for _, name := range slices.Sorted(maps.Keys(s.Targets)) {
+		t := s.Targets[name]
 		f := "targets." + name
 		t.Name = name
 		if !targetName.MatchString(name) {
-			bad(f, "target names are lower-case letters, digits, _ and -")
+			bad(f, f, "target names are lower-case letters, digits, _ and -")
 		}
-		if t.Configure == "" {
-			bad(f+".configure", "missing (an OpenSSL Configure target such as darwin64-arm64-cc)")
+		if !configureRe.MatchString(t.Configure) {
+			bad(f+".configure", f+".configure", "want an OpenSSL Configure target such as darwin64-arm64-cc, got %q", t.Configure)
 		}
-		checkPlatform(f, t.Slice, bad)
+		checkPlatform(c, f, t.Slice)
 		for i, fl := range t.Flags {
-			if !strings.HasPrefix(fl, "-") || strings.ContainsAny(fl, " \t\n") {
-				bad(fmt.Sprintf("%s.flags[%d]", f, i), "want one compiler flag, got %q", fl)
-			}
-			if strings.HasPrefix(fl, "-O") {
-				bad(fmt.Sprintf("%s.flags[%d]", f, i), "optimisation is OpenSSL's own -O3; a recipe must not override it (got %q)", fl)
+			ff := fmt.Sprintf("%s.flags[%d]", f, i)
+			if err := CheckFlag(fl); err != nil {
+				bad(ff, ff, "%v", err)
 			}
 		}
-		if !strings.HasPrefix(t.OpenSSLDir, "/") {
-			bad(f+".openssldir", "want an absolute path, got %q", t.OpenSSLDir)
+		if !dirRe.MatchString(t.OpenSSLDir) || filepath.Clean(t.OpenSSLDir) != t.OpenSSLDir {
+			bad(f+".openssldir", f+".openssldir", "want a clean absolute path of letters, digits and ._/@+-, got %q", t.OpenSSLDir)
 		}
 		if !targetName.MatchString(t.Artifact) {
-			bad(f+".artifact", "want a file-name-safe artifact name, got %q", t.Artifact)
+			bad(f+".artifact", f+".artifact", "want a plain artifact name (lower-case letters, digits, _ and -), got %q", t.Artifact)
 		}
 		parseOptions(f+".options", t.Options)
 		r.Targets[name] = t
 	}
+	pinned := keys.Fingerprints()
 	seen := map[string]bool{}
 	for i, rel := range r.Releases {
-		f := fmt.Sprintf("release[%d]", i)
+		loc := fmt.Sprintf("release[%d]", i)
+		f := loc
 		if !versionRe.MatchString(rel.Version) {
-			bad(f+".version", "want X.Y.Z, got %q", rel.Version)
+			bad(loc+".version", f+".version", "want X.Y.Z, got %q", rel.Version)
 		} else {
 			f = fmt.Sprintf("release %s", rel.Version)
 		}
 		if seen[rel.Version] {
-			bad(f, "duplicate release")
+			bad(loc, f, "duplicate release")
 		}
 		seen[rel.Version] = true
 		if !hex64.MatchString(rel.SHA256) {
-			bad(f+".sha256", "want 64 lower-case hex digits, got %q", rel.SHA256)
+			bad(loc+".sha256", f+".sha256", "want 64 lower-case hex digits, got %q", rel.SHA256)
 		}
 		if rel.Size <= 0 {
-			bad(f+".size", "want the tarball's size in bytes, got %d", rel.Size)
+			bad(loc+".size", f+".size", "want the tarball's size in bytes, got %d", rel.Size)
 		}
 		if len(rel.URLs) == 0 {
-			bad(f+".urls", "at least one download URL is required")
+			bad(loc+".urls", f+".urls", "at least one download URL is required")
 		}
 		for j, u := range rel.URLs {
 			pu, err := url.Parse(u)
+			l, ff := fmt.Sprintf("%s.urls[%d]", loc, j), fmt.Sprintf("%s.urls[%d]", f, j)
 			if err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Host == "" {
-				bad(fmt.Sprintf("%s.urls[%d]", f, j), "want an http(s) URL, got %q", u)
+				bad(l, ff, "want an http(s) URL, got %q", u)
 			} else if !strings.HasSuffix(pu.Path, "/"+rel.FileName()) {
-				bad(fmt.Sprintf("%s.urls[%d]", f, j), "want a URL ending in /%s, got %q", rel.FileName(), u)
+				bad(l, ff, "want a URL ending in /%s, got %q", rel.FileName(), u)
 			}
 		}
 		switch rel.Signature {
-		case "", "required", "optional":
+		case "", "required":
+		case "optional":
+			if !o.Unsigned {
+				bad(loc+".signature", f+".signature", "a recipe cannot waive the signature: every release is verified against a key pinned in keys/ (remove the key)")
+			}
 		default:
-			bad(f+".signature", "want required or optional, got %q", rel.Signature)
+			bad(loc+".signature", f+".signature", "want required, got %q", rel.Signature)
 		}
 		if len(rel.Signers) == 0 && rel.SignatureRequired() {
-			bad(f+".signers", "a required signature needs at least one pinned key fingerprint")
+			bad(loc+".signers", f+".signers", "a required signature needs at least one pinned key fingerprint (%s)", strings.Join(pinned, ", "))
 		}
 		for j, k := range rel.Signers {
-			if !fpr40.MatchString(k) {
-				bad(fmt.Sprintf("%s.signers[%d]", f, j), "want a 40-digit upper-case key fingerprint, got %q", k)
+			l, ff := fmt.Sprintf("%s.signers[%d]", loc, j), fmt.Sprintf("%s.signers[%d]", f, j)
+			switch {
+			case !fpr40.MatchString(k):
+				bad(l, ff, "want a 40-digit upper-case key fingerprint, got %q", k)
+			case !slices.Contains(pinned, k):
+				bad(l, ff, "key %s is not pinned in keys/ (pinned: %s); a new signing key comes in only by a reviewed osslbuild commit", k, strings.Join(pinned, ", "))
 			}
 		}
 	}
 	if len(r.Releases) == 0 {
-		bad("release", "no releases defined")
+		bad("release", "release", "no releases defined")
 	} else if !seen[r.Default] {
-		bad("default", "%q is not one of the releases", r.Default)
+		bad("default", "default", "%q is not one of the releases", r.Default)
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %w", errors.Join(errs...), ErrInvalid)
+	if len(c.errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", errors.Join(c.errs...), ErrInvalid)
 	}
 	return r, nil
+}
+
+// decodeError places a decoding error at file:line: a syntax error, a
+// value of the wrong type, or a key the schema does not have (each one
+// named).
+func decodeError(path string, err error) error {
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) {
+		var errs []error
+		for _, e := range strict.Errors {
+			row, _ := e.Position()
+			errs = append(errs, fmt.Errorf("recipe %s:%d: unknown field %s (see docs/recipes.md)", path, row, strings.Join(e.Key(), ".")))
+		}
+		return fmt.Errorf("%w: %w", errors.Join(errs...), ErrInvalid)
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, _ := de.Position()
+		msg := de.Error()
+		if k := de.Key(); len(k) > 0 {
+			msg = strings.Join(k, ".") + ": " + msg
+		}
+		return fmt.Errorf("recipe %s:%d: %s: %w", path, row, msg, ErrInvalid)
+	}
+	return fmt.Errorf("recipe %s: %v: %w", path, err, ErrInvalid)
+}
+
+// RecordedPath is where a manifest says the recipe came from: the embedded
+// file's "recipes/<name>.toml", a relative path inside the directory the
+// build ran in as given (the consumer's "ci/openssl.toml"), else only the
+// file's name, so no machine's absolute paths reach an artifact (two
+// checkouts of one repository build identical manifests).
+func (r *Recipe) RecordedPath() string {
+	if r.Origin == OriginEmbedded || filepath.IsLocal(r.Path) {
+		return filepath.ToSlash(filepath.Clean(r.Path))
+	}
+	return filepath.Base(r.Path)
 }
 
 // Release returns the release with the given version ("" = default).
@@ -334,25 +506,38 @@ func (r *Recipe) Universal2() ([]string, error) {
 
 // checkPlatform holds a target to its row of the platform table: the row
 // must exist, and where the platform states a deployment target the flags
-// must state min_os with it (the flag sets minos in every object; the
+// must state min_os with it, once (the flag sets minos in every object; the
 // validator checks min_os, so disagreeing values would fail every build).
-func checkPlatform(f string, s platform.Slice, bad func(field, format string, args ...any)) {
+func checkPlatform(c *checker, f string, s platform.Slice) {
+	bad := func(k, format string, args ...any) { c.bad(f+k, f+k, format, args...) }
 	if !slices.Contains(platform.OSes(), s.OS) {
-		bad(f+".os", "want %s, got %q", strings.Join(platform.OSes(), " or "), s.OS)
+		bad(".os", "want %s, got %q", strings.Join(platform.OSes(), " or "), s.OS)
 		return
 	}
 	p, err := platform.Lookup(s)
 	if err != nil {
-		bad(f+".arch", "want %s, got %q", strings.Join(platform.Archs(s.OS), " or "), s.Arch)
+		bad(".arch", "want %s, got %q", strings.Join(platform.Archs(s.OS), " or "), s.Arch)
 		return
+	}
+	want := p.MinOSFlag + s.MinOS
+	other := false
+	for i, fl := range s.Flags {
+		if deploymentFlag(fl) && (p.MinOSFlag == "" || fl != want) {
+			other = true
+			if p.MinOSFlag == "" {
+				bad(fmt.Sprintf(".flags[%d]", i), "%q sets a deployment target, and %s %s has none", fl, p.Name, p.Arch)
+			} else {
+				bad(fmt.Sprintf(".flags[%d]", i), "%q sets a deployment target other than min_os %q (want %s)", fl, s.MinOS, want)
+			}
+		}
 	}
 	switch {
 	case p.MinOSFlag == "" && s.MinOS != "":
-		bad(f+".min_os", "only meaningful where the platform has a deployment target, and %s %s has none", p.Name, p.Arch)
+		bad(".min_os", "only meaningful where the platform has a deployment target, and %s %s has none", p.Name, p.Arch)
 	case p.MinOSFlag == "":
 	case !minOSRe.MatchString(s.MinOS):
-		bad(f+".min_os", "want a %s version such as 11.0, got %q", p.Name, s.MinOS)
-	case !slices.Contains(s.Flags, p.MinOSFlag+s.MinOS):
-		bad(f+".flags", "must contain %s to match min_os", p.MinOSFlag+s.MinOS)
+		bad(".min_os", "want a %s version such as 11.0, got %q", p.Name, s.MinOS)
+	case !other && !slices.Contains(s.Flags, want):
+		bad(".flags", "must contain %s to match min_os", want)
 	}
 }

@@ -17,19 +17,45 @@ import (
 	"github.com/osslbuild/osslbuild/internal/report"
 )
 
-// Settings are the user's: the flags given (nil when absent) over the
-// OSSLBUILD_* environment variables.
-func Settings(version *string, jobs *int, out *string, rebuild *bool) (pipeline.Settings, error) {
+// Flags are a target's optional flags, nil when absent.
+type Flags struct {
+	Recipe  *string // -recipe=FILE: the consumer's recipe (default: the embedded one)
+	Version *string
+	SHA256  *string
+	Options *string
+	Jobs    *int
+	Out     *string
+	Rebuild *bool
+}
+
+// Settings are the user's: the flags given over the OSSLBUILD_*
+// environment variables. A recipe named by -recipe (or OSSLBUILD_RECIPE)
+// is read and validated here, so its refusal names the flag and the
+// file's line before anything is fetched.
+func (f Flags) Settings() (pipeline.Settings, error) {
 	var s pipeline.Settings
-	s.Version = Deref(version)
-	s.Out = Deref(out)
-	if jobs != nil {
-		s.Jobs = *jobs
+	s.Recipe = Deref(f.Recipe)
+	s.Version = Deref(f.Version)
+	s.Out = Deref(f.Out)
+	if f.Jobs != nil {
+		s.Jobs = *f.Jobs
 	}
-	if rebuild != nil {
-		s.Rebuild = *rebuild
+	if f.Rebuild != nil {
+		s.Rebuild = *f.Rebuild
 	}
-	return s, s.FromEnv(nil)
+	if err := s.FromEnv(nil); err != nil {
+		return s, err
+	}
+	if s.Recipe != "" {
+		from := "-recipe"
+		if f.Recipe == nil || *f.Recipe == "" {
+			from = "OSSLBUILD_RECIPE"
+		}
+		if _, err := recipe.Load(s.Recipe); err != nil {
+			return s, fmt.Errorf("%s: %w", from, err)
+		}
+	}
+	return s, nil
 }
 
 // BuildSettings are Settings plus what only a build takes: -sha256, the
@@ -37,17 +63,17 @@ func Settings(version *string, jobs *int, out *string, rebuild *bool) (pipeline.
 // list), and -options, Configure options in place of the recipe's, as one
 // space-separated string (pyca's OPENSSL_BUILD_FLAGS). -version accepts
 // pyca's openssl-X.Y.Z form too. Bad values are refused naming the flag.
-func BuildSettings(version, sha256, options *string, jobs *int, out *string, rebuild *bool) (pipeline.Settings, error) {
-	s, err := Settings(version, jobs, out, rebuild)
+func (f Flags) BuildSettings() (pipeline.Settings, error) {
+	s, err := f.Settings()
 	if err != nil {
 		return s, err
 	}
 	if s.Version, err = recipe.ParseVersion(s.Version); err != nil {
 		return s, fmt.Errorf("-version: %w", err)
 	}
-	s.SHA256 = strings.TrimSpace(Deref(sha256))
-	if options != nil {
-		if s.Options, err = recipe.ParseOptions(*options); err != nil {
+	s.SHA256 = strings.TrimSpace(Deref(f.SHA256))
+	if f.Options != nil {
+		if s.Options, err = recipe.ParseOptions(*f.Options); err != nil {
 			return s, fmt.Errorf("-options: %w", err)
 		}
 	}

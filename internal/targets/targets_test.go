@@ -32,7 +32,7 @@ func TestBuildSettings(t *testing.T) {
 		{"empty options", nil, nil, ptr(" "), "", nil, "-options: options \" \": no options given"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := BuildSettings(tt.version, tt.sha, tt.options, nil, nil, nil)
+			s, err := Flags{Version: tt.version, SHA256: tt.sha, Options: tt.options}.BuildSettings()
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err %v, want %q", err, tt.err)
