@@ -1,9 +1,12 @@
-// Package sbom writes the CycloneDX SBOM of an osslbuild artifact.
+// Package sbom writes the CycloneDX SBOM an osslbuild artifact carries for
+// whoever vendors its libraries.
 package sbom
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,22 +20,36 @@ import (
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
-// Write writes dir/sbom.json: a CycloneDX 1.6 SBOM whose subject is the
-// artifact and whose one component is the OpenSSL release it was built from,
-// with the static libraries as file components. It is deterministic: the
-// timestamp is SOURCE_DATE_EPOCH and the serial number derives from the
-// content.
+// SpecVersion is the CycloneDX version of sbom.json: 1.5, what pyca's
+// generate_sbom.py writes and what pyca/cryptography's wheels carry today,
+// so the drop-in changes nothing a reader of those wheels' SBOMs needs to
+// understand (every field used here exists in 1.5; 1.6 adds nothing it
+// needs).
+const SpecVersion = "1.5"
+
+// Write writes dir/sbom.json: the SBOM a consumer embeds where it vendors
+// the libraries (maturin's --sbom-include puts it in a wheel's
+// .dist-info/sboms/, PEP 770). It describes only what the consumer
+// vendors: one component, the OpenSSL release the libraries were built
+// from. No metadata.component names the artifact, no file components list
+// lib/*.a and there is no dependency graph between them, since a wheel
+// holds none of these; the artifact's files and their digests are the
+// manifest's (manifest.json), which is the artifact's own record.
 //
-// The OpenSSL component holds everything pyca/infra's generate_sbom.py
-// writes, which pyca/cryptography copies into every wheel's
-// .dist-info/sboms/: the purl pkg:generic/openssl@<v>?download_url=<GitHub
-// release URL>, the tarball's SHA-256, a "distribution" reference to that
-// URL, and the properties build:operating-system (macos),
-// build:architecture (arm64, x86_64 or universal2) and build:flags (the
-// Configure options, space-separated, as in pyca's OPENSSL_BUILD_FLAGS).
-// osslbuild's additions follow: supplier, CPE, licence, the per-slice
-// configure target, deployment target, compiler flags and the compiler
-// lines found in the libraries (osslbuild:* properties).
+// The component holds everything pyca/infra's generate_sbom.py writes: the
+// purl pkg:generic/openssl@<v>?download_url=<GitHub release URL>, the
+// tarball's SHA-256, a "distribution" reference to that URL, and the
+// properties build:operating-system (macos), build:architecture (arm64,
+// x86_64 or universal2) and build:flags (the Configure options,
+// space-separated, as in pyca's OPENSSL_BUILD_FLAGS), first and in pyca's
+// order. What only osslbuild knows follows as osslbuild:* properties: the
+// osslbuild revision, the recipe's digest and where it came from, each
+// slice's configure target, deployment target, options and compiler flags,
+// and the compiler line found in each library (the effective flags). Also
+// supplier, CPE and licence.
+//
+// It is deterministic: the timestamp is SOURCE_DATE_EPOCH and the serial
+// number derives from the content.
 func Write(dir string, m *artifact.Manifest) error {
 	v := m.OpenSSL.Version
 	download := DownloadURL(v)
@@ -52,81 +69,37 @@ func Write(dir string, m *artifact.Manifest) error {
 		},
 		Properties: buildProperties(m),
 	}
-	var libs []cdx.Component
-	for _, lib := range artifact.Libraries {
-		rel := "lib/" + lib
-		sum, err := artifact.FileSHA256(filepath.Join(dir, rel))
-		if err != nil {
-			return fmt.Errorf("sbom: %w", err)
-		}
-		libs = append(libs, cdx.Component{
-			BOMRef: "file:" + rel, Type: cdx.ComponentTypeFile, Name: rel,
-			Hashes: &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: sum}},
-		})
-	}
-	comps := append([]cdx.Component{src}, libs...)
-	var libRefs []string
-	for _, l := range libs {
-		libRefs = append(libRefs, l.BOMRef)
-	}
-	subject := &cdx.Component{
-		BOMRef:  "artifact:" + m.Name,
-		Type:    cdx.ComponentTypeLibrary,
-		Name:    m.Name,
-		Version: m.OpenSSL.Version,
-	}
 	bom := cdx.NewBOM()
 	bom.Metadata = &cdx.Metadata{
 		Timestamp: time.Unix(m.SourceDateEpoch, 0).UTC().Format(time.RFC3339),
 		Tools: &cdx.ToolsChoice{Components: &[]cdx.Component{{
 			Type: cdx.ComponentTypeApplication, Name: "osslbuild", Version: m.Osslbuild,
 		}}},
-		Component: subject,
 	}
-	bom.Components = &comps
-	deps := []cdx.Dependency{
-		{Ref: subject.BOMRef, Dependencies: &[]string{src.BOMRef}},
-	}
-	for _, r := range libRefs {
-		deps = append(deps, cdx.Dependency{Ref: r, Dependencies: &[]string{src.BOMRef}})
-	}
-	bom.Dependencies = &deps
+	bom.Components = &[]cdx.Component{src}
 
 	path := filepath.Join(dir, artifact.SBOMName)
-	tmp := path + ".tmp"
 	// The serial number is a UUID made from what the SBOM says, so the same
 	// build gives the same SBOM.
-	f, err := os.Create(tmp)
-	if err != nil {
+	var body bytes.Buffer
+	if err := encode(&body, bom); err != nil {
+		return err
+	}
+	bom.SerialNumber = "urn:uuid:" + uuidFrom(body.Bytes())
+	body.Reset()
+	if err := encode(&body, bom); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, body.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("sbom: %w", err)
 	}
-	if err := encode(f, bom); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	f.Close()
-	b, err := os.ReadFile(tmp)
-	os.Remove(tmp)
-	if err != nil {
-		return err
-	}
-	bom.SerialNumber = "urn:uuid:" + uuidFrom(b)
-	f, err = os.Create(path)
-	if err != nil {
-		return fmt.Errorf("sbom: %w", err)
-	}
-	if err := encode(f, bom); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return nil
 }
 
-func encode(f *os.File, bom *cdx.BOM) error {
-	enc := cdx.NewBOMEncoder(f, cdx.BOMFileFormatJSON)
+func encode(w io.Writer, bom *cdx.BOM) error {
+	enc := cdx.NewBOMEncoder(w, cdx.BOMFileFormatJSON)
 	enc.SetPretty(true)
-	if err := enc.EncodeVersion(bom, cdx.SpecVersion1_6); err != nil {
+	if err := enc.EncodeVersion(bom, cdx.SpecVersion1_5); err != nil {
 		return fmt.Errorf("sbom: encode: %w", err)
 	}
 	return nil
@@ -168,6 +141,16 @@ func buildProperties(m *artifact.Manifest) *[]cdx.Property {
 	}
 	for _, l := range m.CompilerLines {
 		own = append(own, cdx.Property{Name: "osslbuild:" + l.Arch + ":" + l.Library + ":compiler", Value: l.Line})
+	}
+	for _, p := range []cdx.Property{
+		{Name: "osslbuild:revision", Value: m.Osslbuild},
+		{Name: "osslbuild:recipe:sha256", Value: m.Recipe.SHA256},
+		{Name: "osslbuild:recipe:origin", Value: m.Recipe.Origin},
+		{Name: "osslbuild:recipe:path", Value: m.Recipe.Path},
+	} {
+		if p.Value != "" {
+			own = append(own, p)
+		}
 	}
 	sort.SliceStable(own, func(i, j int) bool { return own[i].Name < own[j].Name })
 	props = append(props, own...)

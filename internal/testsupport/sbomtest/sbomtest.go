@@ -26,10 +26,11 @@ const Module = "github.com/CycloneDX/cyclonedx-go"
 
 // schemaFiles are the schema and the two it refers to ($ref by $id:
 // spdx.schema.json, jsf-0.82.schema.json).
-var schemaFiles = []string{"bom-1.6.schema.json", "spdx.schema.json", "jsf-0.82.schemax.json"}
+var schemaFiles = []string{"bom-1.5.schema.json", "spdx.schema.json", "jsf-0.82.schemax.json"}
 
-// SchemaID is the $id of the CycloneDX 1.6 JSON schema.
-const SchemaID = "http://cyclonedx.org/schema/bom-1.6.schema.json"
+// SchemaID is the $id of the CycloneDX 1.5 JSON schema, the version
+// sbom.json is written in (sbom.SpecVersion).
+const SchemaID = "http://cyclonedx.org/schema/bom-1.5.schema.json"
 
 var (
 	once   sync.Once
@@ -84,7 +85,7 @@ func load() (*jsonschema.Schema, string, error) {
 	return s, d, err
 }
 
-// Schema is the compiled CycloneDX 1.6 schema, with format assertions on.
+// Schema is the compiled CycloneDX 1.5 schema, with format assertions on.
 func Schema(t testing.TB) *jsonschema.Schema {
 	t.Helper()
 	once.Do(func() { schema, dir, errS = load() })
@@ -107,7 +108,7 @@ func Validate(t testing.TB, path string) map[string]any {
 		t.Fatalf("%s: %v", path, err)
 	}
 	if err := Schema(t).Validate(doc); err != nil {
-		t.Fatalf("%s does not validate against the CycloneDX 1.6 schema: %v", path, err)
+		t.Fatalf("%s does not validate against the CycloneDX 1.5 schema: %v", path, err)
 	}
 	var out map[string]any
 	if err := json.Unmarshal(b, &out); err != nil {
@@ -186,6 +187,16 @@ func CheckPyca(t testing.TB, doc map[string]any, want Pyca) {
 	}
 	if strings.Contains(fmt.Sprint(doc), "mirror:") {
 		t.Errorf("SBOM names a local mirror")
+	}
+	// What a wheel embeds names only what it vendors: OpenSSL.
+	if len(comps) != 1 {
+		t.Errorf("%d components, want only openssl", len(comps))
+	}
+	if md, _ := doc["metadata"].(map[string]any); md["component"] != nil {
+		t.Errorf("metadata.component %v: the SBOM must not name the artifact as its subject", md["component"])
+	}
+	if doc["dependencies"] != nil {
+		t.Errorf("dependencies %v: a wheel holds no files of the artifact to relate", doc["dependencies"])
 	}
 }
 
