@@ -65,6 +65,7 @@ import (
 
 	"github.com/hashicorp/go-version"
 
+	"github.com/osslbuild/osslbuild/internal/lifecycle"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
@@ -119,6 +120,10 @@ type Options struct {
 	// DryRun computes and returns the diff without writing the recipe or
 	// seeding the cache.
 	DryRun bool
+	// KeepDefault never moves the recipe's default: a new series is
+	// proposed beside the default, and moving to it is a decision of its
+	// own.
+	KeepDefault bool
 
 	// Transport carries every HTTP request (listing, tarball, signature);
 	// nil means Fetch.Transport, else a transport with Fetch's timeouts.
@@ -262,8 +267,13 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 	res.Identity = id
 	logf("identity: top-level directory %s/, version %s in %s", id.TopDir, id.Version, strings.Join(id.VersionFiles, ", "))
 
-	setDefault := newer(ver, old.Default)
-	updated, err := rewrite(orig, rel, setDefault)
+	setDefault := !opts.KeepDefault && newer(ver, old.Default)
+	mark := ""
+	if ser, ok := lifecycle.Of(ver); ok && ser.Ended(time.Now()) {
+		mark = recipe.MarkLine(ser)
+		logf("warning: %s; the release is marked in the recipe", ser.EndedOn())
+	}
+	updated, err := rewrite(orig, rel, setDefault, mark)
 	if err != nil {
 		return nil, fmt.Errorf("bump %s: rewrite %s: %w", ver, path, err)
 	}

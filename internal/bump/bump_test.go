@@ -219,7 +219,7 @@ func TestBumpRestoresRelease(t *testing.T) {
 		"--- " + path + "\n+++ " + path + "\n",
 		"-default = \"3.5.7\"\n+default = \"4.0.2\"\n",
 		"+[[release]]\n+version = \"4.0.2\"\n+sha256 = \"" + fx.SHA256 + "\"\n+size = 55153883\n",
-		"+signers = [\"" + currentKey + "\"]\n+\n [[release]]\n version = \"3.5.7\"\n",
+		"+signers = [\"" + currentKey + "\"]\n+\n # end of life 2026-11-01: the 3.6 series; builds warn\n [[release]]\n version = \"3.6.3\"\n",
 	} {
 		if !strings.Contains(diff, want) {
 			t.Errorf("diff lacks %q:\n%s", want, diff)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,15 +93,32 @@ func (l Listing) url() string {
 // walk stops once every series has been seen on a page, since the listing
 // is sorted newest first.
 func (l Listing) LatestOf(ctx context.Context, series ...string) (map[string]string, error) {
+	latest, _, err := l.LatestAndNewer(ctx, "", series...)
+	return latest, err
+}
+
+// LatestAndNewer is LatestOf that also returns, when newest is a series
+// ("4.0"), the newest final release of every series newer than it that the
+// pages it walked list: a series upstream started since the recipe's
+// newest (the listing is newest first, so the first page holds it).
+func (l Listing) LatestAndNewer(ctx context.Context, newest string, series ...string) (map[string]string, map[string]string, error) {
 	for _, s := range series {
 		if !seriesRe.MatchString(s) {
-			return nil, fmt.Errorf("series %q: want X.Y, e.g. 4.0", s)
+			return nil, nil, fmt.Errorf("series %q: want X.Y, e.g. 4.0", s)
 		}
+	}
+	var floor *version.Version
+	if newest != "" {
+		v, err := version.NewVersion(newest + ".0")
+		if err != nil {
+			return nil, nil, fmt.Errorf("series %q: want X.Y, e.g. 4.0", newest)
+		}
+		floor = v
 	}
 	first := l.url()
 	u, err := url.Parse(first)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("%w: %q is not an http(s) URL", ErrListing, first)
+		return nil, nil, fmt.Errorf("%w: %q is not an http(s) URL", ErrListing, first)
 	}
 	q := u.Query()
 	q.Set("per_page", "100")
@@ -112,10 +130,11 @@ func (l Listing) LatestOf(ctx context.Context, series ...string) (map[string]str
 	}
 
 	best := map[string]*version.Version{}
-	for page := 0; next != "" && page < maxListingPages && len(best) < len(series); page++ {
+	fresh := map[string]*version.Version{}
+	for page := 0; next != "" && page < maxListingPages && (len(best) < len(series) || (page == 0 && floor != nil)); page++ {
 		rels, link, err := listingPage(ctx, client, next, l.tokenFor(next, u.Host))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		found := map[string]*version.Version{}
 		for _, r := range rels {
@@ -126,6 +145,13 @@ func (l Listing) LatestOf(ctx context.Context, series ...string) (map[string]str
 			v, err := version.NewVersion(m[1])
 			if err != nil {
 				continue
+			}
+			if seg := v.Segments(); floor != nil && len(seg) >= 2 {
+				s := fmt.Sprintf("%d.%d", seg[0], seg[1])
+				sv, _ := version.NewVersion(s + ".0")
+				if sv.GreaterThan(floor) && !slices.Contains(series, s) && (fresh[s] == nil || v.GreaterThan(fresh[s])) {
+					fresh[s] = v
+				}
 			}
 			for _, s := range series {
 				if _, done := best[s]; done || !strings.HasPrefix(m[1], s+".") {
@@ -141,11 +167,14 @@ func (l Listing) LatestOf(ctx context.Context, series ...string) (map[string]str
 		}
 		next = nextLink(link)
 	}
-	out := map[string]string{}
+	out, newer := map[string]string{}, map[string]string{}
 	for s, v := range best {
 		out[s] = v.Original()
 	}
-	return out, nil
+	for s, v := range fresh {
+		newer[s] = v.Original()
+	}
+	return out, newer, nil
 }
 
 // tokenFor is the token to send with a request for pageURL: only over

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,7 +95,15 @@ func Propose(ctx context.Context, o ProposeOptions) ([]Proposal, error) {
 	}
 
 	listing := Listing{URL: o.ListingURL, Client: newClient(o.Options), Token: o.ListingToken}
-	latest, err := listing.LatestOf(ctx, series...)
+	// A run over every pinned series also looks for a series upstream
+	// started since the newest one pinned (4.1 beside 4.0): proposed as its
+	// own change, never moving the default. A series older than the newest
+	// pinned that the recipe does not pin (3.4) is the recipe's choice.
+	newest := ""
+	if o.Series == nil {
+		newest = pinned[0]
+	}
+	latest, fresh, err := listing.LatestAndNewer(ctx, newest, series...)
 	if err != nil {
 		logf("release listing: %v", err)
 		return nil, fmt.Errorf("bump: series %s: %w; without it the newest release of a series is unknown", strings.Join(series, ", "), err)
@@ -102,10 +111,21 @@ func Propose(ctx context.Context, o ProposeOptions) ([]Proposal, error) {
 
 	var out []Proposal
 	var errs []error
-	for _, s := range series {
+	newSeries := slices.SortedFunc(maps.Keys(fresh), func(a, b string) int {
+		if newer(a+".0", b+".0") {
+			return -1
+		}
+		return 1
+	})
+	for _, s := range newSeries {
+		latest[s] = fresh[s]
+	}
+	for _, s := range append(newSeries, series...) {
 		have := newestIn(r, s)
 		up, ok := latest[s]
 		switch {
+		case have == "":
+			logf("series %s: a new series upstream, newest release %s; verifying it (proposed beside the default, which stays %s)", s, up, r.Default)
 		case !ok:
 			err := fmt.Errorf("series %s: %w in the release listing %s", s, ErrNoRelease, listing.url())
 			logf("%v", err)
@@ -118,10 +138,13 @@ func Propose(ctx context.Context, o ProposeOptions) ([]Proposal, error) {
 			logf("series %s: the recipe's %s is newer than the listing's newest, %s; nothing to do", s, have, up)
 			continue
 		}
-		logf("series %s: %s is newer than the recipe's %s; verifying it", s, up, have)
+		if have != "" {
+			logf("series %s: %s is newer than the recipe's %s; verifying it", s, up, have)
+		}
 		opts := o.Options
 		opts.Recipe, opts.Version, opts.Series = path, up, ""
 		opts.DryRun, opts.SeedCache = true, false
+		opts.KeepDefault = have == ""
 		opts.Log = prefixWriter{w: logw, prefix: "series " + s + ": "}
 		res, err := Add(ctx, opts)
 		if err != nil {
@@ -171,6 +194,9 @@ const (
 // Title is the pull request's title.
 func (p Proposal) Title() string {
 	t := "recipe: OpenSSL " + p.Release.Version + " (" + p.Series + " series)"
+	if p.Pinned == "" {
+		t = "recipe: OpenSSL " + p.Release.Version + " (new " + p.Series + " series)"
+	}
 	if p.NewDefault != p.OldDefault {
 		t += ", the new default"
 	}
@@ -192,8 +218,13 @@ func (p Proposal) CommitMessage() string {
 func (p Proposal) Body() string {
 	rel := p.Release
 	var b strings.Builder
-	fmt.Fprintf(&b, "OpenSSL **%s** is the newest %s release in the release listing (%s); the recipe's newest %s release is %s. ",
-		rel.Version, p.Series, p.ListingURL, p.Series, p.Pinned)
+	if p.Pinned == "" {
+		fmt.Fprintf(&b, "OpenSSL **%s** is the newest release of %s, a series newer than any the recipe pins, in the release listing (%s). It is added beside the default, which stays %s: moving the default to a new series is a decision of its own (edit `default`). ",
+			rel.Version, p.Series, p.ListingURL, p.OldDefault)
+	} else {
+		fmt.Fprintf(&b, "OpenSSL **%s** is the newest %s release in the release listing (%s); the recipe's newest %s release is %s. ",
+			rel.Version, p.Series, p.ListingURL, p.Series, p.Pinned)
+	}
 	fmt.Fprintf(&b, "`recipe:bump` downloaded it and checked it before writing this change to `%s`:\n\n", filepath.ToSlash(p.Recipe))
 	b.WriteString("| | |\n|---|---|\n")
 	row := func(k, v string) { fmt.Fprintf(&b, "| %s | %s |\n", k, v) }

@@ -35,7 +35,7 @@ func TestSeriesOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := SeriesOf(r); !slices.Equal(got, []string{"4.0", "3.5", "3.0"}) {
+	if got := SeriesOf(r); !slices.Equal(got, []string{"4.0", "3.6", "3.5", "3.0"}) {
 		t.Errorf("SeriesOf = %v", got)
 	}
 }
@@ -50,7 +50,7 @@ func TestProposeSeriesIndependent(t *testing.T) {
 	text := withDefault(t, standIn(t, standIn(t, bumptest.RepoRecipe(t), "4.0.2", "4.0.1"), "3.5.7", "3.5.6"), "4.0.1")
 	path := writeRecipe(t, text)
 	n := newFakeNet(t)
-	n.blob(DefaultListingURL, listingOf("4.0.2", "4.0.1", "3.5.7", "3.5.6", "3.0.22"), "application/json")
+	n.blob(DefaultListingURL, listingOf("4.0.2", "4.0.1", "3.6.3", "3.5.7", "3.5.6", "3.0.22"), "application/json")
 	n.release("4.0.2", fx.Tarball, fx.Signature)
 	data, err := os.ReadFile(bad.Tarball)
 	if err != nil {

@@ -39,8 +39,10 @@ var (
 // first: before the first older release (and before any comment lines
 // attached directly above it), or after the last one; formatted
 // as the existing blocks are, and when setDefault sets the top-level
-// default to rel.Version, keeping any comment after the value.
-func rewrite(orig []byte, rel recipe.Release, setDefault bool) ([]byte, error) {
+// default to rel.Version, keeping any comment after the value. A mark (an
+// end-of-life comment line, recipe.MarkLine) goes directly above the new
+// block.
+func rewrite(orig []byte, rel recipe.Release, setDefault bool, mark string) ([]byte, error) {
 	nl := "\n"
 	if bytes.Contains(orig, []byte("\r\n")) {
 		nl = "\r\n"
@@ -94,6 +96,9 @@ func rewrite(orig []byte, rel recipe.Release, setDefault bool) ([]byte, error) {
 	}
 
 	block := formatRelease(rel, nl) + nl
+	if mark != "" {
+		block = mark + nl + block
+	}
 	at := before
 	if at < 0 {
 		// Older than every release: append, separated by one blank line.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-version"
 
+	"github.com/osslbuild/osslbuild/internal/lifecycle"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
@@ -50,7 +51,7 @@ func newRel(v string) recipe.Release {
 
 func TestRewrite(t *testing.T) {
 	rel := newRel("1.1.0")
-	got, err := rewrite([]byte(miniRecipe), rel, true)
+	got, err := rewrite([]byte(miniRecipe), rel, true, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ signers = ["B146647E45A7B33947AB226B2A2C87D161692D40"]
 		t.Error(err)
 	}
 	// Without setDefault, only the block changes.
-	got, err = rewrite([]byte(miniRecipe), rel, false)
+	got, err = rewrite([]byte(miniRecipe), rel, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ signers = ["B146647E45A7B33947AB226B2A2C87D161692D40"]
 func TestRewriteCRLF(t *testing.T) {
 	crlf := strings.ReplaceAll(miniRecipe, "\n", "\r\n")
 	rel := newRel("1.1.0")
-	got, err := rewrite([]byte(crlf), rel, true)
+	got, err := rewrite([]byte(crlf), rel, true, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestRewriteCaught(t *testing.T) {
 		t.Errorf("a configure value holding a [[release]] block: want it refused, got %v", err)
 	}
 	rel := newRel("1.1.0")
-	got, err := rewrite([]byte(tricky), rel, true)
+	got, err := rewrite([]byte(tricky), rel, true, "")
 	if err != nil {
 		return // refusing outright is fine too
 	}
@@ -130,10 +131,10 @@ func TestRewriteCaught(t *testing.T) {
 
 func TestRewriteNoDefaultLine(t *testing.T) {
 	s := strings.Replace(miniRecipe, "default = '1.0.0'   # the release built by default\n", "", 1)
-	if _, err := rewrite([]byte(s), newRel("1.1.0"), true); err == nil {
+	if _, err := rewrite([]byte(s), newRel("1.1.0"), true, ""); err == nil {
 		t.Error("rewrite without a default line succeeded")
 	}
-	if _, err := rewrite([]byte("default = \"1.0.0\"\n"), newRel("1.1.0"), true); err == nil {
+	if _, err := rewrite([]byte("default = \"1.0.0\"\n"), newRel("1.1.0"), true, ""); err == nil {
 		t.Error("rewrite without a [[release]] succeeded")
 	}
 }
@@ -304,7 +305,7 @@ func TestRewriteVersionOrder(t *testing.T) {
 	}
 	for _, v := range []string{"9.0.0", "3.5.99", "3.0.21", "1.1.1"} {
 		rel := newRel(v)
-		got, err := rewrite(base, rel, false)
+		got, err := rewrite(base, rel, false, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,4 +335,38 @@ func newestFirst(vs []string) bool {
 		}
 	}
 	return true
+}
+
+// TestRewriteMark: a release of an ended series is added with its
+// end-of-life mark directly above it, where recipe.EndOfLifeMarks reads
+// it, and the mark of the release it lands before stays with that one.
+func TestRewriteMark(t *testing.T) {
+	base, err := os.ReadFile("../../recipes/openssl.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ser, ok := lifecycle.Of("3.0.21")
+	if !ok {
+		t.Fatal("3.0 not in lifecycle")
+	}
+	rel := newRel("3.0.21")
+	got, err := rewrite(base, rel, false, recipe.MarkLine(ser))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkRewrite("openssl.toml", base, got, rel, false); err != nil {
+		t.Fatal(err)
+	}
+	marks, _, err := recipe.EndOfLifeMarks(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"3.0.21", "3.0.20", "3.0.22"} {
+		if m := marks[v]; m.Series != "3.0" || m.Date != ser.EndOfLife {
+			t.Errorf("%s: mark %+v, want 3.0 ending %s", v, m, ser.EndOfLife)
+		}
+	}
+	if _, ok := marks["3.5.7"]; ok {
+		t.Error("3.5.7 marked")
+	}
 }

@@ -90,7 +90,7 @@ func (c *checker) endOfLife(b *Binary, s *Slice) {
 	if !s.Series.Ended {
 		return
 	}
-	msg := fmt.Sprintf("OpenSSL %s: %s; upstream no longer fixes its vulnerabilities", num, ser.EndedOn())
+	msg, _ := lifecycle.Warning(num, c.o.Now)
 	if c.o.Strict {
 		s.Problems = append(s.Problems, Problem{Rule: RuleEndOfLife, Message: msg})
 		return

@@ -40,7 +40,7 @@ func Rows(res *Result) []report.Row {
 				version = s.Family + " (no version)"
 			}
 			if s.Series != nil && s.Series.Ended {
-				version += " (end of life " + s.Series.EndOfLife + ")"
+				version = report.EndOfLifeCell(version, s.Series.EndOfLife)
 			}
 			rows = append(rows, report.Row{Artifact: name, Arch: s.Arch, Version: version,
 				MinOS: s.MinOS, Opt: optCell(s), Code: codeCell(s), ISA: isaCell(s), Compiler: s.Compiler, Digest: b.SHA256, Status: status})

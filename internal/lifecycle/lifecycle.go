@@ -129,3 +129,15 @@ func parts(s string) []int {
 	}
 	return out
 }
+
+// Warning is what a build or a check says of a release whose series has
+// ended by now: "OpenSSL 3.0.22: the 3.0 series (LTS) reached its end of
+// life on 2026-09-07; upstream no longer fixes its vulnerabilities". ok is
+// false for a supported series or one the table does not know.
+func Warning(version string, now time.Time) (msg string, ok bool) {
+	s, known := Of(version)
+	if !known || !s.Ended(now) {
+		return "", false
+	}
+	return fmt.Sprintf("OpenSSL %s: %s; upstream no longer fixes its vulnerabilities", version, s.EndedOn()), true
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/build"
 	"github.com/osslbuild/osslbuild/internal/configure"
 	"github.com/osslbuild/osslbuild/internal/platform"
+	"github.com/osslbuild/osslbuild/internal/lifecycle"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
@@ -142,6 +143,9 @@ func (r *run) plan(ctx context.Context, target string) (*recipe.Plan, error) {
 	p, err := r.recipe.PlanFor(rel, target, r.Options)
 	if err != nil {
 		return nil, err
+	}
+	if msg, ended := lifecycle.Warning(rel.Version, r.now()); ended {
+		r.logf("%s: warning: %s", p.Slice.Artifact, msg)
 	}
 	if p.CallerOptions && len(p.Slice.Skipped) > 0 {
 		r.logf("%s: options left out for OpenSSL %s by %s's per-version rules: %s", p.Slice.Artifact, rel.Version, r.recipe.Path, strings.Join(p.Slice.Skipped, " "))

@@ -139,6 +139,8 @@ type Runtime struct {
 	// Environ is the invoker's environment, read only to say which of its
 	// variables are ignored; nil means os.Environ(). It never reaches a build.
 	Environ []string
+	// Now is the clock end-of-life warnings read; nil means time.Now.
+	Now func() time.Time
 	// Revision is osslbuild's own version for manifests and cache keys;
 	// "" means Version().
 	Revision string
@@ -172,7 +174,12 @@ func (rt *Runtime) defaults() {
 	if rt.Observer == nil {
 		rt.Observer = nopObserver{}
 	}
+	if rt.Now == nil {
+		rt.Now = time.Now
+	}
 }
+
+func (rt *Runtime) now() time.Time { return rt.Now() }
 
 func (rt *Runtime) logf(format string, args ...any) {
 	fmt.Fprintf(rt.Log, format+"\n", args...)

@@ -1,7 +1,10 @@
 package recipe
 
 import (
+	"time"
+
 	"errors"
+	"github.com/osslbuild/osslbuild/internal/lifecycle"
 	"os"
 	"slices"
 	"strings"
@@ -126,5 +129,40 @@ func TestInvalid(t *testing.T) {
 				t.Errorf("error does not name file and %q:\n%v", tt.wantField, err)
 			}
 		})
+	}
+}
+
+// TestEndOfLifeMarks: the recipe's end-of-life marks agree with
+// internal/lifecycle, the one table of dates: every mark names its series
+// and that series' date, a date already past, and every release of a
+// series that had ended by the "as of" date the recipe states is marked.
+func TestEndOfLifeMarks(t *testing.T) {
+	b, err := os.ReadFile("../../recipes/openssl.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	marks, asOf, err := EndOfLifeMarks(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustLoad(t)
+	for _, rel := range r.Releases {
+		s, ok := lifecycle.Of(rel.Version)
+		if !ok {
+			t.Errorf("release %s: series not in internal/lifecycle", rel.Version)
+			continue
+		}
+		m, marked := marks[rel.Version]
+		switch {
+		case marked && (m.Series != s.Name || m.Date != s.EndOfLife):
+			t.Errorf("release %s: marked %s series ending %s, lifecycle says %s ending %s", rel.Version, m.Series, m.Date, s.Name, s.EndOfLife)
+		case marked && !s.Ended(time.Now()):
+			t.Errorf("release %s: marked end of life, but %s is supported until %s", rel.Version, s.Name, s.EndOfLife)
+		case !marked && s.Ended(asOf):
+			t.Errorf("release %s: the %s series ended %s, before the recipe's as-of date %s, and is not marked", rel.Version, s.Name, s.EndOfLife, asOf.Format(time.DateOnly))
+		}
+	}
+	if len(marks) == 0 {
+		t.Error("no marks found: the recipe pins 3.0 releases, ended 2026-09-07")
 	}
 }

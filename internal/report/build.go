@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
+	"github.com/osslbuild/osslbuild/internal/lifecycle"
 )
 
 // Builds is the GitHub Actions front end of the build targets (a
@@ -20,8 +22,9 @@ import (
 // annotation naming the file and slice, and each published artifact adds
 // one row per slice to the step summary. Outside Actions it does nothing.
 type Builds struct {
-	W   io.Writer // the build's log
-	Env Env       // nil: the process environment
+	W   io.Writer        // the build's log
+	Env Env              // nil: the process environment
+	Now func() time.Time // the clock for end-of-life marks; nil: time.Now
 	mu  sync.Mutex
 }
 
@@ -73,11 +76,20 @@ func (b *Builds) Failed(name string, err error) {
 	}
 }
 
-// Published appends the artifact's slices to the step summary.
+// Published appends the artifact's slices to the step summary, and under
+// Actions annotates a release whose series has ended (the summary's
+// version cells say so too).
 func (b *Builds) Published(m *artifact.Manifest, pub *artifact.Published) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err := AppendSummary(b.Env, "osslbuild: "+m.Name, SummaryRows(m, pub)); err != nil {
+	now := time.Now()
+	if b.Now != nil {
+		now = b.Now()
+	}
+	if msg, ended := lifecycle.Warning(m.OpenSSL.Version, now); ended && b.actions() {
+		Warning(b.W, Annotation{Title: m.Name + ": end of life", Msg: msg})
+	}
+	if err := AppendSummary(b.Env, "osslbuild: "+m.Name, SummaryRows(m, pub, now)); err != nil {
 		fmt.Fprintf(b.W, "warning: %v\n", err)
 	}
 }
@@ -106,8 +118,10 @@ func relPath(p string) string {
 }
 
 // SummaryRows is one row per slice and library carrying a compiler line:
-// version, arch, minos, compiler line, optimisation, tarball digest.
-func SummaryRows(m *artifact.Manifest, pub *artifact.Published) []Row {
+// version (marked when its series has ended by now), arch, minos,
+// compiler line, optimisation, tarball digest.
+func SummaryRows(m *artifact.Manifest, pub *artifact.Published, now time.Time) []Row {
+	version := VersionCell(m.OpenSSL.Version, now)
 	minos := map[string]string{}
 	if len(m.Slices) == 0 {
 		minos[m.Target.Arch] = m.Target.MinOS
@@ -124,7 +138,7 @@ func SummaryRows(m *artifact.Manifest, pub *artifact.Published) []Row {
 		rows = append(rows, Row{
 			Artifact: filepath.Base(pub.Tarball) + "(" + l.Library + ")",
 			Arch:     l.Arch,
-			Version:  m.OpenSSL.Version,
+			Version:  version,
 			MinOS:    minos[l.Arch],
 			Opt:      l.Opt,
 			Compiler: strings.TrimPrefix(l.Line, "compiler: "),
@@ -138,7 +152,7 @@ func SummaryRows(m *artifact.Manifest, pub *artifact.Published) []Row {
 		i, ok := at[[2]string{e.Library, e.Arch}]
 		if !ok {
 			rows = append(rows, Row{Artifact: filepath.Base(pub.Tarball) + "(" + e.Library + ")", Arch: e.Arch,
-				Version: m.OpenSSL.Version, MinOS: minos[e.Arch], Digest: pub.Digests.SHA256, Status: "ok"})
+				Version: version, MinOS: minos[e.Arch], Digest: pub.Digests.SHA256, Status: "ok"})
 			i = len(rows) - 1
 		}
 		rows[i].Code = CodeCell(e.Class, e.Score, e.Functions)
@@ -148,6 +162,19 @@ func SummaryRows(m *artifact.Manifest, pub *artifact.Published) []Row {
 	}
 	return rows
 }
+
+// VersionCell is a release for a table cell, marked when its series has
+// ended by now: "3.0.22 (end of life 2026-09-07)". check's tables mark
+// theirs the same way.
+func VersionCell(version string, now time.Time) string {
+	if s, ok := lifecycle.Of(version); ok && s.Ended(now) {
+		return EndOfLifeCell(version, s.EndOfLife)
+	}
+	return version
+}
+
+// EndOfLifeCell appends the end-of-life date to a version cell.
+func EndOfLifeCell(version, date string) string { return version + " (end of life " + date + ")" }
 
 // ISACell is the instruction set for a table cell: "core2", or
 // "x86-64-v3 (12 dispatched)" when the code above the limit is functions

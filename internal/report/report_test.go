@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/platform"
@@ -170,7 +171,7 @@ func TestSummaryRowsCode(t *testing.T) {
 			{Arch: "arm64", Library: "libssl.a", Class: "optimised", Score: 0.031, Functions: 812},
 		}}
 	pub := &artifact.Published{Tarball: "dist/openssl-macos-arm64.tar.gz"}
-	got := SummaryRows(m, pub)
+	got := SummaryRows(m, pub, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	want := []Row{
 		{Artifact: "openssl-macos-arm64.tar.gz(libcrypto.a)", Arch: "arm64", Version: "4.0.2", MinOS: "11.0", Opt: "-O3", Code: "optimised 0.02/2674", Compiler: "cc -O3", Status: "ok"},
 		{Artifact: "openssl-macos-arm64.tar.gz(libssl.a)", Arch: "arm64", Version: "4.0.2", MinOS: "11.0", Code: "optimised 0.03/812", Status: "ok"},
@@ -182,5 +183,46 @@ func TestSummaryRowsCode(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("row %d:\n got %+v\nwant %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// A build of a release whose series has ended says so in the step summary
+// (the version cell) and, under Actions, as a warning annotation with the
+// date; a supported release gets neither.
+func TestPublishedEndOfLife(t *testing.T) {
+	day := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		version, cell, warning string
+	}{
+		{"3.0.22", "3.0.22 (end of life 2026-09-07)", "::warning title=openssl-macos-arm64%3A end of life::OpenSSL 3.0.22: the 3.0 series (LTS) reached its end of life on 2026-09-07"},
+		{"3.6.3", "3.6.3 (end of life 2026-11-01)", "reached its end of life on 2026-11-01"},
+		{"3.5.7", "3.5.7", ""},
+	} {
+		t.Run(tt.version, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "summary.md")
+			env := func(k string) string {
+				return map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": p}[k]
+			}
+			var out bytes.Buffer
+			b := &Builds{W: &out, Env: env, Now: func() time.Time { return day }}
+			m := &artifact.Manifest{Name: "openssl-macos-arm64", OpenSSL: artifact.Source{Version: tt.version},
+				Target:        platform.Slice{Arch: "arm64", MinOS: "11.0"},
+				CompilerLines: []artifact.CompilerLine{{Arch: "arm64", Library: "libcrypto.a", Line: "compiler: cc -O3", Opt: "-O3"}}}
+			b.Published(m, &artifact.Published{Tarball: "dist/openssl-macos-arm64.tar.gz"})
+			sum, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(sum), "| "+tt.cell+" |") {
+				t.Errorf("summary lacks version cell %q:\n%s", tt.cell, sum)
+			}
+			if tt.warning == "" {
+				if strings.Contains(out.String(), "::warning") {
+					t.Errorf("a supported release warned: %s", out.String())
+				}
+			} else if !strings.Contains(out.String(), tt.warning) {
+				t.Errorf("log lacks %q:\n%s", tt.warning, out.String())
+			}
+		})
 	}
 }

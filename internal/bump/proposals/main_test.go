@@ -199,7 +199,7 @@ func TestOneSeriesNewer(t *testing.T) {
 	fx := testfixture.Get(t, "3.5.7")
 	before := standIn(t, bumptest.RepoRecipe(t), "3.5.7", "3.5.6")
 	dir := inDir(t, before)
-	u := newUpstream(t, "4.0.2", "3.5.7", "3.5.6", "3.0.22", "3.0.20")
+	u := newUpstream(t, "4.0.2", "3.6.3", "3.5.7", "3.5.6", "3.0.22", "3.0.20")
 	u.serveAs(fx, "3.5.7")
 
 	out, log, err := proposalsRun(t, u, nil)
@@ -228,7 +228,7 @@ func TestOneSeriesNewer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("proposed recipe: %v", err)
 	}
-	if got := r.Versions(); !slices.Equal(got, []string{"4.0.2", "3.5.7", "3.5.6", "3.0.22", "3.0.20"}) {
+	if got := r.Versions(); !slices.Equal(got, []string{"4.0.2", "3.6.3", "3.5.7", "3.5.6", "3.0.22", "3.0.20"}) {
 		t.Errorf("proposed recipe's releases: %v", got)
 	}
 	rel, err := r.Release("3.5.7")
@@ -292,7 +292,7 @@ func TestRefused(t *testing.T) {
 	}{{
 		name:    "bad signature",
 		recipe:  func(t *testing.T) string { return standIn(t, bumptest.RepoRecipe(t), "3.5.7", "3.5.6") },
-		listing: []string{"4.0.2", "3.5.7", "3.5.6", "3.0.22"},
+		listing: []string{"4.0.2", "3.6.3", "3.5.7", "3.5.6", "3.0.22"},
 		serve:   func(t *testing.T, u *upstream) { u.tampered(t, testfixture.Get(t, "3.5.7")) },
 		want:    signature.ErrBadSignature,
 		log:     []string{"series 3.5: nothing proposed: bump 3.5.7: refusing openssl-3.5.7.tar.gz from ", "bad signature"},
@@ -300,7 +300,7 @@ func TestRefused(t *testing.T) {
 		// The genuine 3.5.7 served as 3.5.8: the recipe pins its sha256.
 		name:    "older release relabelled, pinned",
 		recipe:  bumptest.RepoRecipe,
-		listing: []string{"4.0.2", "3.5.8", "3.5.7", "3.0.22"},
+		listing: []string{"4.0.2", "3.6.3", "3.5.8", "3.5.7", "3.0.22"},
 		serve:   func(t *testing.T, u *upstream) { u.serveAs(testfixture.Get(t, "3.5.7"), "3.5.8") },
 		want:    bump.ErrRelabelled,
 		log:     []string{"series 3.5: nothing proposed: bump 3.5.8: refusing openssl-3.5.8.tar.gz from ", "is OpenSSL 3.5.7 in recipes/openssl.toml, so it cannot be OpenSSL 3.5.8"},
@@ -309,7 +309,7 @@ func TestRefused(t *testing.T) {
 		// verifies, the tarball's top-level directory gives it away.
 		name:    "older release relabelled, not pinned",
 		recipe:  func(t *testing.T) string { return standIn(t, bumptest.RepoRecipe(t), "3.5.7", "3.5.6") },
-		listing: []string{"4.0.2", "3.5.8", "3.5.6", "3.0.22"},
+		listing: []string{"4.0.2", "3.6.3", "3.5.8", "3.5.6", "3.0.22"},
 		serve:   func(t *testing.T, u *upstream) { u.serveAs(testfixture.Get(t, "3.5.7"), "3.5.8") },
 		want:    source.ErrIdentity,
 		log:     []string{"series 3.5: signature ", `top-level directory "openssl-3.5.7/", want "openssl-3.5.8/"`},
@@ -341,7 +341,7 @@ func TestRefused(t *testing.T) {
 func TestNothingNew(t *testing.T) {
 	before := bumptest.RepoRecipe(t)
 	dir := inDir(t, before)
-	u := newUpstream(t, "4.0.2", "3.6.0", "3.5.7", "3.0.22", "3.0.20")
+	u := newUpstream(t, "4.0.2", "3.6.3", "3.6.0", "3.5.7", "3.4.2", "3.0.22", "3.0.20")
 	out, log, err := proposalsRun(t, u, nil)
 	if err != nil {
 		t.Fatalf("run: %v\nlog:\n%s", err, log)
@@ -351,9 +351,13 @@ func TestNothingNew(t *testing.T) {
 	}
 	assertUnchanged(t, dir, before)
 	assertContains(t, "log", log, "series 4.0: newest release 4.0.2 is in the recipe; nothing to do",
+		"series 3.6: newest release 3.6.3 is in the recipe; nothing to do",
 		"series 3.5: newest release 3.5.7 is in the recipe; nothing to do",
 		"series 3.0: newest release 3.0.22 is in the recipe; nothing to do",
 		"no series has a newer release")
+	if strings.Contains(log, "series 3.4") {
+		t.Errorf("3.4, older than the newest pinned series and not pinned, was considered:\n%s", log)
+	}
 	if got := u.requested(); !slices.Equal(got, []string{"/listing"}) {
 		t.Errorf("requests %v, want the listing only", got)
 	}
@@ -400,7 +404,7 @@ func TestArguments(t *testing.T) {
 		{nil, nil, "-out is required"},
 		{[]string{"-out", full}, nil, "not empty"},
 		{[]string{"-out", t.TempDir(), "extra"}, nil, `unexpected argument "extra"`},
-		{[]string{"-out", t.TempDir(), "-series", "3.6"}, nil, `series "3.6": recipes/openssl.toml pins no release of it`},
+		{[]string{"-out", t.TempDir(), "-series", "3.4"}, nil, `series "3.4": recipes/openssl.toml pins no release of it`},
 		{[]string{"-out", t.TempDir()}, map[string]string{"OSSLBUILD_OFFLINE": "1"}, "offline mode is on"},
 		{[]string{"-out", t.TempDir()}, map[string]string{"OSSLBUILD_OFFLINE": "maybe"}, "OSSLBUILD_OFFLINE"},
 	} {
@@ -410,4 +414,50 @@ func TestArguments(t *testing.T) {
 			t.Errorf("run %v %v: err = %v, want %q", tc.args, tc.env, err, tc.want)
 		}
 	}
+}
+
+// TestNewSeries: upstream has a series newer than any the recipe pins (the
+// recipe here stops at 3.6; the listing and mirror hold the real 4.0.2).
+// It is proposed as its own change, titled as a new series, and the
+// default stays where it was although 4.0.2 is newer than it.
+func TestNewSeries(t *testing.T) {
+	fx := testfixture.Get(t, "4.0.2")
+	text := bumptest.RepoRecipe(t)
+	start := strings.Index(text, "[[release]]\nversion = \"4.0.2\"")
+	end := strings.Index(text[start+1:], "[[release]]") + start + 1
+	if start < 0 || end <= start {
+		t.Fatal("no 4.0.2 block in the recipe")
+	}
+	text = strings.Replace(text[:start]+text[end:], `default = "4.0.2"`, `default = "3.5.7"`, 1)
+	dir := inDir(t, text)
+	u := newUpstream(t, "4.0.2", "3.6.3", "3.5.7", "3.0.22", "3.0.20")
+	u.serveAs(fx, "4.0.2")
+
+	out, log, err := proposalsRun(t, u, nil)
+	if err != nil {
+		t.Fatalf("run: %v\nlog:\n%s", err, log)
+	}
+	assertUnchanged(t, dir, text)
+	if got := entries(t, out); !slices.Equal(got, []string{"4.0"}) {
+		t.Fatalf("%s holds %v, want one proposal, 4.0", out, got)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "4.0", bump.ProposalRecipe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := recipe.Parse("proposed", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Default != "3.5.7" {
+		t.Errorf("default moved to %s; a new series must not move it", r.Default)
+	}
+	if _, err := r.Release("4.0.2"); err != nil {
+		t.Error(err)
+	}
+	title, _ := os.ReadFile(filepath.Join(out, "4.0", bump.ProposalTitle))
+	assertContains(t, "title", string(title), "recipe: OpenSSL 4.0.2 (new 4.0 series)")
+	body, _ := os.ReadFile(filepath.Join(out, "4.0", bump.ProposalBody))
+	assertContains(t, "body", string(body), "a series newer than any the recipe pins", "which stays 3.5.7", "| default | stays 3.5.7 |")
+	assertContains(t, "log", log, "series 4.0: a new series upstream, newest release 4.0.2")
 }
