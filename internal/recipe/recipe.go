@@ -399,9 +399,13 @@ func parse(path string, data []byte, o LoadOptions) (*Recipe, error) {
 			}
 		}
 	}
-	if len(r.Releases) == 0 {
-		bad("release", "release", "no releases defined")
-	} else if !seen[r.Default] {
+	// A recipe may list no release: a consumer that keeps its OpenSSL
+	// version and sha256 elsewhere (pyca's openssl-version.sh) gives them
+	// to every build (-version, -sha256), and the recipe holds its targets.
+	switch {
+	case len(r.Releases) == 0 && r.Default != "":
+		bad("default", "default", "%q names a release, but the recipe lists none (remove default, or add the [[release]])", r.Default)
+	case len(r.Releases) > 0 && !seen[r.Default]:
 		bad("default", "default", "%q is not one of the releases", r.Default)
 	}
 	if len(c.errs) > 0 {
@@ -450,6 +454,9 @@ func (r *Recipe) RecordedPath() string {
 // Release returns the release with the given version ("" = default).
 func (r *Recipe) Release(v string) (Release, error) {
 	if v == "" {
+		if r.Default == "" {
+			return Release{}, fmt.Errorf("recipe %s lists no releases: give the release to build (-version=X.Y.Z, with -sha256): %w", r.Path, ErrUnknown)
+		}
 		v = r.Default
 	}
 	for _, rel := range r.Releases {

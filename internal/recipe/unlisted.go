@@ -57,6 +57,10 @@ func (r *Recipe) Resolve(ver, sha256 string) (rel Release, listed bool, err erro
 	if err != nil {
 		return Release{}, false, err
 	}
+	if v == "" && r.Default == "" {
+		_, err := r.Release("")
+		return Release{}, false, err
+	}
 	sha := strings.ToLower(strings.TrimSpace(sha256))
 	if sha256 != "" && !hex64.MatchString(sha) {
 		return Release{}, false, fmt.Errorf("sha256 %q for OpenSSL %s: want 64 hex digits", sha256, orDefault(v, r.Default))

@@ -54,7 +54,7 @@ func TestActionMetadata(t *testing.T) {
 	if a.Name == "" || a.Description == "" || a.Runs.Using != "composite" {
 		t.Errorf("name %q, description %q, runs.using %q: want a described composite action", a.Name, a.Description, a.Runs.Using)
 	}
-	wantIn := []string{"arm64-artifact", "openssl-options", "openssl-sha256", "openssl-version", "output-dir", "target", "x86_64-artifact"}
+	wantIn := []string{"arm64-artifact", "openssl-options", "openssl-sha256", "openssl-version", "output-dir", "recipe", "target", "x86_64-artifact"}
 	if got := slices.Sorted(maps.Keys(a.Inputs)); !slices.Equal(got, wantIn) {
 		t.Errorf("inputs %v, want %v", got, wantIn)
 	}
@@ -134,9 +134,16 @@ func TestActionRuns(t *testing.T) {
 		"OSSLBUILD_CACHE="+e2e.Settings(t, t.TempDir()).Fetch.CacheDir,
 		"OSSLBUILD_REVISION=test-"+e2e.Key(),
 	)
+	recipeText, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), pycaRecipe))
+	if err != nil {
+		t.Fatal(err)
+	}
 	newJob := func(name string, inputs map[string]string) invocation {
-		// A workspace and runner temp of its own, outside the checkout.
-		return invocation{name: name, inputs: inputs, workspace: t.TempDir(), temp: t.TempDir(), env: env}
+		// A workspace and runner temp of its own, outside the checkout,
+		// holding pyca's recipe where the page puts it.
+		j := invocation{name: name, inputs: inputs, workspace: t.TempDir(), temp: t.TempDir(), env: env}
+		testfixture.WriteTree(t, j.workspace, map[string]string{pycaRecipePath: string(recipeText)})
+		return j
 	}
 	var jobs []invocation
 	for _, row := range w.Jobs["build"].Strategy.Matrix["ARCH"] {
@@ -151,6 +158,15 @@ func TestActionRuns(t *testing.T) {
 	hostile := maps.Clone(jobs[0].inputs)
 	hostile["target"] = "a\n::warning title=INJ::b"
 	jobs = append(jobs, newJob("hostile target", hostile))
+	// A recipe with an -O0 flag in the caller's workspace, and one
+	// outside it.
+	j := newJob("hostile recipe", maps.Clone(jobs[0].inputs))
+	testfixture.WriteTree(t, j.workspace, map[string]string{pycaRecipePath: strings.Replace(string(recipeText),
+		`flags = ["-mmacosx-version-min=11.0"]`, `flags = ["-mmacosx-version-min=11.0", "-O0"]`, 1)})
+	jobs = append(jobs, j)
+	outside := maps.Clone(jobs[0].inputs)
+	outside["recipe"] = "../" + filepath.Base(pycaRecipePath)
+	jobs = append(jobs, newJob("recipe outside the workspace", outside))
 
 	results := make([]result, len(jobs))
 	var wg sync.WaitGroup
@@ -177,6 +193,21 @@ func TestActionRuns(t *testing.T) {
 			}
 			continue
 		}
+		if j.name == "hostile recipe" {
+			if res.err == nil || !strings.Contains(res.log, pycaRecipePath+":") || !strings.Contains(res.log, `targets.arm64.flags[1]: flag "-O0": optimisation is OpenSSL's own -O3`) {
+				t.Errorf("a recipe with -O0: err %v\n%s", res.err, tail(res.log))
+			}
+			if _, err := os.Stat(filepath.Join(j.workspace, "dist")); !os.IsNotExist(err) {
+				t.Errorf("the refused build created %s/dist", j.workspace)
+			}
+			continue
+		}
+		if j.name == "recipe outside the workspace" {
+			if res.err == nil || !strings.Contains(res.log, "want a path relative to the workspace, inside it") {
+				t.Errorf("a recipe outside the workspace: err %v\n%s", res.err, tail(res.log))
+			}
+			continue
+		}
 		if j.name == "flag as option" {
 			if res.err == nil || !strings.Contains(res.log, `option "-O0": optimisation is OpenSSL's own -O3`) {
 				t.Errorf("a build given -O0 as an option: err %v\n%s", res.err, tail(res.log))
@@ -195,14 +226,10 @@ func TestActionRuns(t *testing.T) {
 		return
 	}
 
-	// The universal2 job: the slices where download-artifact puts them.
+	// The manual run's universal2 job: both slices (arm64 from the cache
+	// the arm64 job filled) and their merge, uploading x86_64 beside it.
 	inputs := osslbuildInputs(t, w, "universal2", nil, vf)
 	u := newJob("universal2", inputs)
-	for arch, dir := range sliceDirs {
-		if err := os.CopyFS(filepath.Join(u.workspace, inputs[arch+"-artifact"]), os.DirFS(dir)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	res := a.run(context.Background(), u)
 	if res.err != nil {
 		t.Fatalf("universal2: %v\n%s", res.err, tail(res.log))
@@ -215,6 +242,23 @@ func TestActionRuns(t *testing.T) {
 	if len(f.Slices) != 2 {
 		t.Errorf("universal2 libcrypto.a has %d slices", len(f.Slices))
 	}
+	x86 := filepath.Join(u.workspace, "dist", "openssl-macos-x86-64")
+	if m, err := artifact.ReadManifest(x86); err != nil || m.Target.Arch != "x86_64" {
+		t.Errorf("universal2 job: the x86_64 slice the page uploads (dist/openssl-macos-x86-64/): %v", err)
+	}
+
+	// merge, for slices built by separate jobs: held to the same recipe.
+	mj := newJob("merge", map[string]string{"target": "merge", "arm64-artifact": "arm64", "x86_64-artifact": "x86-64", "recipe": pycaRecipePath})
+	for name, from := range map[string]string{"arm64": sliceDirs["arm64"], "x86-64": x86} {
+		if err := os.CopyFS(filepath.Join(mj.workspace, name), os.DirFS(from)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res = a.run(context.Background(), mj)
+	if res.err != nil {
+		t.Fatalf("merge: %v\n%s", res.err, tail(res.log))
+	}
+	checkJob(t, mj, res, "openssl-macos-universal2", "universal2", fx.SHA256)
 
 	// Nothing of the runs is left in the action's checkout.
 	if left, _ := filepath.Glob(filepath.Join(testfixture.RepoRoot(), ".mage-*")); len(left) > 0 {
@@ -272,6 +316,10 @@ func checkJob(t *testing.T, j invocation, res result, name, arch, sourceSHA stri
 	}
 	if m.Osslbuild != "test-"+e2e.Key() || strings.Join(m.Target.Options, " ") != pycaFlags {
 		t.Errorf("%s: manifest says osslbuild %q, options %v", j.name, m.Osslbuild, m.Target.Options)
+	}
+	// The caller's recipe, by the path the workflow gave.
+	if m.Recipe.Origin != "file" || m.Recipe.Path != pycaRecipePath {
+		t.Errorf("%s: manifest recipe %+v, want the workspace's %s", j.name, m.Recipe, pycaRecipePath)
 	}
 	// The build's table (one row per slice) and check's.
 	if strings.Count(res.summary, "### ") < 2 || !strings.Contains(res.summary, "| "+e2e.Version+" |") ||

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,11 +15,19 @@ import (
 	"github.com/rhysd/actionlint"
 	"go.yaml.in/yaml/v4"
 
+	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // docPath is the page that replaces pyca/infra's workflow.
 const docPath = "docs/pyca-infra.md"
+
+// pycaRecipePath is where the page has pyca keep its recipe, and
+// pycaRecipe the example it says to copy there.
+const (
+	pycaRecipePath = "cryptography-macos/osslbuild.toml"
+	pycaRecipe     = "recipes/examples/pyca-infra.toml"
+)
 
 // osslbuildUses is how the page pins the action: the commit is the
 // reader's to fill in.
@@ -36,8 +45,16 @@ type pycaWorkflow struct {
 			Branches []string `yaml:"branches"`
 			Paths    []string `yaml:"paths"`
 		} `yaml:"push"`
+		WorkflowDispatch struct {
+			Inputs map[string]struct {
+				Description string `yaml:"description"`
+				Type        string `yaml:"type"`
+				Default     bool   `yaml:"default"`
+			} `yaml:"inputs"`
+		} `yaml:"workflow_dispatch"`
 	} `yaml:"on"`
 	Jobs map[string]struct {
+		If       string   `yaml:"if"`
 		RunsOn   string   `yaml:"runs-on"`
 		Name     string   `yaml:"name"`
 		Needs    []string `yaml:"needs"`
@@ -214,17 +231,21 @@ func TestPycaInfraDoc(t *testing.T) {
 	})
 
 	t.Run("pyca's triggers and jobs", func(t *testing.T) {
-		paths := []string{".github/workflows/build-macos-openssl.yml", "cryptography-linux/openssl-version.sh"}
+		paths := []string{".github/workflows/build-macos-openssl.yml", "cryptography-linux/openssl-version.sh", pycaRecipePath}
 		if w.Name != "macOS OpenSSL" || len(w.On.Schedule) != 1 || w.On.Schedule[0].Cron != "0 0 * * FRI" ||
 			!slices.Equal(w.On.PullRequest.Paths, paths) || !slices.Equal(w.On.Push.Paths, paths) || !slices.Equal(w.On.Push.Branches, []string{"main"}) {
-			t.Errorf("name and triggers: %+v, want pyca's", w.On)
+			t.Errorf("name and triggers: %+v, want pyca's, and the recipe", w.On)
+		}
+		if in, ok := w.On.WorkflowDispatch.Inputs["universal2"]; !ok || in.Type != "boolean" || in.Default {
+			t.Errorf("workflow_dispatch inputs %+v: want universal2, a boolean, off", w.On.WorkflowDispatch.Inputs)
 		}
 		b, u := w.Jobs["build"], w.Jobs["universal2"]
 		if len(w.Jobs) != 2 || b.Name != "Build OpenSSL for macOS (${{ matrix.ARCH.NAME }})" || u.Name != "Build OpenSSL for macOS universal2" ||
-			!slices.Equal(u.Needs, []string{"build"}) || b.RunsOn != "macos-15" || u.RunsOn != "macos-15" {
-			t.Errorf("jobs: want pyca's build and universal2 jobs, names and runners")
+			b.RunsOn != "macos-15" || u.RunsOn != "macos-15" || b.If != "" || u.If != "${{ inputs.universal2 }}" {
+			t.Errorf("jobs: want pyca's build job, always, and universal2 on a manual run only")
 		}
-		want := []map[string]string{{"NAME": "x86_64", "ARTIFACT_NAME": "x86-64"}, {"NAME": "arm64", "ARTIFACT_NAME": "arm64"}}
+		// What pyca/cryptography downloads now: arm64.
+		want := []map[string]string{{"NAME": "arm64", "ARTIFACT_NAME": "arm64"}}
 		if !slices.EqualFunc(b.Strategy.Matrix["ARCH"], want, maps.Equal) {
 			t.Errorf("matrix %v, want %v", b.Strategy.Matrix, want)
 		}
@@ -253,9 +274,14 @@ func TestPycaInfraDoc(t *testing.T) {
 					}
 					uploaded = append(uploaded, n)
 				}
-				// The artifact directory's contents are the artifact's root.
-				if st.With["path"] != "${{ steps.build.outputs.artifact-dir }}/" {
-					t.Errorf("job %s uploads %q, want the action's artifact-dir output with a trailing /", name, st.With["path"])
+				// The artifact directory's contents are the artifact's root;
+				// universal2's x86_64 slice is published beside it.
+				want := "${{ steps.build.outputs.artifact-dir }}/"
+				if st.With["name"] == "openssl-macos-x86-64" {
+					want = "dist/openssl-macos-x86-64/"
+				}
+				if st.With["path"] != want {
+					t.Errorf("job %s uploads %q, want %q", name, st.With["path"], want)
 				}
 			}
 		}
@@ -294,26 +320,63 @@ func TestPycaInfraDoc(t *testing.T) {
 		// What the build job hands the action comes from pyca's
 		// openssl-version.sh, run as the workflow runs it.
 		vf := pycaVersionFile("4.0.1", strings.Repeat("2d", 32), pycaFlags)
+		pyca := map[string]string{"recipe": pycaRecipePath, "openssl-version": "openssl-4.0.1", "openssl-sha256": strings.Repeat("2d", 32), "openssl-options": pycaFlags}
 		for _, row := range w.Jobs["build"].Strategy.Matrix["ARCH"] {
 			got := osslbuildInputs(t, w, "build", map[string]string{"ARCH.NAME": row["NAME"], "ARCH.ARTIFACT_NAME": row["ARTIFACT_NAME"]}, vf)
-			want := map[string]string{"target": row["NAME"], "openssl-version": "openssl-4.0.1", "openssl-sha256": strings.Repeat("2d", 32), "openssl-options": pycaFlags}
+			want := maps.Clone(pyca)
+			want["target"] = row["NAME"]
 			if !maps.Equal(got, want) {
 				t.Errorf("build (%s) inputs %v\nwant %v", row["NAME"], got, want)
 			}
 		}
 		got := osslbuildInputs(t, w, "universal2", nil, vf)
-		if want := map[string]string{"target": "merge", "arm64-artifact": "arm64", "x86_64-artifact": "x86-64"}; !maps.Equal(got, want) {
+		want := maps.Clone(pyca)
+		want["target"] = "universal2"
+		if !maps.Equal(got, want) {
 			t.Errorf("universal2 inputs %v, want %v", got, want)
 		}
-		// merge reads the slices where download-artifact put them.
-		paths := map[string]string{}
-		for _, st := range w.Jobs["universal2"].Steps {
-			if strings.HasPrefix(st.Uses, "actions/download-artifact@") {
-				paths[st.With["name"]] = st.With["path"]
+	})
+
+	// The recipe the page has pyca copy builds what osslbuild's own recipe
+	// builds for pyca: the same slices, for a release it does not list.
+	t.Run("pyca's recipe", func(t *testing.T) {
+		doc, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), docPath))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(doc), pycaRecipe) || !strings.Contains(string(doc), pycaRecipePath) {
+			t.Errorf("%s does not tell pyca to copy %s to %s", docPath, pycaRecipe, pycaRecipePath)
+		}
+		theirs, err := recipe.Load(filepath.Join(testfixture.RepoRoot(), pycaRecipe))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours, err := recipe.Load("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(theirs.Releases) != 0 {
+			t.Errorf("%s pins releases; the page keeps the release in openssl-version.sh", pycaRecipe)
+		}
+		for _, target := range []string{"arm64", "x86_64"} {
+			rel, listed, err := theirs.Resolve("openssl-4.0.1", strings.Repeat("2d", 32))
+			if err != nil || listed {
+				t.Fatalf("4.0.1 from openssl-version.sh: listed %v, %v", listed, err)
+			}
+			a, err := theirs.PlanFor(rel, target, strings.Fields(pycaFlags))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := ours.PlanFor(rel, target, strings.Fields(pycaFlags))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(a.Slice, b.Slice) {
+				t.Errorf("%s: pyca's recipe gives %+v\nosslbuild's %+v", target, a.Slice, b.Slice)
 			}
 		}
-		if paths["openssl-macos-arm64"] != got["arm64-artifact"] || paths["openssl-macos-x86-64"] != got["x86_64-artifact"] {
-			t.Errorf("downloads %v do not feed the merge %v", paths, got)
+		if _, err := theirs.Release(""); err == nil || !strings.Contains(err.Error(), "-version=X.Y.Z") {
+			t.Errorf("a build of pyca's recipe without a version: %v", err)
 		}
 	})
 

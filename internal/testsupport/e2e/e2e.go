@@ -214,6 +214,24 @@ func Universal2(t testing.TB) string {
 	}, proveDist(pipeline.Osslbuild))
 }
 
+// PBSRecipe is python-build-standalone's recipe among the examples, a
+// consumer recipe nobody here wrote the targets of.
+const PBSRecipe = "recipes/examples/python-build-standalone.toml"
+
+// Consumer returns the fixture directory holding, under dist/, the arm64
+// artifact PBSRecipe builds from its default release (the real 3.5.7),
+// given as a file the way -recipe=FILE gives it.
+func Consumer(t testing.TB) string {
+	t.Helper()
+	Require(t)
+	return Shared(t, "pbs-arm64", func(dir string) error {
+		s := Settings(t, dir)
+		s.Recipe, s.Version = filepath.Join(testfixture.RepoRoot(), PBSRecipe), ""
+		_, err := pipeline.Slice(context.Background(), s, Runtime(t), "arm64", nil)
+		return err
+	}, proveDist(pipeline.Osslbuild))
+}
+
 // Slice returns the published artifact directory of target (a recipe
 // target of universal2: arm64 or x86_64), from the Universal2 fixture.
 func Slice(t testing.TB, target string) string {
