@@ -326,6 +326,55 @@ func TestCommandsParse(t *testing.T) {
 	}
 }
 
+// osslcheckFlags are the flags cmd/osslcheck defines.
+func osslcheckFlags(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, m := range regexp.MustCompile(`fs\.(?:String|Bool|Int|Var|Func|BoolFunc)\("([a-z0-9-]+)"`).FindAllStringSubmatch(read(t, "cmd/osslcheck/main.go"), -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// TestOsslcheckFlagsParse: every flag an osslcheck command on a page
+// passes is one cmd/osslcheck defines.
+func TestOsslcheckFlagsParse(t *testing.T) {
+	flags := osslcheckFlags(t)
+	if !slices.Contains(flags, "minopt") {
+		t.Fatalf("cmd/osslcheck read as defining %v", flags)
+	}
+	n := 0
+	for _, page := range pages(t) {
+		for _, b := range blocks(t, page) {
+			for i, l := range b.lines {
+				// The command itself: the word naming osslcheck and what follows.
+				for _, seg := range strings.Split(l, "&&") {
+					w := words(strings.ReplaceAll(seg, `"`, " "))
+					at := slices.IndexFunc(w, func(s string) bool {
+						return strings.Contains(s, "osslcheck") && !strings.HasPrefix(s, "-") && !strings.Contains(s, "releases/download") && w[0] != "curl" && w[0] != "chmod" && w[0] != "gh" && (len(w) < 2 || w[1] != "install")
+					})
+					if at < 0 || (at > 0 && w[at-1] == "-o") {
+						continue
+					}
+					n++
+					for _, a := range w[at+1:] {
+						if !strings.HasPrefix(a, "-") {
+							continue
+						}
+						name, _, _ := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+						if !slices.Contains(flags, name) {
+							t.Errorf("%s:%d: osslcheck has no flag -%s (it has %s)", page, b.line+1+i, name, strings.Join(flags, ", "))
+						}
+					}
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no osslcheck command found in the pages")
+	}
+}
+
 // TestTranscripts runs every ```console block: each "$ command" in the
 // repository root (with bash), its output compared line by line with the
 // lines that follow it ("..." stands for any lines). A message changed in
