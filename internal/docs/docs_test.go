@@ -467,3 +467,36 @@ func TestMatchLines(t *testing.T) {
 		}
 	}
 }
+
+// TestPackageMap: docs/architecture.md's map names every package of the
+// module (as `dir` or as (`sub`) of its parent's row), so where each idea
+// lives cannot fall behind the tree.
+func TestPackageMap(t *testing.T) {
+	page := read(t, "docs/architecture.md")
+	root := testfixture.RepoRoot()
+	list := exec.Command("go", "list", "-f", "{{.Dir}}", "./...")
+	list.Dir = root
+	out, err := list.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(strings.Fields(string(out))); n < 30 {
+		t.Fatalf("go list found %d packages", n)
+	}
+	for _, dir := range strings.Fields(string(out)) {
+		rel, err := filepath.Rel(root, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			continue
+		}
+		parent, base := filepath.ToSlash(filepath.Dir(rel)), filepath.Base(rel)
+		named := strings.Contains(page, "`"+rel+"`") || strings.Contains(page, "`"+rel+"/`") ||
+			((strings.Contains(page, "`"+parent+"`") || strings.Contains(page, "`"+parent+"/`")) && strings.Contains(page, "`"+base+"`"))
+		if !named {
+			t.Errorf("docs/architecture.md's package map does not name %s", rel)
+		}
+	}
+}
