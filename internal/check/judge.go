@@ -220,6 +220,14 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 			}
 		}
 	}
+	// A linked Mach-O image's code signature (one per thin image).
+	for _, o := range s.Objects {
+		if cs := o.Signature; cs != nil {
+			out.Signature = &Signature{Kind: cs.Kind(), Identifier: cs.Identifier, Hash: cs.HashType, Pages: cs.Pages, Stale: len(cs.Stale) + len(cs.StaleSpecial), Valid: cs.Valid()}
+		} else if o.SignatureErr != nil {
+			out.Signature = &Signature{Malformed: o.SignatureErr.Error()}
+		}
+	}
 	if out.Arch == "" {
 		out.Arch = "unknown"
 	}

@@ -66,6 +66,7 @@ type Slice struct {
 	OptSource   string         `json:"opt_source,omitempty"`   // the evidence the verdict rests on: compiler-line or machine-code
 	Code        *Code          `json:"code,omitempty"`         // what the machine code says, beside the compiler line
 	ISA         *ISA           `json:"isa,omitempty"`          // the instruction set of compiled x86-64 code
+	Signature   *Signature     `json:"signature,omitempty"`    // a linked Mach-O image's code signature
 	Unknown     string         `json:"unknown,omitempty"`      // why the optimisation is unknown
 	Evidence    []Evidence     `json:"evidence,omitempty"`
 	Libcrypto   bool           `json:"libcrypto"` // holds libcrypto's own build-info strings
@@ -87,6 +88,20 @@ const (
 	StatusFailed    = "failed"
 	StatusNotJudged = "not judged"
 )
+
+// Signature is a linked Mach-O image's code signature as check found it:
+// its kind and whether every page hash still matches (arm64 code with a
+// stale or no signature fails, rule code-signature). A certificate's CMS
+// signature is not verified, only the hashes it covers.
+type Signature struct {
+	Kind       string `json:"kind,omitempty"` // "ad hoc", "ad hoc (linker-signed)", "certificate"
+	Identifier string `json:"identifier,omitempty"`
+	Hash       string `json:"hash,omitempty"` // sha256, sha1
+	Pages      int    `json:"pages,omitempty"`
+	Stale      int    `json:"stale"` // hashes that no longer match
+	Valid      bool   `json:"valid"`
+	Malformed  string `json:"malformed,omitempty"` // why it could not be read
+}
 
 // Series is a release series and its end of life.
 type Series struct {

@@ -15,6 +15,7 @@ package inspect
 import (
 	"bytes"
 	"debug/elf"
+	"debug/macho"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -80,6 +81,11 @@ type Object struct {
 	MachO  *MachO // set when Format is FormatMachO and it parsed
 	ELF    *ELF   // set when Format is FormatELF and it parsed
 	PE     *PE    // set when Format is FormatPE and it parsed
+	// Signature is a linked Mach-O image's code signature, checked against
+	// its pages (nil without LC_CODE_SIGNATURE); SignatureErr says why it
+	// could not be read (a malformed signature, wrapping ErrSignature).
+	Signature    *CodeSignature
+	SignatureErr error
 	// Err is why this object could not be parsed (a *FormatError naming the
 	// file, slice and member). The rest of the file is still inspected so that
 	// a validator can report every problem at once.
@@ -430,6 +436,9 @@ func (c *inspector) object(r io.ReaderAt, size int64, arch, member string, base 
 			data = c.data[base : base+size]
 		}
 		o.MachO, err = parseMachO(r, size, data)
+		if err == nil && o.MachO.Type != macho.TypeObj {
+			o.Signature, o.SignatureErr = ReadCodeSignature(r, 0, o.MachO)
+		}
 	case isPE(magic):
 		o.Format = FormatPE
 		o.PE, err = ParsePE(r, size)

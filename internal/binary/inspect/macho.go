@@ -22,7 +22,32 @@ const (
 	// and the data inside code.
 	lcFunctionStarts macho.LoadCmd = 0x26
 	lcDataInCode     macho.LoadCmd = 0x29
+
+	// What a linked image says of itself and what it loads: its install
+	// name, the dylibs it needs, its run-path list and its code signature.
+	lcCodeSignature  macho.LoadCmd = 0x1d
+	lcIDDylib        macho.LoadCmd = 0xd
+	lcLoadDylib      macho.LoadCmd = 0xc
+	lcLoadWeakDylib  macho.LoadCmd = 0x80000018
+	lcReexportDylib  macho.LoadCmd = 0x8000001f
+	lcLazyLoadDylib  macho.LoadCmd = 0x20
+	lcLoadUpwardDyld macho.LoadCmd = 0x80000023
+	lcRpath          macho.LoadCmd = 0x8000001c
 )
+
+// Dylib is a dylib as a load command names it: LC_ID_DYLIB (the image's
+// own install name) or one it loads.
+type Dylib struct {
+	Cmd           string // "LC_ID_DYLIB", "LC_LOAD_DYLIB", "LC_LOAD_WEAK_DYLIB", ...
+	Name          string
+	Current       Version
+	Compatibility Version
+}
+
+var dylibCmds = map[macho.LoadCmd]string{
+	lcIDDylib: "LC_ID_DYLIB", lcLoadDylib: "LC_LOAD_DYLIB", lcLoadWeakDylib: "LC_LOAD_WEAK_DYLIB",
+	lcReexportDylib: "LC_REEXPORT_DYLIB", lcLazyLoadDylib: "LC_LAZY_LOAD_DYLIB", lcLoadUpwardDyld: "LC_LOAD_UPWARD_DYLIB",
+}
 
 // maxSizeofcmds caps the load-command area we walk. Real objects have a few
 // KiB of load commands, large dylibs some tens of KiB.
@@ -147,6 +172,13 @@ type MachO struct {
 	// (Count: nsyms) and the other two commands' data (Count: bytes) lie in
 	// the file; Present says the command was there.
 	Symtab, FunctionStarts, DataInCode LinkEdit
+	// CodeSignature is where LC_CODE_SIGNATURE's blob lies (Count: bytes).
+	CodeSignature LinkEdit
+	// ID is the image's LC_ID_DYLIB (a dylib's install name), nil if none;
+	// Loads the dylibs it loads, in order; Rpaths its LC_RPATH entries.
+	ID     *Dylib
+	Loads  []Dylib
+	Rpaths []string
 }
 
 // LinkEdit locates a load command's table in the file.
@@ -350,8 +382,12 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 			need = 48 // nsects at 40
 		case macho.LoadCmdSymtab:
 			need = 16 // symoff, nsyms, stroff, strsize
-		case lcFunctionStarts, lcDataInCode:
+		case lcFunctionStarts, lcDataInCode, lcCodeSignature:
 			need = 8 // dataoff, datasize
+		case lcIDDylib, lcLoadDylib, lcLoadWeakDylib, lcReexportDylib, lcLazyLoadDylib, lcLoadUpwardDyld:
+			need = 16 // name offset, timestamp, current, compatibility
+		case lcRpath:
+			need = 4 // path offset
 		}
 		if len(body) < need {
 			return Malformed(off, "load command %d (cmd %#x): cmdsize %d is too small: expected at least %d", i, uint32(cmd), cmdsize, need+8)
@@ -376,6 +412,28 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 			m.FunctionStarts = LinkEdit{Offset: bo.Uint32(body[0:]), Count: bo.Uint32(body[4:]), Present: true}
 		case lcDataInCode:
 			m.DataInCode = LinkEdit{Offset: bo.Uint32(body[0:]), Count: bo.Uint32(body[4:]), Present: true}
+		case lcCodeSignature:
+			m.CodeSignature = LinkEdit{Offset: bo.Uint32(body[0:]), Count: bo.Uint32(body[4:]), Present: true}
+		case lcIDDylib, lcLoadDylib, lcLoadWeakDylib, lcReexportDylib, lcLazyLoadDylib, lcLoadUpwardDyld:
+			name, err := lcString(body, bo.Uint32(body[0:]))
+			if err != nil {
+				return Malformed(off, "load command %d (%s): %v", i, dylibCmds[cmd], err)
+			}
+			d := Dylib{Cmd: dylibCmds[cmd], Name: name, Current: Version(bo.Uint32(body[8:])), Compatibility: Version(bo.Uint32(body[12:]))}
+			if cmd == lcIDDylib {
+				if m.ID != nil {
+					return Malformed(off, "load command %d: a second LC_ID_DYLIB", i)
+				}
+				m.ID = &d
+			} else {
+				m.Loads = append(m.Loads, d)
+			}
+		case lcRpath:
+			p, err := lcString(body, bo.Uint32(body[0:]))
+			if err != nil {
+				return Malformed(off, "load command %d (LC_RPATH): %v", i, err)
+			}
+			m.Rpaths = append(m.Rpaths, p)
 		default:
 			if need == 0 {
 				break
@@ -397,6 +455,20 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 	}
 	m.Versions, m.Sections = vs, secs
 	return nil
+}
+
+// lcString is the NUL-terminated string a load command holds at offset
+// off from the start of the command (its 8-byte header included).
+func lcString(body []byte, off uint32) (string, error) {
+	if off < 8 || int64(off)-8 >= int64(len(body)) {
+		return "", fmt.Errorf("string offset %d outside the command's %d bytes", off, len(body)+8)
+	}
+	b := body[off-8:]
+	n := bytes.IndexByte(b, 0)
+	if n < 0 {
+		return "", fmt.Errorf("string at offset %d is not NUL-terminated", off)
+	}
+	return string(b[:n]), nil
 }
 
 // sections decodes the section headers that follow a segment command's

@@ -56,6 +56,13 @@ func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
 	for _, o := range s.Objects {
 		c.object(arch, o, exp, minos)
 	}
+	// Linked images: their signature, where the slice is OpenSSL's code
+	// (check leaves a bundle's other libraries unjudged).
+	if !c.static && HoldsOpenSSL(s) {
+		for _, o := range s.Objects {
+			c.signature(arch, o)
+		}
+	}
 	r := c.verdict(s, exp)
 	c.optimisation(arch, s, exp, r)
 	c.isa(arch, s, exp.ISA, &r)

@@ -1,0 +1,285 @@
+package inspect
+
+import (
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+)
+
+// A Mach-O code signature (LC_CODE_SIGNATURE) is a SuperBlob of big-endian
+// blobs, the one that matters here being the CodeDirectory: one hash per
+// page of the file up to codeLimit (where the signature starts), plus
+// hashes of the other blobs in "special" slots before them. macOS refuses
+// to map arm64 code whose page hashes do not match: an image changed after
+// it was signed (an install-name rewrite, a stray byte) must be signed
+// again. Only the hashes are checked here; a certificate's CMS signature
+// (Developer ID) is not (no key of Apple's is pinned here).
+const (
+	csMagicSuperBlob     = 0xfade0cc0
+	csMagicCodeDirectory = 0xfade0c02
+	csSlotCodeDirectory  = 0
+	csSlotRequirements   = 2
+	csSlotEntitlements   = 5
+	csSlotDEREntitlement = 7
+	csSlotCMS            = 0x10000
+
+	csHashSHA1   = 1
+	csHashSHA256 = 2
+
+	// CSAdhoc and CSLinkerSigned are CodeDirectory flags: signed without
+	// an identity, and signed by the linker (ld64.lld, ld64).
+	CSAdhoc        = 0x2
+	CSLinkerSigned = 0x20000
+)
+
+// ErrSignature marks a code signature that does not hold: missing where
+// one is required, malformed, or with hashes the image does not match.
+var ErrSignature = errors.New("code signature")
+
+// CodeSignature is what an image's code signature says, and whether the
+// image still matches it.
+type CodeSignature struct {
+	Identifier string
+	Flags      uint32 // CSAdhoc, CSLinkerSigned, ...
+	HashType   string // "sha256", "sha1"
+	PageSize   int
+	CodeLimit  int64 // bytes of the image the page hashes cover
+	Pages      int
+	// Stale lists the pages whose hash no longer matches; StaleSpecial
+	// the special slots (-2 requirements, -5 entitlements) likewise.
+	Stale        []int
+	StaleSpecial []int
+	// Certificate reports a CMS signature blob (an identity's, not ad
+	// hoc); its certificate chain is not verified here.
+	Certificate bool
+}
+
+// Valid reports whether every hash matches.
+func (c *CodeSignature) Valid() bool { return len(c.Stale) == 0 && len(c.StaleSpecial) == 0 }
+
+// Kind is "ad hoc", "ad hoc (linker-signed)" or "certificate".
+func (c *CodeSignature) Kind() string {
+	switch {
+	case c.Certificate:
+		return "certificate"
+	case c.Flags&CSLinkerSigned != 0:
+		return "ad hoc (linker-signed)"
+	}
+	return "ad hoc"
+}
+
+// codeDirectory is a parsed CodeDirectory and where it lies.
+type codeDirectory struct {
+	at                     int64 // offset of the blob in the slice
+	length                 int64
+	hashOffset, identOff   int64
+	nSpecial, nCode        int
+	codeLimit              int64
+	hashSize               int
+	hashType, pageSizeLog2 uint8
+	flags                  uint32
+}
+
+// ReadCodeSignature reads and checks the code signature of the thin
+// Mach-O image m, which lies at off in r (0 for a thin file, the slice's
+// offset in a fat one). It returns nil and no error for an image without
+// LC_CODE_SIGNATURE; a malformed signature is an error wrapping
+// ErrSignature, naming what is wrong.
+func ReadCodeSignature(r io.ReaderAt, off int64, m *MachO) (*CodeSignature, error) {
+	if !m.CodeSignature.Present {
+		return nil, nil
+	}
+	blob, cd, err := readCodeDirectory(r, off, m)
+	if err != nil {
+		return nil, err
+	}
+	cs := &CodeSignature{Flags: cd.flags, PageSize: 1 << cd.pageSizeLog2, CodeLimit: cd.codeLimit, Pages: cd.nCode}
+	if cd.identOff > 0 && cd.identOff < cd.length {
+		id := blob[cd.at+cd.identOff : cd.at+cd.length]
+		for i, b := range id {
+			if b == 0 {
+				id = id[:i]
+				break
+			}
+		}
+		cs.Identifier = string(id)
+	}
+	newHash, name := hasher(cd.hashType)
+	cs.HashType = name
+	page := make([]byte, cs.PageSize)
+	for i := 0; i < cd.nCode; i++ {
+		start := int64(i) * int64(cs.PageSize)
+		n := min(int64(cs.PageSize), cd.codeLimit-start)
+		if _, err := r.ReadAt(page[:n], off+start); err != nil {
+			return nil, fmt.Errorf("%w: read page %d: %v", ErrSignature, i, err)
+		}
+		h := newHash()
+		h.Write(page[:n])
+		slot := blob[cd.at+cd.hashOffset+int64(i*cd.hashSize) : cd.at+cd.hashOffset+int64((i+1)*cd.hashSize)]
+		if string(h.Sum(nil)[:cd.hashSize]) != string(slot) {
+			cs.Stale = append(cs.Stale, i)
+		}
+	}
+	// The special slots of the blobs the SuperBlob holds.
+	count := int(binary.BigEndian.Uint32(blob[8:]))
+	for i := 0; i < count; i++ {
+		typ := binary.BigEndian.Uint32(blob[12+8*i:])
+		at := int64(binary.BigEndian.Uint32(blob[16+8*i:]))
+		switch typ {
+		case csSlotCMS:
+			cs.Certificate = true
+		case csSlotRequirements, csSlotEntitlements, csSlotDEREntitlement:
+			if int(typ) > cd.nSpecial {
+				return nil, fmt.Errorf("%w: blob type %d has no special slot (the code directory has %d)", ErrSignature, typ, cd.nSpecial)
+			}
+			if at+8 > int64(len(blob)) {
+				return nil, fmt.Errorf("%w: blob type %d at %d outside the %d-byte signature", ErrSignature, typ, at, len(blob))
+			}
+			l := int64(binary.BigEndian.Uint32(blob[at+4:]))
+			if l < 8 || at+l > int64(len(blob)) {
+				return nil, fmt.Errorf("%w: blob type %d: length %d outside the signature", ErrSignature, typ, l)
+			}
+			h := newHash()
+			h.Write(blob[at : at+l])
+			slot := cd.at + cd.hashOffset - int64(int(typ)*cd.hashSize)
+			if string(h.Sum(nil)[:cd.hashSize]) != string(blob[slot:slot+int64(cd.hashSize)]) {
+				cs.StaleSpecial = append(cs.StaleSpecial, -int(typ))
+			}
+		}
+	}
+	return cs, nil
+}
+
+func hasher(t uint8) (func() hash.Hash, string) {
+	if t == csHashSHA1 {
+		return sha1.New, "sha1"
+	}
+	return sha256.New, "sha256"
+}
+
+// readCodeDirectory reads the signature blob of m and locates and checks
+// the shape of its CodeDirectory.
+func readCodeDirectory(r io.ReaderAt, off int64, m *MachO) ([]byte, *codeDirectory, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrSignature, fmt.Sprintf(format, args...))
+	}
+	size := int64(m.CodeSignature.Count)
+	if size < 12 || size > 64<<20 {
+		return nil, nil, bad("LC_CODE_SIGNATURE datasize %d: expected 12 bytes to 64 MiB", size)
+	}
+	blob := make([]byte, size)
+	if _, err := r.ReadAt(blob, off+int64(m.CodeSignature.Offset)); err != nil {
+		return nil, nil, bad("read %d bytes at %d: %v", size, m.CodeSignature.Offset, err)
+	}
+	be := binary.BigEndian
+	if be.Uint32(blob) != csMagicSuperBlob {
+		return nil, nil, bad("magic %#x, expected the SuperBlob's %#x", be.Uint32(blob), csMagicSuperBlob)
+	}
+	if l := int64(be.Uint32(blob[4:])); l > size || l < 12 {
+		return nil, nil, bad("SuperBlob length %d, the command gives %d bytes", l, size)
+	}
+	count := int64(be.Uint32(blob[8:]))
+	if 12+8*count > size {
+		return nil, nil, bad("%d blob index entries do not fit in %d bytes", count, size)
+	}
+	var cd *codeDirectory
+	for i := int64(0); i < count; i++ {
+		if be.Uint32(blob[12+8*i:]) != csSlotCodeDirectory {
+			continue
+		}
+		at := int64(be.Uint32(blob[16+8*i:]))
+		if at+44 > size {
+			return nil, nil, bad("code directory at %d outside the %d-byte signature", at, size)
+		}
+		b := blob[at:]
+		if be.Uint32(b) != csMagicCodeDirectory {
+			return nil, nil, bad("code directory magic %#x, expected %#x", be.Uint32(b), csMagicCodeDirectory)
+		}
+		cd = &codeDirectory{
+			at: at, length: int64(be.Uint32(b[4:])), flags: be.Uint32(b[12:]),
+			hashOffset: int64(be.Uint32(b[16:])), identOff: int64(be.Uint32(b[20:])),
+			nSpecial: int(be.Uint32(b[24:])), nCode: int(be.Uint32(b[28:])), codeLimit: int64(be.Uint32(b[32:])),
+			hashSize: int(b[36]), hashType: b[37], pageSizeLog2: b[39],
+		}
+	}
+	if cd == nil {
+		return nil, nil, bad("no code directory among %d blobs", count)
+	}
+	switch {
+	case cd.at+cd.length > size:
+		return nil, nil, bad("code directory length %d runs past the signature", cd.length)
+	case cd.hashType != csHashSHA256 && cd.hashType != csHashSHA1:
+		return nil, nil, bad("hash type %d: expected SHA-256 (2) or SHA-1 (1)", cd.hashType)
+	case (cd.hashType == csHashSHA256 && cd.hashSize != 32) || (cd.hashType == csHashSHA1 && cd.hashSize != 20):
+		return nil, nil, bad("hash size %d for hash type %d", cd.hashSize, cd.hashType)
+	case cd.pageSizeLog2 < 9 || cd.pageSizeLog2 > 16:
+		return nil, nil, bad("page size 2^%d: expected 2^9 to 2^16", cd.pageSizeLog2)
+	case cd.codeLimit != int64(m.CodeSignature.Offset):
+		return nil, nil, bad("the hashes cover %d bytes, but the signature starts at %d: the image was changed around it", cd.codeLimit, m.CodeSignature.Offset)
+	case int64(cd.nCode) != (cd.codeLimit+(1<<cd.pageSizeLog2)-1)>>cd.pageSizeLog2:
+		return nil, nil, bad("%d page hashes for %d bytes in pages of %d", cd.nCode, cd.codeLimit, 1<<cd.pageSizeLog2)
+	case cd.hashOffset < int64(cd.nSpecial*cd.hashSize) || cd.hashOffset+int64(cd.nCode*cd.hashSize) > cd.length:
+		return nil, nil, bad("hash slots at %d (%d special, %d code) outside the %d-byte code directory", cd.hashOffset, cd.nSpecial, cd.nCode, cd.length)
+	}
+	return blob, cd, nil
+}
+
+// Resign recomputes the page hashes of the ad-hoc code signature of the
+// thin image m at off in data, in place: what an install-name rewrite
+// needs afterwards. The signature's size and layout stay (a rewrite that
+// moves the signature is refused, as is one whose signature is an
+// identity's: re-hashing would break its CMS signature). An image the hashes
+// already match is left byte-identical.
+func Resign(data []byte, off int64, m *MachO) error {
+	if !m.CodeSignature.Present {
+		return fmt.Errorf("%w: the image has no LC_CODE_SIGNATURE to update", ErrSignature)
+	}
+	r := bytesReaderAt(data)
+	blob, cd, err := readCodeDirectory(r, off, m)
+	if err != nil {
+		return err
+	}
+	if cd.flags&CSAdhoc == 0 {
+		return fmt.Errorf("%w: signed with an identity (flags %#x), not ad hoc: sign it again with its identity", ErrSignature, cd.flags)
+	}
+	count := int(binary.BigEndian.Uint32(blob[8:]))
+	for i := 0; i < count; i++ {
+		if binary.BigEndian.Uint32(blob[12+8*i:]) == csSlotCMS {
+			// An empty CMS wrapper (codesign -s - writes one) carries
+			// nothing the page hashes depend on; a filled one does.
+			at := int64(binary.BigEndian.Uint32(blob[16+8*i:]))
+			if l := binary.BigEndian.Uint32(blob[at+4:]); l > 8 {
+				return fmt.Errorf("%w: the signature holds a CMS blob: sign it again with its identity", ErrSignature)
+			}
+		}
+	}
+	newHash, _ := hasher(cd.hashType)
+	ps := int64(1) << cd.pageSizeLog2
+	sig := off + int64(m.CodeSignature.Offset)
+	for i := 0; i < cd.nCode; i++ {
+		start := int64(i) * ps
+		end := min(start+ps, cd.codeLimit)
+		h := newHash()
+		h.Write(data[off+start : off+end])
+		slot := sig + cd.at + cd.hashOffset + int64(i*cd.hashSize)
+		copy(data[slot:slot+int64(cd.hashSize)], h.Sum(nil)[:cd.hashSize])
+	}
+	return nil
+}
+
+type bytesReaderAt []byte
+
+func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off > int64(len(b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, b[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
