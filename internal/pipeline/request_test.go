@@ -94,7 +94,7 @@ func TestCallerOptionsRefused(t *testing.T) {
 		testfixture.Missing(t, "%v", err)
 	}
 	s.Fetch.Mirror = testfixture.Dir()
-	s.Options = []string{"no-zlib", "no-bogus-feature", "enable-also_bogus", "no-apps"}
+	s.Options = []string{"no-zlib", "no-shared", "no-bogus-feature", "enable-also_bogus", "no-apps"}
 	_, err = pipeline.Slice(context.Background(), s, quiet(), "arm64", nil)
 	if !errors.Is(err, recipe.ErrOption) || !strings.Contains(err.Error(), "OpenSSL 3.0.20 does not know the option(s) enable-also_bogus no-bogus-feature") {
 		t.Errorf("options unknown to 3.0.20: %v", err)

@@ -134,6 +134,12 @@ func (r *Recipe) PlanFor(rel Release, target string, options []string) (*Plan, e
 			p.Slice.Options = append(p.Slice.Options, o.Name)
 		}
 	}
+	// osslbuild ships static libraries: without no-shared OpenSSL would
+	// also build dylibs, which no stage lays out, validates or links.
+	// Refused here, naming the fix, rather than by accident at layout.
+	if !seen["no-shared"] {
+		return nil, fmt.Errorf("OpenSSL %s for %s: the options lack no-shared, so OpenSSL would build shared libraries, and osslbuild builds static libraries only: add no-shared: %w", rel.Version, target, ErrOption)
+	}
 	return p, nil
 }
 

@@ -200,12 +200,17 @@ func TestPlanForCallerOptions(t *testing.T) {
 	}
 	// Options the recipe does not mention pass (the release's Configure
 	// judges them); the target's own options follow the caller's.
-	p, err = r.PlanFor(rel("4.0.2"), "linux-x86_64", []string{"no-deprecated", "no-zlib", "no-deprecated"})
+	p, err = r.PlanFor(rel("4.0.2"), "linux-x86_64", []string{"no-deprecated", "no-zlib", "no-deprecated", "no-shared"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"no-deprecated", "no-zlib", "--libdir=lib"}; !slices.Equal(p.Slice.Options, want) {
+	if want := []string{"no-deprecated", "no-zlib", "no-shared", "--libdir=lib"}; !slices.Equal(p.Slice.Options, want) {
 		t.Errorf("options %v, want %v", p.Slice.Options, want)
+	}
+	// Options that would build shared libraries a static recipe does not
+	// ship are refused before anything runs, naming the fix.
+	if _, err := r.PlanFor(rel("4.0.2"), "arm64", []string{"no-zlib"}); !errors.Is(err, ErrOption) || !strings.Contains(err.Error(), "add no-shared") {
+		t.Errorf("options without no-shared for a static recipe: %v", err)
 	}
 	// Bad options are refused, every one named, with the release.
 	_, err = r.PlanFor(rel("4.0.2"), "arm64", []string{"no-zlib", "-O0", "CFLAGS=-O0", "-march=native"})
