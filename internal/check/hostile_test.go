@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -216,6 +217,11 @@ func TestStaleSignatureFails(t *testing.T) {
 	for _, s := range res.Binaries[0].Slices {
 		if s.Arch == "arm64" && (s.Signature == nil || !s.Signature.Valid || s.Signature.Kind != "certificate") {
 			t.Errorf("untouched arm64 slice: signature %+v", s.Signature)
+		}
+		// Where a program linked against it will look: the builder's
+		// install prefix.
+		if d := s.Dylib; d == nil || d.InstallName != "/Library/PostgreSQL/18/lib/libcrypto.3.dylib" || !slices.Contains(d.Loads, "/usr/lib/libSystem.B.dylib") {
+			t.Errorf("%s dylib facts %+v", s.Arch, s.Dylib)
 		}
 	}
 	b, err := os.ReadFile(lib)

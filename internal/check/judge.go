@@ -1,6 +1,7 @@
 package check
 
 import (
+	"debug/macho"
 	"fmt"
 	"math"
 	"sort"
@@ -220,8 +221,19 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 			}
 		}
 	}
-	// A linked Mach-O image's code signature (one per thin image).
+	// A linked Mach-O image's code signature and load commands (one thin
+	// image per slice).
 	for _, o := range s.Objects {
+		if m := o.MachO; m != nil && m.Type != macho.TypeObj {
+			d := &Dylib{Loads: []string{}, Rpaths: m.Rpaths}
+			if m.ID != nil {
+				d.InstallName, d.Current, d.Compatibility = m.ID.Name, m.ID.Current.String(), m.ID.Compatibility.String()
+			}
+			for _, l := range m.Loads {
+				d.Loads = append(d.Loads, l.Name)
+			}
+			out.Dylib = d
+		}
 		if cs := o.Signature; cs != nil {
 			out.Signature = &Signature{Kind: cs.Kind(), Identifier: cs.Identifier, Hash: cs.HashType, Pages: cs.Pages, Stale: len(cs.Stale) + len(cs.StaleSpecial), Valid: cs.Valid()}
 		} else if o.SignatureErr != nil {

@@ -67,6 +67,7 @@ type Slice struct {
 	Code        *Code          `json:"code,omitempty"`         // what the machine code says, beside the compiler line
 	ISA         *ISA           `json:"isa,omitempty"`          // the instruction set of compiled x86-64 code
 	Signature   *Signature     `json:"signature,omitempty"`    // a linked Mach-O image's code signature
+	Dylib       *Dylib         `json:"dylib,omitempty"`        // a linked Mach-O image's install name and what it loads
 	Unknown     string         `json:"unknown,omitempty"`      // why the optimisation is unknown
 	Evidence    []Evidence     `json:"evidence,omitempty"`
 	Libcrypto   bool           `json:"libcrypto"` // holds libcrypto's own build-info strings
@@ -101,6 +102,19 @@ type Signature struct {
 	Stale      int    `json:"stale"` // hashes that no longer match
 	Valid      bool   `json:"valid"`
 	Malformed  string `json:"malformed,omitempty"` // why it could not be read
+}
+
+// Dylib is what a linked Mach-O image says of itself and loads: its
+// install name (a dylib's LC_ID_DYLIB) with its versions, the dylibs it
+// loads by the names the loader will look for, and its run paths. An
+// absolute install name outside the system (a builder's /Library/... or
+// /Users/...) is where a program linked against it will look.
+type Dylib struct {
+	InstallName   string   `json:"install_name,omitempty"`
+	Current       string   `json:"current_version,omitempty"`
+	Compatibility string   `json:"compatibility_version,omitempty"`
+	Loads         []string `json:"loads"`
+	Rpaths        []string `json:"rpaths,omitempty"`
 }
 
 // Series is a release series and its end of life.
