@@ -27,6 +27,21 @@ type Slice struct {
 	Skipped    []string `json:"skipped_options,omitempty" toml:"-"`
 	OpenSSLDir string   `json:"openssldir,omitempty" toml:"openssldir"` // --openssldir
 	Artifact   string   `json:"artifact,omitempty" toml:"artifact"`     // artifact name, e.g. openssl-macos-arm64
+	// Shared, when set, is how the slice's shared libraries are named and
+	// installed; nil for a slice of static libraries only (every manifest
+	// written before shared libraries were built).
+	Shared *Shared `json:"shared,omitempty" toml:"-"`
+}
+
+// Shared is a slice's shared libraries: whether the static ones ship
+// beside them, and the install name each dylib carries (what a program
+// linked against it records, and where the loader looks).
+type Shared struct {
+	Static bool `json:"static"` // the .a files ship too
+	// InstallName is "@rpath" (the default: @rpath/libcrypto.3.dylib, found
+	// through the loading program's run paths) or "prefix" (the install
+	// prefix's lib/, for installer-style layouts).
+	InstallName string `json:"install_name"`
 }
 
 // String names the slice for messages: "arm64 (macOS 11.0)", "x86_64 (linux)".

@@ -43,13 +43,16 @@ var ErrUnknown = errors.New("not in recipe")
 
 // Recipe is a parsed, validated recipe file.
 type Recipe struct {
-	Name     string // file name without extension, e.g. "openssl"
-	Path     string // where it was read from (embedded: "recipes/<file>")
-	Origin   string // OriginEmbedded or OriginFile
-	SHA256   string // digest of the file's bytes, recorded in manifests
-	Schema   int    // the file's schema version (Schema)
-	Default  string
-	Prefix   string
+	Name    string // file name without extension, e.g. "openssl"
+	Path    string // where it was read from (embedded: "recipes/<file>")
+	Origin  string // OriginEmbedded or OriginFile
+	SHA256  string // digest of the file's bytes, recorded in manifests
+	Schema  int    // the file's schema version (Schema)
+	Default string
+	Prefix  string
+	// Shared is what every target makes of shared libraries (libraries,
+	// install_name); nil when the recipe builds static libraries only.
+	Shared   *platform.Shared
 	Options  []Option
 	Targets  map[string]Target
 	Releases []Release
@@ -101,12 +104,17 @@ const Schema = 1
 const MaxSize = 1 << 20
 
 type fileSchema struct {
-	Schema   *int              `toml:"schema"`
-	Default  string            `toml:"default"`
-	Prefix   string            `toml:"prefix"`
-	Options  []Option          `toml:"options"`
-	Targets  map[string]Target `toml:"targets"`
-	Releases []Release         `toml:"release"`
+	Schema  *int     `toml:"schema"`
+	Default string   `toml:"default"`
+	Prefix  string   `toml:"prefix"`
+	Options []Option `toml:"options"`
+	// Libraries are what the artifacts hold: "static" (the default),
+	// "shared", or both; InstallName the dylibs' install name, "@rpath"
+	// (the default) or "prefix".
+	Libraries   []string          `toml:"libraries"`
+	InstallName string            `toml:"install_name"`
+	Targets     map[string]Target `toml:"targets"`
+	Releases    []Release         `toml:"release"`
 	// Headers that may differ between the universal2 slices, e.g.
 	// "include/openssl/configuration.h" when an option applies to one
 	// architecture only.
@@ -299,6 +307,7 @@ func parse(path string, data []byte, o LoadOptions) (*Recipe, error) {
 	if !dirRe.MatchString(r.Prefix) || filepath.Clean(r.Prefix) != r.Prefix {
 		bad("prefix", "prefix", "want a clean absolute path of letters, digits and ._/@+-, got %q", r.Prefix)
 	}
+	r.Shared = checkLibraries(c, s.Libraries, s.InstallName)
 	parseOptions := func(field string, opts []Option) {
 		for i := range opts {
 			o := &opts[i]
@@ -343,6 +352,9 @@ func parse(path string, data []byte, o LoadOptions) (*Recipe, error) {
 			bad(f+".artifact", f+".artifact", "want a plain artifact name (lower-case letters, digits, _ and -), got %q", t.Artifact)
 		}
 		parseOptions(f+".options", t.Options)
+		if r.Shared != nil && t.OS != "macos" {
+			bad(f+".os", f+".os", "libraries = %q: shared libraries are built for macOS targets only, and this target is %s", s.Libraries, t.OS)
+		}
 		r.Targets[name] = t
 	}
 	pinned := keys.Fingerprints()
@@ -412,6 +424,42 @@ func parse(path string, data []byte, o LoadOptions) (*Recipe, error) {
 		return nil, fmt.Errorf("%w: %w", errors.Join(c.errs...), ErrInvalid)
 	}
 	return r, nil
+}
+
+// checkLibraries reads libraries and install_name: nil for static
+// libraries only.
+func checkLibraries(c *checker, libs []string, installName string) *platform.Shared {
+	static, shared := len(libs) == 0, false
+	seen := map[string]bool{}
+	for i, l := range libs {
+		f := fmt.Sprintf("libraries[%d]", i)
+		switch {
+		case seen[l]:
+			c.bad(f, f, "%q given twice", l)
+		case l == "static":
+			static = true
+		case l == "shared":
+			shared = true
+		default:
+			c.bad(f, f, "want static or shared, got %q", l)
+		}
+		seen[l] = true
+	}
+	if libs != nil && len(libs) == 0 {
+		c.bad("libraries", "libraries", "empty: want static, shared or both")
+	}
+	switch {
+	case !shared && installName != "":
+		c.bad("install_name", "install_name", "only meaningful with libraries = [\"shared\"]")
+		return nil
+	case !shared:
+		return nil
+	case installName == "":
+		installName = "@rpath"
+	case installName != "@rpath" && installName != "prefix":
+		c.bad("install_name", "install_name", "want @rpath or prefix, got %q", installName)
+	}
+	return &platform.Shared{Static: static, InstallName: installName}
 }
 
 // decodeError places a decoding error at file:line: a syntax error, a

@@ -134,11 +134,18 @@ func (r *Recipe) PlanFor(rel Release, target string, options []string) (*Plan, e
 			p.Slice.Options = append(p.Slice.Options, o.Name)
 		}
 	}
-	// osslbuild ships static libraries: without no-shared OpenSSL would
-	// also build dylibs, which no stage lays out, validates or links.
-	// Refused here, naming the fix, rather than by accident at layout.
-	if !seen["no-shared"] {
-		return nil, fmt.Errorf("OpenSSL %s for %s: the options lack no-shared, so OpenSSL would build shared libraries, and osslbuild builds static libraries only: add no-shared: %w", rel.Version, target, ErrOption)
+	// Which libraries OpenSSL builds is its no-shared option's to say; the
+	// recipe's libraries must agree with it, or the build would make
+	// dylibs no stage lays out or proves (or none it was asked for).
+	switch {
+	case r.Shared != nil && seen["no-shared"]:
+		return nil, fmt.Errorf("OpenSSL %s for %s: option no-shared builds no shared libraries, but recipe %s asks for them (libraries): %w", rel.Version, target, r.Path, ErrOption)
+	case r.Shared == nil && !seen["no-shared"]:
+		return nil, fmt.Errorf("OpenSSL %s for %s: the options lack no-shared, so OpenSSL would build shared libraries, and recipe %s ships static libraries only: add no-shared (or libraries = [\"static\", \"shared\"]): %w", rel.Version, target, r.Path, ErrOption)
+	}
+	if r.Shared != nil {
+		sh := *r.Shared
+		p.Slice.Shared = &sh
 	}
 	return p, nil
 }
