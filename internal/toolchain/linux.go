@@ -77,6 +77,10 @@ func (l *linux) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 	return Env{Bin: bin}, nil
 }
 
+func (l *linux) InstallNames(ctx context.Context, path, id string, change map[string]string) error {
+	return fmt.Errorf("toolchain linux: no Mach-O install names on Linux")
+}
+
 func (l *linux) Lipo(ctx context.Context, output string, inputs ...string) error {
 	return fmt.Errorf("toolchain linux: no universal binaries on Linux")
 }

@@ -123,6 +123,19 @@ func (m *macOS) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 	return Env{Bin: bin, Vars: []string{"ZERO_AR_DATE=1"}}, nil
 }
 
+// InstallNames runs Xcode's install_name_tool, which leaves a signature
+// stale (the caller signs again).
+func (m *macOS) InstallNames(ctx context.Context, path, id string, change map[string]string) error {
+	p, err := m.find(ctx, "install_name_tool")
+	if err != nil {
+		return err
+	}
+	if _, err := proc.Output(ctx, proc.Cmd{Args: installNameArgs(p, path, id, change), Env: []string{"PATH=/usr/bin:/bin"}}); err != nil {
+		return fmt.Errorf("install names of %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
 func (m *macOS) Lipo(ctx context.Context, output string, inputs ...string) error {
 	p, err := m.find(ctx, "lipo")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"maps"
 	"slices"
 	"strings"
 
@@ -31,6 +32,11 @@ type Toolchain interface {
 	Prepare(ctx context.Context, dir string, s platform.Slice) (Env, error)
 	// Lipo merges thin files into the universal file output.
 	Lipo(ctx context.Context, output string, inputs ...string) error
+	// InstallNames sets a thin Mach-O dylib's install name (id) and
+	// renames the dylibs it loads (change: old name to new), in place. A
+	// code signature may be left stale (Apple's install_name_tool leaves
+	// it); the caller signs the file again.
+	InstallNames(ctx context.Context, path, id string, change map[string]string) error
 	// Identity describes the tools, for manifests and cache keys.
 	Identity(ctx context.Context) (Identity, error)
 	// Link compiles a C program against an artifact's headers and links
@@ -188,4 +194,15 @@ func mkBin(dir string) (string, error) {
 		return "", fmt.Errorf("toolchain dir: %w", err)
 	}
 	return bin, nil
+}
+
+// installNameArgs is install_name_tool's command line: -id, then each
+// -change in the order of the old names (so the command is the same on
+// every run).
+func installNameArgs(tool, path, id string, change map[string]string) []string {
+	args := []string{tool, "-id", id}
+	for _, old := range slices.Sorted(maps.Keys(change)) {
+		args = append(args, "-change", old, change[old])
+	}
+	return append(args, path)
 }
