@@ -11,19 +11,39 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
-// Libraries are the static libraries every artifact holds under lib/.
-var Libraries = []string{"libcrypto.a", "libssl.a"}
+// Libraries are the static libraries an artifact of static libraries
+// holds under lib/ (platform.Slice.Libraries names a slice's own).
+var Libraries = platform.StaticLibraries
 
 // Layout copies the installed tree stage+prefix into dst (which must not
 // exist), keeping only include/ and lib/ (libraries, pkgconfig, cmake), and
 // rewrites pkgconfig files to be relocatable. It returns the relative paths
 // copied.
-func Layout(stage, prefix, dst string) ([]string, error) {
+//
+// For a slice of shared libraries the versioned dylibs are copied and the
+// unversioned names OpenSSL installs as links (libcrypto.dylib) are not:
+// an artifact holds no links, since a tarball, a zip or a wheel carries
+// them badly and delocate copies files. The .pc files then name the
+// dylibs by path instead of -lcrypto, which without the link would find
+// nothing (or the static archive); the static archives are left out unless
+// the recipe ships them too.
+func Layout(stage, prefix, dst string, s platform.Slice) ([]string, error) {
 	root := filepath.Join(stage, prefix)
-	if _, err := os.Stat(filepath.Join(root, "lib", "libcrypto.a")); err != nil {
-		return nil, fmt.Errorf("artifact layout: staged install has no lib/libcrypto.a under %s: %w", root, err)
+	libs := s.Libraries()
+	for _, lib := range libs {
+		if fi, err := os.Lstat(filepath.Join(root, "lib", lib)); err != nil || !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("artifact layout: staged install has no lib/%s under %s (a regular file)", lib, root)
+		}
+	}
+	links := map[string]string{} // lib/libcrypto.dylib -> libcrypto.3.dylib
+	if s.Shared != nil {
+		for _, n := range []string{"libcrypto", "libssl"} {
+			links["lib/"+n+".dylib"] = n + "." + s.Shared.Version + ".dylib"
+		}
 	}
 	if err := os.Mkdir(dst, 0o755); err != nil {
 		return nil, fmt.Errorf("artifact layout: %w", err)
@@ -35,12 +55,22 @@ func Layout(stage, prefix, dst string) ([]string, error) {
 				return err
 			}
 			rel, _ := filepath.Rel(root, p)
+			slash := filepath.ToSlash(rel)
 			out := filepath.Join(dst, rel)
 			if d.IsDir() {
 				return os.MkdirAll(out, 0o755)
 			}
+			if want, ok := links[slash]; ok && d.Type()&fs.ModeSymlink != 0 {
+				if to, err := os.Readlink(p); err != nil || to != want {
+					return fmt.Errorf("artifact layout: %s links to %q, want %s", rel, to, want)
+				}
+				return nil
+			}
 			if !d.Type().IsRegular() {
 				return fmt.Errorf("artifact layout: %s is not a regular file", rel)
+			}
+			if s.Shared != nil && !s.Shared.Static && strings.HasPrefix(slash, "lib/") && strings.HasSuffix(slash, ".a") {
+				return nil
 			}
 			b, err := os.ReadFile(p)
 			if err != nil {
@@ -50,15 +80,45 @@ func Layout(stage, prefix, dst string) ([]string, error) {
 				if b, err = RelocatePC(b, prefix); err != nil {
 					return fmt.Errorf("artifact layout: %s: %w", rel, err)
 				}
+				if s.Shared != nil {
+					b = sharedPC(b, s.Shared.Version)
+				}
 			}
-			files = append(files, filepath.ToSlash(rel))
-			return os.WriteFile(out, b, 0o644)
+			files = append(files, slash)
+			mode := fs.FileMode(0o644)
+			if strings.HasSuffix(slash, ".dylib") {
+				mode = 0o755
+			}
+			return os.WriteFile(out, b, mode)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("artifact layout: %w", err)
 		}
 	}
 	return files, nil
+}
+
+// sharedPC names the dylibs by path on a .pc file's Libs line:
+// "-L${libdir} -lcrypto" becomes "${libdir}/libcrypto.3.dylib".
+func sharedPC(b []byte, v string) []byte {
+	var out bytes.Buffer
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Libs:"); ok {
+			var words []string
+			for _, w := range strings.Fields(rest) {
+				switch w {
+				case "-L${libdir}":
+					continue
+				case "-lcrypto", "-lssl":
+					w = "${libdir}/lib" + strings.TrimPrefix(w, "-l") + "." + v + ".dylib"
+				}
+				words = append(words, w)
+			}
+			line = "Libs: " + strings.Join(words, " ") + "\n"
+		}
+		out.WriteString(line)
+	}
+	return out.Bytes()
 }
 
 // RelocatePC rewrites a pkg-config file installed under prefix so that its

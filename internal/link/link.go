@@ -58,9 +58,12 @@ func Check(ctx context.Context, tc toolchain.Toolchain, o Options) ([]artifact.L
 	if o.Program.Source == nil {
 		o.Program = SmokeProgram
 	}
-	archives, err := archives(o.Dir)
-	if err != nil {
-		return nil, err
+	var archives []string
+	var err error
+	if o.Slices[0].Shared == nil || o.Slices[0].Shared.Static {
+		if archives, err = archivesOf(o.Dir); err != nil {
+			return nil, err
+		}
 	}
 	work, err := os.MkdirTemp(o.Work, "link-")
 	if err != nil {
@@ -69,11 +72,21 @@ func Check(ctx context.Context, tc toolchain.Toolchain, o Options) ([]artifact.L
 	defer os.RemoveAll(work)
 	var out []artifact.LinkCheck
 	for _, s := range o.Slices {
-		members, err := countMembers(archives, s.Arch)
-		if err != nil {
+		inputs, libs, result := archives, Libraries, "linked: every member, no undefined symbol"
+		members := 0
+		if s.Shared != nil {
+			// A slice of shared libraries: the program links against its
+			// dylibs, as a consumer's does.
+			libs = []string{"libssl." + s.Shared.Version + ".dylib", "libcrypto." + s.Shared.Version + ".dylib"}
+			inputs = nil
+			for _, l := range libs {
+				inputs = append(inputs, filepath.Join(o.Dir, "lib", l))
+			}
+			result = "linked against the dylibs: no undefined symbol"
+		} else if members, err = countMembers(archives, s.Arch); err != nil {
 			return nil, err
 		}
-		l, err := build(ctx, tc, o.Dir, archives, s, o.Program, work, filepath.Join(work, "program-"+s.Arch))
+		l, err := build(ctx, tc, o.Dir, inputs, s, o.Program, work, filepath.Join(work, "program-"+s.Arch))
 		if err != nil {
 			return nil, err
 		}
@@ -81,9 +94,9 @@ func Check(ctx context.Context, tc toolchain.Toolchain, o Options) ([]artifact.L
 		out = append(out, artifact.LinkCheck{
 			Arch: s.Arch, Platform: l.Platform,
 			Program: o.Program.Name, ProgramSHA256: hex.EncodeToString(sum[:]),
-			Libraries: Libraries, Members: members,
+			Libraries: libs, Members: members,
 			Linker: l.Linker, System: l.System, SystemSHA256: l.SystemSHA256, Note: l.Note,
-			Result: "linked: every member, no undefined symbol",
+			Result: result,
 		})
 	}
 	return out, nil
@@ -92,7 +105,7 @@ func Check(ctx context.Context, tc toolchain.Toolchain, o Options) ([]artifact.L
 // Build links p for slice s of the artifact in dir into the executable
 // out, as Check does, and says what it used.
 func Build(ctx context.Context, tc toolchain.Toolchain, dir string, s platform.Slice, p Program, out string) (toolchain.Linked, error) {
-	archives, err := archives(dir)
+	archives, err := archivesOf(dir)
 	if err != nil {
 		return toolchain.Linked{}, err
 	}
@@ -124,7 +137,7 @@ func build(ctx context.Context, tc toolchain.Toolchain, dir string, archives []s
 }
 
 // archives are dir's libraries in link order; a missing one is named.
-func archives(dir string) ([]string, error) {
+func archivesOf(dir string) ([]string, error) {
 	var out []string
 	for _, lib := range Libraries {
 		p := filepath.Join(dir, "lib", lib)

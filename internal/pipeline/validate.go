@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
@@ -100,11 +101,18 @@ func validateTree(ctx context.Context, dir string, p *recipe.Plan, adjust func(v
 	var errs []error
 	var lines []artifact.CompilerLine
 	var code []artifact.CodeEvidence
-	for _, lib := range artifact.Libraries {
+	for _, lib := range p.Slice.Libraries() {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		rep, err := validate.StaticLibraryContext(ctx, filepath.Join(dir, "lib", lib), adjust(Expect(p, lib)))
+		path := filepath.Join(dir, "lib", lib)
+		var rep validate.Report
+		var err error
+		if strings.HasSuffix(lib, ".dylib") {
+			rep, err = validate.Dylib(ctx, path, adjust(Expect(p, lib)), dylibExpect(p, lib, dir))
+		} else {
+			rep, err = validate.StaticLibraryContext(ctx, path, adjust(Expect(p, lib)))
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -113,6 +121,21 @@ func validateTree(ctx context.Context, dir string, p *recipe.Plan, adjust func(v
 		code = append(code, artifact.CodeEvidenceOf(rep, lib)...)
 	}
 	return lines, code, errors.Join(errs...)
+}
+
+// dylibExpect is what a dylib of the slice must say of itself: the
+// recipe's install name, libSystem and (for libssl) libcrypto by its
+// install name as its only dependencies, and no path of the build
+// directory the artifact tree lies in.
+func dylibExpect(p *recipe.Plan, lib, dir string) validate.DylibExpect {
+	s, prefix := p.Slice, p.Recipe.Prefix
+	loads := []string{"/usr/lib/libSystem.B.dylib"}
+	crypto := "libcrypto." + s.Shared.Version + ".dylib"
+	if lib != crypto {
+		loads = append(loads, s.InstallNameOf(crypto, prefix))
+	}
+	forbidden := []string{filepath.Dir(filepath.Dir(dir))} // the build's work directory
+	return validate.DylibExpect{InstallName: s.InstallNameOf(lib, prefix), Loads: loads, Forbidden: forbidden}
 }
 
 // Prove holds a published artifact directory to what this osslbuild would

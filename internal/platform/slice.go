@@ -42,6 +42,36 @@ type Shared struct {
 	// through the loading program's run paths) or "prefix" (the install
 	// prefix's lib/, for installer-style layouts).
 	InstallName string `json:"install_name"`
+	// Version is the release's SHLIB_VERSION (VERSION.dat): "3" for the
+	// 3.x releases, "4" for 4.x; it names the files, libcrypto.3.dylib.
+	Version string `json:"version"`
+}
+
+// StaticLibraries are the static libraries a slice of static libraries
+// holds under lib/.
+var StaticLibraries = []string{"libcrypto.a", "libssl.a"}
+
+// Libraries are the library files the slice's artifact holds under lib/,
+// libcrypto first: the static pair, and for shared libraries the dylibs
+// (beside the static pair, or alone).
+func (s Slice) Libraries() []string {
+	if s.Shared == nil {
+		return StaticLibraries
+	}
+	var out []string
+	if s.Shared.Static {
+		out = append(out, StaticLibraries...)
+	}
+	return append(out, "libcrypto."+s.Shared.Version+".dylib", "libssl."+s.Shared.Version+".dylib")
+}
+
+// InstallNameOf is the install name the dylib lib of the slice carries,
+// under prefix for install_name "prefix".
+func (s Slice) InstallNameOf(lib, prefix string) string {
+	if s.Shared != nil && s.Shared.InstallName == "prefix" {
+		return prefix + "/lib/" + lib
+	}
+	return "@rpath/" + lib
 }
 
 // String names the slice for messages: "arm64 (macOS 11.0)", "x86_64 (linux)".

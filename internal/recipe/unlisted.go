@@ -3,6 +3,7 @@ package recipe
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/go-version"
@@ -145,6 +146,12 @@ func (r *Recipe) PlanFor(rel Release, target string, options []string) (*Plan, e
 	}
 	if r.Shared != nil {
 		sh := *r.Shared
+		// OpenSSL names its shared libraries by SHLIB_VERSION, its major
+		// version since 3.0 (layout checks VERSION.dat says so).
+		if v.Segments()[0] < 3 {
+			return nil, fmt.Errorf("OpenSSL %s for %s: shared libraries are built for OpenSSL 3.0 and later: %w", rel.Version, target, ErrOption)
+		}
+		sh.Version = strconv.Itoa(v.Segments()[0])
 		p.Slice.Shared = &sh
 	}
 	return p, nil

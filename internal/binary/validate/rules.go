@@ -17,7 +17,8 @@ import (
 // carrying the Plan's flags.
 type checker struct {
 	lib    string
-	static bool
+	static bool // a static library: objects (MH_OBJECT) only
+	dylib  bool // a dylib the build made: one MH_DYLIB per slice, signed on arm64
 	out    []Violation
 }
 
@@ -58,15 +59,15 @@ func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
 	}
 	// Linked images: their signature, where the slice is OpenSSL's code
 	// (check leaves a bundle's other libraries unjudged).
-	if !c.static && HoldsOpenSSL(s) {
+	if !c.static && (c.dylib || HoldsOpenSSL(s)) {
 		for _, o := range s.Objects {
-			c.signature(arch, o)
+			c.signature(arch, o, c.dylib)
 		}
 	}
 	r := c.verdict(s, exp)
 	c.optimisation(arch, s, exp, r)
 	c.isa(arch, s, exp.ISA, &r)
-	if c.static {
+	if c.static || c.dylib {
 		c.compilerLine(arch, s, exp)
 	}
 	c.platform(arch, s.BuildInfo, exp)
@@ -85,7 +86,7 @@ func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspec
 			"cannot parse %s object: %s", o.Format, msg)
 		return
 	}
-	if !c.static {
+	if !c.static && !c.dylib {
 		return // any binary: its slice is what it is
 	}
 	if exp.elf() {
@@ -101,7 +102,10 @@ func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspec
 	if !SameArch(m.Arch, exp.Slice.Arch) {
 		c.add(arch, o.Member, RuleCPU, exp.Slice.Arch, m.Arch, "CPU type is %s, expected %s", m.Arch, exp.Slice.Arch)
 	}
-	if m.Type != macho.TypeObj {
+	switch {
+	case c.dylib && m.Type != macho.TypeDylib:
+		c.add(arch, o.Member, RuleFileType, "dylib", m.TypeName(), "Mach-O file type is %s, expected dylib (MH_DYLIB)", m.TypeName())
+	case !c.dylib && m.Type != macho.TypeObj:
 		c.add(arch, o.Member, RuleFileType, "object", m.TypeName(), "Mach-O file type is %s, expected object (MH_OBJECT)", m.TypeName())
 	}
 	if len(m.Versions) == 0 {

@@ -22,7 +22,7 @@ const RuleCodeSignature Rule = "code-signature"
 // without one is not failed here (development builds are often unsigned
 // until packaging signs them; check's JSON shows there is none). Objects
 // and archives carry none; x86_64 code needs none.
-func (c *checker) signature(arch string, o inspect.Object) {
+func (c *checker) signature(arch string, o inspect.Object, required bool) {
 	m := o.MachO
 	if m == nil || m.Type == macho.TypeObj || NormArch(m.Arch) != "arm64" {
 		return
@@ -32,6 +32,9 @@ func (c *checker) signature(arch string, o inspect.Object) {
 	case o.SignatureErr != nil:
 		c.add(arch, o.Member, RuleCodeSignature, "a valid code signature", "malformed",
 			"%s: %v", what, o.SignatureErr)
+	case cs == nil && required:
+		c.add(arch, o.Member, RuleCodeSignature, "a valid code signature", "none",
+			"%s has no code signature (LC_CODE_SIGNATURE): macOS refuses to load unsigned arm64 code", what)
 	case cs == nil:
 	case !cs.Valid():
 		var parts []string

@@ -78,7 +78,7 @@ type Expect struct {
 // Set Version (the Plan's, or the manifest's, release) to have every
 // version string the library embeds held to it too.
 func Built(s platform.Slice, lib string) Expect {
-	buildinf := lib == "libcrypto.a"
+	buildinf := strings.HasPrefix(lib, "libcrypto.")
 	e := Expect{Slice: s, MinOpt: inspect.O3, RequireCompilerLine: buildinf, RequirePlatform: buildinf}
 	if row, err := platform.Lookup(s); err == nil {
 		if l := LevelOf(s.Flags, row.ISA); l != "" {

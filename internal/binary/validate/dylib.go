@@ -1,0 +1,90 @@
+package validate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+)
+
+// The rules only a built dylib has.
+const (
+	RuleInstallName Rule = "install-name" // LC_ID_DYLIB missing or not the expected name
+	RuleDependency  Rule = "dependency"   // a dylib loaded that is not libSystem or the sibling, or a run path
+	RuleBuildPath   Rule = "build-path"   // the build directory named anywhere in the file
+)
+
+// DylibExpect is what a dylib the build made must say of itself, beyond
+// its Expect (CPU, minos, compiler line, code evidence): its install name,
+// the only dylibs it may load (by the names the loader will look for), and
+// strings that must appear nowhere in it (the build and staging
+// directories).
+type DylibExpect struct {
+	InstallName string
+	Loads       []string
+	Forbidden   []string
+}
+
+// Dylib validates a thin dylib the build made against exp and d: one
+// MH_DYLIB slice of exp's architecture, every rule a static library's
+// objects are held to that a linked image can be, a valid code signature
+// on arm64, the install name, the dependencies, and no build path.
+func Dylib(ctx context.Context, path string, exp Expect, d DylibExpect) (Report, error) {
+	if err := checkExpects([]Expect{exp}); err != nil {
+		return Report{Path: path}, err
+	}
+	f, err := codeclass.Inspect(ctx, path)
+	if err != nil {
+		return Report{Path: path}, fmt.Errorf("validate: %w", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Report{Path: path}, fmt.Errorf("validate: %w", err)
+	}
+	r := Report{Path: path, File: f}
+	c := &checker{lib: filepath.Base(path), dylib: true}
+	if len(f.Slices) != 1 || f.Slices[0].Fat != nil {
+		c.add(exp.Slice.Arch, "", RuleSlices, "one thin "+exp.Slice.Arch+" image", fmt.Sprintf("%d slices", len(f.Slices)), "expected a thin dylib, found %d slices", len(f.Slices))
+	}
+	for _, s := range f.Slices {
+		r.Slices = append(r.Slices, c.slice(s, exp))
+		for _, o := range s.Objects {
+			c.dylibFacts(exp.Slice.Arch, o, d)
+		}
+	}
+	for _, bad := range d.Forbidden {
+		if bad != "" && bytes.Contains(data, []byte(bad)) {
+			c.add(exp.Slice.Arch, "", RuleBuildPath, "no build path", bad, "the file names the build directory %s; nothing of the build machine may reach the artifact", bad)
+		}
+	}
+	r.Violations = c.out
+	return r, r.Err()
+}
+
+// dylibFacts holds one image's load commands to d.
+func (c *checker) dylibFacts(arch string, o inspect.Object, d DylibExpect) {
+	m := o.MachO
+	if m == nil {
+		return
+	}
+	switch {
+	case m.ID == nil:
+		c.add(arch, "", RuleInstallName, d.InstallName, "none", "no LC_ID_DYLIB: a dylib needs an install name")
+	case m.ID.Name != d.InstallName:
+		c.add(arch, "", RuleInstallName, d.InstallName, m.ID.Name, "install name is %s, expected %s", m.ID.Name, d.InstallName)
+	}
+	for _, l := range m.Loads {
+		if !slices.Contains(d.Loads, l.Name) {
+			c.add(arch, "", RuleDependency, strings.Join(d.Loads, ", "), l.Name, "%s %s: expected only %s", l.Cmd, l.Name, strings.Join(d.Loads, " and "))
+		}
+	}
+	for _, p := range m.Rpaths {
+		c.add(arch, "", RuleDependency, "no run path", p, "LC_RPATH %s: a library leaves its run paths to the program that loads it", p)
+	}
+}
