@@ -12,10 +12,10 @@ import (
 
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
-	"maps"
 	"slices"
 	"strings"
 
