@@ -41,6 +41,7 @@ type Manifest struct {
 	CompilerLines   []CompilerLine  `json:"compiler_lines"`
 	CodeEvidence    []CodeEvidence  `json:"code_evidence,omitempty"`   // per library and architecture: what the machine code says
 	LinkChecks      []LinkCheck     `json:"link_checks,omitempty"`     // per architecture: the libraries linked into a program
+	Dylibs          []Dylib         `json:"dylibs,omitempty"`          // per dylib and architecture: install name, versions, what it loads, its signature
 	Slices          []*Manifest     `json:"slices,omitempty"`          // universal2: each slice's manifest
 	HeaderDispatch  []string        `json:"header_dispatch,omitempty"` // universal2: headers merged per arch
 	// Variant names a build made with some stages swapped (pipeline's

@@ -96,6 +96,14 @@ func TestMiniShared(t *testing.T) {
 			if m.Target.Shared == nil || m.Target.Shared.InstallName != "@rpath" || m.Target.Shared.Version != "9" || m.Target.Shared.Static {
 				t.Errorf("manifest target.shared %+v", m.Target.Shared)
 			}
+			sig := "none"
+			if target == "arm64" {
+				sig = "ad hoc (linker-signed), valid"
+			}
+			if len(m.Dylibs) != 2 || m.Dylibs[1].InstallName != "@rpath/libssl.9.dylib" || !slices.Contains(m.Dylibs[1].Loads, "@rpath/libcrypto.9.dylib") ||
+				m.Dylibs[0].Current != "9.0" || m.Dylibs[0].Signature != sig {
+				t.Errorf("manifest dylibs %+v", m.Dylibs)
+			}
 		})
 	}
 }
