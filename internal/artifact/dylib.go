@@ -1,6 +1,8 @@
 package artifact
 
 import (
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
+
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -59,4 +61,23 @@ func DylibsOf(dir string, libs []string) ([]Dylib, error) {
 		}
 	}
 	return out, nil
+}
+
+// DylibExpectOf is what a slice's dylib lib must say of itself, as its
+// manifest records it (the build held it to the recipe's install names):
+// its install name, and libSystem and the sibling as its only loads.
+func DylibExpectOf(m *Manifest, lib string) validate.DylibExpect {
+	d := validate.DylibExpect{Loads: []string{"/usr/lib/libSystem.B.dylib"}}
+	for _, r := range m.Dylibs {
+		if r.Library == lib {
+			d.InstallName = r.InstallName
+		}
+	}
+	crypto := "libcrypto." + m.Target.Shared.Version + ".dylib"
+	for _, r := range m.Dylibs {
+		if r.Library == crypto && lib != crypto {
+			d.Loads = append(d.Loads, r.InstallName)
+		}
+	}
+	return d
 }

@@ -68,10 +68,11 @@ func (c *checker) dirManifest(dir string, e fs.DirEntry) *root {
 	return r
 }
 
-// library reports whether rel is one of the artifact's static libraries.
-func library(rel string) (string, bool) {
+// library reports whether rel is one of the artifact's libraries (its
+// manifest's: the static pair, and a shared build's dylibs).
+func (r *root) library(rel string) (string, bool) {
 	lib := strings.TrimPrefix(rel, "lib/")
-	return lib, lib != rel && slices.Contains(artifact.Libraries, lib)
+	return lib, lib != rel && slices.Contains(r.manifest.Target.Libraries(), lib)
 }
 
 // expects are what the artifact's manifest promises for lib, one per
@@ -115,7 +116,7 @@ func (c *checker) verify(r *root) {
 	have := map[string]bool{}
 	for _, b := range c.res.Binaries {
 		if b.root == r {
-			if lib, ok := library(c.relIn(r, b)); ok && b.Error == "" {
+			if lib, ok := r.library(c.relIn(r, b)); ok && b.Error == "" {
 				have[lib] = true
 				for _, msg := range codeDisagrees(m.CodeEvidence, lib, b.Slices) {
 					fail(msg)
@@ -123,9 +124,9 @@ func (c *checker) verify(r *root) {
 			}
 		}
 	}
-	for _, lib := range artifact.Libraries {
+	for _, lib := range r.manifest.Target.Libraries() {
 		if !have[lib] {
-			fail("no lib/" + lib + " static library was found in the artifact")
+			fail("no lib/" + lib + " library was found in the artifact")
 		}
 	}
 	r.art.OK = len(r.art.Problems) == 0

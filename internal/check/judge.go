@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/lifecycle"
@@ -140,7 +141,7 @@ func (c *checker) rules(b *Binary) validate.Report {
 	if r == nil {
 		return validate.Binary(f, policy)
 	}
-	lib, ok := library(c.relIn(r, *b))
+	lib, ok := r.library(c.relIn(r, *b))
 	if !ok {
 		if len(policy.Archs) == 0 {
 			for _, e := range r.expects("") {
@@ -158,9 +159,16 @@ func (c *checker) rules(b *Binary) validate.Report {
 	}
 	var rep validate.Report
 	var err error
-	if len(r.manifest.Slices) > 0 {
+	switch {
+	case strings.HasSuffix(lib, ".dylib"):
+		m := r.manifest
+		if len(m.Slices) > 0 {
+			m = m.Slices[0]
+		}
+		rep = validate.DylibFile(f, nil, exps, artifact.DylibExpectOf(m, lib))
+	case len(r.manifest.Slices) > 0:
 		rep, err = validate.ValidateUniversal(f, exps...)
-	} else {
+	default:
 		rep, err = validate.Validate(f, exps...)
 	}
 	if err != nil { // the manifest's own expectations are unusable

@@ -248,7 +248,7 @@ func (r *run) proveSlice(p *recipe.Plan, v *Variant, name string) prover {
 		check := &job{run: r, plan: p, name: name, dir: dir}
 		// The functions the build exempted, as its manifest records them:
 		// the proof holds the library to the build's own list.
-		if e := artifact.ExpectOf(m, m.Target, artifact.Libraries[0]); e.ISA != nil {
+		if e := artifact.ExpectOf(m, m.Target, m.Target.Libraries()[0]); e.ISA != nil {
 			check.dispatch = &e.ISA.Dispatch
 		}
 		for _, stage := range v.proofs() {

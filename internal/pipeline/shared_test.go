@@ -10,6 +10,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/check"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
@@ -109,3 +110,100 @@ func TestMiniShared(t *testing.T) {
 }
 
 func bytesReader(b []byte) *strings.Reader { return strings.NewReader(string(b)) }
+
+// TestMiniSharedUniversal2: build:universal2 of a recipe of shared
+// libraries merges each dylib with lipo: a universal libcrypto.9.dylib and
+// libssl.9.dylib whose slices keep their install names and (arm64) valid
+// signatures, recorded per architecture in the manifest.
+func TestMiniSharedUniversal2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds with the cross toolchain; skipped in -short mode")
+	}
+	if _, err := toolchain.New("cross"); err != nil {
+		testfixture.Missing(t, "%v", err)
+	}
+	testfixture.Tools(t, "perl", "make")
+	s := miniSettings(t, nil)
+	b, err := os.ReadFile(s.Recipe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), `options = [{ name = "no-shared" }]`, "libraries = [\"shared\", \"static\"]\noptions = []", 1)
+	if err := os.WriteFile(s.Recipe, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	res, err := pipeline.Universal2(context.Background(), s, miniRuntime(t, &log))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	lib := filepath.Join(res.Published.Dir, "lib")
+	var names []string
+	ents, _ := os.ReadDir(lib)
+	for _, e := range ents {
+		if !e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	if want := []string{"libcrypto.9.dylib", "libcrypto.a", "libssl.9.dylib", "libssl.a"}; !slices.Equal(names, want) {
+		t.Errorf("lib/ holds %v, want %v", names, want)
+	}
+	f, err := inspect.Inspect(filepath.Join(lib, "libssl.9.dylib"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Slices) != 2 {
+		t.Fatalf("universal libssl has %d slices", len(f.Slices))
+	}
+	for _, sl := range f.Slices {
+		m := sl.Objects[0].MachO
+		if m.ID == nil || m.ID.Name != "@rpath/libssl.9.dylib" {
+			t.Errorf("%s: install name %+v", sl.Arch, m.ID)
+		}
+		if cs := sl.Objects[0].Signature; sl.Arch == "arm64" && (cs == nil || !cs.Valid()) {
+			t.Errorf("arm64 slice's signature in the universal file: %+v", cs)
+		}
+	}
+	m, err := artifact.ReadManifest(res.Published.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Target.Shared == nil || len(m.Dylibs) != 4 {
+		t.Errorf("universal manifest: shared %+v, dylibs %+v", m.Target.Shared, m.Dylibs)
+	}
+
+	// check holds the artifact's dylibs to its manifest like its archives,
+	// and catches one changed after the build (its signature).
+	res2, err := check.Check(context.Background(), check.Options{Path: res.Published.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res2.Failures) > 0 {
+		t.Errorf("check on the shared universal2 artifact: %q", res2.Failures)
+	}
+	bad := testfixture.CopyTree(t, res.Published.Dir, filepath.Join(t.TempDir(), "openssl-macos-universal2"))
+	p := filepath.Join(bad, "lib", "libcrypto.9.dylib")
+	bb, _ := os.ReadFile(p)
+	for _, sl := range mustInspect(t, p).Slices {
+		if sl.Arch == "arm64" {
+			bb[sl.Offset+100] ^= 1
+		}
+	}
+	os.WriteFile(p, bb, 0o755)
+	res3, err := check.Check(context.Background(), check.Options{Path: bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(res3.Failures, "\n"), "libcrypto.9.dylib") {
+		t.Errorf("check on a changed dylib: %q", res3.Failures)
+	}
+}
+
+func mustInspect(t *testing.T, p string) *inspect.File {
+	t.Helper()
+	f, err := inspect.Inspect(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

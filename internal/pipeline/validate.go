@@ -184,7 +184,7 @@ func Prove(ctx context.Context, s Settings, rt Runtime, dir string, v *Variant) 
 func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manifest) (proofRecords, error) {
 	var errs []error
 	var recs proofRecords
-	for _, lib := range artifact.Libraries {
+	for _, lib := range m.Target.Libraries() {
 		var exps []validate.Expect
 		for _, sm := range m.Slices {
 			if sm == nil {
@@ -192,7 +192,14 @@ func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manife
 			}
 			exps = append(exps, universal.Expect(sm, lib))
 		}
-		rep, err := validate.UniversalContext(ctx, filepath.Join(dir, "lib", lib), exps)
+		path := filepath.Join(dir, "lib", lib)
+		var rep validate.Report
+		var err error
+		if strings.HasSuffix(lib, ".dylib") {
+			rep, err = validate.UniversalDylib(ctx, path, exps, universal.DylibExpect(m.Slices[0], lib))
+		} else {
+			rep, err = validate.UniversalContext(ctx, path, exps)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -67,6 +68,11 @@ func Expect(m *artifact.Manifest, lib string) validate.Expect {
 	return artifact.ExpectOf(m, m.Target, lib)
 }
 
+// DylibExpect is artifact.DylibExpectOf.
+func DylibExpect(m *artifact.Manifest, lib string) validate.DylibExpect {
+	return artifact.DylibExpectOf(m, lib)
+}
+
 // Compatible refuses pairs that cannot be one universal artifact.
 func Compatible(a, b Slice) error {
 	ma, mb := a.Manifest, b.Manifest
@@ -103,6 +109,9 @@ func Compatible(a, b Slice) error {
 	// give the options (-options).
 	if !slices.Equal(ma.Target.Options, mb.Target.Options) {
 		why = append(why, fmt.Sprintf("option sets differ: %v vs %v", ma.Target.Options, mb.Target.Options))
+	}
+	if !slices.Equal(ma.Target.Libraries(), mb.Target.Libraries()) || !reflect.DeepEqual(ma.Target.Shared, mb.Target.Shared) {
+		why = append(why, fmt.Sprintf("libraries differ: %v vs %v", ma.Target.Libraries(), mb.Target.Libraries()))
 	}
 	if len(why) > 0 {
 		return fmt.Errorf("%s + %s: %s: %w", ma.Name, mb.Name, strings.Join(why, "; "), ErrRefused)
@@ -167,14 +176,21 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 	// Every slice must pass the single-slice validation before merging, so a
 	// bad input is named as the input, not discovered inside the fat file.
 	var errs []error
+	libs := a.Manifest.Target.Libraries()
 	for _, s := range ordered {
-		for _, lib := range Libraries {
+		for _, lib := range libs {
 			p := filepath.Join(s.Dir, "lib", lib)
 			if _, err := os.Stat(p); err != nil {
 				errs = append(errs, fmt.Errorf("%s: missing lib/%s: %w", s.Manifest.Name, lib, ErrRefused))
 				continue
 			}
-			if _, err := validate.StaticLibraryContext(ctx, p, Expect(s.Manifest, lib)); err != nil {
+			var err error
+			if strings.HasSuffix(lib, ".dylib") {
+				_, err = validate.Dylib(ctx, p, Expect(s.Manifest, lib), DylibExpect(s.Manifest, lib))
+			} else {
+				_, err = validate.StaticLibraryContext(ctx, p, Expect(s.Manifest, lib))
+			}
+			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w: %w", s.Manifest.Name, ErrRefused, err))
 			}
 		}
@@ -185,7 +201,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 	if err := os.Mkdir(dst, 0o755); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
-	dispatched, err := mergeTrees(ordered, dst, dispatch)
+	dispatched, err := mergeTrees(ordered, dst, dispatch, libs)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +210,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 		Name: Name, Osslbuild: p.Osslbuild,
 		Recipe: p.Recipe, OpenSSL: p.OpenSSL, Patches: p.Patches,
 		Target: platform.Slice{Name: Kind, OS: a.Manifest.Target.OS, Arch: strings.Join(archOrder, "+"),
-			Flags: []string{}, Options: a.Manifest.Target.Options},
+			Flags: []string{}, Options: a.Manifest.Target.Options, Shared: a.Manifest.Target.Shared},
 		Toolchain:       p.Toolchain,
 		SourceDateEpoch: a.Manifest.SourceDateEpoch,
 		HeaderDispatch:  dispatched,
@@ -203,7 +219,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 	for _, s := range ordered {
 		m.Slices = append(m.Slices, claimed(s.Manifest, p))
 	}
-	for _, lib := range Libraries {
+	for _, lib := range libs {
 		out := filepath.Join(dst, "lib", lib)
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return nil, fmt.Errorf("merge %s: %w", lib, err)
@@ -215,7 +231,12 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 		for _, s := range ordered {
 			exps = append(exps, Expect(s.Manifest, lib))
 		}
-		rep, err := validate.UniversalContext(ctx, out, exps)
+		var rep validate.Report
+		if strings.HasSuffix(lib, ".dylib") {
+			rep, err = validate.UniversalDylib(ctx, out, exps, DylibExpect(ordered[0].Manifest, lib))
+		} else {
+			rep, err = validate.UniversalContext(ctx, out, exps)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("merged %s: %w", lib, err)
 		}
@@ -225,6 +246,9 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 	// Each slice's lines and code are what the merged libraries hold for
 	// its architecture, measured here.
 	artifact.Distribute(m)
+	if m.Dylibs, err = artifact.DylibsOf(dst, libs); err != nil {
+		return nil, err
+	}
 	if err := sbom.Write(dst, m); err != nil {
 		return nil, err
 	}
@@ -239,7 +263,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 // that differ get a per-architecture dispatch, anything else must be
 // identical: a header changed in one slice is a different build, or
 // tampering, not an architecture.
-func mergeTrees(ordered []Slice, dst string, allowed []string) ([]string, error) {
+func mergeTrees(ordered []Slice, dst string, allowed, libs []string) ([]string, error) {
 	files := map[string]bool{}
 	lists := make([]map[string]bool, len(ordered))
 	for i, s := range ordered {
@@ -252,7 +276,7 @@ func mergeTrees(ordered []Slice, dst string, allowed []string) ([]string, error)
 			rel = filepath.ToSlash(rel)
 			// Per-slice records and the libraries are made anew for the
 			// universal artifact.
-			if rel == artifact.ManifestName || rel == artifact.SBOMName || slices.Contains(Libraries, strings.TrimPrefix(rel, "lib/")) {
+			if rel == artifact.ManifestName || rel == artifact.SBOMName || slices.Contains(libs, strings.TrimPrefix(rel, "lib/")) {
 				return nil
 			}
 			lists[i][rel] = true

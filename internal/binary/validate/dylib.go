@@ -31,12 +31,22 @@ type DylibExpect struct {
 	Forbidden   []string
 }
 
-// Dylib validates a thin dylib the build made against exp and d: one
-// MH_DYLIB slice of exp's architecture, every rule a static library's
+// Dylib validates a dylib the build made against exp and d: one thin
+// MH_DYLIB image of exp's architecture, every rule a static library's
 // objects are held to that a linked image can be, a valid code signature
 // on arm64, the install name, the dependencies, and no build path.
 func Dylib(ctx context.Context, path string, exp Expect, d DylibExpect) (Report, error) {
-	if err := checkExpects([]Expect{exp}); err != nil {
+	return dylib(ctx, path, []Expect{exp}, d)
+}
+
+// UniversalDylib is Dylib for a universal dylib: a fat file with exactly
+// one slice per expectation, each held to its own.
+func UniversalDylib(ctx context.Context, path string, exps []Expect, d DylibExpect) (Report, error) {
+	return dylib(ctx, path, exps, d)
+}
+
+func dylib(ctx context.Context, path string, exps []Expect, d DylibExpect) (Report, error) {
+	if err := checkExpects(exps); err != nil {
 		return Report{Path: path}, err
 	}
 	f, err := codeclass.Inspect(ctx, path)
@@ -47,24 +57,44 @@ func Dylib(ctx context.Context, path string, exp Expect, d DylibExpect) (Report,
 	if err != nil {
 		return Report{Path: path}, fmt.Errorf("validate: %w", err)
 	}
-	r := Report{Path: path, File: f}
-	c := &checker{lib: filepath.Base(path), dylib: true}
-	if len(f.Slices) != 1 || f.Slices[0].Fat != nil {
-		c.add(exp.Slice.Arch, "", RuleSlices, "one thin "+exp.Slice.Arch+" image", fmt.Sprintf("%d slices", len(f.Slices)), "expected a thin dylib, found %d slices", len(f.Slices))
+	r := DylibFile(f, data, exps, d)
+	return r, r.Err()
+}
+
+// DylibFile holds already-inspected facts of a dylib (data, its bytes,
+// for the build-path rule; nil skips it) to the expectations: one for a
+// thin dylib, one per slice for a universal one.
+func DylibFile(f *inspect.File, data []byte, exps []Expect, d DylibExpect) Report {
+	r := Report{Path: f.Path, File: f}
+	c := &checker{lib: filepath.Base(f.Path), dylib: true}
+	wantFat := len(exps) > 1
+	var want []string
+	for _, e := range exps {
+		want = append(want, e.Slice.Arch)
+	}
+	fat := len(f.Slices) > 0 && f.Slices[0].Fat != nil
+	if len(f.Slices) != len(exps) || fat != wantFat {
+		c.add("", "", RuleSlices, strings.Join(want, ", "), fmt.Sprintf("%d slices", len(f.Slices)),
+			"expected %s dylib of %s, found %d slices", map[bool]string{true: "a universal", false: "a thin"}[wantFat], strings.Join(want, " and "), len(f.Slices))
 	}
 	for _, s := range f.Slices {
-		r.Slices = append(r.Slices, c.slice(s, exp))
+		i := slices.IndexFunc(exps, func(e Expect) bool { return SameArch(e.Slice.Arch, s.Arch) })
+		if i < 0 {
+			c.add(s.Arch, "", RuleSlices, strings.Join(want, ", "), s.Arch, "a %s slice, expected only %s", s.Arch, strings.Join(want, " and "))
+			continue
+		}
+		r.Slices = append(r.Slices, c.slice(s, exps[i]))
 		for _, o := range s.Objects {
-			c.dylibFacts(exp.Slice.Arch, o, d)
+			c.dylibFacts(exps[i].Slice.Arch, o, d)
 		}
 	}
 	for _, bad := range d.Forbidden {
 		if bad != "" && bytes.Contains(data, []byte(bad)) {
-			c.add(exp.Slice.Arch, "", RuleBuildPath, "no build path", bad, "the file names the build directory %s; nothing of the build machine may reach the artifact", bad)
+			c.add("", "", RuleBuildPath, "no build path", bad, "the file names the build directory %s; nothing of the build machine may reach the artifact", bad)
 		}
 	}
 	r.Violations = c.out
-	return r, r.Err()
+	return r
 }
 
 // dylibFacts holds one image's load commands to d.
