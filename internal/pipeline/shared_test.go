@@ -18,7 +18,7 @@ import (
 
 // sharedMini builds target from the mini tree with a recipe of shared
 // libraries (install names installName, static ones too when static).
-func sharedMini(t *testing.T, target, libraries, installName string) (*pipeline.Result, error, string) {
+func sharedMini(t *testing.T, target, libraries, installName string, edits ...map[string][2]string) (*pipeline.Result, error, string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds with the cross toolchain; skipped in -short mode")
@@ -27,7 +27,11 @@ func sharedMini(t *testing.T, target, libraries, installName string) (*pipeline.
 		testfixture.Missing(t, "%v", err)
 	}
 	testfixture.Tools(t, "perl", "make")
-	s := miniSettings(t, nil)
+	var e map[string][2]string
+	if len(edits) > 0 {
+		e = edits[0]
+	}
+	s := miniSettings(t, e)
 	b, err := os.ReadFile(s.Recipe)
 	if err != nil {
 		t.Fatal(err)
@@ -206,4 +210,35 @@ func mustInspect(t *testing.T, p string) *inspect.File {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestMiniSharedRefused: what the build would slip into a dylib or an
+// artifact is refused, naming the dylib and what was expected: a symbol no
+// object of libcrypto.a defines, and a link among the installed files.
+// Nothing is published.
+func TestMiniSharedRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		edits map[string][2]string
+		want  string
+	}{
+		{"exported symbol from elsewhere", map[string][2]string{"Makefile.in": {
+			"CRYPTO_SHOBJ=crypto/libcrypto-shlib-cversion.o crypto/libcrypto-shlib-mem.o",
+			"CRYPTO_SHOBJ=crypto/libcrypto-shlib-cversion.o crypto/libcrypto-shlib-mem.o crypto/extra.o\ncrypto/extra.o:\n\tprintf 'int not_openssl(void){return 1;}\\n' > crypto/extra.c && $(CC) $(CNF_CFLAGS) $(CFLAGS) -c -o $@ crypto/extra.c\n"}},
+			"libcrypto.9.dylib arm64: exports 1 symbols no object of the release's libraries defines: _not_openssl"},
+		{"a link in the artifact", map[string][2]string{"Makefile.in": {
+			"cp libcrypto.a libssl.a $(DESTDIR)$(INSTALLTOP)/lib/",
+			"cp libcrypto.a libssl.a $(DESTDIR)$(INSTALLTOP)/lib/ && ln -s libssl.a $(DESTDIR)$(INSTALLTOP)/lib/libextra.a"}},
+			"lib/libextra.a is not a regular file"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err, log := sharedMini(t, "arm64", `["shared"]`, "", tt.edits)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("want a refusal saying %q, got %v\n%s", tt.want, err, log)
+			}
+			if res != nil {
+				t.Errorf("published %+v", res.Published)
+			}
+		})
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/dispatch"
 	"github.com/osslbuild/osslbuild/internal/recipe"
@@ -52,7 +53,7 @@ func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validat
 	if err != nil {
 		return err
 	}
-	lines, code, err := validateTree(ctx, j.dir, j.plan, func(e validate.Expect) validate.Expect {
+	lines, code, err := validateTree(ctx, j.dir, j.plan, j.stagedLib(), func(e validate.Expect) validate.Expect {
 		e = adjust(e)
 		if e.ISA != nil {
 			e.ISA.Dispatch = list
@@ -97,7 +98,10 @@ func (j *job) dispatchList() (dispatch.List, error) {
 
 // validateTree validates every library under dir/lib, its machine code
 // included, and returns the compiler lines found and the code verdicts.
-func validateTree(ctx context.Context, dir string, p *recipe.Plan, adjust func(validate.Expect) validate.Expect) ([]artifact.CompilerLine, []artifact.CodeEvidence, error) {
+//
+// staged, when the build's staging lib/ is at hand (not in a proof), holds
+// the static archives the dylibs' exports are held to.
+func validateTree(ctx context.Context, dir string, p *recipe.Plan, staged string, adjust func(validate.Expect) validate.Expect) ([]artifact.CompilerLine, []artifact.CodeEvidence, error) {
 	var errs []error
 	var lines []artifact.CompilerLine
 	var code []artifact.CodeEvidence
@@ -109,7 +113,14 @@ func validateTree(ctx context.Context, dir string, p *recipe.Plan, adjust func(v
 		var rep validate.Report
 		var err error
 		if strings.HasSuffix(lib, ".dylib") {
-			rep, err = validate.Dylib(ctx, path, adjust(Expect(p, lib)), dylibExpect(p, lib, dir))
+			d := dylibExpect(p, lib, dir)
+			if staged != "" {
+				if d.Exports, err = definedBy(filepath.Join(staged, strings.SplitN(lib, ".", 2)[0]+".a")); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+			}
+			rep, err = validate.Dylib(ctx, path, adjust(Expect(p, lib)), d)
 		} else {
 			rep, err = validate.StaticLibraryContext(ctx, path, adjust(Expect(p, lib)))
 		}
@@ -136,6 +147,40 @@ func dylibExpect(p *recipe.Plan, lib, dir string) validate.DylibExpect {
 	}
 	forbidden := []string{filepath.Dir(filepath.Dir(dir))} // the build's work directory
 	return validate.DylibExpect{InstallName: s.InstallNameOf(lib, prefix), Loads: loads, Forbidden: forbidden}
+}
+
+// stagedLib is the staging install's lib/, "" before make installed it.
+func (j *job) stagedLib() string {
+	if j.staging == "" {
+		return ""
+	}
+	return filepath.Join(j.staging, j.plan.Recipe.Prefix, "lib")
+}
+
+// definedBy is every external symbol the objects of the static archive
+// define: what the dylib of the same objects may export.
+func definedBy(archive string) (map[string]bool, error) {
+	f, err := inspect.Inspect(archive)
+	if err != nil {
+		return nil, fmt.Errorf("exports: %w", err)
+	}
+	data, err := os.ReadFile(archive)
+	if err != nil {
+		return nil, fmt.Errorf("exports: %w", err)
+	}
+	out := map[string]bool{}
+	for _, s := range f.Slices {
+		for _, o := range s.Objects {
+			syms, err := inspect.DefinedExternals(data[o.Offset : o.Offset+o.Size])
+			if err != nil {
+				return nil, fmt.Errorf("exports: %s(%s): %w", filepath.Base(archive), o.Member, err)
+			}
+			for _, n := range syms {
+				out[n] = true
+			}
+		}
+	}
+	return out, nil
 }
 
 // Prove holds a published artifact directory to what this osslbuild would

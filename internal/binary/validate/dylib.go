@@ -18,6 +18,7 @@ const (
 	RuleInstallName Rule = "install-name" // LC_ID_DYLIB missing or not the expected name
 	RuleDependency  Rule = "dependency"   // a dylib loaded that is not libSystem or the sibling, or a run path
 	RuleBuildPath   Rule = "build-path"   // the build directory named anywhere in the file
+	RuleExports     Rule = "exports"      // a symbol exported that no object of the release's libraries defines
 )
 
 // DylibExpect is what a dylib the build made must say of itself, beyond
@@ -29,6 +30,10 @@ type DylibExpect struct {
 	InstallName string
 	Loads       []string
 	Forbidden   []string
+	// Exports, when set, are the only symbols the dylib may export: the
+	// external symbols the same build's objects define (nothing the
+	// toolchain or a shim slipped in).
+	Exports map[string]bool
 }
 
 // Dylib validates a dylib the build made against exp and d: one thin
@@ -85,7 +90,7 @@ func DylibFile(f *inspect.File, data []byte, exps []Expect, d DylibExpect) Repor
 		}
 		r.Slices = append(r.Slices, c.slice(s, exps[i]))
 		for _, o := range s.Objects {
-			c.dylibFacts(exps[i].Slice.Arch, o, d)
+			c.dylibFacts(exps[i].Slice.Arch, o, d, data)
 		}
 	}
 	for _, bad := range d.Forbidden {
@@ -98,7 +103,7 @@ func DylibFile(f *inspect.File, data []byte, exps []Expect, d DylibExpect) Repor
 }
 
 // dylibFacts holds one image's load commands to d.
-func (c *checker) dylibFacts(arch string, o inspect.Object, d DylibExpect) {
+func (c *checker) dylibFacts(arch string, o inspect.Object, d DylibExpect, data []byte) {
 	m := o.MachO
 	if m == nil {
 		return
@@ -116,5 +121,27 @@ func (c *checker) dylibFacts(arch string, o inspect.Object, d DylibExpect) {
 	}
 	for _, p := range m.Rpaths {
 		c.add(arch, "", RuleDependency, "no run path", p, "LC_RPATH %s: a library leaves its run paths to the program that loads it", p)
+	}
+	if d.Exports == nil || data == nil {
+		return
+	}
+	syms, err := inspect.DefinedExternals(data[o.Offset : o.Offset+o.Size])
+	if err != nil {
+		c.add(arch, "", RuleExports, "a readable symbol table", "unreadable", "%v", err)
+		return
+	}
+	var extra []string
+	for _, s := range syms {
+		if !d.Exports[s] {
+			extra = append(extra, s)
+		}
+	}
+	if len(extra) > 0 {
+		shown := extra
+		if len(shown) > maxListed {
+			shown = append(shown[:maxListed:maxListed], fmt.Sprintf("and %d more", len(extra)-maxListed))
+		}
+		c.add(arch, "", RuleExports, "only symbols the release's objects define", strings.Join(extra, " "),
+			"exports %d symbols no object of the release's libraries defines: %s", len(extra), strings.Join(shown, ", "))
 	}
 }
