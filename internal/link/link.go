@@ -60,7 +60,7 @@ func Check(ctx context.Context, tc toolchain.Toolchain, o Options) ([]artifact.L
 	}
 	var archives []string
 	var err error
-	if o.Slices[0].Shared == nil || o.Slices[0].Shared.Static {
+	if o.Slices[0].Shared == nil {
 		if archives, err = archivesOf(o.Dir); err != nil {
 			return nil, err
 		}
@@ -77,10 +77,9 @@ func Check(ctx context.Context, tc toolchain.Toolchain, o Options) ([]artifact.L
 		if s.Shared != nil {
 			// A slice of shared libraries: the program links against its
 			// dylibs, as a consumer's does.
-			libs = []string{"libssl." + s.Shared.Version + ".dylib", "libcrypto." + s.Shared.Version + ".dylib"}
-			inputs = nil
-			for _, l := range libs {
-				inputs = append(inputs, filepath.Join(o.Dir, "lib", l))
+			libs = dylibs(s)
+			if inputs, err = inputsOf(o.Dir, s); err != nil {
+				return nil, err
 			}
 			result = "linked against the dylibs: no undefined symbol"
 		} else if members, err = countMembers(archives, s.Arch); err != nil {
@@ -105,7 +104,7 @@ func Check(ctx context.Context, tc toolchain.Toolchain, o Options) ([]artifact.L
 // Build links p for slice s of the artifact in dir into the executable
 // out, as Check does, and says what it used.
 func Build(ctx context.Context, tc toolchain.Toolchain, dir string, s platform.Slice, p Program, out string) (toolchain.Linked, error) {
-	archives, err := archivesOf(dir)
+	archives, err := inputsOf(dir, s)
 	if err != nil {
 		return toolchain.Linked{}, err
 	}
@@ -122,10 +121,20 @@ func build(ctx context.Context, tc toolchain.Toolchain, dir string, archives []s
 	if err := os.WriteFile(src, p.Source, 0o644); err != nil {
 		return toolchain.Linked{}, fmt.Errorf("link: %w", err)
 	}
-	l, err := tc.Link(ctx, toolchain.LinkSpec{
+	spec := toolchain.LinkSpec{
 		Slice: s, Source: src, Include: filepath.Join(dir, "include"),
 		Archives: archives, Dir: work, Out: out,
-	})
+	}
+	if s.Shared != nil && s.Shared.InstallName == "@rpath" {
+		// The program finds @rpath/libcrypto.3.dylib beside the artifact's
+		// other files when smoke runs it.
+		lib, err := filepath.Abs(filepath.Join(dir, "lib"))
+		if err != nil {
+			return toolchain.Linked{}, err
+		}
+		spec.Rpaths = []string{lib}
+	}
+	l, err := tc.Link(ctx, spec)
 	var le *toolchain.LinkError
 	if errors.As(err, &le) {
 		return l, explain(s, p, le)
@@ -137,6 +146,28 @@ func build(ctx context.Context, tc toolchain.Toolchain, dir string, archives []s
 }
 
 // archives are dir's libraries in link order; a missing one is named.
+// dylibs are a shared slice's libraries the program links, libssl first.
+func dylibs(s platform.Slice) []string {
+	return []string{"libssl." + s.Shared.Version + ".dylib", "libcrypto." + s.Shared.Version + ".dylib"}
+}
+
+// inputsOf is what a program for slice s links from the artifact in dir:
+// its static archives, or a shared slice's dylibs.
+func inputsOf(dir string, s platform.Slice) ([]string, error) {
+	if s.Shared == nil {
+		return archivesOf(dir)
+	}
+	var out []string
+	for _, l := range dylibs(s) {
+		p := filepath.Join(dir, "lib", l)
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("link check: artifact %s has no lib/%s: %w", dir, l, ErrMissingLibrary)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
 func archivesOf(dir string) ([]string, error) {
 	var out []string
 	for _, lib := range Libraries {

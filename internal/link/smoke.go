@@ -171,7 +171,7 @@ func smokeSlice(ctx context.Context, tc toolchain.Toolchain, o SmokeOptions, nam
 		return r
 	}
 	r.Ran = true
-	r.Library.Compiler, r.Library.Platform, err = buildStrings(filepath.Join(o.Artifact, "lib", "libcrypto.a"), s.Arch)
+	r.Library.Compiler, r.Library.Platform, err = buildStrings(filepath.Join(o.Artifact, "lib", s.Libraries()[libcryptoIndex(s)]), s.Arch)
 	if err != nil {
 		r.Problems = append(r.Problems, err.Error())
 	}
@@ -392,4 +392,14 @@ func summarise(w io.Writer, name string, r SmokeResult) {
 // md keeps a value on one table row.
 func md(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'").Replace(s)
+}
+
+// libcryptoIndex is where the library the program loads libcrypto from
+// is among s.Libraries(): the dylib for a shared slice, else the archive.
+func libcryptoIndex(s platform.Slice) int {
+	libs := s.Libraries()
+	if s.Shared != nil {
+		return len(libs) - 2
+	}
+	return 0
 }

@@ -115,5 +115,8 @@ func (c *cross) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 	l.Argv = []string{c.ld, "-arch", s.Slice.Arch, "-platform_version", "macos", s.Slice.MinOS, strconv.Itoa(st.major) + ".0",
 		"-o", s.Out, obj, "-all_load"}
 	l.Argv = append(append(l.Argv, s.Archives...), st.path)
+	for _, r := range s.Rpaths {
+		l.Argv = append(l.Argv, "-rpath", r)
+	}
 	return l, runTool(ctx, "link", l.Argv, l)
 }

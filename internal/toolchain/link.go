@@ -21,8 +21,11 @@ type LinkSpec struct {
 	// Archives are linked whole (-all_load, --whole-archive), so a member
 	// nothing references still has to resolve every symbol it uses.
 	Archives []string
-	Dir      string // scratch directory for the object file (must exist)
-	Out      string // the executable
+	// Rpaths are run paths recorded in the program, where it finds the
+	// dylibs it was linked against (@rpath install names) when run.
+	Rpaths []string
+	Dir    string // scratch directory for the object file (must exist)
+	Out    string // the executable
 }
 
 // Linked is what a link used: the facts a manifest records (no path of

@@ -225,5 +225,8 @@ func (m *macOS) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 	// otherwise (-undefined dynamic_lookup), so nothing needs saying.
 	l.Argv = append(append([]string{clang}, flags...), "-o", s.Out, obj, "-Wl,-all_load")
 	l.Argv = append(l.Argv, s.Archives...)
+	for _, r := range s.Rpaths {
+		l.Argv = append(l.Argv, "-Wl,-rpath,"+r)
+	}
 	return l, runTool(ctx, "link", l.Argv, l)
 }

@@ -123,7 +123,7 @@ func TestMissingHeaders(t *testing.T) {
 func TestMissingLinker(t *testing.T) {
 	crossOrSkip(t)
 	bin := t.TempDir()
-	for _, tool := range []string{"clang-14", "llvm-ar-14", "llvm-ranlib-14", "llvm-lipo-14"} {
+	for _, tool := range []string{"clang-14", "llvm-ar-14", "llvm-ranlib-14", "llvm-lipo-14", "llvm-install-name-tool-14"} {
 		p, err := exec.LookPath(tool)
 		if err != nil {
 			t.Fatal(err)
