@@ -68,16 +68,23 @@ func DylibsOf(dir string, libs []string) ([]Dylib, error) {
 // its install name, and libSystem and the sibling as its only loads.
 func DylibExpectOf(m *Manifest, lib string) validate.DylibExpect {
 	d := validate.DylibExpect{Loads: []string{"/usr/lib/libSystem.B.dylib"}}
-	for _, r := range m.Dylibs {
-		if r.Library == lib {
-			d.InstallName = r.InstallName
-		}
-	}
 	crypto := "libcrypto." + m.Target.Shared.Version + ".dylib"
-	for _, r := range m.Dylibs {
-		if r.Library == crypto && lib != crypto {
-			d.Loads = append(d.Loads, r.InstallName)
+	name := func(l string) string {
+		for _, r := range m.Dylibs {
+			if r.Library == l {
+				return r.InstallName
+			}
 		}
+		// An @rpath name needs no record; a prefix one needs the prefix
+		// the record holds, and without it nothing matches.
+		if m.Target.Shared.InstallName == "@rpath" {
+			return "@rpath/" + l
+		}
+		return "(no record of " + l + "'s install name in the manifest)"
+	}
+	d.InstallName = name(lib)
+	if lib != crypto {
+		d.Loads = append(d.Loads, name(crypto))
 	}
 	return d
 }

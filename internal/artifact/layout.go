@@ -84,6 +84,13 @@ func Layout(stage, prefix, dst string, s platform.Slice) ([]string, error) {
 					b = sharedPC(b, s.Shared.Version)
 				}
 			}
+			if s.Shared != nil && strings.HasPrefix(slash, "lib/cmake/") {
+				// OpenSSL's CMake config imports the unversioned names,
+				// which an artifact does not hold.
+				for _, n := range []string{"libcrypto", "libssl"} {
+					b = bytes.ReplaceAll(b, []byte("/"+n+".dylib"), []byte("/"+n+"."+s.Shared.Version+".dylib"))
+				}
+			}
 			files = append(files, slash)
 			mode := fs.FileMode(0o644)
 			if strings.HasSuffix(slash, ".dylib") {
