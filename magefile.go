@@ -1,8 +1,8 @@
 //go:build mage
 
-// osslbuild builds OpenSSL static libraries for macOS, correctly (-O3, the
-// right architecture and deployment target, proven on every output),
-// reproducibly, and with provenance. Every target is a few lines calling
+// osslbuild builds OpenSSL for macOS, static libraries or dylibs, correctly
+// (-O3, the right architecture and deployment target, proven on every
+// output), reproducibly, and with provenance. Every target is a few lines calling
 // into internal/; see README.md.
 package main
 

@@ -12,6 +12,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/check"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
@@ -240,5 +241,79 @@ func TestMiniSharedRefused(t *testing.T) {
 				t.Errorf("published %+v", res.Published)
 			}
 		})
+	}
+}
+
+// TestSharedRealBuild: a recipe of shared libraries builds the real
+// OpenSSL 3.5.7 for arm64 into dylibs: @rpath install names, libssl
+// loading libcrypto by it and libSystem only, valid ad-hoc signatures
+// after the rewrite, .pc and CMake files naming the versioned dylibs,
+// every dylib recorded in the manifest, and check passing it at -minopt=3
+// (the dylibs' own compiler line and machine code).
+func TestSharedRealBuild(t *testing.T) {
+	dir := filepath.Join(e2e.SharedSlice(t), "dist", "shared-openssl-aarch64-apple-darwin")
+	var names []string
+	ents, _ := os.ReadDir(filepath.Join(dir, "lib"))
+	for _, e := range ents {
+		if !e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	if want := []string{"libcrypto.3.dylib", "libssl.3.dylib"}; !slices.Equal(names, want) {
+		t.Errorf("lib/ holds %v, want %v", names, want)
+	}
+	for _, tt := range []struct{ lib, id string }{{"libcrypto.3.dylib", "@rpath/libcrypto.3.dylib"}, {"libssl.3.dylib", "@rpath/libssl.3.dylib"}} {
+		f := mustInspect(t, filepath.Join(dir, "lib", tt.lib))
+		o := f.Slices[0].Objects[0]
+		if o.MachO.ID == nil || o.MachO.ID.Name != tt.id || o.Signature == nil || !o.Signature.Valid() {
+			t.Errorf("%s: install name %+v, signature %+v", tt.lib, o.MachO.ID, o.Signature)
+		}
+		for _, l := range o.MachO.Loads {
+			if l.Name != "/usr/lib/libSystem.B.dylib" && l.Name != "@rpath/libcrypto.3.dylib" {
+				t.Errorf("%s loads %s", tt.lib, l.Name)
+			}
+		}
+	}
+	for file, want := range map[string]string{
+		"lib/pkgconfig/libcrypto.pc":            "Libs: ${libdir}/libcrypto.3.dylib",
+		"lib/cmake/OpenSSL/OpenSSLConfig.cmake": "/libcrypto.3.dylib",
+	} {
+		if b := mustRead(t, filepath.Join(dir, file)); !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %q", file, want)
+		}
+	}
+	if b := mustRead(t, filepath.Join(dir, "lib/cmake/OpenSSL/OpenSSLConfig.cmake")); strings.Contains(string(b), "/libcrypto.dylib") {
+		t.Error("the CMake config names libcrypto.dylib, which the artifact does not hold")
+	}
+	m, err := artifact.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Dylibs) != 2 || m.Dylibs[0].Signature != "ad hoc (linker-signed), valid" || m.Dylibs[0].Current != "3.0" {
+		t.Errorf("manifest dylibs %+v", m.Dylibs)
+	}
+	res, err := check.Check(context.Background(), check.Options{Path: dir, MinOpt: "3", Archs: []string{"arm64"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) > 0 || len(res.Artifacts) != 1 || !res.Artifacts[0].OK {
+		t.Errorf("check: %q %+v", res.Failures, res.Artifacts)
+	}
+}
+
+// TestMiniSharedReproducible: two builds of a recipe of shared libraries,
+// in different directories, give byte-identical tarballs: LC_UUID and the
+// signature derive from the contents, the install names from the recipe.
+func TestMiniSharedReproducible(t *testing.T) {
+	var sums []string
+	for i := 0; i < 2; i++ {
+		res, err, log := sharedMini(t, "arm64", `["shared"]`, "")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, log)
+		}
+		sums = append(sums, res.Published.Digests.SHA256)
+	}
+	if sums[0] != sums[1] {
+		t.Errorf("two builds: %s and %s", sums[0], sums[1])
 	}
 }

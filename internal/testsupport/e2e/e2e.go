@@ -110,7 +110,7 @@ func KeyOf(root string, dirs []string, tools []string, read func(path string) ([
 			}
 		}
 	}
-	for _, d := range []string{"recipes", "patches", "keys", "smoke"} {
+	for _, d := range []string{"recipes", "patches", "keys", "smoke", "testdata/recipes"} {
 		filepath.WalkDir(filepath.Join(root, d), func(p string, e fs.DirEntry, err error) error {
 			if err == nil && e.Type().IsRegular() {
 				rel, _ := filepath.Rel(root, p)
@@ -229,7 +229,23 @@ func Consumer(t testing.TB) string {
 		s.Recipe, s.Version = filepath.Join(testfixture.RepoRoot(), PBSRecipe), ""
 		_, err := pipeline.Slice(context.Background(), s, Runtime(t), "arm64", nil)
 		return err
-	}, proveDist(pipeline.Osslbuild))
+	}, proveDistWith(PBSRecipe, pipeline.Osslbuild))
+}
+
+// SharedRecipe is the end-to-end tests' recipe of shared libraries.
+const SharedRecipe = "testdata/recipes/shared.toml"
+
+// SharedSlice returns the fixture directory holding, under dist/, the
+// arm64 artifact of dylibs SharedRecipe builds from the real 3.5.7.
+func SharedSlice(t testing.TB) string {
+	t.Helper()
+	Require(t)
+	return Shared(t, "shared-arm64", func(dir string) error {
+		s := Settings(t, dir)
+		s.Recipe, s.Version = filepath.Join(testfixture.RepoRoot(), SharedRecipe), ""
+		_, err := pipeline.Slice(context.Background(), s, Runtime(t), "arm64", nil)
+		return err
+	}, proveDistWith(SharedRecipe, pipeline.Osslbuild))
 }
 
 // Slice returns the published artifact directory of target (a recipe
@@ -252,6 +268,12 @@ func Slice(t testing.TB, target string) string {
 // current code, as variant v's proof stages (or the universal2 merge's)
 // would.
 func proveDist(v *pipeline.Variant) func(t testing.TB, dir string) error {
+	return proveDistWith("", v)
+}
+
+// proveDistWith is proveDist for artifacts of recipe (a path under the
+// repository; "" for the embedded one).
+func proveDistWith(recipe string, v *pipeline.Variant) func(t testing.TB, dir string) error {
 	return func(t testing.TB, dir string) error {
 		ents, err := os.ReadDir(filepath.Join(dir, "dist"))
 		if err != nil {
@@ -261,7 +283,11 @@ func proveDist(v *pipeline.Variant) func(t testing.TB, dir string) error {
 			if !e.IsDir() {
 				continue
 			}
-			if err := pipeline.Prove(context.Background(), Settings(t, t.TempDir()), Runtime(t), filepath.Join(dir, "dist", e.Name()), v); err != nil {
+			s := Settings(t, t.TempDir())
+			if recipe != "" {
+				s.Recipe = filepath.Join(testfixture.RepoRoot(), recipe)
+			}
+			if err := pipeline.Prove(context.Background(), s, Runtime(t), filepath.Join(dir, "dist", e.Name()), v); err != nil {
 				return err
 			}
 		}
