@@ -8,8 +8,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
+	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
 // fatHeader is a universal header with one arm64 entry at offset, size.
@@ -255,5 +258,43 @@ func TestStaleSignatureFails(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("a byte changed in the arm64 code: no code-signature problem naming page 8: %+v", res.Failures)
+	}
+}
+
+// TestUnoptimisedDylibFails: a dylib of the embedded-PostgreSQL shape (a
+// libcrypto compiler line with no -O, code compiled at -O0), linked and
+// signed by ld64.lld-14, fails check: its line and its code say -O0.
+func TestUnoptimisedDylibFails(t *testing.T) {
+	testfixture.Tools(t, "clang-14", "ld64.lld-14")
+	stub := filepath.Join(toolchain.HeadersDir(), "darwin", "libSystem.11.tbd")
+	if _, err := os.Stat(stub); err != nil {
+		testfixture.Missing(t, "%v (scripts/setup-cross.sh)", err)
+	}
+	dir := t.TempDir()
+	var code strings.Builder
+	code.WriteString("static const char compiler_flags[] = \"compiler: cc -fPIC -arch arm64 -mmacosx-version-min=13 -DL_ENDIAN -DOPENSSL_PIC\";\n")
+	code.WriteString("const char *OpenSSL_version(int t){return t ? compiler_flags : \"OpenSSL 3.5.6 7 Apr 2026\";}\n")
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&code, "int CRYPTO_f%d(int a, int b){int x = a * %d; int y = x + b; return y - a;}\n", i, i+3)
+	}
+	src, obj, lib := filepath.Join(dir, "c.c"), filepath.Join(dir, "c.o"), filepath.Join(dir, "libcrypto.3.dylib")
+	os.WriteFile(src, []byte(code.String()), 0o644)
+	for _, argv := range [][]string{
+		{"clang-14", "-target", "arm64-apple-macos13", "-O0", "-c", src, "-o", obj},
+		{"ld64.lld-14", "-arch", "arm64", "-platform_version", "macos", "13.0", "13.0", "-dylib", "-install_name", "/Library/PostgreSQL/18/lib/libcrypto.3.dylib", "-o", lib, obj, stub},
+	} {
+		if b, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", argv, err, b)
+		}
+	}
+	res, err := Check(context.Background(), Options{Path: lib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK || !strings.Contains(strings.Join(res.Failures, "\n"), "compiler line has no -O flag") {
+		t.Errorf("an -O0 dylib: ok %v, failures %q", res.OK, res.Failures)
+	}
+	if s := res.Binaries[0].Slices[0]; s.Signature == nil || !s.Signature.Valid || s.Dylib == nil || s.Dylib.InstallName != "/Library/PostgreSQL/18/lib/libcrypto.3.dylib" {
+		t.Errorf("facts: signature %+v dylib %+v", s.Signature, s.Dylib)
 	}
 }
