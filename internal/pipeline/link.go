@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/link"
@@ -26,7 +27,7 @@ func linkCheck(ctx context.Context, j *job) error {
 		if c.Note != "" {
 			note = " (" + c.Note + ")"
 		}
-		j.run.logf("%s: linked %s with %d members of %s for %s against %s%s", j.name, c.Program, c.Members, c.Arch, c.Platform, c.System, note)
+		j.run.logf("%s: linked %s with %s of %s for %s against %s%s", j.name, c.Program, linkedWhat(c), c.Arch, c.Platform, c.System, note)
 	}
 	return nil
 }
@@ -42,4 +43,15 @@ func (r *run) linkTree(ctx context.Context, dir string, slices []platform.Slice)
 		return nil, err
 	}
 	return link.Check(ctx, tc, link.Options{Dir: dir, Slices: slices, Work: r.Work, Program: r.LinkProgram})
+}
+
+// linkedWhat says what a link check linked: "1114 members" of the
+// archives, or the dylibs.
+func linkedWhat(c artifact.LinkCheck) string {
+	for _, l := range c.Libraries {
+		if strings.HasSuffix(l, ".dylib") {
+			return strings.Join(c.Libraries, " and ")
+		}
+	}
+	return fmt.Sprintf("%d members", c.Members)
 }

@@ -291,7 +291,7 @@ func linkMerged(ctx context.Context, j *mergeJob) (err error) {
 		return fmt.Errorf("%s: link: refusing to publish: %w", universal.Name, err)
 	}
 	for _, c := range j.m.LinkChecks {
-		j.run.logf("%s: linked %s with %d members of %s for %s against %s", universal.Name, c.Program, c.Members, c.Arch, c.Platform, c.System)
+		j.run.logf("%s: linked %s with %s of %s for %s against %s", universal.Name, c.Program, linkedWhat(c), c.Arch, c.Platform, c.System)
 	}
 	artifact.Distribute(j.m)
 	return nil
