@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -190,5 +191,63 @@ func TestReadFileKinds(t *testing.T) {
 	}
 	if r, err := Load(good); err != nil || r.Default != "3.5.7" {
 		t.Errorf("a link to a regular recipe: %v", err)
+	}
+}
+
+// TestLibraries: libraries and install_name, and their agreement with the
+// options: each refusal names the file, line and key; a plan of shared
+// libraries carries them, named by the release's major version.
+func TestLibraries(t *testing.T) {
+	base, err := os.ReadFile(schema1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noLinux := string(base[:strings.Index(string(base), "[targets.linux-x86_64]")]) + string(base[strings.Index(string(base), "[[release]]"):])
+	for _, tt := range []struct {
+		name, old, new, field, why string
+	}{
+		{"unknown kind", `prefix = "/opt/example"`, "prefix = \"/opt/example\"\nlibraries = [\"dynamic\"]", "libraries[0]", "want static or shared"},
+		{"twice", `prefix = "/opt/example"`, "prefix = \"/opt/example\"\nlibraries = [\"shared\", \"shared\"]", "libraries[1]", "given twice"},
+		{"empty", `prefix = "/opt/example"`, "prefix = \"/opt/example\"\nlibraries = []", "libraries", "empty"},
+		{"install_name without shared", `prefix = "/opt/example"`, "prefix = \"/opt/example\"\ninstall_name = \"@rpath\"", "install_name", "only meaningful"},
+		{"bad install_name", `prefix = "/opt/example"`, "prefix = \"/opt/example\"\nlibraries = [\"shared\"]\ninstall_name = \"/usr/lib\"", "install_name", "want @rpath or prefix"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mut := strings.Replace(noLinux, tt.old, tt.new, 1)
+			_, err := Parse("r.toml", []byte(mut))
+			line := lineOf(t, mut, tt.new)
+			if tt.field == "install_name" {
+				line = lineOf(t, mut, "install_name =")
+			}
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), fmt.Sprintf("r.toml:%d: %s", line, tt.field)) || !strings.Contains(err.Error(), tt.why) {
+				t.Errorf("want r.toml:%d: %s ... %s, got %v", line, tt.field, tt.why, err)
+			}
+		})
+	}
+	// Shared libraries for a Linux target are refused, naming it.
+	withLinux := strings.Replace(string(base), `prefix = "/opt/example"`, "prefix = \"/opt/example\"\nlibraries = [\"shared\"]", 1)
+	if _, err := Parse("r.toml", []byte(withLinux)); err == nil || !strings.Contains(err.Error(), "targets.linux-x86_64.os") {
+		t.Errorf("shared libraries for linux: %v", err)
+	}
+	// A plan: the options must agree.
+	shared := strings.Replace(noLinux, `prefix = "/opt/example"`, "prefix = \"/opt/example\"\nlibraries = [\"shared\", \"static\"]", 1)
+	r, err := Parse("r.toml", []byte(shared))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Plan("", "arm64"); !errors.Is(err, ErrOption) || !strings.Contains(err.Error(), "no-shared builds no shared libraries") {
+		t.Errorf("no-shared with libraries = shared: %v", err)
+	}
+	r, err = Parse("r.toml", []byte(strings.Replace(shared, `{ name = "no-shared" },`, "", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Plan("", "arm64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh := p.Slice.Shared; sh == nil || !sh.Static || sh.InstallName != "@rpath" || sh.Version != "3" ||
+		!slices.Equal(p.Slice.Libraries(), []string{"libcrypto.a", "libssl.a", "libcrypto.3.dylib", "libssl.3.dylib"}) {
+		t.Errorf("plan: shared %+v, libraries %v", p.Slice.Shared, p.Slice.Libraries())
 	}
 }
