@@ -131,7 +131,7 @@ func TestArtifactVerified(t *testing.T) {
 			m, _ := artifact.ReadManifest(d)
 			os.Remove(filepath.Join(d, artifact.ManifestName))
 			artifact.WriteManifest(context.Background(), d, m)
-		}, []string{"no lib/libssl.a static library was found in the artifact"}},
+		}, []string{"no lib/libssl.a library was found in the artifact"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := a.dir(t, tc.universal)
