@@ -115,7 +115,11 @@ func validateTree(ctx context.Context, dir string, p *recipe.Plan, staged string
 		if strings.HasSuffix(lib, ".dylib") {
 			d := dylibExpect(p, lib, dir)
 			if staged != "" {
-				if d.Exports, err = definedBy(filepath.Join(staged, strings.SplitN(lib, ".", 2)[0]+".a")); err != nil {
+				// OpenSSL links some of libcrypto's sources into libssl's
+				// dylib too (its packet and hash table code): what the
+				// release's objects define, in either archive, may be
+				// exported.
+				if d.Exports, err = definedBy(filepath.Join(staged, "libcrypto.a"), filepath.Join(staged, "libssl.a")); err != nil {
 					errs = append(errs, err)
 					continue
 				}
@@ -157,30 +161,39 @@ func (j *job) stagedLib() string {
 	return filepath.Join(j.staging, j.plan.Recipe.Prefix, "lib")
 }
 
-// definedBy is every external symbol the objects of the static archive
-// define: what the dylib of the same objects may export.
-func definedBy(archive string) (map[string]bool, error) {
+// definedBy is every external symbol the objects of the static archives
+// define: what the dylibs of the same objects may export.
+func definedBy(archives ...string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, archive := range archives {
+		if err := defineFrom(archive, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func defineFrom(archive string, out map[string]bool) error {
 	f, err := inspect.Inspect(archive)
 	if err != nil {
-		return nil, fmt.Errorf("exports: %w", err)
+		return fmt.Errorf("exports: %w", err)
 	}
 	data, err := os.ReadFile(archive)
 	if err != nil {
-		return nil, fmt.Errorf("exports: %w", err)
+		return fmt.Errorf("exports: %w", err)
 	}
-	out := map[string]bool{}
 	for _, s := range f.Slices {
 		for _, o := range s.Objects {
 			syms, err := inspect.DefinedExternals(data[o.Offset : o.Offset+o.Size])
 			if err != nil {
-				return nil, fmt.Errorf("exports: %s(%s): %w", filepath.Base(archive), o.Member, err)
+				return fmt.Errorf("exports: %s(%s): %w", filepath.Base(archive), o.Member, err)
 			}
 			for _, n := range syms {
 				out[n] = true
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Prove holds a published artifact directory to what this osslbuild would

@@ -235,15 +235,16 @@ func Consumer(t testing.TB) string {
 // SharedRecipe is the end-to-end tests' recipe of shared libraries.
 const SharedRecipe = "testdata/recipes/shared.toml"
 
-// SharedSlice returns the fixture directory holding, under dist/, the
-// arm64 artifact of dylibs SharedRecipe builds from the real 3.5.7.
-func SharedSlice(t testing.TB) string {
+// SharedUniversal2 returns the fixture directory holding, under dist/,
+// the arm64, x86_64 and universal2 artifacts of dylibs one
+// build:universal2 of SharedRecipe makes from the real 3.5.7.
+func SharedUniversal2(t testing.TB) string {
 	t.Helper()
 	Require(t)
-	return Shared(t, "shared-arm64", func(dir string) error {
+	return Shared(t, "shared-universal2", func(dir string) error {
 		s := Settings(t, dir)
 		s.Recipe, s.Version = filepath.Join(testfixture.RepoRoot(), SharedRecipe), ""
-		_, err := pipeline.Slice(context.Background(), s, Runtime(t), "arm64", nil)
+		_, err := pipeline.Universal2(context.Background(), s, Runtime(t))
 		return err
 	}, proveDistWith(SharedRecipe, pipeline.Osslbuild))
 }
