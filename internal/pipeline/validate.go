@@ -105,6 +105,16 @@ func validateTree(ctx context.Context, dir string, p *recipe.Plan, staged string
 	var errs []error
 	var lines []artifact.CompilerLine
 	var code []artifact.CodeEvidence
+	// OpenSSL links some of libcrypto's sources into libssl's dylib too
+	// (its packet and hash table code): what the release's objects
+	// define, in either archive, either dylib may export. Read once.
+	var exports map[string]bool
+	if p.Slice.Shared != nil && staged != "" {
+		var err error
+		if exports, err = definedBy(filepath.Join(staged, "libcrypto.a"), filepath.Join(staged, "libssl.a")); err != nil {
+			return nil, nil, err
+		}
+	}
 	for _, lib := range p.Slice.Libraries() {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -114,16 +124,7 @@ func validateTree(ctx context.Context, dir string, p *recipe.Plan, staged string
 		var err error
 		if strings.HasSuffix(lib, ".dylib") {
 			d := dylibExpect(p, lib, dir)
-			if staged != "" {
-				// OpenSSL links some of libcrypto's sources into libssl's
-				// dylib too (its packet and hash table code): what the
-				// release's objects define, in either archive, may be
-				// exported.
-				if d.Exports, err = definedBy(filepath.Join(staged, "libcrypto.a"), filepath.Join(staged, "libssl.a")); err != nil {
-					errs = append(errs, err)
-					continue
-				}
-			}
+			d.Exports = exports
 			rep, err = validate.Dylib(ctx, path, adjust(Expect(p, lib)), d)
 		} else {
 			rep, err = validate.StaticLibraryContext(ctx, path, adjust(Expect(p, lib)))

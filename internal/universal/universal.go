@@ -33,9 +33,6 @@ const Name = "openssl-macos-universal2"
 // ErrRefused marks a pair of slices that must not be merged.
 var ErrRefused = errors.New("refusing to merge")
 
-// Libraries are the static libraries merged with lipo: all of them.
-var Libraries = artifact.Libraries
-
 // Slice is one input artifact tree and its manifest.
 type Slice struct {
 	Dir      string

@@ -222,14 +222,23 @@ const PBSRecipe = "recipes/examples/python-build-standalone.toml"
 // artifact PBSRecipe builds from its default release (the real 3.5.7),
 // given as a file the way -recipe=FILE gives it.
 func Consumer(t testing.TB) string {
-	t.Helper()
-	Require(t)
-	return Shared(t, "pbs-arm64", func(dir string) error {
-		s := Settings(t, dir)
-		s.Recipe, s.Version = filepath.Join(testfixture.RepoRoot(), PBSRecipe), ""
+	return recipeFixture(t, "pbs-arm64", PBSRecipe, func(s pipeline.Settings) error {
 		_, err := pipeline.Slice(context.Background(), s, Runtime(t), "arm64", nil)
 		return err
-	}, proveDistWith(PBSRecipe, pipeline.Osslbuild))
+	})
+}
+
+// recipeFixture is the shared fixture name that build makes with recipe
+// (a path under the repository, given as a file the way -recipe=FILE
+// gives it) and the recipe's default release, proved with that recipe.
+func recipeFixture(t testing.TB, name, recipe string, build func(pipeline.Settings) error) string {
+	t.Helper()
+	Require(t)
+	return Shared(t, name, func(dir string) error {
+		s := Settings(t, dir)
+		s.Recipe, s.Version = filepath.Join(testfixture.RepoRoot(), recipe), ""
+		return build(s)
+	}, proveDistWith(recipe, pipeline.Osslbuild))
 }
 
 // SharedRecipe is the end-to-end tests' recipe of shared libraries.
@@ -239,14 +248,10 @@ const SharedRecipe = "testdata/recipes/shared.toml"
 // the arm64, x86_64 and universal2 artifacts of dylibs one
 // build:universal2 of SharedRecipe makes from the real 3.5.7.
 func SharedUniversal2(t testing.TB) string {
-	t.Helper()
-	Require(t)
-	return Shared(t, "shared-universal2", func(dir string) error {
-		s := Settings(t, dir)
-		s.Recipe, s.Version = filepath.Join(testfixture.RepoRoot(), SharedRecipe), ""
+	return recipeFixture(t, "shared-universal2", SharedRecipe, func(s pipeline.Settings) error {
 		_, err := pipeline.Universal2(context.Background(), s, Runtime(t))
 		return err
-	}, proveDistWith(SharedRecipe, pipeline.Osslbuild))
+	})
 }
 
 // Slice returns the published artifact directory of target (a recipe
