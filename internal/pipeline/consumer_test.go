@@ -15,7 +15,6 @@ import (
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
-	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
 // TestMiniConsumerRecipe: a consumer's own recipe, a file in a temporary
@@ -25,29 +24,16 @@ import (
 // recipe came from (a path outside the working directory: its name only)
 // and its digest.
 func TestMiniConsumerRecipe(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds with the cross toolchain; skipped in -short mode")
-	}
-	if _, err := toolchain.New("cross"); err != nil {
-		testfixture.Missing(t, "%v", err)
-	}
-	testfixture.Tools(t, "perl", "make")
+	requireMini(t)
 	s := miniSettings(t, nil)
-	b, err := os.ReadFile(s.Recipe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.NewReplacer(
+	consumer := testfixture.CopyFile(t, s.Recipe, filepath.Join(t.TempDir(), "consumer.toml"))
+	s.Recipe = consumer
+	editRecipe(t, s, strings.NewReplacer(
 		`min_os = "11.0"`, `min_os = "12.3"`,
 		`flags = ["-mmacosx-version-min=11.0"]`, `flags = ["-mmacosx-version-min=12.3"]`,
 		`openssldir = "/opt/homebrew/etc/openssl@3"`, `openssldir = "/opt/consumer/ssl"`,
 		`artifact = "openssl-macos-arm64"`, `artifact = "consumer-macos-arm64"`,
-	).Replace(string(b))
-	consumer := filepath.Join(t.TempDir(), "consumer.toml")
-	if err := os.WriteFile(consumer, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s.Recipe = consumer
+	).Replace)
 	var log strings.Builder
 	res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), "arm64", nil)
 	if err != nil {

@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -14,37 +15,30 @@ import (
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
-	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
+
+// sharedRecipe turns the mini recipe r into one of libraries (a TOML
+// array) with install_name installName ("" for the default) and options
+// without no-shared.
+func sharedRecipe(r, libraries, installName string) string {
+	head := "libraries = " + libraries + "\n"
+	if installName != "" {
+		head += "install_name = " + installName + "\n"
+	}
+	return strings.Replace(r, `options = [{ name = "no-shared" }]`, head+"options = []", 1)
+}
 
 // sharedMini builds target from the mini tree with a recipe of shared
 // libraries (install names installName, static ones too when static).
 func sharedMini(t *testing.T, target, libraries, installName string, edits ...map[string][2]string) (*pipeline.Result, error, string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds with the cross toolchain; skipped in -short mode")
-	}
-	if _, err := toolchain.New("cross"); err != nil {
-		testfixture.Missing(t, "%v", err)
-	}
-	testfixture.Tools(t, "perl", "make")
+	requireMini(t)
 	var e map[string][2]string
 	if len(edits) > 0 {
 		e = edits[0]
 	}
 	s := miniSettings(t, e)
-	b, err := os.ReadFile(s.Recipe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	head := "libraries = " + libraries + "\n"
-	if installName != "" {
-		head += "install_name = " + installName + "\n"
-	}
-	text := strings.Replace(string(b), `options = [{ name = "no-shared" }]`, head+"options = []", 1)
-	if err := os.WriteFile(s.Recipe, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	editRecipe(t, s, func(r string) string { return sharedRecipe(r, libraries, installName) })
 	var log strings.Builder
 	res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), target, nil)
 	return res, err, log.String()
@@ -90,7 +84,7 @@ func TestMiniShared(t *testing.T) {
 				if tt.loads != "" && !slices.ContainsFunc(m.Loads, func(d inspect.Dylib) bool { return d.Name == tt.loads }) {
 					t.Errorf("%s: loads %+v, want %s", tt.lib, m.Loads, tt.loads)
 				}
-				cs, err := inspect.ReadCodeSignature(bytesReader(b), 0, m)
+				cs, err := inspect.ReadCodeSignature(bytes.NewReader(b), 0, m)
 				if target == "arm64" && (err != nil || cs == nil || !cs.Valid()) {
 					t.Errorf("%s: signature %+v, %v", tt.lib, cs, err)
 				}
@@ -114,29 +108,14 @@ func TestMiniShared(t *testing.T) {
 	}
 }
 
-func bytesReader(b []byte) *strings.Reader { return strings.NewReader(string(b)) }
-
 // TestMiniSharedUniversal2: build:universal2 of a recipe of shared
 // libraries merges each dylib with lipo: a universal libcrypto.9.dylib and
 // libssl.9.dylib whose slices keep their install names and (arm64) valid
 // signatures, recorded per architecture in the manifest.
 func TestMiniSharedUniversal2(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds with the cross toolchain; skipped in -short mode")
-	}
-	if _, err := toolchain.New("cross"); err != nil {
-		testfixture.Missing(t, "%v", err)
-	}
-	testfixture.Tools(t, "perl", "make")
+	requireMini(t)
 	s := miniSettings(t, nil)
-	b, err := os.ReadFile(s.Recipe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Replace(string(b), `options = [{ name = "no-shared" }]`, "libraries = [\"shared\", \"static\"]\noptions = []", 1)
-	if err := os.WriteFile(s.Recipe, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	editRecipe(t, s, func(r string) string { return sharedRecipe(r, `["shared", "static"]`, "") })
 	var log strings.Builder
 	res, err := pipeline.Universal2(context.Background(), s, miniRuntime(t, &log))
 	if err != nil {
