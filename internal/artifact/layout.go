@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -39,10 +40,14 @@ func Layout(stage, prefix, dst string, s platform.Slice) ([]string, error) {
 			return nil, fmt.Errorf("artifact layout: staged install has no lib/%s under %s (a regular file)", lib, root)
 		}
 	}
-	links := map[string]string{} // lib/libcrypto.dylib -> libcrypto.3.dylib
+	// lib/libcrypto.dylib -> libcrypto.3.dylib, lib/libcrypto.so -> libcrypto.so.3
+	links := map[string]string{}
+	unversioned := map[string]string{} // libcrypto.so -> libcrypto.so.3
 	if s.Shared != nil {
+		f := s.Format()
 		for _, n := range []string{"libcrypto", "libssl"} {
-			links["lib/"+n+".dylib"] = n + "." + s.Shared.Version + ".dylib"
+			links["lib/"+f.SharedLink(n)] = f.SharedFile(n, s.Shared.Version)
+			unversioned[f.SharedLink(n)] = f.SharedFile(n, s.Shared.Version)
 		}
 	}
 	if err := os.Mkdir(dst, 0o755); err != nil {
@@ -81,19 +86,19 @@ func Layout(stage, prefix, dst string, s platform.Slice) ([]string, error) {
 					return fmt.Errorf("artifact layout: %s: %w", rel, err)
 				}
 				if s.Shared != nil {
-					b = sharedPC(b, s.Shared.Version)
+					b = sharedPC(b, s)
 				}
 			}
 			if s.Shared != nil && strings.HasPrefix(slash, "lib/cmake/") {
 				// OpenSSL's CMake config imports the unversioned names,
 				// which an artifact does not hold.
-				for _, n := range []string{"libcrypto", "libssl"} {
-					b = bytes.ReplaceAll(b, []byte("/"+n+".dylib"), []byte("/"+n+"."+s.Shared.Version+".dylib"))
+				for from, to := range unversioned {
+					b = replaceName(b, "/"+from, "/"+to)
 				}
 			}
 			files = append(files, slash)
 			mode := fs.FileMode(0o644)
-			if strings.HasSuffix(slash, ".dylib") {
+			if s.IsShared(path.Base(slash)) {
 				mode = 0o755
 			}
 			return os.WriteFile(out, b, mode)
@@ -105,9 +110,10 @@ func Layout(stage, prefix, dst string, s platform.Slice) ([]string, error) {
 	return files, nil
 }
 
-// sharedPC names the dylibs by path on a .pc file's Libs line:
-// "-L${libdir} -lcrypto" becomes "${libdir}/libcrypto.3.dylib".
-func sharedPC(b []byte, v string) []byte {
+// sharedPC names the shared libraries by path on a .pc file's Libs line:
+// "-L${libdir} -lcrypto" becomes "${libdir}/libcrypto.3.dylib" (or
+// "${libdir}/libcrypto.so.3").
+func sharedPC(b []byte, s platform.Slice) []byte {
 	var out bytes.Buffer
 	for _, line := range strings.SplitAfter(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, "Libs:"); ok {
@@ -117,7 +123,7 @@ func sharedPC(b []byte, v string) []byte {
 				case "-L${libdir}":
 					continue
 				case "-lcrypto", "-lssl":
-					w = "${libdir}/lib" + strings.TrimPrefix(w, "-l") + "." + v + ".dylib"
+					w = "${libdir}/" + s.Format().SharedFile("lib"+strings.TrimPrefix(w, "-l"), s.Shared.Version)
 				}
 				words = append(words, w)
 			}
@@ -126,6 +132,31 @@ func sharedPC(b []byte, v string) []byte {
 		out.WriteString(line)
 	}
 	return out.Bytes()
+}
+
+// replaceName replaces the file name from where it stands whole: not
+// where it begins a longer name ("/libcrypto.so" in "/libcrypto.so.3").
+func replaceName(b []byte, from, to string) []byte {
+	var out bytes.Buffer
+	for {
+		i := bytes.Index(b, []byte(from))
+		if i < 0 {
+			out.Write(b)
+			return out.Bytes()
+		}
+		end := i + len(from)
+		out.Write(b[:i])
+		if end < len(b) && nameByte(b[end]) {
+			out.Write(b[i:end])
+		} else {
+			out.WriteString(to)
+		}
+		b = b[end:]
+	}
+}
+
+func nameByte(c byte) bool {
+	return c == '.' || c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // RelocatePC rewrites a pkg-config file installed under prefix so that its

@@ -4,6 +4,7 @@ import (
 	"debug/macho"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -160,7 +161,7 @@ func (c *checker) rules(b *Binary) validate.Report {
 	var rep validate.Report
 	var err error
 	switch {
-	case strings.HasSuffix(lib, ".dylib"):
+	case r.manifest.Target.IsShared(lib):
 		m := r.manifest
 		if len(m.Slices) > 0 {
 			m = m.Slices[0]
@@ -230,8 +231,13 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 		}
 	}
 	// A linked Mach-O image's code signature and load commands (one thin
-	// image per slice).
+	// image per slice); a linked ELF image's dynamic section.
 	for _, o := range s.Objects {
+		if e := o.ELF; e != nil && e.Dynamic != nil {
+			d := &Dylib{InstallName: e.Dynamic.Soname, Loads: []string{}, Rpaths: append(slices.Clone(e.Dynamic.Rpath), e.Dynamic.Runpath...)}
+			d.Loads = append(d.Loads, e.Dynamic.Needed...)
+			out.Dylib = d
+		}
 		if m := o.MachO; m != nil && m.Type != macho.TypeObj {
 			d := &Dylib{Loads: []string{}, Rpaths: m.Rpaths}
 			if m.ID != nil {

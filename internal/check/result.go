@@ -67,7 +67,7 @@ type Slice struct {
 	Code        *Code          `json:"code,omitempty"`         // what the machine code says, beside the compiler line
 	ISA         *ISA           `json:"isa,omitempty"`          // the instruction set of compiled x86-64 code
 	Signature   *Signature     `json:"signature,omitempty"`    // a linked Mach-O image's code signature
-	Dylib       *Dylib         `json:"dylib,omitempty"`        // a linked Mach-O image's install name and what it loads
+	Dylib       *Dylib         `json:"dylib,omitempty"`        // a linked image's install name (SONAME) and what it loads
 	Unknown     string         `json:"unknown,omitempty"`      // why the optimisation is unknown
 	Evidence    []Evidence     `json:"evidence,omitempty"`
 	Libcrypto   bool           `json:"libcrypto"` // holds libcrypto's own build-info strings
@@ -108,7 +108,9 @@ type Signature struct {
 // install name (a dylib's LC_ID_DYLIB) with its versions, the dylibs it
 // loads by the names the loader will look for, and its run paths. An
 // absolute install name outside the system (a builder's /Library/... or
-// /Users/...) is where a program linked against it will look.
+// /Users/...) is where a program linked against it will look. For a linked
+// ELF image it is the dynamic section: the SONAME as install name,
+// DT_NEEDED as loads, DT_RPATH and DT_RUNPATH as run paths.
 type Dylib struct {
 	InstallName   string   `json:"install_name,omitempty"`
 	Current       string   `json:"current_version,omitempty"`

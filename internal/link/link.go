@@ -75,13 +75,13 @@ func Check(ctx context.Context, tc toolchain.Toolchain, o Options) ([]artifact.L
 		inputs, libs, result := archives, Libraries, "linked: every member, no undefined symbol"
 		members := 0
 		if s.Shared != nil {
-			// A slice of shared libraries: the program links against its
-			// dylibs, as a consumer's does.
+			// A slice of shared libraries: the program links against
+			// them, as a consumer's does.
 			libs = dylibs(s)
 			if inputs, err = inputsOf(o.Dir, s); err != nil {
 				return nil, err
 			}
-			result = "linked against the dylibs: no undefined symbol"
+			result = "linked against the shared libraries: no undefined symbol"
 		} else if members, err = countMembers(archives, s.Arch); err != nil {
 			return nil, err
 		}
@@ -125,9 +125,10 @@ func build(ctx context.Context, tc toolchain.Toolchain, dir string, archives []s
 		Slice: s, Source: src, Include: filepath.Join(dir, "include"),
 		Archives: archives, Dir: work, Out: out,
 	}
-	if s.Shared != nil && s.Shared.InstallName == "@rpath" {
-		// The program finds @rpath/libcrypto.3.dylib beside the artifact's
-		// other files when smoke runs it.
+	if s.Shared != nil && (s.Shared.InstallName == "@rpath" || s.Format() == platform.ELF) {
+		// The program finds @rpath/libcrypto.3.dylib (an ELF program
+		// libcrypto.so.3, its SONAME) in the artifact's lib/ when smoke
+		// runs it.
 		lib, err := filepath.Abs(filepath.Join(dir, "lib"))
 		if err != nil {
 			return toolchain.Linked{}, err
@@ -148,7 +149,8 @@ func build(ctx context.Context, tc toolchain.Toolchain, dir string, archives []s
 // archives are dir's libraries in link order; a missing one is named.
 // dylibs are a shared slice's libraries the program links, libssl first.
 func dylibs(s platform.Slice) []string {
-	return []string{"libssl." + s.Shared.Version + ".dylib", "libcrypto." + s.Shared.Version + ".dylib"}
+	l := s.SharedLibraries()
+	return []string{l[1], l[0]}
 }
 
 // inputsOf is what a program for slice s links from the artifact in dir:

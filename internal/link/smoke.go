@@ -171,7 +171,8 @@ func smokeSlice(ctx context.Context, tc toolchain.Toolchain, o SmokeOptions, nam
 		return r
 	}
 	r.Ran = true
-	r.Library.Compiler, r.Library.Platform, err = buildStrings(filepath.Join(o.Artifact, "lib", s.Libraries()[libcryptoIndex(s)]), s.Arch)
+	libcrypto := s.Libraries()[libcryptoIndex(s)]
+	r.Library.Compiler, r.Library.Platform, err = buildStrings(filepath.Join(o.Artifact, "lib", libcrypto), s.Arch)
 	if err != nil {
 		r.Problems = append(r.Problems, err.Error())
 	}
@@ -193,10 +194,10 @@ func smokeSlice(ctx context.Context, tc toolchain.Toolchain, o SmokeOptions, nam
 		r.Problems = append(r.Problems, fmt.Sprintf("the program failed: %v %s", runErr, msg))
 	}
 	if r.Library.Compiler != "" && rep.Compiler != r.Library.Compiler {
-		r.Problems = append(r.Problems, fmt.Sprintf("OpenSSL_version(OPENSSL_CFLAGS): expected %q (read from libcrypto.a), got %q", r.Library.Compiler, rep.Compiler))
+		r.Problems = append(r.Problems, fmt.Sprintf("OpenSSL_version(OPENSSL_CFLAGS): expected %q (read from %s), got %q", r.Library.Compiler, libcrypto, rep.Compiler))
 	}
 	if r.Library.Platform != "" && rep.Platform != r.Library.Platform {
-		r.Problems = append(r.Problems, fmt.Sprintf("OpenSSL_version(OPENSSL_PLATFORM): expected %q (read from libcrypto.a), got %q", r.Library.Platform, rep.Platform))
+		r.Problems = append(r.Problems, fmt.Sprintf("OpenSSL_version(OPENSSL_PLATFORM): expected %q (read from %s), got %q", r.Library.Platform, libcrypto, rep.Platform))
 	}
 	return r
 }
@@ -321,7 +322,7 @@ func ParseReport(r io.Reader) (*Report, error) {
 func logResult(w io.Writer, name string, r SmokeResult) {
 	head := fmt.Sprintf("smoke: %s %s", name, r.Slice)
 	if r.Linked.Linker != "" {
-		fmt.Fprintf(w, "%s: linked %s with every member of %s (%s, against %s)\n", head, SmokeProgram.Name, strings.Join(Libraries, " and "), r.Linked.Linker, r.Linked.System)
+		fmt.Fprintf(w, "%s: linked %s with %s (%s, against %s)\n", head, SmokeProgram.Name, linkedLibraries(r.Slice), r.Linked.Linker, r.Linked.System)
 	}
 	if !r.Ran {
 		if r.NotRun != "" {
@@ -344,7 +345,7 @@ func logResult(w io.Writer, name string, r SmokeResult) {
 		}
 	}
 	if r.Library.Compiler != "" && len(r.Problems) == 0 {
-		fmt.Fprintf(w, "%s: build strings equal to libcrypto.a's (as validation read them)\n", head)
+		fmt.Fprintf(w, "%s: build strings equal to %s's (as validation read them)\n", head, r.Slice.Libraries()[libcryptoIndex(r.Slice)])
 	}
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "%s: FAILED: %s\n", head, p)
@@ -365,7 +366,7 @@ func summarise(w io.Writer, name string, r SmokeResult) {
 	}
 	fmt.Fprintf(w, "### smoke: %s %s: %s\n\n", name, r.Slice, status)
 	if r.Linked.Linker != "" {
-		fmt.Fprintf(w, "Linked `%s` with every member of %s (%s, against %s).\n\n", SmokeProgram.Name, strings.Join(Libraries, " and "), r.Linked.Linker, r.Linked.System)
+		fmt.Fprintf(w, "Linked `%s` with %s (%s, against %s).\n\n", SmokeProgram.Name, linkedLibraries(r.Slice), r.Linked.Linker, r.Linked.System)
 	}
 	if r.NotRun != "" {
 		fmt.Fprintf(w, "%s\n\n", r.NotRun)
@@ -387,6 +388,15 @@ func summarise(w io.Writer, name string, r SmokeResult) {
 	if len(r.Problems) > 0 {
 		fmt.Fprintln(w)
 	}
+}
+
+// linkedLibraries says what a slice's program links: "every member of
+// libssl.a and libcrypto.a", or the shared libraries.
+func linkedLibraries(s platform.Slice) string {
+	if s.Shared == nil {
+		return "every member of " + strings.Join(Libraries, " and ")
+	}
+	return strings.Join(dylibs(s), " and ")
 }
 
 // md keeps a value on one table row.

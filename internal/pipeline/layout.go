@@ -9,6 +9,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
 // layOut copies the staged install into the artifact tree, with .pc files
@@ -27,15 +28,18 @@ func layOut(ctx context.Context, j *job) error {
 // installNames gives the slice's dylibs the install names the recipe asks
 // for (OpenSSL links them with its prefix's lib/) and names libcrypto by it
 // in libssl, then signs them again: an arm64 dylib whose pages no longer
-// match its signature does not load.
+// match its signature does not load. An ELF library keeps the SONAME
+// OpenSSL links it with (libcrypto.so.3), which is all a program records;
+// validation holds it to that.
 func installNames(ctx context.Context, j *job) error {
 	s := j.plan.Slice
-	if s.Shared == nil {
+	if s.Shared == nil || s.Format() != platform.MachO {
 		return nil
 	}
 	prefix := j.plan.Recipe.Prefix
-	crypto := "libcrypto." + s.Shared.Version + ".dylib"
-	for _, lib := range []string{crypto, "libssl." + s.Shared.Version + ".dylib"} {
+	libs := s.SharedLibraries()
+	crypto := libs[0]
+	for _, lib := range libs {
 		p := filepath.Join(j.dir, "lib", lib)
 		change := map[string]string{}
 		if lib != crypto {

@@ -46,10 +46,10 @@ func (r *run) linkTree(ctx context.Context, dir string, slices []platform.Slice)
 }
 
 // linkedWhat says what a link check linked: "1114 members" of the
-// archives, or the dylibs.
+// archives, or the shared libraries.
 func linkedWhat(c artifact.LinkCheck) string {
 	for _, l := range c.Libraries {
-		if strings.HasSuffix(l, ".dylib") {
+		if !strings.HasSuffix(l, ".a") {
 			return strings.Join(c.Libraries, " and ")
 		}
 	}

@@ -97,7 +97,7 @@ func miniTarball(t *testing.T, edits map[string][2]string) (dir, sum string, siz
 }
 
 // miniRecipe is a recipe for the mini release with the real recipe's
-// macOS targets.
+// targets.
 func miniRecipe(t *testing.T, sum string, size int64) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "mini.toml")
@@ -122,6 +122,14 @@ min_os = "10.12"
 flags = ["-mmacosx-version-min=10.12", "-march=core2"]
 openssldir = "/usr/local/etc/openssl@3"
 artifact = "openssl-macos-x86-64"
+
+[targets.linux-x86_64]
+configure = "linux-x86_64"
+os = "linux"
+arch = "x86_64"
+flags = []
+openssldir = "/opt/pyca/cryptography/openssl"
+artifact = "openssl-linux-x86_64"
 
 [[release]]
 version = %[1]q

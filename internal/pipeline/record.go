@@ -41,7 +41,7 @@ func record(ctx context.Context, j *job) error {
 	for _, ap := range j.tree.Patches {
 		m.Patches = append(m.Patches, artifact.Patch{Name: ap.Name, SHA256: ap.SHA256})
 	}
-	if m.Dylibs, err = artifact.DylibsOf(j.dir, p.Slice.Libraries()); err != nil {
+	if m.Dylibs, err = artifact.DylibsOf(j.dir, p.Slice); err != nil {
 		return err
 	}
 	if err := sbom.Write(j.dir, m); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,9 +13,11 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/check"
+	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
+	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
 // sharedRecipe turns the mini recipe r into one of libraries (a TOML
@@ -326,4 +329,205 @@ func TestSharedRealUniversal2(t *testing.T) {
 	if len(res.Failures) > 0 || len(res.Artifacts) != 1 || !res.Artifacts[0].OK {
 		t.Errorf("check: %q %+v", res.Failures, res.Artifacts)
 	}
+}
+
+// TestMiniSharedLinux: a recipe of shared libraries gives a linux-x86_64
+// artifact of ELF shared libraries: libcrypto.so.9 and libssl.so.9 (no
+// links, no archives), SONAMEs as OpenSSL links them, libssl needing
+// libcrypto by its SONAME and glibc only, no run path, .pc files naming
+// the libraries by path, the manifest recording each. A program linked
+// against them runs here, finding them through its run path, and check
+// passes the artifact.
+func TestMiniSharedLinux(t *testing.T) {
+	testfixture.Tools(t, "cc")
+	res, err, log := sharedMini(t, "linux-x86_64", `["shared"]`, "")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	dir := res.Published.Dir
+	lib := filepath.Join(dir, "lib")
+	var names []string
+	ents, _ := os.ReadDir(lib)
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if want := []string{"libcrypto.so.9", "libssl.so.9"}; !slices.Equal(names, want) {
+		t.Errorf("lib/ holds %v, want %v", names, want)
+	}
+	for _, tt := range []struct {
+		lib    string
+		needed []string
+	}{
+		{"libcrypto.so.9", nil},
+		{"libssl.so.9", []string{"libcrypto.so.9"}},
+	} {
+		f := mustInspect(t, filepath.Join(lib, tt.lib))
+		e := f.Slices[0].Objects[0].ELF
+		if e == nil || e.Dynamic == nil {
+			t.Fatalf("%s: no ELF dynamic section read: %+v", tt.lib, f.Slices[0].Objects[0])
+		}
+		// The mini libraries call nothing of glibc's, and Debian's gcc
+		// links --as-needed: libc.so.6 may be missing.
+		needed := slices.DeleteFunc(slices.Clone(e.Dynamic.Needed), func(n string) bool { return n == "libc.so.6" })
+		if d := e.Dynamic; d.Soname != tt.lib || !slices.Equal(needed, tt.needed) || len(d.Rpath)+len(d.Runpath) > 0 {
+			t.Errorf("%s: dynamic section %+v, want SONAME %s and needed %v, no run path", tt.lib, d, tt.lib, tt.needed)
+		}
+	}
+	m, err := artifact.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Target.Shared == nil || m.Target.Shared.Version != "9" || len(m.Dylibs) != 2 ||
+		m.Dylibs[1].InstallName != "libssl.so.9" || !slices.Contains(m.Dylibs[1].Loads, "libcrypto.so.9") ||
+		m.Dylibs[0].Signature != "none" || m.Dylibs[0].Current != "" {
+		t.Errorf("manifest: shared %+v, dylibs %+v", m.Target.Shared, m.Dylibs)
+	}
+	if len(m.LinkChecks) != 1 || !strings.Contains(m.LinkChecks[0].Result, "shared libraries") || !slices.Equal(m.LinkChecks[0].Libraries, []string{"libssl.so.9", "libcrypto.so.9"}) {
+		t.Errorf("link checks %+v", m.LinkChecks)
+	}
+
+	// A program linked against the artifact runs, from elsewhere, and it
+	// is the artifact's libcrypto it loads: without it, it cannot start.
+	tc, err := toolchain.For("", m.Target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := os.ReadFile(filepath.Join(testfixture.RepoRoot(), "testdata", "mini-openssl", "consumer.c"))
+	prog := filepath.Join(t.TempDir(), "consumer")
+	if _, err := link.Build(context.Background(), tc, dir, m.Target, link.Program{Name: "consumer.c", Source: src}, prog); err != nil {
+		t.Fatal(err)
+	}
+	run := exec.Command(prog)
+	run.Dir = t.TempDir()
+	if out, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("the program linked against the shared libraries does not run: %v\n%s", err, out)
+	}
+	moved := filepath.Join(lib, "libcrypto.so.9")
+	if err := os.Rename(moved, moved+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(prog).CombinedOutput(); err == nil || !strings.Contains(string(out), "libcrypto.so.9") {
+		t.Errorf("the program ran without the artifact's libcrypto.so.9: %v\n%s", err, out)
+	}
+	if err := os.Rename(moved+".away", moved); err != nil {
+		t.Fatal(err)
+	}
+
+	pc, _ := os.ReadFile(filepath.Join(lib, "pkgconfig", "libssl.pc"))
+	if len(pc) > 0 && !strings.Contains(string(pc), "${libdir}/libssl.so.9") {
+		t.Errorf("libssl.pc does not name the shared library by path:\n%s", pc)
+	}
+	cr, err := check.Check(context.Background(), check.Options{Path: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cr.Failures) > 0 {
+		t.Errorf("check on the shared linux artifact: %q", cr.Failures)
+	}
+}
+
+// TestMiniSharedLinuxRefused: what an ELF library must not carry is
+// refused at validation, naming the library and what was expected; nothing
+// is published.
+func TestMiniSharedLinuxRefused(t *testing.T) {
+	testfixture.Tools(t, "cc")
+	extra := func(v string) map[string][2]string {
+		return map[string][2]string{"Makefile.in": {"MINI_SHLIB_EXTRA=\n", "MINI_SHLIB_EXTRA=" + v + "\n"}}
+	}
+	for _, tt := range []struct {
+		name  string
+		edits map[string][2]string
+		want  []string
+	}{
+		{"an extra dependency", extra("-Wl,--no-as-needed -lm"), []string{"libcrypto.so.9 x86_64: DT_NEEDED libm.so.6: expected only libc.so.6"}},
+		{"a run path into the build directory", extra("-Wl,-rpath,$(CURDIR)"), []string{"libcrypto.so.9 x86_64: run path /", "names the build directory"}},
+		{"a SONAME that is not the file's", map[string][2]string{"Makefile.in": {
+			"-shared -Wl,-soname=$@ -Wl,--version-script=libcrypto.ld", "-shared -Wl,-soname=libcrypto.so -Wl,--version-script=libcrypto.ld"}},
+			[]string{"libcrypto.so.9 x86_64: SONAME is libcrypto.so, expected libcrypto.so.9"}},
+		{"an exported symbol from elsewhere", map[string][2]string{"Makefile.in": {
+			"CRYPTO_SHOBJ=crypto/libcrypto-shlib-cversion.o crypto/libcrypto-shlib-mem.o",
+			"CRYPTO_SHOBJ=crypto/libcrypto-shlib-cversion.o crypto/libcrypto-shlib-mem.o crypto/extra.o\ncrypto/extra.o:\n\tprintf 'int not_openssl(void){return 1;}\\n' > crypto/extra.c && $(CC) $(CNF_CFLAGS) $(CFLAGS) -c -o $@ crypto/extra.c\n" +
+				// ... and listed in the version script, which would hide it.
+				"MINI_EXPORT=not_openssl;\n"}},
+			[]string{"libcrypto.so.9 x86_64: exports 1 symbols no object of the release's libraries defines: not_openssl"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err, log := sharedMini(t, "linux-x86_64", `["shared"]`, "", tt.edits)
+			t.Logf("refused: %v", err)
+			for _, w := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Fatalf("want a refusal saying %q, got %v\n%s", w, err, log)
+				}
+			}
+			if res != nil {
+				t.Errorf("published %+v", res.Published)
+			}
+		})
+	}
+}
+
+// TestSharedRealLinux: the recipe of shared libraries builds the real
+// OpenSSL 3.5.7 for linux-x86_64 into ELF libraries: libcrypto.so.3 and
+// libssl.so.3 with their SONAMEs, libssl needing libcrypto by it and glibc
+// only, no run path, .pc and CMake files naming the versioned files, the
+// manifest recording both; check passes it at -minopt=3, and smoke links
+// smoke/smoke.c against them and runs it here, the program finding the
+// artifact's libraries (not the system's OpenSSL) through its run path.
+func TestSharedRealLinux(t *testing.T) {
+	dir := filepath.Join(e2e.SharedLinux(t), "dist", "shared-openssl-x86_64-unknown-linux-gnu")
+	var names []string
+	ents, _ := os.ReadDir(filepath.Join(dir, "lib"))
+	for _, e := range ents {
+		if !e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	if want := []string{"libcrypto.so.3", "libssl.so.3"}; !slices.Equal(names, want) {
+		t.Errorf("lib/ holds %v, want %v", names, want)
+	}
+	for _, lib := range names {
+		e := mustInspect(t, filepath.Join(dir, "lib", lib)).Slices[0].Objects[0].ELF
+		if e == nil || e.Dynamic == nil || e.Dynamic.Soname != lib || len(e.Dynamic.Rpath)+len(e.Dynamic.Runpath) > 0 {
+			t.Fatalf("%s: %+v", lib, e)
+		}
+		for _, n := range e.Dynamic.Needed {
+			if n != "libc.so.6" && n != "libcrypto.so.3" {
+				t.Errorf("%s needs %s", lib, n)
+			}
+		}
+	}
+	for file, want := range map[string]string{
+		"lib/pkgconfig/libcrypto.pc":            "Libs: ${libdir}/libcrypto.so.3",
+		"lib/pkgconfig/libssl.pc":               "Libs: ${libdir}/libssl.so.3",
+		"lib/cmake/OpenSSL/OpenSSLConfig.cmake": `/libcrypto.so.3"`,
+	} {
+		if b := mustRead(t, filepath.Join(dir, file)); !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %q", file, want)
+		}
+	}
+	if b := mustRead(t, filepath.Join(dir, "lib/cmake/OpenSSL/OpenSSLConfig.cmake")); strings.Contains(string(b), `/libcrypto.so"`) || strings.Contains(string(b), ".so.3.3") {
+		t.Error("the CMake config names libcrypto.so, which the artifact does not hold, or a name rewritten twice")
+	}
+	m, err := artifact.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Dylibs) != 2 || m.Dylibs[1].InstallName != "libssl.so.3" || !slices.Contains(m.Dylibs[1].Loads, "libcrypto.so.3") || m.Dylibs[0].Signature != "none" {
+		t.Errorf("manifest dylibs %+v", m.Dylibs)
+	}
+	res, err := check.Check(context.Background(), check.Options{Path: dir, MinOpt: "3", Archs: []string{"x86_64"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) > 0 || len(res.Artifacts) != 1 || !res.Artifacts[0].OK {
+		t.Errorf("check: %q %+v", res.Failures, res.Artifacts)
+	}
+	var log strings.Builder
+	if err := link.RunSmoke(context.Background(), dir, "", t.TempDir(), &log, func(string) string { return "" }); err != nil {
+		t.Fatalf("smoke: %v\n%s", err, log.String())
+	}
+	if out := log.String(); !strings.Contains(out, "OpenSSL 3.5.7") || strings.Contains(out, "linked only") {
+		t.Errorf("smoke did not run the program against the artifact's 3.5.7:\n%s", out)
+	}
+	t.Logf("smoke:\n%s", log.String())
 }

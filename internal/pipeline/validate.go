@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
@@ -122,7 +121,7 @@ func validateTree(ctx context.Context, dir string, p *recipe.Plan, staged string
 		path := filepath.Join(dir, "lib", lib)
 		var rep validate.Report
 		var err error
-		if strings.HasSuffix(lib, ".dylib") {
+		if p.Slice.IsShared(lib) {
 			d := dylibExpect(p, lib, dir)
 			d.Exports = exports
 			rep, err = validate.Dylib(ctx, path, adjust(Expect(p, lib)), d)
@@ -139,14 +138,15 @@ func validateTree(ctx context.Context, dir string, p *recipe.Plan, staged string
 	return lines, code, errors.Join(errs...)
 }
 
-// dylibExpect is what a dylib of the slice must say of itself: the
-// recipe's install name, libSystem and (for libssl) libcrypto by its
-// install name as its only dependencies, and no path of the build
-// directory the artifact tree lies in.
+// dylibExpect is what a shared library of the slice must say of itself:
+// the recipe's install name (an ELF library's SONAME), the platform's
+// system libraries and (for libssl) libcrypto by its install name as its
+// only dependencies, and no path of the build directory the artifact tree
+// lies in.
 func dylibExpect(p *recipe.Plan, lib, dir string) validate.DylibExpect {
 	s, prefix := p.Slice, p.Recipe.Prefix
-	loads := []string{"/usr/lib/libSystem.B.dylib"}
-	crypto := "libcrypto." + s.Shared.Version + ".dylib"
+	loads := s.SystemLibraries()
+	crypto := s.SharedLibraries()[0]
 	if lib != crypto {
 		loads = append(loads, s.InstallNameOf(crypto, prefix))
 	}
@@ -254,7 +254,7 @@ func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manife
 		path := filepath.Join(dir, "lib", lib)
 		var rep validate.Report
 		var err error
-		if strings.HasSuffix(lib, ".dylib") {
+		if m.Target.IsShared(lib) {
 			rep, err = validate.UniversalDylib(ctx, path, exps, universal.DylibExpect(m.Slices[0], lib))
 		} else {
 			rep, err = validate.UniversalContext(ctx, path, exps)

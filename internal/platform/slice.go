@@ -52,8 +52,8 @@ type Shared struct {
 var StaticLibraries = []string{"libcrypto.a", "libssl.a"}
 
 // Libraries are the library files the slice's artifact holds under lib/,
-// libcrypto first: the static pair, and for shared libraries the dylibs
-// (beside the static pair, or alone).
+// libcrypto first: the static pair, and for shared libraries the shared
+// ones (beside the static pair, or alone).
 func (s Slice) Libraries() []string {
 	if s.Shared == nil {
 		return StaticLibraries
@@ -62,16 +62,62 @@ func (s Slice) Libraries() []string {
 	if s.Shared.Static {
 		out = append(out, StaticLibraries...)
 	}
-	return append(out, "libcrypto."+s.Shared.Version+".dylib", "libssl."+s.Shared.Version+".dylib")
+	return append(out, s.SharedLibraries()...)
 }
 
-// InstallNameOf is the install name the dylib lib of the slice carries,
-// under prefix for install_name "prefix".
+// SharedLibraries are the slice's shared library files, libcrypto first,
+// as its object format names them (libcrypto.3.dylib, libcrypto.so.3);
+// nil for a slice of static libraries.
+func (s Slice) SharedLibraries() []string {
+	if s.Shared == nil {
+		return nil
+	}
+	f := s.Format()
+	return []string{f.SharedFile("libcrypto", s.Shared.Version), f.SharedFile("libssl", s.Shared.Version)}
+}
+
+// IsShared says whether lib is one of the slice's shared library files.
+func (s Slice) IsShared(lib string) bool {
+	for _, l := range s.SharedLibraries() {
+		if l == lib {
+			return true
+		}
+	}
+	return false
+}
+
+// InstallNameOf is the name the shared library lib of the slice carries
+// and a program linked against it records: for a dylib its install name,
+// under prefix for install_name "prefix"; for an ELF library its SONAME,
+// the file name, which the loader looks up along the run paths.
 func (s Slice) InstallNameOf(lib, prefix string) string {
-	if s.Shared != nil && s.Shared.InstallName == "prefix" {
+	switch {
+	case s.Format() == ELF:
+		return lib
+	case s.Shared != nil && s.Shared.InstallName == "prefix":
 		return prefix + "/lib/" + lib
 	}
 	return "@rpath/" + lib
+}
+
+// SystemLibraries are the system libraries a shared library of the slice
+// may load, by the names its loader looks for (the platform table's).
+func (s Slice) SystemLibraries() []string {
+	p, err := Lookup(s)
+	if err != nil {
+		return nil
+	}
+	return p.SystemLibraries
+}
+
+// Format is the object format of the slice's code. A slice whose OS the
+// table lacks (refused wherever a slice is read) is taken for Mach-O: the
+// only format osslbuild built shared libraries in before ELF.
+func (s Slice) Format() Format {
+	if f, ok := FormatOf(s.OS); ok {
+		return f
+	}
+	return MachO
 }
 
 // String names the slice for messages: "arm64 (macOS 11.0)", "x86_64 (linux)".

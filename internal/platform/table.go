@@ -22,8 +22,9 @@ var table = []Platform{
 			{Host: "darwin", Toolchain: "macos"},
 			{Toolchain: "cross", Target: "arm64-apple-macos"},
 		},
-		Runs:      []Run{{Host: "darwin/arm64", How: "natively"}},
-		Universal: "universal2",
+		Runs:            []Run{{Host: "darwin/arm64", How: "natively"}},
+		Universal:       "universal2",
+		SystemLibraries: []string{libSystem},
 	},
 	{
 		OS: "macos", Arch: "x86_64", Name: "macOS", Format: MachO, GOOS: "darwin", GOARCH: "amd64",
@@ -36,16 +37,23 @@ var table = []Platform{
 			{Host: "darwin/amd64", How: "natively"},
 			{Host: "darwin/arm64", How: "under Rosetta", Via: []string{"/usr/bin/arch", "-x86_64"}},
 		},
-		Universal: "universal2",
-		ISA:       "core2", // clang's default for x86_64 macOS, and the oldest Intel Mac
+		Universal:       "universal2",
+		ISA:             "core2", // clang's default for x86_64 macOS, and the oldest Intel Mac
+		SystemLibraries: []string{libSystem},
 	},
 	{
 		OS: "linux", Arch: "x86_64", Name: "Linux", Format: ELF, GOOS: "linux", GOARCH: "amd64",
 		ISA:    "x86-64", // the psABI baseline, as manylinux's compilers default to
 		Builds: []Build{{Host: "linux/amd64", Toolchain: "linux"}},
 		Runs:   []Run{{Host: "linux/amd64", How: "natively"}},
+		// glibc: OpenSSL links -ldl -pthread, which glibc before 2.34
+		// (manylinux's) resolves to libraries of their own.
+		SystemLibraries: []string{"libc.so.6", "libdl.so.2", "libpthread.so.0"},
 	},
 }
+
+// libSystem is what every macOS program and dylib loads.
+const libSystem = "/usr/lib/libSystem.B.dylib"
 
 // universals are the universal artifacts rows merge into, with the order
 // their slices stand in inside every fat file (and a header dispatch).
@@ -62,6 +70,25 @@ const (
 	MachO Format = "Mach-O"
 	ELF   Format = "ELF"
 )
+
+// SharedFile is the file a shared library base ("libcrypto") of
+// SHLIB_VERSION v is installed as, as OpenSSL names it: libcrypto.3.dylib
+// for Mach-O, libcrypto.so.3 for ELF.
+func (f Format) SharedFile(base, v string) string {
+	if f == ELF {
+		return base + ".so." + v
+	}
+	return base + "." + v + ".dylib"
+}
+
+// SharedLink is the unversioned name OpenSSL installs as a link to the
+// shared library base: what -lcrypto finds.
+func (f Format) SharedLink(base string) string {
+	if f == ELF {
+		return base + ".so"
+	}
+	return base + ".dylib"
+}
 
 // Platform is one row of the table.
 type Platform struct {
@@ -91,6 +118,10 @@ type Platform struct {
 	// apple-m1 baseline macOS 11 targets, and no decoder here reads the
 	// later extensions yet).
 	ISA string
+	// SystemLibraries are the only libraries beside each other that
+	// OpenSSL's shared libraries may load, by the names the loader looks
+	// for.
+	SystemLibraries []string
 }
 
 // Build is a toolchain that builds a platform on some hosts.

@@ -224,10 +224,17 @@ func TestLibraries(t *testing.T) {
 			}
 		})
 	}
-	// Shared libraries for a Linux target are refused, naming it.
+	// Shared libraries for a Linux target are ELF libraries, named by
+	// their SONAME; a Mach-O install name asked of them is refused,
+	// naming the key and the target.
 	withLinux := strings.Replace(string(base), `prefix = "/opt/example"`, "prefix = \"/opt/example\"\nlibraries = [\"shared\"]", 1)
-	if _, err := Parse("r.toml", []byte(withLinux)); err == nil || !strings.Contains(err.Error(), "targets.linux-x86_64.os") {
+	if _, err := Parse("r.toml", []byte(withLinux)); err != nil {
 		t.Errorf("shared libraries for linux: %v", err)
+	}
+	prefixed := strings.Replace(withLinux, "libraries = [\"shared\"]", "libraries = [\"shared\"]\ninstall_name = \"prefix\"", 1)
+	if _, err := Parse("r.toml", []byte(prefixed)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("r.toml:%d: install_name:", lineOf(t, prefixed, "install_name ="))) ||
+		!strings.Contains(err.Error(), "target linux-x86_64 builds ELF libraries") {
+		t.Errorf("install_name = prefix for linux: %v", err)
 	}
 	// A plan: the options must agree.
 	shared := strings.Replace(noLinux, `prefix = "/opt/example"`, "prefix = \"/opt/example\"\nlibraries = [\"shared\", \"static\"]", 1)

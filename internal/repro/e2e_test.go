@@ -29,3 +29,32 @@ func TestReproducibleUnderHostileEnvironment(t *testing.T) {
 		t.Error(p)
 	}
 }
+
+// TestSharedReproducible: the recipe of shared libraries' arm64 dylibs and
+// linux-x86_64 ELF libraries, built again past the artifact cache in a
+// deeper directory with a hostile environment, are byte-identical to the
+// fixtures' (LC_UUID, the code signature and the GNU build ID derive from
+// the contents), and nothing names a build directory.
+func TestSharedReproducible(t *testing.T) {
+	for _, tt := range []struct{ target, artifact string }{
+		{"arm64", "shared-openssl-aarch64-apple-darwin"},
+		{"linux-x86_64", "shared-openssl-x86_64-unknown-linux-gnu"},
+	} {
+		t.Run(tt.target, func(t *testing.T) {
+			var fixture string
+			if tt.target == "arm64" {
+				fixture = e2e.SharedUniversal2(t)
+			} else {
+				fixture = e2e.SharedLinux(t)
+			}
+			again := e2e.SharedHostile(t, tt.target)
+			problems, err := repro.CompareDists(context.Background(), []string{tt.artifact}, filepath.Join(fixture, "dist"), again, []string{testfixture.RepoRoot(), e2e.Dir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range problems {
+				t.Error(p)
+			}
+		})
+	}
+}

@@ -104,7 +104,8 @@ func (l *linux) Identity(ctx context.Context) (Identity, error) {
 
 // Link compiles and links s with the toolchain's cc: every archive member
 // loaded (--whole-archive) and glibc, which a static executable's undefined
-// symbol fails against as on any Linux link.
+// symbol fails against as on any Linux link; or the shared libraries, with
+// the run paths the program finds them along (DT_RUNPATH).
 func (l *linux) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 	if err := l.check(s.Slice); err != nil {
 		return Linked{}, err
@@ -126,6 +127,16 @@ func (l *linux) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 	obj := filepath.Join(s.Dir, strings.TrimSuffix(filepath.Base(s.Source), ".c")+"-"+arch+".o")
 	if err := runTool(ctx, "compile", []string{l.cc, "-O1", "-I", s.Include, "-c", "-o", obj, s.Source}, out); err != nil {
 		return out, err
+	}
+	if s.Slice.Shared != nil {
+		out.Argv = append([]string{l.cc, "-o", s.Out, obj}, s.Archives...)
+		for _, r := range s.Rpaths {
+			out.Argv = append(out.Argv, "-Wl,--enable-new-dtags,-rpath,"+r)
+		}
+		// What the libraries need must resolve at link time too:
+		// --no-undefined for the program, and libcrypto found for libssl.
+		out.Argv = append(out.Argv, "-Wl,--no-undefined", "-Wl,--no-allow-shlib-undefined")
+		return out, runTool(ctx, "link", out.Argv, out)
 	}
 	out.Argv = append([]string{l.cc, "-o", s.Out, obj, "-Wl,--whole-archive"}, s.Archives...)
 	out.Argv = append(out.Argv, "-Wl,--no-whole-archive", "-pthread", "-ldl")

@@ -182,7 +182,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 				continue
 			}
 			var err error
-			if strings.HasSuffix(lib, ".dylib") {
+			if s.Manifest.Target.IsShared(lib) {
 				_, err = validate.Dylib(ctx, p, Expect(s.Manifest, lib), DylibExpect(s.Manifest, lib))
 			} else {
 				_, err = validate.StaticLibraryContext(ctx, p, Expect(s.Manifest, lib))
@@ -229,7 +229,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 			exps = append(exps, Expect(s.Manifest, lib))
 		}
 		var rep validate.Report
-		if strings.HasSuffix(lib, ".dylib") {
+		if a.Manifest.Target.IsShared(lib) {
 			rep, err = validate.UniversalDylib(ctx, out, exps, DylibExpect(ordered[0].Manifest, lib))
 		} else {
 			rep, err = validate.UniversalContext(ctx, out, exps)
@@ -243,7 +243,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 	// Each slice's lines and code are what the merged libraries hold for
 	// its architecture, measured here.
 	artifact.Distribute(m)
-	if m.Dylibs, err = artifact.DylibsOf(dst, libs); err != nil {
+	if m.Dylibs, err = artifact.DylibsOf(dst, a.Manifest.Target); err != nil {
 		return nil, err
 	}
 	if err := sbom.Write(dst, m); err != nil {

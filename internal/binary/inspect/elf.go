@@ -1,10 +1,12 @@
 package inspect
 
 import (
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // ELF holds the facts of one ELF file.
@@ -18,6 +20,19 @@ type ELF struct {
 	// inside the file); the code classifier reads it, Inspect does not.
 	Shoff                      uint64
 	Shentsize, Shnum, Shstrndx uint16
+	// Dynamic is what a linked image's dynamic section says of its
+	// linking; nil for a file without one (an object, a static program).
+	Dynamic *ELFDynamic
+}
+
+// ELFDynamic is a linked ELF image's dynamic section: its name, the
+// libraries the loader must find for it and where it tells the loader to
+// look. Strings are as the file holds them.
+type ELFDynamic struct {
+	Soname  string   // DT_SONAME, "" without one
+	Needed  []string // DT_NEEDED, in order
+	Rpath   []string // DT_RPATH, split at ':'
+	Runpath []string // DT_RUNPATH, split at ':'
 }
 
 // TypeName is "relocatable", "executable", "shared object" or "core".
@@ -103,5 +118,145 @@ func ParseELF(r io.ReaderAt, size int64) (*ELF, error) {
 	if e.Arch == "" {
 		e.Arch = fmt.Sprintf("elf-machine(%d)", uint16(e.Machine))
 	}
+	if phnum > 0 && (e.Type == elf.ET_DYN || e.Type == elf.ET_EXEC) {
+		if e.Dynamic, err = readDynamic(r, size, bo, class, phoff, phent, phnum); err != nil {
+			return nil, err
+		}
+	}
 	return e, nil
+}
+
+// Caps on what a dynamic section may make the reader read: far above any
+// real library (libcrypto's string table is about 100 KiB), far below what
+// would let a crafted header make a check allocate without bound.
+const (
+	maxPhnum    = 1 << 12
+	maxDynamic  = 1 << 20
+	maxDynstr   = 16 << 20
+	maxDynNames = 1 << 12
+)
+
+// readDynamic reads the PT_DYNAMIC segment a linked image's program
+// headers announce and the strings its entries name; nil when there is
+// none. Every offset is checked against the file before it is read.
+func readDynamic(r io.ReaderAt, size int64, bo binary.ByteOrder, class elf.Class, phoff uint64, phent, phnum uint16) (*ELFDynamic, error) {
+	is64 := class == elf.ELFCLASS64
+	want := map[bool]uint16{true: 56, false: 32}[is64]
+	if phent < want {
+		return nil, Malformed(0, "ELF program header entries of %d bytes: expected at least %d", phent, want)
+	}
+	if phnum > maxPhnum {
+		return nil, Malformed(0, "ELF program header table of %d entries: expected at most %d", phnum, maxPhnum)
+	}
+	type seg struct{ typ, off, vaddr, filesz uint64 }
+	var loads []seg
+	var dyn *seg
+	buf := make([]byte, want)
+	for i := range uint64(phnum) {
+		off := int64(phoff + i*uint64(phent))
+		if _, err := r.ReadAt(buf, off); err != nil {
+			return nil, Malformed(off, "ELF program header %d: %v", i, err)
+		}
+		var s seg
+		if is64 {
+			s = seg{uint64(bo.Uint32(buf[0:])), bo.Uint64(buf[8:]), bo.Uint64(buf[16:]), bo.Uint64(buf[32:])}
+		} else {
+			s = seg{uint64(bo.Uint32(buf[0:])), uint64(bo.Uint32(buf[4:])), uint64(bo.Uint32(buf[8:])), uint64(bo.Uint32(buf[16:]))}
+		}
+		switch elf.ProgType(s.typ) {
+		case elf.PT_LOAD:
+			loads = append(loads, s)
+		case elf.PT_DYNAMIC:
+			if dyn != nil {
+				return nil, Malformed(off, "ELF program header %d: a second PT_DYNAMIC", i)
+			}
+			dyn = &s
+		}
+	}
+	if dyn == nil {
+		return nil, nil
+	}
+	if dyn.filesz > maxDynamic || dyn.off > uint64(size) || dyn.filesz > uint64(size)-dyn.off {
+		return nil, Malformed(int64(min(dyn.off, uint64(size))), "ELF dynamic section at offset %d (%d bytes): expected at most %d bytes inside the file (%d bytes)", dyn.off, dyn.filesz, maxDynamic, size)
+	}
+	raw := make([]byte, dyn.filesz)
+	if _, err := r.ReadAt(raw, int64(dyn.off)); err != nil {
+		return nil, Malformed(int64(dyn.off), "ELF dynamic section: %v", err)
+	}
+	entSize := map[bool]int{true: 16, false: 8}[is64]
+	type ent struct {
+		tag elf.DynTag
+		val uint64
+	}
+	var ents []ent
+	var strtab, strsz uint64
+	var haveStrtab bool
+	for i := 0; i+entSize <= len(raw); i += entSize {
+		var e ent
+		if is64 {
+			e = ent{elf.DynTag(bo.Uint64(raw[i:])), bo.Uint64(raw[i+8:])}
+		} else {
+			e = ent{elf.DynTag(int32(bo.Uint32(raw[i:]))), uint64(bo.Uint32(raw[i+4:]))}
+		}
+		if e.tag == elf.DT_NULL {
+			break
+		}
+		switch e.tag {
+		case elf.DT_STRTAB:
+			strtab, haveStrtab = e.val, true
+		case elf.DT_STRSZ:
+			strsz = e.val
+		case elf.DT_NEEDED, elf.DT_SONAME, elf.DT_RPATH, elf.DT_RUNPATH:
+			if len(ents) == maxDynNames {
+				return nil, Malformed(int64(dyn.off)+int64(i), "ELF dynamic section: more than %d names", maxDynNames)
+			}
+			ents = append(ents, e)
+		}
+	}
+	d := &ELFDynamic{}
+	if len(ents) == 0 {
+		return d, nil
+	}
+	if !haveStrtab {
+		return nil, Malformed(int64(dyn.off), "ELF dynamic section names libraries but has no DT_STRTAB")
+	}
+	// DT_STRTAB is an address: the file offset is the one of the PT_LOAD
+	// segment holding it.
+	var stroff uint64
+	found := false
+	for _, l := range loads {
+		if strtab >= l.vaddr && strtab-l.vaddr < l.filesz && strsz <= l.filesz-(strtab-l.vaddr) {
+			stroff, found = l.off+(strtab-l.vaddr), true
+			break
+		}
+	}
+	if !found || strsz > maxDynstr || stroff > uint64(size) || strsz > uint64(size)-stroff {
+		return nil, Malformed(int64(dyn.off), "ELF dynamic string table at address %#x (%d bytes): expected at most %d bytes inside a loaded segment of the file", strtab, strsz, maxDynstr)
+	}
+	strs := make([]byte, strsz)
+	if _, err := r.ReadAt(strs, int64(stroff)); err != nil {
+		return nil, Malformed(int64(stroff), "ELF dynamic string table: %v", err)
+	}
+	for _, e := range ents {
+		if e.val >= strsz {
+			return nil, Malformed(int64(dyn.off), "ELF dynamic entry %v: string offset %d outside the string table (%d bytes)", e.tag, e.val, strsz)
+		}
+		s := strs[e.val:]
+		n := bytes.IndexByte(s, 0)
+		if n < 0 {
+			return nil, Malformed(int64(stroff+e.val), "ELF dynamic entry %v: string not terminated", e.tag)
+		}
+		v := string(s[:n])
+		switch e.tag {
+		case elf.DT_NEEDED:
+			d.Needed = append(d.Needed, v)
+		case elf.DT_SONAME:
+			d.Soname = v
+		case elf.DT_RPATH:
+			d.Rpath = append(d.Rpath, strings.Split(v, ":")...)
+		case elf.DT_RUNPATH:
+			d.Runpath = append(d.Runpath, strings.Split(v, ":")...)
+		}
+	}
+	return d, nil
 }

@@ -13,10 +13,10 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
-// The rules only a built dylib has.
+// The rules only a built shared library has.
 const (
-	RuleInstallName Rule = "install-name" // LC_ID_DYLIB missing or not the expected name
-	RuleDependency  Rule = "dependency"   // a dylib loaded that is not libSystem or the sibling, or a run path
+	RuleInstallName Rule = "install-name" // LC_ID_DYLIB (DT_SONAME) missing or not the expected name
+	RuleDependency  Rule = "dependency"   // a library loaded that is not the system's or the sibling, or a run path
 	RuleBuildPath   Rule = "build-path"   // the build directory named anywhere in the file
 	RuleExports     Rule = "exports"      // a symbol exported that no object of the release's libraries defines
 )
@@ -36,10 +36,11 @@ type DylibExpect struct {
 	Exports map[string]bool
 }
 
-// Dylib validates a dylib the build made against exp and d: one thin
-// MH_DYLIB image of exp's architecture, every rule a static library's
-// objects are held to that a linked image can be, a valid code signature
-// on arm64, the install name, the dependencies, and no build path.
+// Dylib validates a shared library the build made against exp and d: one
+// thin MH_DYLIB (an ELF ET_DYN) image of exp's architecture, every rule a
+// static library's objects are held to that a linked image can be, a
+// valid code signature on arm64, the install name (SONAME), the
+// dependencies, and no build path.
 func Dylib(ctx context.Context, path string, exp Expect, d DylibExpect) (Report, error) {
 	return dylib(ctx, path, []Expect{exp}, d)
 }
@@ -102,12 +103,23 @@ func DylibFile(f *inspect.File, data []byte, exps []Expect, d DylibExpect) Repor
 	return r
 }
 
-// dylibFacts holds one image's load commands to d.
+// dylibFacts holds one image's load commands (an ELF library's dynamic
+// section) and exports to d.
 func (c *checker) dylibFacts(arch string, o inspect.Object, d DylibExpect, data []byte) {
-	m := o.MachO
-	if m == nil {
+	switch {
+	case o.MachO != nil:
+		c.machoFacts(arch, o.MachO, d)
+	case o.ELF != nil:
+		c.elfFacts(arch, o.ELF, d)
+	default:
 		return
 	}
+	if d.Exports != nil && data != nil {
+		c.exports(arch, data[o.Offset:o.Offset+o.Size], d.Exports)
+	}
+}
+
+func (c *checker) machoFacts(arch string, m *inspect.MachO, d DylibExpect) {
 	switch {
 	case m.ID == nil:
 		c.add(arch, "", RuleInstallName, d.InstallName, "none", "no LC_ID_DYLIB: a dylib needs an install name")
@@ -122,17 +134,45 @@ func (c *checker) dylibFacts(arch string, o inspect.Object, d DylibExpect, data 
 	for _, p := range m.Rpaths {
 		c.add(arch, "", RuleDependency, "no run path", p, "LC_RPATH %s: a library leaves its run paths to the program that loads it", p)
 	}
-	if d.Exports == nil || data == nil {
+}
+
+// elfFacts holds an ELF library's dynamic section to d: its SONAME is the
+// name programs record, DT_NEEDED what the loader must find, and a
+// DT_RPATH or DT_RUNPATH would make the loader look wherever it says (the
+// build directory, a world-writable path) before the program's own.
+func (c *checker) elfFacts(arch string, e *inspect.ELF, d DylibExpect) {
+	dyn := e.Dynamic
+	if dyn == nil {
+		c.add(arch, "", RuleInstallName, d.InstallName, "none", "no dynamic section: a shared library needs one, with its SONAME")
 		return
 	}
-	syms, err := inspect.DefinedExternals(data[o.Offset : o.Offset+o.Size])
+	switch {
+	case dyn.Soname == "":
+		c.add(arch, "", RuleInstallName, d.InstallName, "none", "no DT_SONAME: programs linked against it would record its path, expected SONAME %s", d.InstallName)
+	case dyn.Soname != d.InstallName:
+		c.add(arch, "", RuleInstallName, d.InstallName, dyn.Soname, "SONAME is %s, expected %s", dyn.Soname, d.InstallName)
+	}
+	for _, n := range dyn.Needed {
+		if !slices.Contains(d.Loads, n) {
+			c.add(arch, "", RuleDependency, strings.Join(d.Loads, ", "), n, "DT_NEEDED %s: expected only %s", n, strings.Join(d.Loads, " and "))
+		}
+	}
+	for _, p := range append(slices.Clone(dyn.Rpath), dyn.Runpath...) {
+		c.add(arch, "", RuleDependency, "no run path", p, "run path %s (DT_RPATH or DT_RUNPATH): a library leaves its run paths to the program that loads it", p)
+	}
+}
+
+// exports holds the symbols an image defines for others to the set the
+// release's own objects define.
+func (c *checker) exports(arch string, image []byte, allowed map[string]bool) {
+	syms, err := inspect.DefinedExternals(image)
 	if err != nil {
 		c.add(arch, "", RuleExports, "a readable symbol table", "unreadable", "%v", err)
 		return
 	}
 	var extra []string
 	for _, s := range syms {
-		if !d.Exports[s] {
+		if !allowed[s] {
 			extra = append(extra, s)
 		}
 	}

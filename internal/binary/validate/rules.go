@@ -18,7 +18,7 @@ import (
 type checker struct {
 	lib    string
 	static bool // a static library: objects (MH_OBJECT) only
-	dylib  bool // a dylib the build made: one MH_DYLIB per slice, signed on arm64
+	dylib  bool // a shared library the build made: one MH_DYLIB (ET_DYN) per slice, signed on arm64
 	out    []Violation
 }
 
@@ -126,7 +126,8 @@ func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspec
 }
 
 // elfObject holds an object of a Linux static library to its expectation:
-// an ELF relocatable object for the expected architecture.
+// an ELF relocatable object for the expected architecture; for a shared
+// library, a shared object.
 func (c *checker) elfObject(arch string, o inspect.Object, exp Expect) {
 	e := o.ELF
 	if e == nil {
@@ -137,7 +138,10 @@ func (c *checker) elfObject(arch string, o inspect.Object, exp Expect) {
 	if !SameArch(e.Arch, exp.Slice.Arch) {
 		c.add(arch, o.Member, RuleCPU, exp.Slice.Arch, e.Arch, "ELF machine is %s, expected %s", e.Arch, exp.Slice.Arch)
 	}
-	if e.Type != elf.ET_REL {
+	switch {
+	case c.dylib && e.Type != elf.ET_DYN:
+		c.add(arch, o.Member, RuleFileType, "shared object", e.TypeName(), "ELF file type is %s, expected shared object (ET_DYN)", e.TypeName())
+	case !c.dylib && e.Type != elf.ET_REL:
 		c.add(arch, o.Member, RuleFileType, "relocatable", e.TypeName(), "ELF file type is %s, expected relocatable (ET_REL)", e.TypeName())
 	}
 }

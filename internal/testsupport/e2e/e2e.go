@@ -39,6 +39,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/repro"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
@@ -252,6 +253,39 @@ func SharedUniversal2(t testing.TB) string {
 		_, err := pipeline.Universal2(context.Background(), s, Runtime(t))
 		return err
 	})
+}
+
+// SharedLinux returns the fixture directory holding, under dist/, the
+// linux-x86_64 artifact of ELF shared libraries SharedRecipe makes from
+// the real 3.5.7, built natively.
+func SharedLinux(t testing.TB) string {
+	RequireLinux(t)
+	return recipeFixture(t, "shared-linux-x86_64", SharedRecipe, func(s pipeline.Settings) error {
+		_, err := pipeline.Slice(context.Background(), s, Runtime(t), "linux-x86_64", nil)
+		return err
+	})
+}
+
+// SharedHostile returns the dist/ directory of target of SharedRecipe
+// built again past the artifact cache, in another, deeper directory, with
+// repro.Hostile's environment: what a reproducibility test compares with
+// SharedUniversal2's or SharedLinux's artifact of the same target.
+func SharedHostile(t testing.TB, target string) string {
+	t.Helper()
+	if target == "linux-x86_64" {
+		RequireLinux(t)
+	}
+	dir := recipeFixture(t, "shared-"+target+"-hostile", SharedRecipe, func(s pipeline.Settings) error {
+		root := filepath.Dir(s.Out)
+		o := Settings(t, filepath.Join(root, "another", "build", "path"))
+		o.Recipe, o.Version, o.Out = s.Recipe, "", s.Out
+		o.Jobs, o.Rebuild = 2, true
+		restore := repro.HostileEnv()
+		defer restore()
+		_, err := pipeline.Slice(context.Background(), o, Runtime(t), target, nil)
+		return err
+	})
+	return filepath.Join(dir, "dist")
 }
 
 // Slice returns the published artifact directory of target (a recipe
