@@ -424,6 +424,20 @@ func TestMiniSharedLinux(t *testing.T) {
 	if len(cr.Failures) > 0 {
 		t.Errorf("check on the shared linux artifact: %q", cr.Failures)
 	}
+	// check's JSON gives each library's dynamic section.
+	found := false
+	for _, b := range cr.Binaries {
+		if filepath.Base(b.Path) != "libssl.so.9" {
+			continue
+		}
+		found = true
+		if d := b.Slices[0].Dylib; d == nil || d.InstallName != "libssl.so.9" || !slices.Contains(d.Loads, "libcrypto.so.9") || len(d.Rpaths) > 0 {
+			t.Errorf("check's dylib record of libssl.so.9: %+v", d)
+		}
+	}
+	if !found {
+		t.Errorf("check reported no libssl.so.9: %+v", cr.Binaries)
+	}
 }
 
 // TestMiniSharedLinuxRefused: what an ELF library must not carry is

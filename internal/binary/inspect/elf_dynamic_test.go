@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"bytes"
 	"debug/elf"
 	"os"
 	"path/filepath"
@@ -85,4 +86,35 @@ func TestELFDynamicMatchesDebugELF(t *testing.T) {
 		t.Fatalf("only %d files with a dynamic section compared; expected a host with many", n)
 	}
 	t.Logf("%d dynamic sections agree with debug/elf", n)
+}
+
+// FuzzParseELF: no ELF file, however mangled, makes the header and
+// dynamic-section reader (or the symbol reader) panic or read past the
+// file. Seeds are the host's own small shared libraries.
+func FuzzParseELF(f *testing.F) {
+	m, _ := filepath.Glob("/usr/lib/x86_64-linux-gnu/*.so.*")
+	n := 0
+	for _, p := range m {
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() > 64<<10 || n == 8 {
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && strings.HasPrefix(string(b), elf.ELFMAG) {
+			f.Add(b)
+			n++
+		}
+	}
+	f.Add([]byte(elf.ELFMAG + "\x02\x01\x01"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e, err := ParseELF(bytes.NewReader(data), int64(len(data)))
+		if err == nil && e.Dynamic != nil {
+			for _, s := range append(append(e.Dynamic.Needed, e.Dynamic.Soname), e.Dynamic.Runpath...) {
+				if len(s) > len(data) {
+					t.Fatalf("a name of %d bytes from a file of %d", len(s), len(data))
+				}
+			}
+		}
+		DefinedExternals(data)
+	})
 }
