@@ -53,6 +53,9 @@ func DylibsOf(dir string, s platform.Slice) ([]Dylib, error) {
 func dylibOf(lib, arch string, o inspect.Object) (Dylib, error) {
 	d := Dylib{Library: lib, Arch: arch, Loads: []string{}, Signature: "none"}
 	if e := o.ELF; e != nil {
+		if e.DynamicErr != nil {
+			return d, fmt.Errorf("shared library %s %s: %w", lib, arch, e.DynamicErr)
+		}
 		if e.Dynamic == nil || e.Dynamic.Soname == "" {
 			return d, fmt.Errorf("shared library %s %s: no SONAME", lib, arch)
 		}

@@ -7,7 +7,10 @@
 // spelled outside the recipe.
 package platform
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Slice is everything that defines one built slice: one OS and architecture,
 // built by one Configure invocation. The JSON names are the manifest's
@@ -101,13 +104,15 @@ func (s Slice) InstallNameOf(lib, prefix string) string {
 }
 
 // SystemLibraries are the system libraries a shared library of the slice
-// may load, by the names its loader looks for (the platform table's).
+// may load, by the names its loader looks for (the platform table's; a
+// copy, for callers to append the sibling to). A slice no row describes
+// (refused wherever a slice is read) may load none.
 func (s Slice) SystemLibraries() []string {
 	p, err := Lookup(s)
 	if err != nil {
 		return nil
 	}
-	return p.SystemLibraries
+	return slices.Clone(p.SystemLibraries)
 }
 
 // Format is the object format of the slice's code. A slice whose OS the

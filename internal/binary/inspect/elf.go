@@ -21,8 +21,13 @@ type ELF struct {
 	Shoff                      uint64
 	Shentsize, Shnum, Shstrndx uint16
 	// Dynamic is what a linked image's dynamic section says of its
-	// linking; nil for a file without one (an object, a static program).
+	// linking; nil for a file without one (an object, a static program,
+	// a split-off debug file) or one that could not be read.
 	Dynamic *ELFDynamic
+	// DynamicErr is why the dynamic section the program headers announce
+	// could not be read (wrapping a *FormatError); the rest of the file is
+	// still what ParseELF says. Shared-library validation refuses it.
+	DynamicErr error
 }
 
 // ELFDynamic is a linked ELF image's dynamic section: its name, the
@@ -119,9 +124,7 @@ func ParseELF(r io.ReaderAt, size int64) (*ELF, error) {
 		e.Arch = fmt.Sprintf("elf-machine(%d)", uint16(e.Machine))
 	}
 	if phnum > 0 && (e.Type == elf.ET_DYN || e.Type == elf.ET_EXEC) {
-		if e.Dynamic, err = readDynamic(r, size, bo, class, phoff, phent, phnum); err != nil {
-			return nil, err
-		}
+		e.Dynamic, e.DynamicErr = readDynamic(r, size, bo, class, phoff, phent, phnum)
 	}
 	return e, nil
 }
@@ -134,6 +137,7 @@ const (
 	maxDynamic  = 1 << 20
 	maxDynstr   = 16 << 20
 	maxDynNames = 1 << 12
+	maxDynName  = 4096 // PATH_MAX: a longer name is no library or directory
 )
 
 // readDynamic reads the PT_DYNAMIC segment a linked image's program
@@ -165,7 +169,11 @@ func readDynamic(r io.ReaderAt, size int64, bo binary.ByteOrder, class elf.Class
 		}
 		switch elf.ProgType(s.typ) {
 		case elf.PT_LOAD:
-			loads = append(loads, s)
+			// A segment outside the file maps nothing of it (a loader
+			// refuses it); no string is read through it.
+			if s.off <= uint64(size) && s.filesz <= uint64(size)-s.off {
+				loads = append(loads, s)
+			}
 		case elf.PT_DYNAMIC:
 			if dyn != nil {
 				return nil, Malformed(off, "ELF program header %d: a second PT_DYNAMIC", i)
@@ -173,11 +181,16 @@ func readDynamic(r io.ReaderAt, size int64, bo binary.ByteOrder, class elf.Class
 			dyn = &s
 		}
 	}
-	if dyn == nil {
+	// A debug file split off with objcopy --only-keep-debug keeps the
+	// program headers of a dynamic section it does not hold.
+	if dyn == nil || dyn.filesz == 0 {
 		return nil, nil
 	}
-	if dyn.filesz > maxDynamic || dyn.off > uint64(size) || dyn.filesz > uint64(size)-dyn.off {
-		return nil, Malformed(int64(min(dyn.off, uint64(size))), "ELF dynamic section at offset %d (%d bytes): expected at most %d bytes inside the file (%d bytes)", dyn.off, dyn.filesz, maxDynamic, size)
+	switch {
+	case dyn.filesz > maxDynamic:
+		return nil, Malformed(0, "ELF dynamic section of %d bytes: expected at most %d", dyn.filesz, maxDynamic)
+	case dyn.off > uint64(size) || dyn.filesz > uint64(size)-dyn.off:
+		return nil, Malformed(int64(min(dyn.off, uint64(size))), "ELF dynamic section at offset %d (%d bytes) runs past the end of the file (%d bytes)", dyn.off, dyn.filesz, size)
 	}
 	raw := make([]byte, dyn.filesz)
 	if _, err := r.ReadAt(raw, int64(dyn.off)); err != nil {
@@ -190,7 +203,7 @@ func readDynamic(r io.ReaderAt, size int64, bo binary.ByteOrder, class elf.Class
 	}
 	var ents []ent
 	var strtab, strsz uint64
-	var haveStrtab bool
+	var haveStrtab, haveStrsz bool
 	for i := 0; i+entSize <= len(raw); i += entSize {
 		var e ent
 		if is64 {
@@ -205,7 +218,7 @@ func readDynamic(r io.ReaderAt, size int64, bo binary.ByteOrder, class elf.Class
 		case elf.DT_STRTAB:
 			strtab, haveStrtab = e.val, true
 		case elf.DT_STRSZ:
-			strsz = e.val
+			strsz, haveStrsz = e.val, true
 		case elf.DT_NEEDED, elf.DT_SONAME, elf.DT_RPATH, elf.DT_RUNPATH:
 			if len(ents) == maxDynNames {
 				return nil, Malformed(int64(dyn.off)+int64(i), "ELF dynamic section: more than %d names", maxDynNames)
@@ -217,8 +230,8 @@ func readDynamic(r io.ReaderAt, size int64, bo binary.ByteOrder, class elf.Class
 	if len(ents) == 0 {
 		return d, nil
 	}
-	if !haveStrtab {
-		return nil, Malformed(int64(dyn.off), "ELF dynamic section names libraries but has no DT_STRTAB")
+	if !haveStrtab || !haveStrsz {
+		return nil, Malformed(int64(dyn.off), "ELF dynamic section names libraries but has no DT_STRTAB and DT_STRSZ")
 	}
 	// DT_STRTAB is an address: the file offset is the one of the PT_LOAD
 	// segment holding it.
@@ -242,9 +255,11 @@ func readDynamic(r io.ReaderAt, size int64, bo binary.ByteOrder, class elf.Class
 			return nil, Malformed(int64(dyn.off), "ELF dynamic entry %v: string offset %d outside the string table (%d bytes)", e.tag, e.val, strsz)
 		}
 		s := strs[e.val:]
-		n := bytes.IndexByte(s, 0)
+		n := bytes.IndexByte(s[:min(len(s), maxDynName+1)], 0)
 		if n < 0 {
-			return nil, Malformed(int64(stroff+e.val), "ELF dynamic entry %v: string not terminated", e.tag)
+			// Unterminated, or longer than any path: either way 4096
+			// entries naming one huge string must not become 4096 copies.
+			return nil, Malformed(int64(stroff+e.val), "ELF dynamic entry %v: string not terminated within %d bytes", e.tag, maxDynName)
 		}
 		v := string(s[:n])
 		switch e.tag {
@@ -256,6 +271,9 @@ func readDynamic(r io.ReaderAt, size int64, bo binary.ByteOrder, class elf.Class
 			d.Rpath = append(d.Rpath, strings.Split(v, ":")...)
 		case elf.DT_RUNPATH:
 			d.Runpath = append(d.Runpath, strings.Split(v, ":")...)
+		}
+		if len(d.Needed)+len(d.Rpath)+len(d.Runpath) > maxDynNames {
+			return nil, Malformed(int64(dyn.off), "ELF dynamic section: more than %d names and run paths", maxDynNames)
 		}
 	}
 	return d, nil

@@ -142,6 +142,10 @@ func (c *checker) machoFacts(arch string, m *inspect.MachO, d DylibExpect) {
 // build directory, a world-writable path) before the program's own.
 func (c *checker) elfFacts(arch string, e *inspect.ELF, d DylibExpect) {
 	dyn := e.Dynamic
+	if e.DynamicErr != nil {
+		c.add(arch, "", RuleFormat, "a readable dynamic section", "malformed", "%v", e.DynamicErr)
+		return
+	}
 	if dyn == nil {
 		c.add(arch, "", RuleInstallName, d.InstallName, "none", "no dynamic section: a shared library needs one, with its SONAME")
 		return
