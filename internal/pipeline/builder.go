@@ -147,6 +147,11 @@ func (r *run) plan(ctx context.Context, target string) (*recipe.Plan, error) {
 	if msg, ended := lifecycle.Warning(rel.Version, r.now()); ended {
 		r.logf("%s: warning: %s", p.Slice.Artifact, msg)
 	}
+	if sh := p.Slice.Shared; sh != nil && sh.InstallName == "prefix" && p.Slice.Format() != platform.MachO {
+		// A recipe of installer-style dylibs may hold a Linux target too;
+		// its ELF libraries have no install name to give.
+		r.logf("%s: install_name = \"prefix\" names the dylibs of macOS targets; %s's %s libraries carry their SONAMEs (%s), found along a program's run paths", p.Slice.Artifact, p.Slice.Name, p.Slice.Format(), strings.Join(p.Slice.SharedLibraries(), ", "))
+	}
 	if p.CallerOptions && len(p.Slice.Skipped) > 0 {
 		r.logf("%s: options left out for OpenSSL %s by %s's per-version rules: %s", p.Slice.Artifact, rel.Version, r.recipe.Path, strings.Join(p.Slice.Skipped, " "))
 	}

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
+	"github.com/osslbuild/osslbuild/internal/universal"
 )
 
 // sharedRecipe turns the mini recipe r into one of libraries (a TOML
@@ -104,10 +106,83 @@ func TestMiniShared(t *testing.T) {
 				sig = "ad hoc (linker-signed), valid"
 			}
 			if len(m.Dylibs) != 2 || m.Dylibs[1].InstallName != "@rpath/libssl.9.dylib" || !slices.Contains(m.Dylibs[1].Loads, "@rpath/libcrypto.9.dylib") ||
-				m.Dylibs[0].Current != "9.0" || m.Dylibs[0].Signature != sig {
+				m.Dylibs[0].Current != "9.0" || m.Dylibs[0].Compatibility != "9.0" || m.Dylibs[0].Signature != sig {
 				t.Errorf("manifest dylibs %+v", m.Dylibs)
 			}
+			// The link stage linked the consumer against the dylibs, for
+			// the deployment target.
+			if len(m.LinkChecks) != 1 || !slices.Equal(m.LinkChecks[0].Libraries, []string{"libssl.9.dylib", "libcrypto.9.dylib"}) ||
+				m.LinkChecks[0].Platform != "macos "+m.Target.MinOS || m.LinkChecks[0].Members != 0 {
+				t.Errorf("link checks %+v", m.LinkChecks)
+			}
 		})
+	}
+}
+
+// TestMiniSharedPrefix: install_name = "prefix" gives installer-style
+// dylibs: install names under the install prefix's lib/, libssl loading
+// libcrypto by it, recorded in the manifest, and check holding the
+// artifact to those records. The recipe's Linux target still builds, with
+// SONAMEs.
+func TestMiniSharedPrefix(t *testing.T) {
+	res, err, log := sharedMini(t, "x86_64", `["shared"]`, `"prefix"`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	dir := res.Published.Dir
+	for _, tt := range []struct{ lib, id, loads string }{
+		{"libcrypto.9.dylib", "/opt/osslbuild/lib/libcrypto.9.dylib", ""},
+		{"libssl.9.dylib", "/opt/osslbuild/lib/libssl.9.dylib", "/opt/osslbuild/lib/libcrypto.9.dylib"},
+	} {
+		m, err := inspect.ParseMachOBytes(mustRead(t, filepath.Join(dir, "lib", tt.lib)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.ID == nil || m.ID.Name != tt.id {
+			t.Errorf("%s: install name %+v, want %s", tt.lib, m.ID, tt.id)
+		}
+		if tt.loads != "" && !slices.ContainsFunc(m.Loads, func(d inspect.Dylib) bool { return d.Name == tt.loads }) {
+			t.Errorf("%s: loads %+v, want %s", tt.lib, m.Loads, tt.loads)
+		}
+	}
+	m, err := artifact.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Target.Shared == nil || m.Target.Shared.InstallName != "prefix" || len(m.Dylibs) != 2 || m.Dylibs[1].InstallName != "/opt/osslbuild/lib/libssl.9.dylib" {
+		t.Errorf("manifest: shared %+v, dylibs %+v", m.Target.Shared, m.Dylibs)
+	}
+	cr, err := check.Check(context.Background(), check.Options{Path: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cr.Failures) > 0 {
+		t.Errorf("check: %q", cr.Failures)
+	}
+	// A manifest that records another install name than the dylib's,
+	// resealed, is refused by check, naming both.
+	bad := testfixture.CopyTree(t, dir, filepath.Join(t.TempDir(), filepath.Base(dir)))
+	editManifest(t, bad, func(m *artifact.Manifest) { m.Dylibs[1].InstallName = "/usr/local/lib/libssl.9.dylib" })
+	cr, err = check.Check(context.Background(), check.Options{Path: bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := strings.Join(cr.Failures, "\n"); !strings.Contains(f, "install name is /opt/osslbuild/lib/libssl.9.dylib, expected /usr/local/lib/libssl.9.dylib") {
+		t.Errorf("check on a manifest recording another install name: %q", cr.Failures)
+	}
+
+	// The same recipe's Linux target builds ELF libraries with their
+	// SONAMEs, and the log says install_name did not apply to them.
+	testfixture.Tools(t, "cc")
+	res, err, log = sharedMini(t, "linux-x86_64", `["shared"]`, `"prefix"`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if !strings.Contains(log, `install_name = "prefix" names the dylibs of macOS targets; linux-x86_64's ELF libraries carry their SONAMEs (libcrypto.so.9, libssl.so.9)`) {
+		t.Errorf("the log does not say install_name left the ELF libraries alone:\n%s", log)
+	}
+	if m, err := artifact.ReadManifest(res.Published.Dir); err != nil || len(m.Dylibs) != 2 || m.Dylibs[1].InstallName != "libssl.so.9" {
+		t.Errorf("manifest dylibs %+v, %v", m.Dylibs, err)
 	}
 }
 
@@ -183,6 +258,16 @@ func TestMiniSharedUniversal2(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(res3.Failures, "\n"), "libcrypto.9.dylib") {
 		t.Errorf("check on a changed dylib: %q", res3.Failures)
+	}
+	// With its digest resealed in the manifest, the dylib itself is what
+	// check refuses: the arm64 slice's signature no longer holds.
+	reseal(t, bad, "lib/libcrypto.9.dylib")
+	res4, err := check.Check(context.Background(), check.Options{Path: bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := strings.Join(res4.Failures, "\n"); !strings.Contains(f, "libcrypto.9.dylib") || !strings.Contains(f, "code signature is stale") || strings.Contains(f, "changed: the manifest lists") {
+		t.Errorf("check on a changed dylib whose digest was resealed: %q", res4.Failures)
 	}
 }
 
@@ -274,12 +359,14 @@ func TestSharedRealBuild(t *testing.T) {
 	if len(m.Dylibs) != 2 || m.Dylibs[0].Signature != "ad hoc (linker-signed), valid" || m.Dylibs[0].Current != "3.0" {
 		t.Errorf("manifest dylibs %+v", m.Dylibs)
 	}
-	res, err := check.Check(context.Background(), check.Options{Path: dir, MinOpt: "3", Archs: []string{"arm64"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Failures) > 0 || len(res.Artifacts) != 1 || !res.Artifacts[0].OK {
-		t.Errorf("check: %q %+v", res.Failures, res.Artifacts)
+	for arch, d := range map[string]string{"arm64": dir, "x86_64": filepath.Join(filepath.Dir(dir), "shared-openssl-x86_64-apple-darwin")} {
+		res, err := check.Check(context.Background(), check.Options{Path: d, MinOpt: "3", Archs: []string{arch}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Failures) > 0 || len(res.Artifacts) != 1 || !res.Artifacts[0].OK {
+			t.Errorf("check %s: %q %+v", arch, res.Failures, res.Artifacts)
+		}
 	}
 }
 
@@ -287,17 +374,41 @@ func TestSharedRealBuild(t *testing.T) {
 // in different directories, give byte-identical tarballs: LC_UUID and the
 // signature derive from the contents, the install names from the recipe.
 func TestMiniSharedReproducible(t *testing.T) {
-	var sums []string
-	for i := 0; i < 2; i++ {
-		res, err, log := sharedMini(t, "arm64", `["shared"]`, "")
-		if err != nil {
-			t.Fatalf("%v\n%s", err, log)
+	for _, target := range []string{"arm64", "x86_64", "linux-x86_64"} {
+		t.Run(target, func(t *testing.T) {
+			if target == "linux-x86_64" {
+				testfixture.Tools(t, "cc")
+			}
+			var sums []string
+			for i := 0; i < 2; i++ {
+				res, err, log := sharedMini(t, target, `["shared"]`, "")
+				if err != nil {
+					t.Fatalf("%v\n%s", err, log)
+				}
+				sums = append(sums, res.Published.Digests.SHA256)
+			}
+			if sums[0] != sums[1] {
+				t.Errorf("two builds: %s and %s", sums[0], sums[1])
+			}
+		})
+	}
+	t.Run("universal2", func(t *testing.T) {
+		requireMini(t)
+		var sums []string
+		for i := 0; i < 2; i++ {
+			s := miniSettings(t, nil)
+			editRecipe(t, s, func(r string) string { return sharedRecipe(r, `["shared"]`, "") })
+			var log strings.Builder
+			res, err := pipeline.Universal2(context.Background(), s, miniRuntime(t, &log))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, log.String())
+			}
+			sums = append(sums, res.Published.Digests.SHA256)
 		}
-		sums = append(sums, res.Published.Digests.SHA256)
-	}
-	if sums[0] != sums[1] {
-		t.Errorf("two builds: %s and %s", sums[0], sums[1])
-	}
+		if sums[0] != sums[1] {
+			t.Errorf("two universal2 builds: %s and %s", sums[0], sums[1])
+		}
+	})
 }
 
 // TestSharedRealUniversal2: both slices of dylibs of the real 3.5.7,
@@ -542,4 +653,111 @@ func TestSharedRealLinux(t *testing.T) {
 		t.Errorf("smoke did not run the program against the artifact's 3.5.7:\n%s", out)
 	}
 	t.Logf("smoke:\n%s", log.String())
+}
+
+// flipIn flips one byte of a thin Mach-O dylib at the offset at chooses,
+// and reseals the artifact's manifest, as an attacker who edits both
+// would: only validation of the dylib itself can refuse it then.
+func flipIn(t *testing.T, dir, lib string, at func(b []byte, m *inspect.MachO) int) {
+	t.Helper()
+	p := filepath.Join(dir, "lib", lib)
+	b := mustRead(t, p)
+	m, err := inspect.ParseMachOBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[at(b, m)] ^= 1
+	if err := os.WriteFile(p, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	reseal(t, dir, "lib/"+lib)
+}
+
+// inText is the middle of __text; inCodeDirectory the first page hash of
+// the code directory.
+func inText(b []byte, m *inspect.MachO) int {
+	for _, s := range m.Sections {
+		if s.Name == "__text" {
+			return int(s.Offset) + int(s.Size)/2
+		}
+	}
+	panic("no __text")
+}
+
+func inCodeDirectory(b []byte, m *inspect.MachO) int {
+	at := int(m.CodeSignature.Offset) + bytes.Index(b[m.CodeSignature.Offset:], []byte{0xfa, 0xde, 0x0c, 0x02})
+	return at + (int(b[at+16])<<24 | int(b[at+17])<<16 | int(b[at+18])<<8 | int(b[at+19]))
+}
+
+// TestMiniSharedMergeRefuses: build:merge of dylib slices trusts them no
+// more than archives. Copies of the two slices, each with a dylib changed
+// and its digest resealed, are refused naming the slice, the dylib and
+// what was expected: a byte of code or of the code directory changed
+// after signing, an install name into the build directory, an extra
+// dependency, a link among the libraries. The genuine pair merges.
+func TestMiniSharedMergeRefuses(t *testing.T) {
+	requireMini(t)
+	s := miniSettings(t, nil)
+	editRecipe(t, s, func(r string) string { return sharedRecipe(r, `["shared"]`, "") })
+	var log strings.Builder
+	rt := miniRuntime(t, &log)
+	if _, err := pipeline.Universal2(context.Background(), s, rt); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	arm, x86 := filepath.Join(s.Out, "openssl-macos-arm64"), filepath.Join(s.Out, "openssl-macos-x86-64")
+	tc, err := toolchain.New("cross")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rename := func(lib, id string, change map[string]string) func(t *testing.T, d string) {
+		return func(t *testing.T, d string) {
+			if err := tc.InstallNames(context.Background(), filepath.Join(d, "lib", lib), id, change); err != nil {
+				t.Fatal(err)
+			}
+			reseal(t, d, "lib/"+lib)
+		}
+	}
+	for _, tt := range []struct {
+		name   string
+		slice  string
+		tamper func(t *testing.T, d string)
+		want   []string
+	}{
+		{"a byte of code changed after signing", arm, func(t *testing.T, d string) { flipIn(t, d, "libcrypto.9.dylib", inText) },
+			[]string{"openssl-macos-arm64", "libcrypto.9.dylib arm64", "code signature is stale", "changed after signing"}},
+		{"a byte of the code directory changed", arm, func(t *testing.T, d string) { flipIn(t, d, "libssl.9.dylib", inCodeDirectory) },
+			[]string{"openssl-macos-arm64", "libssl.9.dylib arm64", "code signature is stale"}},
+		{"an install name into the build directory", x86, rename("libssl.9.dylib", "/tmp/build/work-1/lib/libssl.9.dylib", nil),
+			[]string{"openssl-macos-x86-64", "libssl.9.dylib x86_64: install name is /tmp/build/work-1/lib/libssl.9.dylib, expected @rpath/libssl.9.dylib"}},
+		{"an extra dependency", x86, rename("libssl.9.dylib", "@rpath/libssl.9.dylib", map[string]string{"@rpath/libcrypto.9.dylib": "/usr/local/lib/libcrypto.9.dylib"}),
+			[]string{"libssl.9.dylib x86_64: LC_LOAD_DYLIB /usr/local/lib/libcrypto.9.dylib: expected only /usr/lib/libSystem.B.dylib and @rpath/libcrypto.9.dylib"}},
+		{"a link among the libraries", arm, func(t *testing.T, d string) {
+			os.Symlink("libcrypto.9.dylib", filepath.Join(d, "lib", "libcrypto.dylib"))
+		}, []string{"lib/libcrypto.dylib", "symlink"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			copies := map[string]string{}
+			for _, d := range []string{arm, x86} {
+				copies[d] = testfixture.CopyTree(t, d, filepath.Join(t.TempDir(), filepath.Base(d)))
+			}
+			tt.tamper(t, copies[tt.slice])
+			m := s
+			m.Out, m.Work = filepath.Join(t.TempDir(), "dist"), filepath.Join(t.TempDir(), "work")
+			_, err := pipeline.Merge(context.Background(), m, rt, copies[arm], copies[x86])
+			if !errors.Is(err, universal.ErrRefused) {
+				t.Fatalf("want a refusal, got %v", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q: %v", w, err)
+				}
+			}
+			emptyOrMissing(t, m.Out)
+		})
+	}
+	m := s
+	m.Out = filepath.Join(t.TempDir(), "dist")
+	if _, err := pipeline.Merge(context.Background(), m, rt, arm, x86); err != nil {
+		t.Fatalf("the genuine dylib slices refused: %v", err)
+	}
 }

@@ -225,16 +225,36 @@ func TestLibraries(t *testing.T) {
 		})
 	}
 	// Shared libraries for a Linux target are ELF libraries, named by
-	// their SONAME; a Mach-O install name asked of them is refused,
-	// naming the key and the target.
-	withLinux := strings.Replace(string(base), `prefix = "/opt/example"`, "prefix = \"/opt/example\"\nlibraries = [\"shared\"]", 1)
-	if _, err := Parse("r.toml", []byte(withLinux)); err != nil {
-		t.Errorf("shared libraries for linux: %v", err)
+	// their SONAME, also in a recipe whose dylibs have install names
+	// under the prefix.
+	withLinux := strings.Replace(string(base), `prefix = "/opt/example"`, "prefix = \"/opt/example\"\nlibraries = [\"shared\"]\ninstall_name = \"prefix\"", 1)
+	withLinux = strings.Replace(withLinux, `{ name = "no-shared" },`, "", 1)
+	lr, err := Parse("r.toml", []byte(withLinux))
+	if err != nil {
+		t.Fatalf("shared libraries for linux: %v", err)
 	}
-	prefixed := strings.Replace(withLinux, "libraries = [\"shared\"]", "libraries = [\"shared\"]\ninstall_name = \"prefix\"", 1)
-	if _, err := Parse("r.toml", []byte(prefixed)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("r.toml:%d: install_name:", lineOf(t, prefixed, "install_name ="))) ||
-		!strings.Contains(err.Error(), "target linux-x86_64 builds ELF libraries") {
-		t.Errorf("install_name = prefix for linux: %v", err)
+	for _, tt := range []struct{ target, libssl, name string }{
+		{"linux-x86_64", "libssl.so.3", "libssl.so.3"},
+		{"arm64", "libssl.3.dylib", "/opt/example/lib/libssl.3.dylib"},
+	} {
+		p, err := lr.Plan("", tt.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if libs := p.Slice.Libraries(); len(libs) != 2 || libs[1] != tt.libssl || p.Slice.InstallNameOf(libs[1], lr.Prefix) != tt.name {
+			t.Errorf("%s: libraries %v, install name %q, want %s named %s", tt.target, libs, p.Slice.InstallNameOf(libs[1], lr.Prefix), tt.libssl, tt.name)
+		}
+	}
+	// The files are named by the release's major version, its
+	// SHLIB_VERSION: 4.x gives libcrypto.4.dylib and libcrypto.so.4.
+	for target, want := range map[string]string{"arm64": "libcrypto.4.dylib", "linux-x86_64": "libcrypto.so.4"} {
+		p, err := lr.PlanFor(Release{Version: "4.0.2"}, target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if libs := p.Slice.Libraries(); libs[0] != want || p.Slice.Shared.Version != "4" {
+			t.Errorf("4.0.2 for %s: %v, want %s first", target, libs, want)
+		}
 	}
 	// A plan: the options must agree.
 	shared := strings.Replace(noLinux, `prefix = "/opt/example"`, "prefix = \"/opt/example\"\nlibraries = [\"shared\", \"static\"]", 1)

@@ -352,13 +352,6 @@ func parse(path string, data []byte, o LoadOptions) (*Recipe, error) {
 			bad(f+".artifact", f+".artifact", "want a plain artifact name (lower-case letters, digits, _ and -), got %q", t.Artifact)
 		}
 		parseOptions(f+".options", t.Options)
-		if format, _ := platform.FormatOf(t.OS); r.Shared != nil && r.Shared.InstallName == "prefix" && format != platform.MachO {
-			// An ELF library has no install name: programs record its
-			// SONAME (libcrypto.so.3) and the loader finds it along their
-			// run paths. Quietly building @rpath-like libraries for a
-			// recipe that asked for absolute names would surprise.
-			bad("install_name", "install_name", "install_name = \"prefix\" is a Mach-O install name, and target %s builds %s libraries, which are named by their SONAME and found along a program's run paths: build it from a recipe without install_name", name, format)
-		}
 		r.Targets[name] = t
 	}
 	pinned := keys.Fingerprints()

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/proc"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/testsupport/standin"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
@@ -122,6 +124,45 @@ func TestMacOSToolchain(t *testing.T) {
 		out, err := exec.Command("llvm-lipo-14", "-archs", fat).CombinedOutput()
 		if err != nil || strings.Fields(string(out)) == nil || !slices.Equal(strings.Fields(string(out)), []string{"x86_64", "arm64"}) {
 			t.Errorf("lipo -archs %s: %q, %v; want x86_64 arm64", fat, out, err)
+		}
+	})
+
+	// Xcode's install_name_tool, found through xcrun and run with a
+	// constructed PATH, rewrites a dylib's install name and the name of a
+	// dylib it loads, as the build's install-name stage asks.
+	t.Run("install_name_tool", func(t *testing.T) {
+		testfixture.Tools(t, "ld64.lld-14")
+		dir := t.TempDir()
+		stub := filepath.Join(toolchain.HeadersDir(), "darwin", "libSystem.11.tbd")
+		c, obj, dylib := filepath.Join(dir, "s.c"), filepath.Join(dir, "s.o"), filepath.Join(dir, "libssl.3.dylib")
+		if err := os.WriteFile(c, []byte("int SSL_f(int x){return x+1;}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, argv := range [][]string{
+			{"clang-14", "-target", "arm64-apple-macos11", "-c", c, "-o", obj},
+			{"ld64.lld-14", "-arch", "arm64", "-platform_version", "macos", "11.0", "11.0", "-dylib", "-install_name", "/opt/osslbuild/lib/libssl.3.dylib",
+				"-o", dylib, obj, stub},
+		} {
+			if b, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+				t.Fatalf("%v: %v\n%s", argv, err, b)
+			}
+		}
+		if err := tc.InstallNames(ctx, dylib, "@rpath/libssl.3.dylib", map[string]string{"/usr/lib/libSystem.B.dylib": "/usr/lib/libSystem.B.dylib"}); err != nil {
+			t.Fatal(err)
+		}
+		calls := x.Calls(t, "install_name_tool")
+		want := "PATH=/usr/bin:/bin -id @rpath/libssl.3.dylib -change /usr/lib/libSystem.B.dylib /usr/lib/libSystem.B.dylib " + dylib
+		if len(calls) != 1 || calls[0] != want {
+			t.Errorf("install_name_tool calls %q, want [%q]", calls, want)
+		}
+		b, _ := os.ReadFile(dylib)
+		m, err := inspect.ParseMachOBytes(b)
+		if err != nil || m.ID == nil || m.ID.Name != "@rpath/libssl.3.dylib" {
+			t.Errorf("install name after the rewrite: %+v, %v", m, err)
+		}
+		// A dylib it cannot rewrite is an error naming the file.
+		if err := tc.InstallNames(ctx, src, "@rpath/x.dylib", nil); err == nil || !strings.Contains(err.Error(), "install names of t.c") {
+			t.Errorf("install names of a C file: %v", err)
 		}
 	})
 

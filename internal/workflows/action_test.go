@@ -103,6 +103,19 @@ func TestActionMetadata(t *testing.T) {
 	if !ids["build"] || !ids["compile"] {
 		t.Errorf("step ids %v: want compile and build", ids)
 	}
+	// What only a Mac can say of a recipe's dylibs, that macOS accepts
+	// their signatures, is asked of codesign there, and a refusal fails
+	// the job through the escaping writer (docs/building.md says so).
+	codesign := false
+	for _, st := range a.Runs.Steps {
+		if i := strings.Index(st.Run, "codesign --verify --strict"); i >= 0 {
+			codesign = strings.Contains(st.Run, `if [ "$(uname -s)" = Darwin ]`) && strings.Contains(st.Run, "lib/*.dylib") &&
+				strings.Contains(st.Run[i:], `actions:error osslbuild "codesign --verify --strict refuses`)
+		}
+	}
+	if !codesign {
+		t.Error("action.yml does not run codesign --verify --strict on every dylib on macOS, failing on a refusal")
+	}
 	if len(actionUses(t)) == 0 {
 		t.Error("action.yml uses no setup-go: nothing provides the Go it needs")
 	}

@@ -28,7 +28,7 @@ type Xcrun struct {
 	Path       string // the xcrun script, for toolchain.MacOS
 	SDK        string // the SDK directory it names
 	SDKVersion string
-	Tools      map[string]string // clang, ar, ranlib, lipo: the stand-in scripts
+	Tools      map[string]string // clang, ar, ranlib, lipo, install_name_tool: the stand-in scripts
 	Log        string            // one line per call of any stand-in
 }
 
@@ -44,7 +44,7 @@ var headerDirs = []string{"any-macos-any", "any-macos.11-any", "aarch64-macos.11
 func New(t testing.TB, sdkVersion string) *Xcrun {
 	t.Helper()
 	real := map[string]string{}
-	for tool, name := range map[string]string{"clang": "clang-14", "ar": "llvm-ar-14", "ranlib": "llvm-ranlib-14", "lipo": "llvm-lipo-14"} {
+	for tool, name := range map[string]string{"clang": "clang-14", "ar": "llvm-ar-14", "ranlib": "llvm-ranlib-14", "lipo": "llvm-lipo-14", "install_name_tool": "llvm-install-name-tool-14"} {
 		real[tool] = testfixture.Tool(t, name)
 	}
 	headers := toolchain.HeadersDir()
@@ -89,6 +89,9 @@ exec ` + quote(real["ranlib"]) + ` "$@"
 		"lipo": `printf 'lipo ZERO_AR_DATE=%s %s\n' "${ZERO_AR_DATE-<unset>}" "$*" >>` + log + `
 exec ` + quote(real["lipo"]) + ` "$@"
 `,
+		"install_name_tool": `printf 'install_name_tool PATH=%s %s\n' "${PATH-<unset>}" "$*" >>` + log + `
+exec ` + quote(real["install_name_tool"]) + ` "$@"
+`,
 	}
 	for name, body := range scripts {
 		x.Tools[name] = filepath.Join(bin, name)
@@ -111,7 +114,7 @@ esac
 }
 
 // Calls returns the logged calls whose first word is tool (xcrun, clang,
-// ar, ranlib, lipo), without that word.
+// ar, ranlib, lipo, install_name_tool), without that word.
 func (x *Xcrun) Calls(t testing.TB, tool string) []string {
 	t.Helper()
 	b, err := os.ReadFile(x.Log)
