@@ -4,7 +4,6 @@ import (
 	"debug/macho"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 
@@ -234,7 +233,7 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 	// image per slice); a linked ELF image's dynamic section.
 	for _, o := range s.Objects {
 		if e := o.ELF; e != nil && e.Dynamic != nil {
-			d := &Dylib{InstallName: e.Dynamic.Soname, Loads: []string{}, Rpaths: append(slices.Clone(e.Dynamic.Rpath), e.Dynamic.Runpath...)}
+			d := &Dylib{InstallName: e.Dynamic.Soname, Loads: []string{}, Rpaths: e.Dynamic.RunPaths()}
 			d.Loads = append(d.Loads, e.Dynamic.Needed...)
 			out.Dylib = d
 		}

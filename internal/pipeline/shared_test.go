@@ -63,11 +63,7 @@ func TestMiniShared(t *testing.T) {
 			}
 			t.Logf("log:\n%s", log)
 			lib := filepath.Join(res.Published.Dir, "lib")
-			var names []string
-			ents, _ := os.ReadDir(lib)
-			for _, e := range ents {
-				names = append(names, e.Name())
-			}
+			names := libEntries(t, lib, false)
 			if want := []string{"libcrypto.9.dylib", "libssl.9.dylib"}; !slices.Equal(names, want) {
 				t.Errorf("lib/ holds %v, want %v", names, want)
 			}
@@ -200,13 +196,7 @@ func TestMiniSharedUniversal2(t *testing.T) {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	lib := filepath.Join(res.Published.Dir, "lib")
-	var names []string
-	ents, _ := os.ReadDir(lib)
-	for _, e := range ents {
-		if !e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
+	names := libEntries(t, lib, true)
 	if want := []string{"libcrypto.9.dylib", "libcrypto.a", "libssl.9.dylib", "libssl.a"}; !slices.Equal(names, want) {
 		t.Errorf("lib/ holds %v, want %v", names, want)
 	}
@@ -271,6 +261,37 @@ func TestMiniSharedUniversal2(t *testing.T) {
 	}
 }
 
+// requireRefused builds target from the mini tree (with edits) with a
+// recipe of shared libraries, and requires a refusal saying each of want,
+// with nothing published.
+func requireRefused(t *testing.T, target string, edits map[string][2]string, want ...string) {
+	t.Helper()
+	res, err, log := sharedMini(t, target, `["shared"]`, "", edits)
+	t.Logf("refused: %v", err)
+	for _, w := range want {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Fatalf("want a refusal saying %q, got %v\n%s", w, err, log)
+		}
+	}
+	if res != nil {
+		t.Errorf("published %+v", res.Published)
+	}
+}
+
+// libEntries names what the directory lib holds, sorted; with files, only
+// what is not a directory (pkgconfig/ and cmake/ sit beside the libraries).
+func libEntries(t *testing.T, lib string, files bool) []string {
+	t.Helper()
+	ents, _ := os.ReadDir(lib)
+	var names []string
+	for _, e := range ents {
+		if !files || !e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
 func mustInspect(t *testing.T, p string) *inspect.File {
 	t.Helper()
 	f, err := inspect.Inspect(p)
@@ -299,15 +320,7 @@ func TestMiniSharedRefused(t *testing.T) {
 			"cp libcrypto.a libssl.a $(DESTDIR)$(INSTALLTOP)/lib/ && ln -s libssl.a $(DESTDIR)$(INSTALLTOP)/lib/libextra.a"}},
 			"lib/libextra.a is not a regular file"},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			res, err, log := sharedMini(t, "arm64", `["shared"]`, "", tt.edits)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("want a refusal saying %q, got %v\n%s", tt.want, err, log)
-			}
-			if res != nil {
-				t.Errorf("published %+v", res.Published)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { requireRefused(t, "arm64", tt.edits, tt.want) })
 	}
 }
 
@@ -319,13 +332,7 @@ func TestMiniSharedRefused(t *testing.T) {
 // (the dylibs' own compiler line and machine code).
 func TestSharedRealBuild(t *testing.T) {
 	dir := filepath.Join(e2e.SharedUniversal2(t), "dist", "shared-openssl-aarch64-apple-darwin")
-	var names []string
-	ents, _ := os.ReadDir(filepath.Join(dir, "lib"))
-	for _, e := range ents {
-		if !e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
+	names := libEntries(t, filepath.Join(dir, "lib"), true)
 	if want := []string{"libcrypto.3.dylib", "libssl.3.dylib"}; !slices.Equal(names, want) {
 		t.Errorf("lib/ holds %v, want %v", names, want)
 	}
@@ -458,11 +465,7 @@ func TestMiniSharedLinux(t *testing.T) {
 	}
 	dir := res.Published.Dir
 	lib := filepath.Join(dir, "lib")
-	var names []string
-	ents, _ := os.ReadDir(lib)
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
+	names := libEntries(t, lib, false)
 	if want := []string{"libcrypto.so.9", "libssl.so.9"}; !slices.Equal(names, want) {
 		t.Errorf("lib/ holds %v, want %v", names, want)
 	}
@@ -574,18 +577,7 @@ func TestMiniSharedLinuxRefused(t *testing.T) {
 				"MINI_EXPORT=not_openssl;\n"}},
 			[]string{"libcrypto.so.9 x86_64: exports 1 symbols no object of the release's libraries defines: not_openssl"}},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			res, err, log := sharedMini(t, "linux-x86_64", `["shared"]`, "", tt.edits)
-			t.Logf("refused: %v", err)
-			for _, w := range tt.want {
-				if err == nil || !strings.Contains(err.Error(), w) {
-					t.Fatalf("want a refusal saying %q, got %v\n%s", w, err, log)
-				}
-			}
-			if res != nil {
-				t.Errorf("published %+v", res.Published)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { requireRefused(t, "linux-x86_64", tt.edits, tt.want...) })
 	}
 }
 
@@ -598,13 +590,7 @@ func TestMiniSharedLinuxRefused(t *testing.T) {
 // artifact's libraries (not the system's OpenSSL) through its run path.
 func TestSharedRealLinux(t *testing.T) {
 	dir := filepath.Join(e2e.SharedLinux(t), "dist", "shared-openssl-x86_64-unknown-linux-gnu")
-	var names []string
-	ents, _ := os.ReadDir(filepath.Join(dir, "lib"))
-	for _, e := range ents {
-		if !e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
+	names := libEntries(t, filepath.Join(dir, "lib"), true)
 	if want := []string{"libcrypto.so.3", "libssl.so.3"}; !slices.Equal(names, want) {
 		t.Errorf("lib/ holds %v, want %v", names, want)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -38,6 +39,12 @@ type ELFDynamic struct {
 	Needed  []string // DT_NEEDED, in order
 	Rpath   []string // DT_RPATH, split at ':'
 	Runpath []string // DT_RUNPATH, split at ':'
+}
+
+// RunPaths are every directory the section tells the loader to search,
+// DT_RPATH's then DT_RUNPATH's.
+func (d *ELFDynamic) RunPaths() []string {
+	return append(slices.Clone(d.Rpath), d.Runpath...)
 }
 
 // TypeName is "relocatable", "executable", "shared object" or "core".

@@ -161,7 +161,7 @@ func (c *checker) elfFacts(arch string, e *inspect.ELF, d DylibExpect) {
 			c.add(arch, "", RuleDependency, strings.Join(d.Loads, ", "), n, "DT_NEEDED %s: expected only %s", n, strings.Join(d.Loads, " and "))
 		}
 	}
-	for _, p := range append(slices.Clone(dyn.Rpath), dyn.Runpath...) {
+	for _, p := range dyn.RunPaths() {
 		c.add(arch, "", RuleDependency, "no run path", p, "run path %s (DT_RPATH or DT_RUNPATH): a library leaves its run paths to the program that loads it", p)
 	}
 }
