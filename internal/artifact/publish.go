@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -19,89 +21,172 @@ type Published struct {
 	Digests Digests // of the tarball
 }
 
+// Item is one finished artifact tree to publish.
+type Item struct {
+	Dir   string    // the validated tree; it is moved (or copied) into out
+	Name  string    // out/<Name>, out/<Name>.tar.gz
+	Mtime time.Time // of every tarball entry (the manifest's SOURCE_DATE_EPOCH)
+	// Tarball, when set, is the tree's .tar.gz already made (the artifact
+	// cache's), whose digests Digests CheckTarball established against Dir:
+	// it is copied, hashed as it is copied, and written anew from Dir if
+	// the copy is not those bytes (the file may have been replaced since).
+	Tarball string
+	Digests Digests
+	// Rewritten, when set, hears that the cached Tarball was not usable
+	// and is being written again.
+	Rewritten func(err error)
+}
+
 // Publish makes out/<name>/, out/<name>.tar.gz and out/<name>.tar.gz.sha256
-// from the finished tree dir. Everything is written under a private
-// temporary directory inside out and renamed into place only when complete,
-// under a lock on out so two builds publishing there cannot interleave.
-// On error nothing new is left in out.
+// from the finished tree dir (PublishAll of one item).
 func Publish(ctx context.Context, dir, out, name string, mtime time.Time) (*Published, error) {
-	return publish(ctx, dir, out, name, func(tgz string) (Digests, error) {
-		f, err := os.Create(tgz)
-		if err != nil {
-			return Digests{}, err
-		}
-		d, err := WriteTarball(ctx, dir, name, mtime, f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return d, err
-	})
-}
-
-// PublishTarball is Publish with the tarball already made: a copy of
-// tarball, whose digests d CheckTarball established against dir. The copy
-// is hashed as it is made and refused unless it has d's sha256 and size:
-// the file may have been replaced since it was checked.
-func PublishTarball(ctx context.Context, dir, out, name, tarball string, d Digests) (*Published, error) {
-	return publish(ctx, dir, out, name, func(tgz string) (Digests, error) {
-		sum, n, err := copyFile(tarball, tgz)
-		if err == nil && (sum != d.SHA256 || n != d.Size) {
-			err = fmt.Errorf("%s changed since it was checked against the tree (sha256 %s, %d bytes; checked %s, %d bytes)", tarball, sum, n, d.SHA256, d.Size)
-		}
-		return d, err
-	})
-}
-
-func publish(ctx context.Context, dir, out, name string, tarball func(tgz string) (Digests, error)) (*Published, error) {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, fmt.Errorf("publish %s: %w", name, err)
+	pubs, err := PublishAll(ctx, out, []Item{{Dir: dir, Name: name, Mtime: mtime}})
+	if err != nil {
+		return nil, err
 	}
+	return pubs[0], nil
+}
+
+// PublishAll puts every item into out, or none of them: a universal2 build
+// publishes its two slices and their merge together, so a failure or an
+// interrupt at any point leaves out as it was. Everything is written under
+// a private temporary directory inside out first (the context is honoured
+// until then); then, under a lock on out so two builds publishing there
+// cannot interleave, the previous artifacts of those names are moved aside
+// and the new ones moved in, by renames within out that are not
+// interrupted, and rolled back if one of them fails. A crash (SIGKILL,
+// power) between two renames leaves complete files only.
+func PublishAll(ctx context.Context, out string, items []Item) (_ []*Published, err error) {
+	names := make([]string, len(items))
+	for i, it := range items {
+		names[i] = it.Name
+	}
+	fail := func(err error) error { return fmt.Errorf("publish %s: %w", strings.Join(names, ", "), err) }
+	created := false
+	if _, serr := os.Stat(out); errors.Is(serr, os.ErrNotExist) {
+		created = true
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fail(err)
+	}
+	defer func() {
+		if err != nil && created {
+			os.Remove(out) // only if nothing else put anything there meanwhile
+		}
+	}()
 	unlock, err := lock(out)
 	if err != nil {
-		return nil, fmt.Errorf("publish %s: %w", name, err)
+		return nil, fail(err)
 	}
 	defer unlock()
-	tmp, err := os.MkdirTemp(out, ".tmp-"+name+"-")
+	tmp, err := os.MkdirTemp(out, ".tmp-publish-")
 	if err != nil {
-		return nil, fmt.Errorf("publish %s: %w", name, err)
+		return nil, fail(err)
 	}
 	defer os.RemoveAll(tmp)
 
-	tgz := filepath.Join(tmp, name+".tar.gz")
-	d, err := tarball(tgz)
-	if err != nil {
-		return nil, fmt.Errorf("publish %s: %w", name, err)
-	}
-	if err := os.WriteFile(tgz+".sha256", []byte(ShaLine(d.SHA256, name+".tar.gz")), 0o644); err != nil {
-		return nil, fmt.Errorf("publish %s: %w", name, err)
-	}
-	treeTmp := filepath.Join(tmp, name)
-	if err := os.Rename(dir, treeTmp); err != nil {
-		if err := os.CopyFS(treeTmp, os.DirFS(dir)); err != nil {
-			return nil, fmt.Errorf("publish %s: %w", name, err)
+	var moves [][2]string
+	pubs := make([]*Published, len(items))
+	for i, it := range items {
+		stage := filepath.Join(tmp, fmt.Sprint(i))
+		if err := os.Mkdir(stage, 0o755); err != nil {
+			return nil, fail(err)
 		}
+		tgz := filepath.Join(stage, it.Name+".tar.gz")
+		d, err := it.tarball(ctx, tgz)
+		if err != nil {
+			return nil, fmt.Errorf("publish %s: %w", it.Name, err)
+		}
+		if err := os.WriteFile(tgz+".sha256", []byte(ShaLine(d.SHA256, it.Name+".tar.gz")), 0o644); err != nil {
+			return nil, fmt.Errorf("publish %s: %w", it.Name, err)
+		}
+		tree := filepath.Join(stage, it.Name)
+		if err := os.Rename(it.Dir, tree); err != nil {
+			if err := os.CopyFS(tree, os.DirFS(it.Dir)); err != nil {
+				return nil, fmt.Errorf("publish %s: %w", it.Name, err)
+			}
+		}
+		p := &Published{Dir: filepath.Join(out, it.Name), Tarball: filepath.Join(out, it.Name+".tar.gz"), Digests: d}
+		pubs[i] = p
+		moves = append(moves, [2]string{tree, p.Dir}, [2]string{tgz, p.Tarball}, [2]string{tgz + ".sha256", p.Tarball + ".sha256"})
 	}
-	p := &Published{Dir: filepath.Join(out, name), Tarball: filepath.Join(out, name+".tar.gz"), Digests: d}
-	// Replace any previous artifact: move old entries aside, move new ones in,
-	// then delete the old. A crash in between leaves complete files only.
-	old := filepath.Join(tmp, "old")
+	// The last moment to stop: from here on only renames inside out.
+	if err := ctx.Err(); err != nil {
+		return nil, fail(err)
+	}
+	if err := commit(moves, filepath.Join(tmp, "old")); err != nil {
+		return nil, fail(err)
+	}
+	return pubs, nil
+}
+
+// commit moves each new entry (from, to) into place, first moving whatever
+// is at to into old. If a rename fails, what was moved is moved back, so out
+// holds either every new entry or its previous contents.
+func commit(moves [][2]string, old string) error {
 	if err := os.Mkdir(old, 0o755); err != nil {
-		return nil, err
+		return err
 	}
-	moves := [][2]string{{treeTmp, p.Dir}, {tgz, p.Tarball}, {tgz + ".sha256", p.Tarball + ".sha256"}}
-	for i, mv := range moves {
-		if _, err := os.Lstat(mv[1]); err == nil {
-			if err := os.Rename(mv[1], filepath.Join(old, fmt.Sprint(i))); err != nil {
-				return nil, fmt.Errorf("publish %s: %w", name, err)
+	type done struct{ from, to, aside string }
+	var did []done
+	rollback := func() {
+		for i := len(did) - 1; i >= 0; i-- {
+			d := did[i]
+			if d.from != "" {
+				os.Rename(d.to, d.from)
+			}
+			if d.aside != "" {
+				os.Rename(d.aside, d.to)
 			}
 		}
 	}
-	for _, mv := range moves {
-		if err := os.Rename(mv[0], mv[1]); err != nil {
-			return nil, fmt.Errorf("publish %s: %w", name, err)
+	for i, mv := range moves {
+		d := done{to: mv[1]}
+		if _, err := os.Lstat(mv[1]); err == nil {
+			d.aside = filepath.Join(old, fmt.Sprint(i))
+			if err := os.Rename(mv[1], d.aside); err != nil {
+				rollback()
+				return err
+			}
 		}
+		did = append(did, d)
+		if err := os.Rename(mv[0], mv[1]); err != nil {
+			rollback()
+			return err
+		}
+		did[len(did)-1].from = mv[0]
 	}
-	return p, nil
+	return nil
+}
+
+// tarball makes the item's tarball at tgz: a copy of the cached one when it
+// is still the bytes that were checked, else written from the tree.
+func (it Item) tarball(ctx context.Context, tgz string) (Digests, error) {
+	if it.Tarball != "" {
+		sum, n, err := copyFile(tgz, it.Tarball)
+		if err == nil && (sum != it.Digests.SHA256 || n != it.Digests.Size) {
+			err = fmt.Errorf("%s changed since it was checked against the tree (sha256 %s, %d bytes; checked %s, %d bytes)", it.Tarball, sum, n, it.Digests.SHA256, it.Digests.Size)
+		}
+		if err == nil {
+			return it.Digests, nil
+		}
+		if ctx.Err() != nil {
+			return Digests{}, ctx.Err()
+		}
+		if it.Rewritten != nil {
+			it.Rewritten(err)
+		}
+		os.Remove(tgz)
+	}
+	f, err := os.Create(tgz)
+	if err != nil {
+		return Digests{}, err
+	}
+	d, err := WriteTarball(ctx, it.Dir, it.Name, it.Mtime, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return d, err
 }
 
 // lock takes an exclusive flock on the directory dir itself, waiting for
@@ -121,7 +206,7 @@ func lock(dir string) (func(), error) {
 
 // copyFile copies the regular file src to the new file dst and returns the
 // sha256 and size of what it wrote.
-func copyFile(src, dst string) (string, int64, error) {
+func copyFile(dst, src string) (string, int64, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return "", 0, err

@@ -262,27 +262,29 @@ func (r *run) builderWith(v *Variant, jobs *build.Jobs) builder {
 	return b
 }
 
-// publish moves a built slice to the output directory and tells the
-// observer.
-func (r *run) publish(ctx context.Context, b *built) (*artifact.Published, error) {
-	var pub *artifact.Published
-	var err error
-	if b.tarball != "" {
-		pub, err = artifact.PublishTarball(ctx, b.dir, r.Out, b.manifest.Name, b.tarball, b.digests)
-		if err != nil && ctx.Err() == nil {
-			r.logf("%s: the cached tarball could not be copied, writing it again: %v", b.manifest.Name, err)
-			pub, err = nil, nil
+// publish moves built artifacts to the output directory, all of them or
+// none (artifact.PublishAll), and tells the observer of each.
+func (r *run) publish(ctx context.Context, bs ...*built) ([]*artifact.Published, error) {
+	items := make([]artifact.Item, len(bs))
+	for i, b := range bs {
+		name := b.manifest.Name
+		items[i] = artifact.Item{
+			Dir: b.dir, Name: name, Mtime: time.Unix(b.manifest.SourceDateEpoch, 0),
+			Tarball: b.tarball, Digests: b.digests,
+			Rewritten: func(err error) {
+				r.logf("%s: the cached tarball could not be copied, writing it again: %v", name, err)
+			},
 		}
 	}
-	if pub == nil && err == nil {
-		pub, err = artifact.Publish(ctx, b.dir, r.Out, b.manifest.Name, time.Unix(b.manifest.SourceDateEpoch, 0))
-	}
+	pubs, err := artifact.PublishAll(ctx, r.Out, items)
 	if err != nil {
 		return nil, err
 	}
-	r.logf("%s: published %s and %s (sha256 %s)", b.manifest.Name, pub.Dir, pub.Tarball, pub.Digests.SHA256)
-	r.Observer.Published(b.manifest, pub)
-	return pub, nil
+	for i, pub := range pubs {
+		r.logf("%s: published %s and %s (sha256 %s)", bs[i].manifest.Name, pub.Dir, pub.Tarball, pub.Digests.SHA256)
+		r.Observer.Published(bs[i].manifest, pub)
+	}
+	return pubs, nil
 }
 
 // Slice builds one recipe target (build:arm64, build:x86_64,
@@ -304,9 +306,9 @@ func Slice(ctx context.Context, s Settings, rt Runtime, target string, variant *
 		return nil, err
 	}
 	defer b.release()
-	pub, err := r.publish(ctx, b)
+	pubs, err := r.publish(ctx, b)
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Plan: p, Published: pub, Manifest: b.manifest}, nil
+	return &Result{Plan: p, Published: pubs[0], Manifest: b.manifest}, nil
 }

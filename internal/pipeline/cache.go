@@ -20,6 +20,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/sbom"
 	"github.com/osslbuild/osslbuild/internal/source/patch"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/patches"
@@ -28,12 +29,16 @@ import (
 
 // The artifact cache keeps validated artifact trees and their tarballs,
 // keyed by everything that determines their bytes, so a repeated build with
-// unchanged inputs is served in well under a second. Every hit verifies the
-// served copy against its manifest and the tarball against that copy; the
-// proof stages (validation with the machine code, the link) run again only
-// when the rules or the toolchain changed since the entry was proved, as
-// recorded beside it. An entry that no longer verifies or proves is
-// deleted, never served. It wraps any builder.
+// unchanged inputs is served in about a second. Nothing an entry says about
+// itself is trusted (a CI cache restored from elsewhere is anyone's): every
+// hit verifies the served copy against its manifest, validates its
+// libraries again from their bytes (the rules, the machine code, the
+// instruction set), checks the cached tarball against the copy, and writes
+// the asking run's own facts (which recipe file asked) into what it
+// serves. Only the link, which proves nothing about the bytes that
+// validation does not, is skipped while the record beside the entry says
+// the same rules and toolchain linked it. An entry that fails any of this
+// is deleted and the slice rebuilt, saying why. It wraps any builder.
 type cachingBuilder struct {
 	run     *run
 	variant *Variant
@@ -54,7 +59,7 @@ func (c *cachingBuilder) build(ctx context.Context, p *recipe.Plan) (*built, err
 	if err != nil {
 		return nil, err
 	}
-	if b, ok, err := r.cached(ctx, e, fitsPlan(p, e.name), r.proveSlice(p, c.variant, e.name)); err != nil || ok {
+	if b, ok, err := r.cached(ctx, e, fitsPlan(p, e.name), r.proveSlice(p, c.variant, e.name), recipeRef(p.Recipe)); err != nil || ok {
 		return b, err
 	}
 	b, err := c.inner.build(ctx, p)
@@ -194,8 +199,10 @@ func (r *run) rulesDigest() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// prover runs the proof stages over a tree and returns what they record.
-type prover func(ctx context.Context, dir string, m *artifact.Manifest) (proofRecords, error)
+// prover runs the proof stages over a tree (the link stages too when link
+// is set) and returns what they record; without the link, the links are
+// the manifest's.
+type prover func(ctx context.Context, dir string, m *artifact.Manifest, link bool) (proofRecords, error)
 
 // proofRecords are what the proof stages measure of a tree and a manifest
 // records: the compiler lines, the code evidence and the link records.
@@ -244,14 +251,17 @@ func sameList[T any](a, b []T) bool {
 
 // proveSlice runs variant's proof stages over a slice tree of plan p.
 func (r *run) proveSlice(p *recipe.Plan, v *Variant, name string) prover {
-	return func(ctx context.Context, dir string, m *artifact.Manifest) (proofRecords, error) {
+	return func(ctx context.Context, dir string, m *artifact.Manifest, link bool) (proofRecords, error) {
 		check := &job{run: r, plan: p, name: name, dir: dir}
 		// The functions the build exempted, as its manifest records them:
 		// the proof holds the library to the build's own list.
 		if e := artifact.ExpectOf(m, m.Target, m.Target.Libraries()[0]); e.ISA != nil {
 			check.dispatch = &e.ISA.Dispatch
 		}
-		for _, stage := range v.proofs() {
+		if !link {
+			check.links = m.LinkChecks
+		}
+		for _, stage := range v.proofs(link) {
 			if err := stage.run(ctx, check); err != nil {
 				return proofRecords{}, fmt.Errorf("%s: %w", stage.name, err)
 			}
@@ -261,12 +271,13 @@ func (r *run) proveSlice(p *recipe.Plan, v *Variant, name string) prover {
 }
 
 // cached serves the entry as a fresh copy in a private directory: the copy
-// verified against its manifest, which must fit what is asked for, proved
-// again if what proved the entry has changed, its tarball checked against
-// the copy. ok is false on a miss; an
-// entry that fails is deleted.
-func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest) error, prove prover) (_ *built, ok bool, _ error) {
-	if _, err := os.Stat(filepath.Join(e.tree(), artifact.ManifestName)); err != nil {
+// verified against its manifest, which must fit what is asked for, its
+// libraries validated from their bytes, linked again if what proved the
+// entry has changed, its tarball checked against the copy, and ref (the
+// asking run's recipe) written into its manifest and SBOM. ok is false on a
+// miss; an entry that fails is deleted, and the caller builds.
+func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest) error, prove prover, ref artifact.RecipeRef) (_ *built, ok bool, _ error) {
+	if _, err := os.Stat(e.dir); err != nil {
 		return nil, false, nil
 	}
 	if err := os.MkdirAll(r.Work, 0o755); err != nil {
@@ -282,7 +293,7 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()
 		}
-		r.logf("%s: cached artifact %s is invalid, discarding it: %v", e.name, e.tree(), why)
+		r.logf("%s: cached artifact %s is invalid, discarding it and building: %v", e.name, e.tree(), why)
 		os.RemoveAll(e.dir)
 		return nil, false, nil
 	}
@@ -299,58 +310,74 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	if err := fits(m); err != nil {
 		return discard(err)
 	}
-	fresh := true
+	// The tarball is the tree, member by member, or the entry is not what
+	// it says: a tree and tarball that disagree were not both made here.
+	d, err := artifact.CheckTarball(ctx, e.tarball(), dir, e.name, m)
+	if err != nil {
+		return discard(fmt.Errorf("its tarball: %w", err))
+	}
+	// The proof record is a hint for the link alone: the libraries are
+	// validated from their bytes on every hit, whatever it says.
 	want := e.provedFor(dir)
 	var last provedBy
-	if b, err := os.ReadFile(e.record()); err != nil || json.Unmarshal(b, &last) != nil || last != want {
-		// The rules or the toolchain changed since the entry was proved:
-		// prove it again. A machine that cannot link (no lld, no stubs)
-		// says so; it does not make the entry invalid.
-		recs, err := prove(ctx, dir, m)
-		if errors.Is(err, toolchain.ErrSetup) {
+	if b, err := os.ReadFile(e.record()); err != nil || json.Unmarshal(b, &last) != nil {
+		last = provedBy{}
+	}
+	link := last != want
+	recs, err := prove(ctx, dir, m, link)
+	if errors.Is(err, toolchain.ErrSetup) {
+		// A machine that cannot link (no lld, no stubs) says so; it does
+		// not make the entry invalid.
+		release()
+		return nil, false, err
+	}
+	if err != nil {
+		return discard(err)
+	}
+	b := &built{dir: dir, manifest: m, release: release, tarball: e.tarball(), digests: d}
+	// The proofs just ran with this osslbuild's rules, classifier, smoke
+	// program and stubs; where the entry records other results (another
+	// link program, a classifier that scores a little differently), the
+	// served manifest says what a build now would, and its tarball is made
+	// anew.
+	if recs.refresh(m) {
+		if err := artifact.WriteManifest(ctx, dir, m); err != nil {
 			release()
 			return nil, false, err
 		}
-		if err != nil {
-			return discard(err)
-		}
-		// The proofs just ran with this osslbuild's rules, classifier,
-		// smoke program and stubs; where the entry records other results
-		// (another link program, a classifier that scores a little
-		// differently), the served manifest says what a build now would,
-		// and its tarball is made anew.
-		if recs.refresh(m) {
-			if err := artifact.WriteManifest(ctx, dir, m); err != nil {
-				release()
-				return nil, false, err
-			}
-			fresh = false
-			r.logf("%s: records refreshed: the entry was proved with other rules, a classifier that measures otherwise, or another smoke program or stub", e.name)
-		}
-		if fresh {
-			writeJSON(e.record(), want)
-		}
-	}
-	b := &built{dir: dir, manifest: m, release: release}
-	how := "verified, not proved again (rules and toolchain unchanged)"
-	if last != want {
-		how = "verified and proved again"
-	}
-	if fresh {
-		d, err := artifact.CheckTarball(ctx, e.tarball(), dir, e.name, m)
-		if err == nil {
-			b.tarball, b.digests = e.tarball(), d
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			r.logf("%s: cached tarball not served: %v", e.name, err)
-		}
-	}
-	if b.tarball == "" {
-		// Made anew from the verified copy; the entry takes the new one.
+		b.tarball = ""
+		r.logf("%s: records refreshed: the entry was proved with other rules, a classifier that measures otherwise, or another smoke program or stub", e.name)
+		// The entry takes the refreshed tree, so the next hit need not.
 		os.RemoveAll(e.dir)
 		r.store(ctx, e, b)
+	} else if link {
+		writeJSON(e.record(), want)
+	}
+	// The asking run's own facts, whatever run filled the entry: the same
+	// command gives the same bytes from an empty cache or a full one.
+	if m.Recipe != ref {
+		if err := restamp(ctx, dir, m, ref); err != nil {
+			release()
+			return nil, false, err
+		}
+		b.tarball = ""
+	}
+	how := "verified and validated from its bytes; link not run again (rules and toolchain unchanged)"
+	if link {
+		how = "verified, validated and linked again"
 	}
 	r.logf("%s: cache hit (%s): %s", e.name, filepath.Base(e.dir)[:12], how)
 	return b, true, nil
+}
+
+// restamp writes ref as the recipe of the tree dir's manifest m, and the
+// SBOM that names it.
+func restamp(ctx context.Context, dir string, m *artifact.Manifest, ref artifact.RecipeRef) error {
+	m.Recipe = ref
+	if err := sbom.Write(dir, m); err != nil {
+		return err
+	}
+	return artifact.WriteManifest(ctx, dir, m)
 }
 
 // store copies a proved artifact tree into the entry with its tarball and

@@ -189,11 +189,12 @@ func TestCacheRelinks(t *testing.T) {
 
 // TestMiniCacheHit: a second build:universal2 of the same inputs is served
 // by the artifact cache, slices and merge alike, as the same bytes: every
-// file verified against its manifest, the cached tarballs checked against
-// the verified trees and copied, not written again, and the proof stages
-// skipped while what proved an entry is unchanged. An entry whose record
-// names other rules is proved again; a cached tarball that does not hold
-// the tree is not served, and one is made anew.
+// file verified against its manifest, every library validated again from
+// its bytes, the cached tarballs checked against the verified trees and
+// copied, not written again; only the link is skipped while what proved an
+// entry is unchanged. An entry whose record names other rules is linked
+// again; a cached tarball that does not hold the tree discards its entry,
+// and the slice is built again.
 func TestMiniCacheHit(t *testing.T) {
 	s := miniSettings(t, nil)
 	s.Rebuild = false
@@ -215,34 +216,28 @@ func TestMiniCacheHit(t *testing.T) {
 	if strings.Contains(log.String(), "cache hit") {
 		t.Fatalf("first build hit the cache:\n%s", log.String())
 	}
-	tarballs := func() map[string]string {
-		out := map[string]string{}
-		for _, n := range []string{"openssl-macos-arm64", "openssl-macos-x86-64", "openssl-macos-universal2"} {
-			sum, err := artifact.FileSHA256(filepath.Join(s.Out, n+".tar.gz"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[n] = sum
-		}
-		return out
-	}
-	want := tarballs()
+	want := miniTarballs(t, s.Out)
 
 	second := build()
 	l := log.String()
-	for _, n := range []string{"openssl-macos-arm64", "openssl-macos-x86-64", "openssl-macos-universal2"} {
-		if !strings.Contains(l, n+": cache hit") || !strings.Contains(l, "not proved again") {
-			t.Errorf("%s not served by the cache without proving again:\n%s", n, l)
+	for _, n := range miniArtifacts {
+		if !strings.Contains(l, n+": cache hit") || !strings.Contains(l, "validated from its bytes; link not run again") {
+			t.Errorf("%s not served by the cache, validated, without linking again:\n%s", n, l)
 		}
 	}
-	if strings.Contains(l, "configure") || strings.Contains(l, "validated libcrypto.a") || strings.Contains(l, "linked ") {
-		t.Errorf("a hit rebuilt, re-validated or re-linked:\n%s", l)
+	for _, lib := range []string{"openssl-macos-arm64: validated libcrypto.a arm64", "openssl-macos-x86-64: validated libcrypto.a x86_64", "openssl-macos-universal2: validated libcrypto.a"} {
+		if !strings.Contains(l, lib) {
+			t.Errorf("a hit did not validate the served libraries (%q):\n%s", lib, l)
+		}
 	}
-	if got := tarballs(); !equal(got, want) || second.Published.Digests.SHA256 != first.Published.Digests.SHA256 {
+	if strings.Contains(l, "configure") || strings.Contains(l, "linked ") {
+		t.Errorf("a hit rebuilt or re-linked:\n%s", l)
+	}
+	if got := miniTarballs(t, s.Out); !equal(got, want) || second.Published.Digests.SHA256 != first.Published.Digests.SHA256 {
 		t.Errorf("served tarballs %v, built %v", got, want)
 	}
 
-	// Other rules proved the slice entries: they are proved again.
+	// Other rules proved the entries: they are linked again.
 	records, _ := filepath.Glob(filepath.Join(s.Fetch.CacheDir, "artifacts", "*", "proved.json"))
 	if len(records) != 3 {
 		t.Fatalf("%d proof records, want 3 (two slices, one merge)", len(records))
@@ -255,7 +250,17 @@ func TestMiniCacheHit(t *testing.T) {
 		b, _ = json.Marshal(p)
 		os.WriteFile(rec, b, 0o644)
 	}
-	// A cached tarball that lost a byte is not served.
+	build()
+	l = log.String()
+	if c := strings.Count(l, "verified, validated and linked again"); c != 3 {
+		t.Errorf("%d entries linked again, want 3:\n%s", c, l)
+	}
+	if got := miniTarballs(t, s.Out); !equal(got, want) {
+		t.Errorf("tarballs after proving again %v, want %v", got, want)
+	}
+
+	// A cached tarball that lost a byte is not the tree: the entry goes,
+	// the slice is built again, and the result is the same bytes.
 	tgz, _ := filepath.Glob(filepath.Join(s.Fetch.CacheDir, "artifacts", "*", "openssl-macos-arm64.tar.gz"))
 	if len(tgz) != 1 {
 		t.Fatalf("cached arm64 tarballs %v", tgz)
@@ -263,18 +268,34 @@ func TestMiniCacheHit(t *testing.T) {
 	b, _ := os.ReadFile(tgz[0])
 	b[len(b)/2] ^= 0xff
 	os.WriteFile(tgz[0], b, 0o644)
-
 	build()
 	l = log.String()
-	if c := strings.Count(l, "verified and proved again"); c != 3 {
-		t.Errorf("%d entries proved again, want 3:\n%s", c, l)
+	if !strings.Contains(l, "openssl-macos-arm64: cached artifact") || !strings.Contains(l, "discarding it and building: its tarball") {
+		t.Errorf("the damaged tarball did not discard its entry:\n%s", l)
 	}
-	if !strings.Contains(l, "openssl-macos-arm64: cached tarball not served") {
-		t.Errorf("the damaged tarball was not refused:\n%s", l)
+	if !strings.Contains(l, "openssl-macos-arm64: configure") && !strings.Contains(l, "openssl-macos-arm64: validated libcrypto.a arm64") {
+		t.Errorf("arm64 was not built again:\n%s", l)
 	}
-	if got := tarballs(); !equal(got, want) {
-		t.Errorf("tarballs after proving again %v, want %v", got, want)
+	if got := miniTarballs(t, s.Out); !equal(got, want) {
+		t.Errorf("tarballs after rebuilding %v, want %v", got, want)
 	}
+}
+
+// miniArtifacts are what a mini build:universal2 publishes.
+var miniArtifacts = []string{"openssl-macos-arm64", "openssl-macos-x86-64", "openssl-macos-universal2"}
+
+// miniTarballs are the sha256 of the published tarballs of miniArtifacts.
+func miniTarballs(t *testing.T, out string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	for _, n := range miniArtifacts {
+		sum, err := artifact.FileSHA256(filepath.Join(out, n+".tar.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[n] = sum
+	}
+	return got
 }
 
 func equal(a, b map[string]string) bool {

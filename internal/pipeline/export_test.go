@@ -39,7 +39,7 @@ func CacheLookupTarball(s Settings, rt Runtime, key string, p *recipe.Plan) (dir
 	if err != nil {
 		return "", "", false, err
 	}
-	b, ok, err := r.cached(context.Background(), e, fitsPlan(p, e.name), r.proveSlice(p, c.variant, e.name))
+	b, ok, err := r.cached(context.Background(), e, fitsPlan(p, e.name), r.proveSlice(p, c.variant, e.name), recipeRef(p.Recipe))
 	if !ok || err != nil {
 		return "", "", ok, err
 	}
@@ -92,8 +92,8 @@ func (v *Variant) FromTree(tree string) *Variant {
 	stages := []stage{{"layout", func(ctx context.Context, j *job) error {
 		j.dir = filepath.Join(j.work, "artifact", j.name)
 		return os.CopyFS(j.dir, os.DirFS(tree))
-	}, false}}
-	stages = append(stages, v.proofs()...)
-	stages = append(stages, stage{"record", func(context.Context, *job) error { return ErrReachedRecord }, false})
+	}, makes}}
+	stages = append(stages, v.proofs(true)...)
+	stages = append(stages, stage{"record", func(context.Context, *job) error { return ErrReachedRecord }, makes})
 	return &Variant{Name: v.Name, stages: stages}
 }

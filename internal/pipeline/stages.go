@@ -20,24 +20,32 @@ import (
 // publishes the validated tree (artifact.Publish, after the artifact cache).
 // Adding a stage is one line here and one file beside this one.
 //
-// A stage marked proof proves the laid-out artifact tree without changing
-// it: the artifact cache runs exactly those again over a cached tree, and
-// the tests run them over a tree they give (FromTree).
+// A stage marked proof or linkProof proves the laid-out artifact tree
+// without changing it: the artifact cache runs the proof stages again over
+// every tree it serves, from the tree's bytes, and the link too when what
+// proved the entry has changed; the tests run both over a tree they give
+// (FromTree).
 var sliceStages = []stage{
-	{"source", fetchSource, false},         // source.go: sha256, size, OpenPGP against the pinned keys
-	{"unpack", unpackSource, false},        // source.go: safe extraction, patches
-	{"toolchain", prepareToolchain, false}, // toolchain.go: cc/ar/ranlib wrappers; the build environment, constructed
-	{"configure", runConfigure, false},     // configure.go: argv from the plan, in that environment
-	{"gate", gateO3, false},                // configure.go: the generated Makefile must say -O3 with every recipe flag
-	{"make", makeLibraries, false},         // make.go: make build_libs, install_dev into a staging directory
-	{"layout", layOut, false},              // layout.go: the artifact tree, relocatable .pc files
+	{"source", fetchSource, makes},         // source.go: sha256, size, OpenPGP against the pinned keys
+	{"unpack", unpackSource, makes},        // source.go: safe extraction, patches
+	{"toolchain", prepareToolchain, makes}, // toolchain.go: cc/ar/ranlib wrappers; the build environment, constructed
+	{"configure", runConfigure, makes},     // configure.go: argv from the plan, in that environment
+	{"gate", gateO3, makes},                // configure.go: the generated Makefile must say -O3 with every recipe flag
+	{"make", makeLibraries, makes},         // make.go: make build_libs, install_dev into a staging directory
+	{"layout", layOut, makes},              // layout.go: the artifact tree, relocatable .pc files
 	{"validate", validateSlice, proof},     // validate.go: every object and build string held against the plan
-	{"link", linkCheck, proof},             // link.go: every member linked into a program against the target's libSystem
-	{"record", record, false},              // record.go: manifest.json, sbom.json
+	{"link", linkCheck, linkProof},         // link.go: every member linked into a program against the target's libSystem
+	{"record", record, makes},              // record.go: manifest.json, sbom.json
 }
 
-// proof marks a stage of the table that proves a tree (see sliceStages).
-const proof = true
+// stageKind says what a stage does to the tree (see sliceStages).
+type stageKind int
+
+const (
+	makes     stageKind = iota // builds, lays out or records the tree
+	proof                      // proves the tree from its bytes: on every cache hit
+	linkProof                  // proves the tree by linking it: on a hit whose proof record changed
+)
 
 // A Variant is a slice build with some of its stages swapped.
 type Variant struct {
@@ -55,20 +63,23 @@ var Osslbuild = &Variant{stages: sliceStages}
 // in its environment as CFLAGS, which replaces OpenSSL's "-O3 -Wall"; the
 // validation then expects that flag-less (-O0) compiler line.
 var PycaWay = &Variant{Name: "pyca-way", stages: swap(sliceStages,
-	stage{"gate", configurePycaWay, false},
+	stage{"gate", configurePycaWay, makes},
 	stage{"validate", validateFlagless, proof},
 )}
 
-// proofs are the variant's proof stages, in order.
-func (v *Variant) proofs() []stage {
-	return slices.DeleteFunc(slices.Clone(v.stages), func(s stage) bool { return !s.proof })
+// proofs are the variant's proof stages, in order, with the link stages
+// when link is set.
+func (v *Variant) proofs(link bool) []stage {
+	return slices.DeleteFunc(slices.Clone(v.stages), func(s stage) bool {
+		return s.kind == makes || s.kind == linkProof && !link
+	})
 }
 
 // stage is one step of the slice build.
 type stage struct {
-	name  string
-	run   func(ctx context.Context, j *job) error
-	proof bool // proves the laid-out tree without changing it
+	name string
+	run  func(ctx context.Context, j *job) error
+	kind stageKind
 }
 
 // swap returns stages with each replacement standing in for the stage of

@@ -26,9 +26,10 @@ import (
 // stage that brings the two slice artifacts (built here side by side, or
 // given by build:merge), then the merge both targets share, so a merge of
 // the same slices elsewhere gives the same bytes. The first error stops it;
-// nothing is published before the last stage.
+// nothing is published before the last stage, which publishes the slices
+// built here and the merge together or not at all.
 var universal2Stages = []mergeStage{
-	{"slices", buildSlices},  // build:universal2: both slices under one job budget, each published
+	{"slices", buildSlices},  // build:universal2: both slices under one job budget, published with the merge
 	{"load", loadSlices},     // every file against its manifest; each manifest held to the recipe
 	{"merge", mergeSlices},   // universal.Merge: validated slices lipo'd, headers identical or dispatched, re-validated
 	{"link", linkMerged},     // the merged libraries linked for each slice's architecture and deployment target
@@ -54,6 +55,7 @@ type mergeJob struct {
 	work string // private directory (removed at the end)
 
 	dirs   []string          // slices: the two slice artifact trees
+	parts  []*built          // slices: the slices built here, published with the merge
 	shown  map[string]string // slices: a private directory -> the input it was unpacked from, for messages
 	slices []universal.Slice // load
 	tc     toolchain.Toolchain
@@ -74,6 +76,11 @@ func (r *run) runMerge(ctx context.Context, stages []mergeStage) (*Result, error
 	}
 	defer os.RemoveAll(work)
 	j := &mergeJob{run: r, work: work, shown: map[string]string{}}
+	defer func() {
+		for _, b := range j.parts {
+			b.release()
+		}
+	}()
 	for _, s := range stages {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -145,7 +152,7 @@ func (e *reworded) Error() string { return e.msg }
 func (e *reworded) Unwrap() error { return e.err }
 
 // buildSlices builds the recipe's universal2 targets at once, behind one
-// job budget, and publishes each.
+// job budget; publishMerged publishes them with their merge.
 func buildSlices(ctx context.Context, j *mergeJob) error {
 	r := j.run
 	targets, err := r.recipe.Universal2()
@@ -183,18 +190,15 @@ func buildSlices(ctx context.Context, j *mergeJob) error {
 	wg.Wait()
 	for _, d := range done {
 		if d != nil {
-			defer d.release()
+			j.parts = append(j.parts, d)
 		}
 	}
 	if err := firstReal(errs); err != nil {
 		return err
 	}
 	for _, d := range done {
-		pub, err := r.publish(ctx, d)
-		if err != nil {
-			return err
-		}
-		j.dirs = append(j.dirs, pub.Dir)
+		j.shown[d.dir] = d.manifest.Name + " (built by this run)"
+		j.dirs = append(j.dirs, d.dir)
 	}
 	return nil
 }
@@ -250,7 +254,7 @@ func mergeSlices(ctx context.Context, j *mergeJob) (err error) {
 		if j.entry, err = r.entry(key, universal.Name, id); err != nil {
 			return err
 		}
-		b, ok, err := r.cached(ctx, j.entry, fitsPair(j.slices), r.proveUniversal)
+		b, ok, err := r.cached(ctx, j.entry, fitsPair(j.slices), r.proveUniversal, recipeRef(r.recipe))
 		if err != nil {
 			return err
 		}
@@ -348,11 +352,11 @@ func publishMerged(ctx context.Context, j *mergeJob) error {
 			j.built.release()
 		}
 	}()
-	pub, err := j.run.publish(ctx, j.built)
+	pubs, err := j.run.publish(ctx, append(slices.Clone(j.parts), j.built)...)
 	if err != nil {
 		return err
 	}
-	j.result = &Result{Published: pub, Manifest: j.m}
+	j.result = &Result{Published: pubs[len(pubs)-1], Manifest: j.m}
 	return nil
 }
 

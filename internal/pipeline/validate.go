@@ -214,7 +214,7 @@ func Prove(ctx context.Context, s Settings, rt Runtime, dir string, v *Variant) 
 	}
 	var recs proofRecords
 	if len(m.Slices) > 0 {
-		recs, err = r.proveUniversal(ctx, dir, m)
+		recs, err = r.proveUniversal(ctx, dir, m, true)
 	} else {
 		rel, _, rerr := r.recipe.Resolve(m.OpenSSL.Version, m.OpenSSL.SHA256)
 		if rerr != nil {
@@ -224,7 +224,7 @@ func Prove(ctx context.Context, s Settings, rt Runtime, dir string, v *Variant) 
 		if perr != nil {
 			return perr
 		}
-		recs, err = r.proveSlice(p, v, m.Name)(ctx, dir, m)
+		recs, err = r.proveSlice(p, v, m.Name)(ctx, dir, m, true)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.Name, err)
@@ -238,9 +238,9 @@ func Prove(ctx context.Context, s Settings, rt Runtime, dir string, v *Variant) 
 }
 
 // proveUniversal validates every slice of a universal artifact inside its
-// fat libraries, as the slice's manifest expects, and links each,
-// returning what it measured and linked.
-func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manifest) (proofRecords, error) {
+// fat libraries, as the slice's manifest expects, and (with link) links
+// each, returning what it measured and linked.
+func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manifest, link bool) (proofRecords, error) {
 	var errs []error
 	var recs proofRecords
 	for _, lib := range m.Target.Libraries() {
@@ -263,11 +263,19 @@ func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manife
 			errs = append(errs, err)
 			continue
 		}
-		recs.lines = append(recs.lines, artifact.CompilerLinesOf(rep.File, lib)...)
+		lines := artifact.CompilerLinesOf(rep.File, lib)
+		for _, l := range lines {
+			r.logf("%s: validated %s %s: %s", m.Name, l.Library, l.Arch, l.Line)
+		}
+		recs.lines = append(recs.lines, lines...)
 		recs.code = append(recs.code, artifact.CodeEvidenceOf(rep, lib)...)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return recs, fmt.Errorf("%s: %w", m.Name, err)
+	}
+	if !link {
+		recs.links = m.LinkChecks
+		return recs, nil
 	}
 	links, err := r.linkTree(ctx, dir, m.Parts())
 	recs.links = links
