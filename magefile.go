@@ -29,11 +29,15 @@ var Aliases = map[string]any{
 
 // Check audits OpenSSL builds anywhere: Mach-O or ELF files, static libraries, wheels, osslbuild artifacts (verified against their manifests), directories; fails below -minopt (0, 1, 2, 3, s or z; default 2), on a missing -arch=arm64,x86_64, and with -strict where the optimisation is unknown or the OpenSSL series past its end of life, and with -isa=core2 (x86-64, x86-64-v2, x86-64-v3) on compiled x86-64 code above that level outside the release's dispatch list (-json or -format=json for machines, -format=sarif for code scanning).
 func Check(ctx context.Context, path string, minopt *string, arch *string, json *bool, strict *bool, isa *string, format *string) error {
+	ctx, stop := targets.Interruptible(ctx)
+	defer stop()
 	return check.Run(ctx, check.FromFlags(path, minopt, arch, json, strict, isa, format))
 }
 
 // Smoke links smoke/smoke.c with every member of an artifact's libraries (a directory or its .tar.gz, verified against its manifest first) and runs it where this machine can (linux-x86_64 artifacts on Linux; on an Apple silicon Mac arm64 natively and x86_64 under arch -x86_64; elsewhere it only links, and says so): known answers, a TLS 1.3 handshake, the build strings.
 func Smoke(ctx context.Context, artifact string) error {
+	ctx, stop := targets.Interruptible(ctx)
+	defer stop()
 	s, err := targets.Flags{}.Settings()
 	if err != nil {
 		return targets.Safe(err)
@@ -54,6 +58,8 @@ type Source mg.Namespace
 
 // Fetch downloads the release (-version=X.Y.Z, default from the recipe; -sha256 for one the recipe does not list; -recipe=FILE for a consumer's recipe) into the cache and verifies its sha256, size and OpenPGP signature.
 func (Source) Fetch(ctx context.Context, version *string, sha256 *string, recipe *string) error {
+	ctx, stop := targets.Interruptible(ctx)
+	defer stop()
 	s, err := targets.Flags{Recipe: recipe, Version: version, SHA256: sha256}.BuildSettings()
 	if err != nil {
 		return targets.Safe(err)
@@ -64,6 +70,8 @@ func (Source) Fetch(ctx context.Context, version *string, sha256 *string, recipe
 
 // Unpack gives a verified, patched source tree (-dest=DIR, default build/src/openssl-X.Y.Z; -version, -recipe).
 func (Source) Unpack(ctx context.Context, version *string, dest *string, recipe *string) error {
+	ctx, stop := targets.Interruptible(ctx)
+	defer stop()
 	s, err := targets.Flags{Recipe: recipe, Version: version}.Settings()
 	if err != nil {
 		return targets.Safe(err)
@@ -77,21 +85,29 @@ type Build mg.Namespace
 
 // Arm64 builds and validates the recipe's arm64 target, dist/openssl-macos-arm64 by default (-recipe=FILE for a consumer's recipe, -version, -sha256, -options, -jobs, -out, -rebuild).
 func (Build) Arm64(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool, recipe *string) error {
+	ctx, stop := targets.Interruptible(ctx)
+	defer stop()
 	return slice(ctx, "arm64", targets.Flags{Recipe: recipe, Version: version, SHA256: sha256, Options: options, Jobs: jobs, Out: out, Rebuild: rebuild})
 }
 
 // X86_64 builds and validates the recipe's x86_64 target, dist/openssl-macos-x86-64 by default (flags as build:arm64).
 func (Build) X86_64(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool, recipe *string) error {
+	ctx, stop := targets.Interruptible(ctx)
+	defer stop()
 	return slice(ctx, "x86_64", targets.Flags{Recipe: recipe, Version: version, SHA256: sha256, Options: options, Jobs: jobs, Out: out, Rebuild: rebuild})
 }
 
 // LinuxX86_64 builds and validates the recipe's linux-x86_64 target natively, dist/openssl-linux-x86_64 by default (ELF objects; also build:linux-x86_64; flags as build:arm64).
 func (Build) LinuxX86_64(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool, recipe *string) error {
+	ctx, stop := targets.Interruptible(ctx)
+	defer stop()
 	return slice(ctx, "linux-x86_64", targets.Flags{Recipe: recipe, Version: version, SHA256: sha256, Options: options, Jobs: jobs, Out: out, Rebuild: rebuild})
 }
 
 // Universal2 builds both slices side by side (one -jobs budget) and merges them into dist/openssl-macos-universal2 (flags as build:arm64).
 func (Build) Universal2(ctx context.Context, version, sha256, options *string, jobs *int, out *string, rebuild *bool, recipe *string) error {
+	ctx, stop := targets.Interruptible(ctx)
+	defer stop()
 	s, err := targets.Flags{Recipe: recipe, Version: version, SHA256: sha256, Options: options, Jobs: jobs, Out: out, Rebuild: rebuild}.BuildSettings()
 	if err != nil {
 		return targets.Safe(err)
@@ -101,6 +117,8 @@ func (Build) Universal2(ctx context.Context, version, sha256, options *string, j
 
 // Merge merges two slice artifacts built elsewhere (directories or .tar.gz) into dist/openssl-macos-universal2, holding them to the recipe that built them (-recipe=FILE, -out).
 func (Build) Merge(ctx context.Context, arm64, x86_64 string, out *string, recipe *string) error {
+	ctx, stop := targets.Interruptible(ctx)
+	defer stop()
 	s, err := targets.Flags{Recipe: recipe, Out: out}.Settings()
 	if err != nil {
 		return targets.Safe(err)
@@ -122,6 +140,8 @@ type Verify mg.Namespace
 
 // Reproducible builds twice in different directories, the second with a hostile environment, TZ and umask, and requires identical tarballs (-arch=arm64|x86_64|universal2, default arm64; -version, -recipe).
 func (Verify) Reproducible(ctx context.Context, arch *string, version *string, recipe *string) error {
+	ctx, stop := targets.Interruptible(ctx)
+	defer stop()
 	s, err := targets.Flags{Recipe: recipe, Version: version}.Settings()
 	if err != nil {
 		return targets.Safe(err)
@@ -138,6 +158,8 @@ type Recipe mg.Namespace
 
 // Bump adds a verified release to the recipe: an X.Y.Z version, or X.Y for the newest of that series (-dryrun to only print the diff; -recipe=FILE edits a consumer's recipe, keeping its comments).
 func (Recipe) Bump(ctx context.Context, version string, dryrun *bool, recipe *string) error {
+	ctx, stop := targets.Interruptible(ctx)
+	defer stop()
 	s, err := targets.Flags{}.Settings()
 	if err != nil {
 		return targets.Safe(err)
@@ -150,6 +172,8 @@ type Bench mg.Namespace
 
 // Build times build:arm64 against pyca's shell sequence, build:universal2 against two sequential builds + lipo, interleaved A/B, and cache hits of build:arm64 and build:universal2 (compiled magefile) against the full builds that filled the cache (-rounds=3, -only=arm64|universal2|cache).
 func (Bench) Build(ctx context.Context, rounds *int, only *string, version *string) error {
+	ctx, stop := targets.Interruptible(ctx)
+	defer stop()
 	s, err := targets.Flags{Version: version}.Settings()
 	if err != nil {
 		return targets.Safe(err)
@@ -159,6 +183,8 @@ func (Bench) Build(ctx context.Context, rounds *int, only *string, version *stri
 
 // Library builds 4.0.2 for linux-x86_64 with osslbuild and the way pyca's step did (CFLAGS in Configure's environment: -O0), runs bench/osslbench.c against both in alternating short slices (median pair ratio with its 95% interval, or "too noisy") and writes bench/library-<date>.md.
 func (Bench) Library(ctx context.Context) error {
+	ctx, stop := targets.Interruptible(ctx)
+	defer stop()
 	s, err := targets.Flags{}.Settings()
 	if err != nil {
 		return targets.Safe(err)

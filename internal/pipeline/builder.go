@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,8 +29,11 @@ type run struct {
 	Settings
 	Runtime
 	recipe *recipe.Recipe
+	// madeWork is set when Work did not exist before the run.
+	madeWork bool
 
 	mu      sync.Mutex
+	logs    []string // the slices' build logs
 	rel     once[recipe.Release]
 	sources map[string]*once[*source.Verified]
 	tools   map[string]*once[tool]
@@ -56,8 +61,26 @@ func newRun(s Settings, rt Runtime) (*run, error) {
 	if ign := configure.IgnoredSet(rt.Environ); len(ign) > 0 {
 		rt.logf("note: %s set in your environment: ignored. The build environment is constructed, not inherited (CFLAGS in the environment of Configure replaces OpenSSL's -O3).", strings.Join(ign, ", "))
 	}
-	return &run{Settings: s, Runtime: rt, recipe: r,
+	_, err = os.Stat(s.Work)
+	return &run{Settings: s, Runtime: rt, recipe: r, madeWork: errors.Is(err, fs.ErrNotExist),
 		sources: map[string]*once[*source.Verified]{}, tools: map[string]*once[tool]{}}, nil
+}
+
+// finish ends the run with err: an interrupted run removes the build logs
+// of its slices (a failed one keeps them for the post-mortem), and a run
+// that made the work directory and left nothing in it removes it, so an
+// interrupt leaves the machine as it was.
+func (r *run) finish(err error) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		r.mu.Lock()
+		for _, l := range r.logs {
+			os.Remove(l)
+		}
+		r.mu.Unlock()
+	}
+	if r.madeWork {
+		os.Remove(r.Work) // fails, harmlessly, on a directory that holds anything
+	}
 }
 
 func memo[T any](r *run, m map[string]*once[T], key string, f func() (T, error)) (T, error) {
@@ -205,7 +228,17 @@ func (b *stageBuilder) build(ctx context.Context, p *recipe.Plan) (_ *built, err
 		release()
 		return nil, err
 	}
+	r.mu.Lock()
+	r.logs = append(r.logs, j.logPath)
+	r.mu.Unlock()
 	defer func() {
+		if err != nil && ctx.Err() != nil {
+			// Interrupted: the user asked to stop, and the work directory
+			// is left as it was, the log included.
+			release()
+			os.Remove(j.logPath)
+			return
+		}
 		r.Observer.BuildLog(name, j.logPath)
 		if err != nil {
 			r.Observer.Failed(name, err)
@@ -289,7 +322,7 @@ func (r *run) publish(ctx context.Context, bs ...*built) ([]*artifact.Published,
 
 // Slice builds one recipe target (build:arm64, build:x86_64,
 // build:linux-x86_64) as variant (nil: Osslbuild) and publishes it.
-func Slice(ctx context.Context, s Settings, rt Runtime, target string, variant *Variant) (*Result, error) {
+func Slice(ctx context.Context, s Settings, rt Runtime, target string, variant *Variant) (_ *Result, err error) {
 	if variant == nil {
 		variant = Osslbuild
 	}
@@ -297,6 +330,7 @@ func Slice(ctx context.Context, s Settings, rt Runtime, target string, variant *
 	if err != nil {
 		return nil, err
 	}
+	defer func() { r.finish(err) }()
 	p, err := r.plan(ctx, target)
 	if err != nil {
 		return nil, err

@@ -66,7 +66,8 @@ type mergeJob struct {
 	result *Result            // publish
 }
 
-func (r *run) runMerge(ctx context.Context, stages []mergeStage) (*Result, error) {
+func (r *run) runMerge(ctx context.Context, stages []mergeStage) (_ *Result, err error) {
+	defer func() { r.finish(err) }()
 	if err := os.MkdirAll(r.Work, 0o755); err != nil {
 		return nil, err
 	}

@@ -4,13 +4,16 @@
 package targets
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
@@ -166,4 +169,15 @@ func Deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// Interruptible is ctx cancelled by SIGINT or SIGTERM, and stop, which
+// ends that. Every target that runs a process or writes outputs starts
+// with it: CI cancels a job with SIGTERM, which Mage's runner does not
+// handle (it cancels only on SIGINT), and a process killed by it would
+// leave its children running, its work directories behind and, between
+// two artifacts, a universal2 build half published. Cancelled, the build
+// stops its process groups, removes what it made and publishes nothing.
+func Interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 }
