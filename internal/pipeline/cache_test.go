@@ -3,15 +3,19 @@ package pipeline_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"github.com/osslbuild/osslbuild/internal/testsupport/standin"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
@@ -308,4 +312,198 @@ func equal(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// miniO0Library is a mini libcrypto.a built at -O0 under a compiler line
+// that says -O3 (the rules add -O0 after the recorded flags), with enough
+// functions for the machine code to say so: what an attacker who can
+// write the artifact cache puts in an entry.
+func miniO0Library(t *testing.T, target string) string {
+	t.Helper()
+	var funcs strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&funcs, "int mini_f%d(int a, int b, const int *p) { int s = 0; for (int i = 0; i < a; i++) s += p[i] * b + %d; return s ^ a; }\n", i, i)
+	}
+	s := miniSettings(t, map[string][2]string{
+		"Makefile.in":  {"MINI_EXTRA=\n", "MINI_EXTRA=-O0\n"},
+		"crypto/mem.c": {"#include <stddef.h>\n", "#include <stddef.h>\n" + funcs.String()},
+	})
+	s.Keep = true
+	if _, err := pipeline.Slice(context.Background(), s, miniRuntime(t, io.Discard), target, nil); err == nil {
+		t.Fatal("the -O0 build was published")
+	}
+	libs, _ := filepath.Glob(filepath.Join(s.Work, "*", "artifact", "*", "lib", "libcrypto.a"))
+	if len(libs) != 1 {
+		t.Fatalf("kept -O0 libraries: %v", libs)
+	}
+	return libs[0]
+}
+
+// resealEntry replaces rel in the cached tree of the entry holding name
+// with the file from, and reseals everything that could vouch for the
+// tree: the manifest's digests, the tarball (made anew from the tree) and
+// the proof record (its manifest digest).
+func resealEntry(t *testing.T, cache, name, rel, from string) {
+	t.Helper()
+	trees, _ := filepath.Glob(filepath.Join(cache, "artifacts", "*", name))
+	if len(trees) != 1 {
+		t.Fatalf("cache entries of %s: %v", name, trees)
+	}
+	tree, entry := trees[0], filepath.Dir(trees[0])
+	testfixture.CopyFile(t, from, filepath.Join(tree, rel))
+	m, err := artifact.ReadManifest(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := artifact.WriteManifest(context.Background(), tree, m); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(entry, name+".tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := artifact.WriteTarball(context.Background(), tree, name, time.Unix(m.SourceDateEpoch, 0), f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	rec := filepath.Join(entry, "proved.json")
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p map[string]string
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	p["manifest"], _ = artifact.FileSHA256(filepath.Join(tree, artifact.ManifestName))
+	b, _ = json.Marshal(p)
+	if err := os.WriteFile(rec, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMiniCacheRefusesResealedO0: a cache entry whose libcrypto.a was
+// replaced by an -O0 archive, with the manifest, the tarball and the proof
+// record all resealed to match, is never published: the hit validates the
+// library from its bytes, discards the entry, says why, and builds; what
+// reaches -out is the genuine build's bytes. The same for a universal2
+// entry (whose fat libcrypto.a gets an -O0 slice) and for its slices.
+func TestMiniCacheRefusesResealedO0(t *testing.T) {
+	requireMini(t)
+	o0 := miniO0Library(t, "arm64")
+	s := miniSettings(t, nil)
+	s.Rebuild = false
+	rt := miniRuntime(t, io.Discard)
+	if _, err := pipeline.Universal2(context.Background(), s, rt); err != nil {
+		t.Fatal(err)
+	}
+	want := miniTarballs(t, s.Out)
+	genuine, _ := artifact.FileSHA256(filepath.Join(s.Out, "openssl-macos-arm64", "lib", "libcrypto.a"))
+
+	t.Run("slice", func(t *testing.T) {
+		resealEntry(t, s.Fetch.CacheDir, "openssl-macos-arm64", "lib/libcrypto.a", o0)
+		var log strings.Builder
+		out := filepath.Join(t.TempDir(), "dist")
+		s := s
+		s.Out = out
+		res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), "arm64", nil)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+		l := log.String()
+		if !strings.Contains(l, "openssl-macos-arm64: cached artifact") || !strings.Contains(l, "discarding it and building") || !strings.Contains(l, "-O0") {
+			t.Errorf("the resealed entry was not discarded, naming -O0:\n%s", l)
+		}
+		if got, _ := artifact.FileSHA256(filepath.Join(res.Published.Dir, "lib", "libcrypto.a")); got != genuine {
+			t.Errorf("published libcrypto.a %s, want the genuine %s", got, genuine)
+		}
+		if res.Published.Digests.SHA256 != want["openssl-macos-arm64"] {
+			t.Errorf("published tarball %s, want %s", res.Published.Digests.SHA256, want["openssl-macos-arm64"])
+		}
+	})
+	t.Run("universal2", func(t *testing.T) {
+		// A fat libcrypto.a with the -O0 arm64 slice, resealed in the
+		// merge's entry.
+		tc := testfixture.NeedToolchain(t)
+		x86, _ := filepath.Glob(filepath.Join(s.Fetch.CacheDir, "artifacts", "*", "openssl-macos-x86-64", "lib", "libcrypto.a"))
+		if len(x86) != 1 {
+			t.Fatalf("cached x86_64 libcrypto.a: %v", x86)
+		}
+		fat := tc.LipoCreate(t, filepath.Join(t.TempDir(), "libcrypto.a"), x86[0], o0)
+		resealEntry(t, s.Fetch.CacheDir, "openssl-macos-universal2", "lib/libcrypto.a", fat)
+		var log strings.Builder
+		s := s
+		s.Out = filepath.Join(t.TempDir(), "dist")
+		if _, err := pipeline.Universal2(context.Background(), s, miniRuntime(t, &log)); err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+		l := log.String()
+		if !strings.Contains(l, "openssl-macos-universal2: cached artifact") || !strings.Contains(l, "discarding it and building") {
+			t.Errorf("the resealed universal2 entry was not discarded:\n%s", l)
+		}
+		if got := miniTarballs(t, s.Out); !equal(got, want) {
+			t.Errorf("published %v, want the genuine %v", got, want)
+		}
+	})
+}
+
+// TestMiniCacheHitRecordsTheAskingRecipe: two byte-identical recipe files
+// share cache entries, but each run publishes its own recipe's origin and
+// path: the same command gives the same tarball whichever file filled the
+// cache, and the same bytes as on an empty cache. Both orders, slice and
+// universal2.
+func TestMiniCacheHitRecordsTheAskingRecipe(t *testing.T) {
+	requireMini(t)
+	s := miniSettings(t, nil)
+	s.Rebuild = false
+	first := s.Recipe
+	second := testfixture.CopyFile(t, first, filepath.Join(t.TempDir(), "copy.toml"))
+	rt := miniRuntime(t, io.Discard)
+	build := func(recipe, cache string, universal bool) map[string]string {
+		t.Helper()
+		s := s
+		s.Recipe, s.Fetch.CacheDir = recipe, cache
+		s.Out = filepath.Join(t.TempDir(), "dist")
+		var err error
+		if universal {
+			_, err = pipeline.Universal2(context.Background(), s, rt)
+		} else {
+			_, err = pipeline.Slice(context.Background(), s, rt, "arm64", nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, n := range miniArtifacts {
+			dir := filepath.Join(s.Out, n)
+			if _, err := os.Stat(dir); err != nil {
+				continue
+			}
+			m, err := artifact.ReadManifest(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Base(recipe); m.Recipe.Path != want || m.Recipe.Origin != "file" {
+				t.Errorf("%s records recipe %+v, want file %s", n, m.Recipe, want)
+			}
+			got[n], _ = artifact.FileSHA256(filepath.Join(s.Out, n+".tar.gz"))
+		}
+		return got
+	}
+	for _, universal := range []bool{false, true} {
+		empty := map[string]map[string]string{}
+		for _, r := range []string{first, second} {
+			empty[r] = build(r, t.TempDir(), universal)
+		}
+		if equal(empty[first], empty[second]) {
+			t.Fatalf("the two recipe paths give the same tarballs: the test shows nothing")
+		}
+		for _, order := range [][2]string{{first, second}, {second, first}} {
+			cache := t.TempDir()
+			build(order[0], cache, universal)
+			if got := build(order[1], cache, universal); !equal(got, empty[order[1]]) {
+				t.Errorf("universal2=%v: %s after %s filled the cache gives %v, on an empty cache %v", universal, filepath.Base(order[1]), filepath.Base(order[0]), got, empty[order[1]])
+			}
+		}
+	}
 }
