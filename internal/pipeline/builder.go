@@ -248,7 +248,11 @@ func (b *stageBuilder) build(ctx context.Context, p *recipe.Plan) (_ *built, err
 			err = fmt.Errorf("%w\n(full log: %s)", err, j.logPath)
 		}
 	}()
-	if err := runStages(ctx, b.variant.stages, j); err != nil {
+	stages := b.variant.stages
+	if !r.Rebuild {
+		stages = makeCached(stages, r.MakeCache)
+	}
+	if err := runStages(ctx, stages, j); err != nil {
 		return nil, err
 	}
 	return &built{dir: j.dir, manifest: j.manifest, release: release}, nil

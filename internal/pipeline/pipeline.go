@@ -50,13 +50,18 @@ type Settings struct {
 	Toolchain string // "macos", "cross" or "" for the host default
 	Keep      bool   // keep the build directory after success
 	Rebuild   bool   // build even when the artifact cache has a valid entry
+	// MakeCache, when set (OSSLBUILD_MAKE_CACHE), keeps what Configure and
+	// make made by the plan alone, so that a build whose plan is unchanged
+	// runs only the stages after make (makecache.go): for developing
+	// osslbuild and for its test fixtures; Rebuild bypasses it.
+	MakeCache string
 
 	Fetch fetch.Options // cache, mirror, offline
 }
 
 // FromEnv fills the settings users give through the environment (getenv;
 // nil means os.Getenv): OSSLBUILD_RECIPE, OSSLBUILD_CACHE, OSSLBUILD_MIRROR,
-// OSSLBUILD_OFFLINE, OSSLBUILD_TOOLCHAIN, OSSLBUILD_WORK,
+// OSSLBUILD_OFFLINE, OSSLBUILD_TOOLCHAIN, OSSLBUILD_WORK, OSSLBUILD_MAKE_CACHE,
 // OSSLBUILD_FETCH_DEADLINE (per file) and OSSLBUILD_FETCH_MIN_RATE. A value that
 // cannot mean anything (OSSLBUILD_OFFLINE=maybe) is an error, never a
 // silent default.
@@ -83,6 +88,9 @@ func (s *Settings) FromEnv(getenv func(string) string) error {
 	}
 	if s.Work == "" {
 		s.Work = getenv("OSSLBUILD_WORK")
+	}
+	if s.MakeCache == "" {
+		s.MakeCache = getenv("OSSLBUILD_MAKE_CACHE")
 	}
 	if v := getenv("OSSLBUILD_FETCH_DEADLINE"); v != "" && s.Fetch.Deadline == 0 {
 		d, err := time.ParseDuration(v)

@@ -2,12 +2,15 @@ package toolchain
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/platform"
@@ -233,6 +236,9 @@ func (c *cross) Identity(ctx context.Context) (Identity, error) {
 		return id, err
 	}
 	id.Compiler = v
+	if id.SDKDigest, err = c.sdkDigest(); err != nil {
+		return id, err
+	}
 	for name, path := range map[string]string{"ar": c.ar, "ranlib": c.ranlib, "lipo": c.lipo, "ld": c.ld} {
 		v, err := firstLine(ctx, path, "--version")
 		if err != nil {
@@ -250,4 +256,54 @@ func firstLine(ctx context.Context, args ...string) (string, error) {
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	return strings.TrimSpace(line), nil
+}
+
+// sdkDigest digests what the cross toolchain compiles and links against
+// of the SDK: the header directories clang is given, the CommonCrypto
+// shim and the libSystem stubs, by relative name and content. Two
+// machines with the same npm package get the same digest wherever they
+// unpacked it; a changed header changes it.
+func (c *cross) sdkDigest() (string, error) {
+	h := sha256.New()
+	add := func(name string, fsys fs.FS) error {
+		return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			b, err := fs.ReadFile(fsys, p)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(h, "%s/%s\x00%d\x00", name, p, len(b))
+			h.Write(b)
+			return nil
+		})
+	}
+	var dirs []string
+	for _, d := range zigHeaders {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	dirs = append(dirs, "any-macos.11-any", "any-macos-any")
+	for _, d := range dirs {
+		if err := add(d, os.DirFS(filepath.Join(c.headers, d))); err != nil {
+			return "", fmt.Errorf("cross toolchain: digest of the macOS headers: %w", err)
+		}
+	}
+	if err := add("shim", ShimFS()); err != nil {
+		return "", fmt.Errorf("cross toolchain: digest of the CommonCrypto shim: %w", err)
+	}
+	stubs, err := c.stubs()
+	if err != nil {
+		return "", err
+	}
+	for _, s := range stubs {
+		b, err := os.ReadFile(s.path)
+		if err != nil {
+			return "", fmt.Errorf("cross toolchain: digest of the libSystem stubs: %w", err)
+		}
+		fmt.Fprintf(h, "stubs/%s\x00%d\x00", filepath.Base(s.path), len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

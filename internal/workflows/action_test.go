@@ -145,6 +145,9 @@ func TestActionRuns(t *testing.T) {
 		"OSSLBUILD_OFFLINE=1",
 		"OSSLBUILD_TOOLCHAIN=cross",
 		"OSSLBUILD_CACHE="+e2e.Settings(t, t.TempDir()).Fetch.CacheDir,
+		// pyca's example recipe plans what the embedded one does: its
+		// slices restore the fixtures' make output instead of building.
+		"OSSLBUILD_MAKE_CACHE="+e2e.Settings(t, t.TempDir()).MakeCache,
 		"OSSLBUILD_REVISION=test-"+e2e.Key(),
 	)
 	recipeText, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), pycaRecipe))

@@ -195,6 +195,11 @@ func Settings(t testing.TB, dir string) pipeline.Settings {
 	s.Fetch.Mirror = testfixture.Dir()
 	s.Fetch.Offline = true
 	s.Fetch.CacheDir = filepath.Join(Dir(), Key(), "cache")
+	// Configure and make's output, by plan and across keys: a change to
+	// the code after make rebuilds a fixture in seconds (pipeline's make
+	// cache); the hostile and reproducibility builds set Rebuild, which
+	// bypasses it.
+	s.MakeCache = filepath.Join(Dir(), "make")
 	return s
 }
 
