@@ -197,8 +197,8 @@ func Settings(t testing.TB, dir string) pipeline.Settings {
 	s.Fetch.CacheDir = filepath.Join(Dir(), Key(), "cache")
 	// Configure and make's output, by plan and across keys: a change to
 	// the code after make rebuilds a fixture in seconds (pipeline's make
-	// cache); the hostile and reproducibility builds set Rebuild, which
-	// bypasses it.
+	// cache); the reproducibility proofs' second builds have one of their
+	// own (hostileSettings).
 	s.MakeCache = filepath.Join(Dir(), "make")
 	return s
 }
@@ -281,10 +281,8 @@ func SharedHostile(t testing.TB, target string) string {
 		RequireLinux(t)
 	}
 	dir := recipeFixture(t, "shared-"+target+"-hostile", SharedRecipe, func(s pipeline.Settings) error {
-		root := filepath.Dir(s.Out)
-		o := Settings(t, filepath.Join(root, "another", "build", "path"))
+		o := hostileSettings(t, filepath.Dir(s.Out))
 		o.Recipe, o.Version, o.Out = s.Recipe, "", s.Out
-		o.Jobs, o.Rebuild = 2, true
 		restore := repro.HostileEnv()
 		defer restore()
 		_, err := pipeline.Slice(context.Background(), o, Runtime(t), target, nil)

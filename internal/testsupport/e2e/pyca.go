@@ -43,14 +43,26 @@ func HostileArm64(t testing.TB) string {
 	t.Helper()
 	Require(t)
 	dir := Shared(t, "arm64-hostile", func(dir string) error {
-		o := Settings(t, filepath.Join(dir, "another", "build", "path"))
+		o := hostileSettings(t, dir)
 		o.Out = filepath.Join(dir, "dist")
-		o.Jobs = 2
-		o.Rebuild = true
 		restore := repro.HostileEnv()
 		defer restore()
 		_, err := pipeline.Slice(context.Background(), o, Runtime(t), "arm64", nil)
 		return err
 	}, proveDist(pipeline.Osslbuild))
 	return filepath.Join(dir, "dist")
+}
+
+// hostileSettings are the settings of a reproducibility proof's second
+// build under dir: a deeper build directory, an artifact cache of its own
+// (empty: it builds), and a make cache of its own, apart from every other
+// fixture's, so its objects come from a make of their own, run once per
+// plan in that directory and environment, while the stages after make run
+// with the current code like every fixture's.
+func hostileSettings(t testing.TB, dir string) pipeline.Settings {
+	o := Settings(t, filepath.Join(dir, "another", "build", "path"))
+	o.Fetch.CacheDir = filepath.Join(dir, "another", "cache")
+	o.MakeCache = filepath.Join(Dir(), "make-hostile")
+	o.Jobs = 2
+	return o
 }
