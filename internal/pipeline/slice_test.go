@@ -29,7 +29,7 @@ var wantCompiler = map[string]string{
 
 var artifactName = map[string]string{"arm64": "openssl-macos-arm64", "x86_64": "openssl-macos-x86-64"}
 
-func plan(t *testing.T, target string) *recipe.Plan {
+func plan(t testing.TB, target string) *recipe.Plan {
 	r, err := recipe.Load("")
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/proc"
@@ -264,6 +265,26 @@ func firstLine(ctx context.Context, args ...string) (string, error) {
 // machines with the same npm package get the same digest wherever they
 // unpacked it; a changed header changes it.
 func (c *cross) sdkDigest() (string, error) {
+	sdkDigests.Lock()
+	defer sdkDigests.Unlock()
+	if d, ok := sdkDigests.m[c.headers]; ok {
+		return d, nil
+	}
+	d, err := c.digestSDK()
+	if err == nil {
+		sdkDigests.m[c.headers] = d
+	}
+	return d, err
+}
+
+// sdkDigests memoises sdkDigest per headers directory: both slices of a
+// universal2 build ask, and the files do not change during a run.
+var sdkDigests = struct {
+	sync.Mutex
+	m map[string]string
+}{m: map[string]string{}}
+
+func (c *cross) digestSDK() (string, error) {
 	h := sha256.New()
 	add := func(name string, fsys fs.FS) error {
 		return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
