@@ -102,4 +102,3 @@ func TestConfigureArgvGolden(t *testing.T) {
 		}
 	}
 }
-
