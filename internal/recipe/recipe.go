@@ -268,7 +268,16 @@ func (c *checker) bad(loc, field, format string, args ...any) {
 	c.errs = append(c.errs, fmt.Errorf("recipe %s: %s: %s", where, field, fmt.Sprintf(format, args...)))
 }
 
+// utf8BOM is the byte-order mark some Windows editors put first in a
+// UTF-8 file; TOML does not allow it.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
 func parse(path string, data []byte, o LoadOptions) (*Recipe, error) {
+	// Refused rather than skipped: the recipe's digest in every manifest is
+	// of the file's bytes, and a decoder error would not say what is wrong.
+	if bytes.HasPrefix(data, utf8BOM) {
+		return nil, fmt.Errorf("recipe %s:1: the file starts with a UTF-8 byte-order mark (BOM, the bytes EF BB BF), which TOML does not allow: save it as UTF-8 without a BOM: %w", path, ErrInvalid)
+	}
 	var s fileSchema
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
@@ -593,7 +602,7 @@ func checkPlatform(c *checker, f string, s platform.Slice) []string {
 			// clang takes the last -march, validation reads the first.
 			if name, _, ok := strings.Cut(fl, "="); ok && (name == "-march" || name == "-mcpu" || name == "-mtune") {
 				if j, seen := cpu[name]; seen {
-					bad(ff, "a second %s (flags[%d] gives one): the compiler takes the last, validation holds the code to the first", name, j)
+					bad(ff, "flag %q: a second %s (flags[%d] gives one): the compiler takes the last, validation holds the code to the first (%s): %v", fl, name, j, allowedFlags(p), ErrFlag)
 				}
 				cpu[name] = i
 			}
