@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/hashicorp/go-version"
 )
 
 // ErrOption marks a Configure option osslbuild will not pass on: a compiler
@@ -160,4 +162,20 @@ func ParseOptions(s string) ([]string, error) {
 		}
 	}
 	return opts, errors.Join(errs...)
+}
+
+// PinnedFeatureReleases are the releases whose Configure's feature list
+// osslbuild holds (releaseFeatures), oldest first.
+func PinnedFeatureReleases() []string {
+	vs := slices.Collect(maps.Keys(releaseFeatures))
+	slices.SortFunc(vs, func(a, b string) int { return version.Must(version.NewVersion(a)).Compare(version.Must(version.NewVersion(b))) })
+	return vs
+}
+
+// Features is the sorted feature list of release v's Configure, nil for a
+// release osslbuild has not read.
+func Features(v string) []string {
+	f := strings.Fields(releaseFeatures[v])
+	slices.Sort(f)
+	return f
 }
