@@ -168,7 +168,9 @@ func ParseOptions(s string) ([]string, error) {
 // osslbuild holds (releaseFeatures), oldest first.
 func PinnedFeatureReleases() []string {
 	vs := slices.Collect(maps.Keys(releaseFeatures))
-	slices.SortFunc(vs, func(a, b string) int { return version.Must(version.NewVersion(a)).Compare(version.Must(version.NewVersion(b))) })
+	slices.SortFunc(vs, func(a, b string) int {
+		return version.Must(version.NewVersion(a)).Compare(version.Must(version.NewVersion(b)))
+	})
 	return vs
 }
 
