@@ -24,6 +24,8 @@ var table = []Platform{
 		},
 		Runs:            []Run{{Host: "darwin/arm64", How: "natively"}},
 		Universal:       "universal2",
+		CPUFlags:        []string{"-mcpu=", "-mtune="},
+		CPUs:            []string{"apple-m1"},
 		SystemLibraries: []string{libSystem},
 	},
 	{
@@ -39,18 +41,26 @@ var table = []Platform{
 		},
 		Universal:       "universal2",
 		ISA:             "core2", // clang's default for x86_64 macOS, and the oldest Intel Mac
+		CPUFlags:        []string{"-march=", "-mtune="},
+		CPUs:            x86Levels,
 		SystemLibraries: []string{libSystem},
 	},
 	{
 		OS: "linux", Arch: "x86_64", Name: "Linux", Format: ELF, GOOS: "linux", GOARCH: "amd64",
-		ISA:    "x86-64", // the psABI baseline, as manylinux's compilers default to
-		Builds: []Build{{Host: "linux/amd64", Toolchain: "linux"}},
-		Runs:   []Run{{Host: "linux/amd64", How: "natively"}},
+		ISA:      "x86-64", // the psABI baseline, as manylinux's compilers default to
+		CPUFlags: []string{"-march=", "-mtune="},
+		CPUs:     x86Levels,
+		Builds:   []Build{{Host: "linux/amd64", Toolchain: "linux"}},
+		Runs:     []Run{{Host: "linux/amd64", How: "natively"}},
 		// glibc: OpenSSL links -ldl -pthread, which glibc before 2.34
 		// (manylinux's) resolves to libraries of their own.
 		SystemLibraries: []string{"libc.so.6", "libdl.so.2", "libpthread.so.0"},
 	},
 }
+
+// x86Levels are the x86-64 levels validation proves code stays within
+// (codeclass.ISALevels, which a test holds this list to).
+var x86Levels = []string{"x86-64", "core2", "x86-64-v2", "x86-64-v3", "x86-64-v4"}
 
 // libSystem is what every macOS program and dylib loads.
 const libSystem = "/usr/lib/libSystem.B.dylib"
@@ -118,6 +128,15 @@ type Platform struct {
 	// apple-m1 baseline macOS 11 targets, and no decoder here reads the
 	// later extensions yet).
 	ISA string
+	// CPUFlags are the flags a recipe may choose the CPU with ("-march=",
+	// "-mtune="), and CPUs the values they take: each an instruction-set
+	// level validation proves compiled code stays within (validate.LevelOf
+	// and codeclass's ISA pass), or the platform's baseline where no level
+	// is checked. arm64 has no level decoder yet, so only apple-m1, the
+	// baseline every arm64 Mac runs, is provable there. Nothing
+	// machine-dependent ("native") is a value.
+	CPUFlags []string
+	CPUs     []string
 	// SystemLibraries are the only libraries beside each other that
 	// OpenSSL's shared libraries may load, by the names the loader looks
 	// for.

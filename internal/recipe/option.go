@@ -3,8 +3,12 @@ package recipe
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/hashicorp/go-version"
 )
 
 // ErrOption marks a Configure option osslbuild will not pass on: a compiler
@@ -14,7 +18,7 @@ import (
 var ErrOption = errors.New("not an acceptable Configure option")
 
 // featureRe is a feature switch, the form every option pyca passes takes.
-var featureRe = regexp.MustCompile(`^(no|enable)-[a-z0-9][a-z0-9_.+-]*$`)
+var featureRe = regexp.MustCompile(`^(no|enable)-([a-z0-9][a-z0-9_.+-]*)$`)
 
 // longOptions are the "--name=value" options osslbuild passes on, each with
 // the values it takes: they choose where the libraries go and which API
@@ -41,6 +45,9 @@ var longOptions = []struct {
 func CheckOption(o string) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("option %q: %s: %w", o, fmt.Sprintf(format, args...), ErrOption)
+	}
+	if why, ok := refusedOption(o); ok {
+		return bad("%s", why)
 	}
 	switch {
 	case o == "" || strings.ContainsAny(o, " \t\n\r$`\"'\\;&|<>()*?[]{}~#!"):
@@ -70,6 +77,77 @@ func CheckOption(o string) error {
 	return nil
 }
 
+// optionRefusals are options Configure knows that must not build the
+// libraries a consumer links, each with why: they instrument the code,
+// swap OpenSSL's assembly for generic C, or build for debugging, all with
+// OpenSSL's -O3 still on the compiler line. Every other feature a
+// release's Configure knows is allowed (releaseFeatures).
+var optionRefusals = []struct {
+	match func(string) bool
+	why   string
+}{
+	{is("enable-asan", "enable-ubsan", "enable-msan"), "a sanitiser build: Configure adds -fsanitize=... to every compile, instrumenting each memory access or operation and linking its run-time, with -O3 still on the compiler line"},
+	{func(o string) bool { return strings.HasPrefix(o, "enable-fuzz-") }, "a fuzzing build: Configure adds the fuzzer's instrumentation (-fsanitize=fuzzer..., AFL's compiler) to every compile"},
+	{is("no-asm"), "drops OpenSSL's hand-written assembly (AES-NI, SHA, bignum and constant-time code) for its generic C: slower, and not the code a consumer's checks expect"},
+	{is("no-sse2"), "drops the SSE2 code paths (the switch is for 32-bit x86, whose CPUs may lack SSE2)"},
+	{is("386"), "Configure's 386 switch: 32-bit x86 code for the i386, without the SSE2 assembly"},
+	{is("no-pic"), "builds position-dependent code: the static libraries go into shared objects (Python's extension modules), which need position-independent code"},
+	{is("enable-crypto-mdebug", "enable-crypto-mdebug-backtrace"), "builds OpenSSL's memory-debugging hooks into every allocation"},
+	{is("enable-allocfail-tests", "enable-unit-test"), "builds test hooks into the libraries (allocation failures on demand, internal functions exported for unit tests)"},
+	{is("--debug", "-d"), "Configure's debug build: -O0 -g instead of -O3 (the pyca bug by another road)"},
+	{is("--pgo"), "Configure's profile-guided build: code generation follows a profile, not -O3"},
+}
+
+func is(names ...string) func(string) bool {
+	return func(o string) bool { return slices.Contains(names, o) }
+}
+
+// refusedOption is why o is refused by name, false when it is not.
+func refusedOption(o string) (string, bool) {
+	for _, r := range optionRefusals {
+		if r.match(o) {
+			return r.why, true
+		}
+	}
+	return "", false
+}
+
+// knownFeatures is the set of feature names release v's Configure takes:
+// its own list where one is pinned, else every pinned release's together
+// (a name none of them knows is refused; one some release lacks is its
+// Configure's to refuse, see pipeline's unsupported options). The second
+// result says which releases the set comes from.
+func knownFeatures(v string) (map[string]bool, string) {
+	set := map[string]bool{}
+	if list, ok := releaseFeatures[v]; ok {
+		for _, f := range strings.Fields(list) {
+			set[f] = true
+		}
+		return set, "OpenSSL " + v
+	}
+	vs := slices.Sorted(maps.Keys(releaseFeatures))
+	for _, k := range vs {
+		for _, f := range strings.Fields(releaseFeatures[k]) {
+			set[f] = true
+		}
+	}
+	return set, "OpenSSL " + strings.Join(vs, ", ")
+}
+
+// unknownFeatures lists the feature options (no-X, enable-X) among opts
+// that release v's Configure does not know, sorted; see knownFeatures.
+func unknownFeatures(v string, opts []string) ([]string, string) {
+	known, from := knownFeatures(v)
+	var out []string
+	for _, o := range opts {
+		if m := featureRe.FindStringSubmatch(o); m != nil && !known[m[2]] {
+			out = append(out, o)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), from
+}
+
 // ParseOptions splits a caller's option string (pyca's OPENSSL_BUILD_FLAGS:
 // options separated by spaces) and checks every option.
 func ParseOptions(s string) ([]string, error) {
@@ -84,4 +162,22 @@ func ParseOptions(s string) ([]string, error) {
 		}
 	}
 	return opts, errors.Join(errs...)
+}
+
+// PinnedFeatureReleases are the releases whose Configure's feature list
+// osslbuild holds (releaseFeatures), oldest first.
+func PinnedFeatureReleases() []string {
+	vs := slices.Collect(maps.Keys(releaseFeatures))
+	slices.SortFunc(vs, func(a, b string) int {
+		return version.Must(version.NewVersion(a)).Compare(version.Must(version.NewVersion(b)))
+	})
+	return vs
+}
+
+// Features is the sorted feature list of release v's Configure, nil for a
+// release osslbuild has not read.
+func Features(v string) []string {
+	f := strings.Fields(releaseFeatures[v])
+	slices.Sort(f)
+	return f
 }

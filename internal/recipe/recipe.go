@@ -268,7 +268,16 @@ func (c *checker) bad(loc, field, format string, args ...any) {
 	c.errs = append(c.errs, fmt.Errorf("recipe %s: %s: %s", where, field, fmt.Sprintf(format, args...)))
 }
 
+// utf8BOM is the byte-order mark some Windows editors put first in a
+// UTF-8 file; TOML does not allow it.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
 func parse(path string, data []byte, o LoadOptions) (*Recipe, error) {
+	// Refused rather than skipped: the recipe's digest in every manifest is
+	// of the file's bytes, and a decoder error would not say what is wrong.
+	if bytes.HasPrefix(data, utf8BOM) {
+		return nil, fmt.Errorf("recipe %s:1: the file starts with a UTF-8 byte-order mark (BOM, the bytes EF BB BF), which TOML does not allow: save it as UTF-8 without a BOM: %w", path, ErrInvalid)
+	}
 	var s fileSchema
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
@@ -314,6 +323,8 @@ func parse(path string, data []byte, o LoadOptions) (*Recipe, error) {
 			f := fmt.Sprintf("%s[%d]", field, i)
 			if err := CheckOption(o.Name); err != nil {
 				bad(f+".name", f+".name", "%v", err)
+			} else if unknown, from := unknownFeatures("", []string{o.Name}); len(unknown) > 0 {
+				bad(f+".name", f+".name", "option %q: no feature of the Configure of %s (the releases osslbuild has read; docs/recipes.md lists their features): %v", o.Name, from, ErrOption)
 			}
 			if o.Versions != "" {
 				c, err := ParseConstraint(o.Versions)
@@ -338,13 +349,7 @@ func parse(path string, data []byte, o LoadOptions) (*Recipe, error) {
 		if !configureRe.MatchString(t.Configure) {
 			bad(f+".configure", f+".configure", "want an OpenSSL Configure target such as darwin64-arm64-cc, got %q", t.Configure)
 		}
-		checkPlatform(c, f, t.Slice)
-		for i, fl := range t.Flags {
-			ff := fmt.Sprintf("%s.flags[%d]", f, i)
-			if err := CheckFlag(fl); err != nil {
-				bad(ff, ff, "%v", err)
-			}
-		}
+		t.Flags = checkPlatform(c, f, t.Slice)
 		if !dirRe.MatchString(t.OpenSSLDir) || filepath.Clean(t.OpenSSLDir) != t.OpenSSLDir {
 			bad(f+".openssldir", f+".openssldir", "want a clean absolute path of letters, digits and ._/@+-, got %q", t.OpenSSLDir)
 		}
@@ -556,30 +561,50 @@ func (r *Recipe) Universal2() ([]string, error) {
 	return names, nil
 }
 
-// checkPlatform holds a target to its row of the platform table: the row
-// must exist, and where the platform states a deployment target the flags
-// must state min_os with it, once (the flag sets minos in every object; the
-// validator checks min_os, so disagreeing values would fail every build).
-func checkPlatform(c *checker, f string, s platform.Slice) {
+// checkPlatform holds a target to its row of the platform table and
+// checks its flags (CheckFlag), and returns the flags Configure gets.
+// Where the platform states a deployment target, min_os says it and
+// osslbuild derives the flag (the flag sets minos in every object, and the
+// validator checks min_os): the flag comes first, as recipes wrote it
+// before it was derived, so their Configure argv is unchanged. A recipe
+// may still give the flag in flags, once and equal to min_os (schema-1
+// recipes do); it then stays where the recipe put it.
+func checkPlatform(c *checker, f string, s platform.Slice) []string {
 	bad := func(k, format string, args ...any) { c.bad(f+k, f+k, format, args...) }
 	if !slices.Contains(platform.OSes(), s.OS) {
 		bad(".os", "want %s, got %q", strings.Join(platform.OSes(), " or "), s.OS)
-		return
+		return s.Flags
 	}
 	p, err := platform.Lookup(s)
 	if err != nil {
 		bad(".arch", "want %s, got %q", strings.Join(platform.Archs(s.OS), " or "), s.Arch)
-		return
+		return s.Flags
 	}
 	want := p.MinOSFlag + s.MinOS
-	other := false
+	given := false
+	cpu := map[string]int{}
 	for i, fl := range s.Flags {
-		if deploymentFlag(fl) && (p.MinOSFlag == "" || fl != want) {
-			other = true
-			if p.MinOSFlag == "" {
-				bad(fmt.Sprintf(".flags[%d]", i), "%q sets a deployment target, and %s %s has none", fl, p.Name, p.Arch)
-			} else {
-				bad(fmt.Sprintf(".flags[%d]", i), "%q sets a deployment target other than min_os %q (want %s)", fl, s.MinOS, want)
+		ff := fmt.Sprintf(".flags[%d]", i)
+		switch {
+		case deploymentFlag(fl) && p.MinOSFlag == "":
+			bad(ff, "%q sets a deployment target, and %s %s has none", fl, p.Name, p.Arch)
+		case deploymentFlag(fl) && fl != want:
+			bad(ff, "%q sets a deployment target other than min_os %q (osslbuild derives %s from min_os: remove the flag)", fl, s.MinOS, want)
+		case deploymentFlag(fl) && given:
+			bad(ff, "%q given twice (osslbuild derives it from min_os: the flag may be left out)", fl)
+		case deploymentFlag(fl):
+			given = true
+		default:
+			if err := CheckFlag(p, fl); err != nil {
+				bad(ff, "%v", err)
+				continue
+			}
+			// clang takes the last -march, validation reads the first.
+			if name, _, ok := strings.Cut(fl, "="); ok && (name == "-march" || name == "-mcpu" || name == "-mtune") {
+				if j, seen := cpu[name]; seen {
+					bad(ff, "flag %q: a second %s (flags[%d] gives one): the compiler takes the last, validation holds the code to the first (%s): %v", fl, name, j, allowedFlags(p), ErrFlag)
+				}
+				cpu[name] = i
 			}
 		}
 	}
@@ -589,7 +614,8 @@ func checkPlatform(c *checker, f string, s platform.Slice) {
 	case p.MinOSFlag == "":
 	case !minOSRe.MatchString(s.MinOS):
 		bad(".min_os", "want a %s version such as 11.0, got %q", p.Name, s.MinOS)
-	case !other && !slices.Contains(s.Flags, want):
-		bad(".flags", "must contain %s to match min_os", want)
+	case !given:
+		return append([]string{want}, s.Flags...)
 	}
+	return s.Flags
 }

@@ -36,7 +36,27 @@ func TestCheckOption(t *testing.T) {
 		{"CC=gcc", "a variable assignment: Configure would set CC"},
 		{"--prefix=/usr", "osslbuild sets --prefix and --openssldir itself"},
 		{"--openssldir=/etc/ssl", "long options are limited to --libdir=VALUE, --api=VALUE"},
-		{"--debug", "long options are limited"},
+		// Features Configure knows that instrument the code, drop its
+		// assembly or build for debugging: refused by name (5392f1f
+		// accepted every no-X and enable-X).
+		{"--debug", "Configure's debug build: -O0 -g"},
+		{"--pgo", "profile-guided"},
+		{"enable-asan", "a sanitiser build"},
+		{"enable-ubsan", "a sanitiser build"},
+		{"enable-msan", "a sanitiser build"},
+		{"enable-fuzz-libfuzzer", "a fuzzing build"},
+		{"enable-fuzz-afl", "a fuzzing build"},
+		{"no-asm", "drops OpenSSL's hand-written assembly"},
+		{"no-sse2", "drops the SSE2 code paths"},
+		{"386", "Configure's 386 switch"},
+		{"no-pic", "position-independent code"},
+		{"enable-crypto-mdebug", "memory-debugging hooks"},
+		{"enable-unit-test", "test hooks"},
+		{"enable-allocfail-tests", "test hooks"},
+		// Turning such a feature off, or on where it is already, is not.
+		{"no-asan", ""},
+		{"enable-asm", ""},
+		{"no-fuzz-afl", ""},
 		{"--libdir=", `--libdir takes lib (the artifact's layout), not ""`},
 		{"--libdir=../../../../tmp/x", `--libdir takes lib (the artifact's layout), not "../../../../tmp/x"`},
 		{"--libdir=/tmp/x", "--libdir takes lib"},

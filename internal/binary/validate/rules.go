@@ -69,6 +69,7 @@ func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
 	c.isa(arch, s, exp.ISA, &r)
 	if c.static || c.dylib {
 		c.compilerLine(arch, s, exp)
+		c.refusedFlags(arch, s)
 	}
 	c.platform(arch, s.BuildInfo, exp)
 	c.version(arch, s.BuildInfo, exp)
