@@ -11,13 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
@@ -65,48 +63,6 @@ func TestEveryTargetIsInterruptible(t *testing.T) {
 	}
 }
 
-// tree lists every path under dir with its type and a file's sha256.
-func tree(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) && p == dir {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		e := rel + " " + d.Type().String()
-		if d.Type().IsRegular() {
-			sum, _ := artifact.FileSHA256(p)
-			e += " " + sum
-		}
-		out = append(out, e)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// under lists the processes whose working directory or command line is
-// under dir.
-func under(dir string) []string {
-	var out []string
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		cwd, _ := os.Readlink(filepath.Join(p, "cwd"))
-		cmd, _ := os.ReadFile(filepath.Join(p, "cmdline"))
-		if strings.HasPrefix(cwd, dir) || strings.Contains(string(cmd), dir) {
-			out = append(out, filepath.Base(p)+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
-		}
-	}
-	return out
-}
-
 // TestSignalsStopARealBuild: the compiled magefile (as the action runs
 // it) building real OpenSSL 4.0.2 gets a real SIGTERM or SIGINT while the
 // source unpacks, while Configure runs and while make compiles (one
@@ -144,7 +100,7 @@ func TestSignalsStopARealBuild(t *testing.T) {
 				"openssl-macos-arm64.tar.gz.sha256":  "0  openssl-macos-arm64.tar.gz\n",
 				"openssl-macos-universal2/lib/x.txt": "an earlier universal2\n",
 			})
-			before := tree(t, out)
+			before := testfixture.Snapshot(t, out)
 			cmd := exec.Command(bin, c.target, "-rebuild", "-jobs=2", "-out="+out)
 			cmd.Dir = root
 			cmd.Env = append(os.Environ(), "OSSLBUILD_MIRROR="+testfixture.Dir(), "OSSLBUILD_OFFLINE=1",
@@ -188,13 +144,13 @@ func TestSignalsStopARealBuild(t *testing.T) {
 			if err == nil {
 				t.Errorf("exit 0 after %s:\n%s", c.sig, log.String())
 			}
-			if got := tree(t, out); strings.Join(got, "\n") != strings.Join(before, "\n") {
-				t.Errorf("-out changed:\n%s\nwant\n%s\nlog:\n%s", strings.Join(got, "\n"), strings.Join(before, "\n"), log.String())
+			if got := testfixture.Snapshot(t, out); got != before {
+				t.Errorf("-out changed:\n%s\nwant\n%s\nlog:\n%s", got, before, log.String())
 			}
 			if _, err := os.Stat(work); !errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("the work directory is left: %v", tree(t, work))
+				t.Errorf("the work directory is left: %v", testfixture.Snapshot(t, work))
 			}
-			if ps := under(root); len(ps) > 0 {
+			if ps := testfixture.ProcessesUnder(root); len(ps) > 0 {
 				t.Errorf("processes left running: %q", ps)
 			}
 		})

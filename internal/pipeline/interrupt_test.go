@@ -6,13 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/targets"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
@@ -39,52 +37,6 @@ func (w *signalAt) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// snapshot is every path under dir with its type and, for a file, its
-// sha256: what "left as it was" compares.
-func snapshot(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) && p == dir {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		e := rel + " " + d.Type().String()
-		if d.Type().IsRegular() {
-			sum, err := artifact.FileSHA256(p)
-			if err != nil {
-				return err
-			}
-			e += " " + sum
-		}
-		out = append(out, e)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// processesIn lists the processes whose working directory or command line
-// is under dir: what an interrupted build must not leave running.
-func processesIn(dir string) []string {
-	var out []string
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		cwd, _ := os.Readlink(filepath.Join(p, "cwd"))
-		cmd, _ := os.ReadFile(filepath.Join(p, "cmdline"))
-		if strings.HasPrefix(cwd, dir) || strings.Contains(string(cmd), dir) {
-			out = append(out, filepath.Base(p)+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
-		}
-	}
-	return out
-}
-
 // TestMiniInterruptLeavesEverythingAsItWas: SIGTERM (what CI cancels with)
 // and SIGINT, sent to the process at each point of a build:universal2 (the
 // source verified, Configure, make compiling, a slice validated, a slice
@@ -106,7 +58,7 @@ func TestMiniInterruptLeavesEverythingAsItWas(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.RemoveAll(base.Work)
-	before := snapshot(t, base.Out)
+	before := testfixture.Snapshot(t, base.Out)
 	cases := []struct {
 		marker string
 		sig    syscall.Signal
@@ -145,13 +97,13 @@ func TestMiniInterruptLeavesEverythingAsItWas(t *testing.T) {
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("interrupted build: %v, want context.Canceled\n%s", err, w.log.String())
 			}
-			if got := snapshot(t, s.Out); strings.Join(got, "\n") != strings.Join(before, "\n") {
-				t.Errorf("-out changed:\n%s\nwant\n%s\nlog:\n%s", strings.Join(got, "\n"), strings.Join(before, "\n"), w.log.String())
+			if got := testfixture.Snapshot(t, s.Out); got != before {
+				t.Errorf("-out changed:\n%s\nwant\n%s\nlog:\n%s", got, before, w.log.String())
 			}
 			if _, err := os.Stat(s.Work); !errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("the work directory is left: %v %v", snapshot(t, s.Work), err)
+				t.Errorf("the work directory is left: %v %v", testfixture.Snapshot(t, s.Work), err)
 			}
-			if ps := processesIn(filepath.Dir(s.Work)); len(ps) > 0 {
+			if ps := testfixture.ProcessesUnder(filepath.Dir(s.Work)); len(ps) > 0 {
 				t.Errorf("processes left running: %q", ps)
 			}
 		})
@@ -185,7 +137,7 @@ func TestMiniUniversal2AllOrNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		before := snapshot(t, s.Out)
+		before := testfixture.Snapshot(t, s.Out)
 		var log strings.Builder
 		_, err := pipeline.Universal2(context.Background(), s, miniRuntime(t, &log))
 		if err == nil || !strings.Contains(err.Error(), "include/openssl/ssl.h differs between the slices") {
@@ -194,8 +146,8 @@ func TestMiniUniversal2AllOrNothing(t *testing.T) {
 		if strings.Contains(log.String(), "published") {
 			t.Errorf("a slice was published before the merge failed:\n%s", log.String())
 		}
-		if got := snapshot(t, s.Out); strings.Join(got, "\n") != strings.Join(before, "\n") {
-			t.Errorf("-out (prior artifacts: %v) changed:\n%s\nwant\n%s", prior, strings.Join(got, "\n"), strings.Join(before, "\n"))
+		if got := testfixture.Snapshot(t, s.Out); got != before {
+			t.Errorf("-out (prior artifacts: %v) changed:\n%s\nwant\n%s", prior, got, before)
 		}
 		if !prior {
 			if _, err := os.Stat(s.Out); !errors.Is(err, fs.ErrNotExist) {
