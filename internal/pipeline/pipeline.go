@@ -32,6 +32,11 @@ import (
 // OSSLBUILD_* environment variables (FromEnv).
 type Settings struct {
 	Recipe string // recipe name or path (-recipe, OSSLBUILD_RECIPE); "" = the embedded default
+	// Loaded is Recipe already read and validated (targets.Flags.Settings
+	// does so to refuse a bad -recipe early); the run builds from it and
+	// does not read the file again, so a recipe swapped in between is not
+	// what builds. nil: the run reads Recipe when it starts.
+	Loaded *recipe.Recipe
 	// Unsigned lets the recipe waive a release's signature
 	// (recipe.LoadOptions): for Go tests of synthetic trees only; no flag
 	// or environment variable sets it.
