@@ -234,19 +234,30 @@ func UniversalContext(ctx context.Context, path string, exps []Expect) (Report, 
 }
 
 func inspectAndValidate(ctx context.Context, path string, exps []Expect, wantFat bool) (Report, error) {
-	if err := checkExpects(exps); err != nil {
+	f, err := inspectFor(ctx, path, exps)
+	if err != nil {
 		return Report{Path: path}, err
+	}
+	r := library(f, exps, wantFat)
+	return r, r.Err()
+}
+
+// inspectFor is the front half of every validation of a file by path
+// (static libraries and dylibs alike): the expectations checked, then the
+// file inspected and its machine code measured.
+func inspectFor(ctx context.Context, path string, exps []Expect) (*inspect.File, error) {
+	if err := checkExpects(exps); err != nil {
+		return nil, err
 	}
 	f, err := codeclass.Inspect(ctx, path)
 	if err != nil {
 		if errors.Is(err, inspect.ErrMalformed) || errors.Is(err, inspect.ErrUnknownFormat) {
 			// Unreadable as a library is a verdict on the file, not an I/O failure.
-			return Report{Path: path}, fmt.Errorf("validate: %w: %w", ErrInvalid, err)
+			return nil, fmt.Errorf("validate: %w: %w", ErrInvalid, err)
 		}
-		return Report{Path: path}, fmt.Errorf("validate: %w", err)
+		return nil, fmt.Errorf("validate: %w", err)
 	}
-	r := library(f, exps, wantFat)
-	return r, r.Err()
+	return f, nil
 }
 
 // Validate holds already-inspected facts of a static library against the
