@@ -192,11 +192,18 @@ func (e *Error) Error() string {
 	if len(e.Violations) == 1 {
 		return "validate " + e.Violations[0].String()
 	}
+	return CappedList(fmt.Sprintf("validate %s: %d violations:", e.Path, len(e.Violations)), e.Violations)
+}
+
+// CappedList is head, then items one to an indented line, at most
+// maxListed of them and then how many more: the text of an error that
+// lists problems (this package's Error, artifact's VerifyError).
+func CappedList[T fmt.Stringer](head string, items []T) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "validate %s: %d violations:", e.Path, len(e.Violations))
-	for i, v := range e.Violations {
+	b.WriteString(head)
+	for i, v := range items {
 		if i == maxListed {
-			fmt.Fprintf(&b, "\n\t... and %d more", len(e.Violations)-maxListed)
+			fmt.Fprintf(&b, "\n\t... and %d more", len(items)-maxListed)
 			break
 		}
 		b.WriteString("\n\t")
