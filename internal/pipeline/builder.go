@@ -52,7 +52,7 @@ func newRun(s Settings, rt Runtime) (*run, error) {
 	r := s.Loaded
 	if r == nil {
 		var err error
-		if r, err = recipe.LoadWith(s.Recipe, recipe.LoadOptions{Unsigned: s.Unsigned}); err != nil {
+		if r, err = recipe.LoadWith(s.Recipe, recipe.LoadOptions{Unsigned: s.unsigned}); err != nil {
 			return nil, err
 		}
 	}

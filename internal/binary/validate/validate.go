@@ -215,27 +215,17 @@ func CappedList[T fmt.Stringer](head string, items []T) string {
 // Is makes errors.Is(err, ErrInvalid) hold.
 func (e *Error) Is(target error) bool { return target == ErrInvalid }
 
-// StaticLibrary validates a single-architecture static library: a thin ar
-// archive, or a universal file holding exactly the one slice exp.Arch.
-// It is StaticLibraryContext without a deadline.
-func StaticLibrary(path string, exp Expect) (Report, error) {
-	return StaticLibraryContext(context.Background(), path, exp)
-}
-
-// StaticLibraryContext is StaticLibrary: the file is inspected and its
-// machine code measured (codeclass.Inspect), both held to exp.
+// StaticLibraryContext validates a single-architecture static library: a
+// thin ar archive, or a universal file holding exactly the one slice
+// exp.Arch. The file is inspected and its machine code measured
+// (codeclass.Inspect), both held to exp.
 func StaticLibraryContext(ctx context.Context, path string, exp Expect) (Report, error) {
 	return inspectAndValidate(ctx, path, []Expect{exp}, false)
 }
 
-// Universal validates a universal static library: it must be a fat file with
-// exactly one slice per expectation, each slice held against its Expect.
-// It is UniversalContext without a deadline.
-func Universal(path string, exps []Expect) (Report, error) {
-	return UniversalContext(context.Background(), path, exps)
-}
-
-// UniversalContext is Universal, measuring the machine code too.
+// UniversalContext validates a universal static library: it must be a fat
+// file with exactly one slice per expectation, each slice held against its
+// Expect, its machine code measured too.
 func UniversalContext(ctx context.Context, path string, exps []Expect) (Report, error) {
 	return inspectAndValidate(ctx, path, exps, true)
 }
