@@ -88,9 +88,7 @@ func dylibOf(lib, arch string, o inspect.Object) (Dylib, error) {
 // and the sibling as its only loads.
 func DylibExpectOf(m *Manifest, lib string) validate.DylibExpect {
 	s := m.Target
-	d := validate.DylibExpect{Loads: s.SystemLibraries()}
-	crypto := s.SharedLibraries()[0]
-	name := func(l string) string {
+	return DylibExpectation(s, lib, func(l string) string {
 		for _, r := range m.Dylibs {
 			if r.Library == l {
 				return r.InstallName
@@ -102,9 +100,17 @@ func DylibExpectOf(m *Manifest, lib string) validate.DylibExpect {
 			return s.InstallNameOf(l, "")
 		}
 		return "(no record of " + l + "'s install name in the manifest)"
-	}
-	d.InstallName = name(lib)
-	if lib != crypto {
+	})
+}
+
+// DylibExpectation is what slice s's shared library lib must say of
+// itself, whether a build's Plan or an artifact's manifest names the
+// libraries (name gives a library's install name, or SONAME): that name,
+// and the platform's system libraries and (for libssl) libcrypto by its
+// name as its only loads.
+func DylibExpectation(s platform.Slice, lib string, name func(lib string) string) validate.DylibExpect {
+	d := validate.DylibExpect{InstallName: name(lib), Loads: s.SystemLibraries()}
+	if crypto := s.SharedLibraries()[0]; lib != crypto {
 		d.Loads = append(d.Loads, name(crypto))
 	}
 	return d

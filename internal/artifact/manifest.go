@@ -184,20 +184,30 @@ func CodeEvidenceOf(rep validate.Report, lib string) []CodeEvidence {
 // manifest records (for a manifest older than that record, the list known
 // for its release).
 func ExpectOf(m *Manifest, s platform.Slice, lib string) validate.Expect {
-	e := validate.Built(s, lib)
-	e.Version = m.OpenSSL.Version
-	if e.ISA != nil {
-		e.ISA.Dispatch = dispatch.Known(m.OpenSSL.Version)
-		for _, part := range append([]*Manifest{m}, m.Slices...) {
-			if part == nil {
-				continue
-			}
-			for _, c := range part.CodeEvidence {
-				if c.ISA != nil && c.ISA.List != "" && c.Library == lib && validate.SameArch(c.Arch, s.Arch) {
-					e.ISA.Dispatch = dispatch.List{Name: c.ISA.List, Funcs: c.ISA.Dispatched}
-				}
+	list := dispatch.Known(m.OpenSSL.Version)
+	for _, part := range append([]*Manifest{m}, m.Slices...) {
+		if part == nil {
+			continue
+		}
+		for _, c := range part.CodeEvidence {
+			if c.ISA != nil && c.ISA.List != "" && c.Library == lib && validate.SameArch(c.Arch, s.Arch) {
+				list = dispatch.List{Name: c.ISA.List, Funcs: c.ISA.Dispatched}
 			}
 		}
+	}
+	return Expectation(s, lib, m.OpenSSL.Version, list)
+}
+
+// Expectation is what slice s's library lib must show, whether a build's
+// Plan or an artifact's manifest says what s is: the build's own
+// expectations (validate.Built), every version string naming version
+// ("" checks none), and compiled x86-64 code held to the slice's level
+// except the functions of list, compiled higher on purpose.
+func Expectation(s platform.Slice, lib, version string, list dispatch.List) validate.Expect {
+	e := validate.Built(s, lib)
+	e.Version = version
+	if e.ISA != nil {
+		e.ISA.Dispatch = list
 	}
 	return e
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
@@ -73,25 +74,11 @@ type VerifyError struct {
 	Problems []FileProblem
 }
 
-// maxListedProblems bounds the files spelt out in Error().
-const maxListedProblems = 20
-
 func (e *VerifyError) Error() string {
-	var b strings.Builder
 	if len(e.Problems) == 1 {
-		fmt.Fprintf(&b, "verify %s: %s", e.Dir, e.Problems[0])
-		return b.String()
+		return fmt.Sprintf("verify %s: %s", e.Dir, e.Problems[0])
 	}
-	fmt.Fprintf(&b, "verify %s: %d files differ from %s:", e.Dir, len(e.Problems), ManifestName)
-	for i, p := range e.Problems {
-		if i == maxListedProblems {
-			fmt.Fprintf(&b, "\n\t... and %d more", len(e.Problems)-maxListedProblems)
-			break
-		}
-		b.WriteString("\n\t")
-		b.WriteString(p.String())
-	}
-	return b.String()
+	return validate.CappedList(fmt.Sprintf("verify %s: %d files differ from %s:", e.Dir, len(e.Problems), ManifestName), e.Problems)
 }
 
 // Is makes errors.Is(err, ErrMismatch) hold.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -307,5 +308,32 @@ func TestExpectOf(t *testing.T) {
 	arm := platform.Slice{Name: "arm64", OS: "macos", Arch: "arm64", MinOS: "11.0", Flags: []string{"-mmacosx-version-min=11.0"}}
 	if e := ExpectOf(old, arm, "libcrypto.a"); e.ISA != nil {
 		t.Errorf("arm64: an instruction-set expectation %+v", e.ISA)
+	}
+}
+
+// TestVerifyErrorText: one problem is the whole message; many are listed
+// one to a line up to the cap, then counted (validate.CappedList).
+func TestVerifyErrorText(t *testing.T) {
+	many := func(n int) []FileProblem {
+		var ps []FileProblem
+		for i := range n {
+			ps = append(ps, FileProblem{Path: fmt.Sprintf("lib/f%02d", i), Kind: FileMissing, Want: "ab"})
+		}
+		return ps
+	}
+	for _, tt := range []struct {
+		n          int
+		head, tail string
+		lines      int
+	}{
+		{1, "verify a: lib/f00: missing", "no such file", 0},
+		{3, "verify a: 3 files differ from manifest.json:", "\tlib/f02: missing: the manifest lists sha256 ab, no such file", 3},
+		{20, "verify a: 20 files differ from manifest.json:", "\tlib/f19: missing: the manifest lists sha256 ab, no such file", 20},
+		{25, "verify a: 25 files differ from manifest.json:", "\t... and 5 more", 21},
+	} {
+		s := (&VerifyError{Dir: "a", Problems: many(tt.n)}).Error()
+		if !strings.HasPrefix(s, tt.head) || !strings.HasSuffix(s, tt.tail) || strings.Count(s, "\n") != tt.lines {
+			t.Errorf("%d problems:\n%s", tt.n, s)
+		}
 	}
 }

@@ -33,13 +33,7 @@ import (
 // recipe's openssldir, the options this release accepts, then the compiler
 // flags as arguments.
 func Args(p *recipe.Plan) []string {
-	args := []string{"perl", "Configure", p.Slice.Configure,
-		"--prefix=" + p.Recipe.Prefix,
-		"--openssldir=" + p.Slice.OpenSSLDir,
-	}
-	args = append(args, p.Slice.Options...)
-	args = append(args, p.Slice.Flags...)
-	return args
+	return record.Argv(p.Slice, p.Recipe.Prefix, p.Slice.OpenSSLDir)
 }
 
 // Ignored are the user environment variables that would change what

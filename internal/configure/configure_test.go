@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/configure/record"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source/unpack"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
@@ -205,5 +206,41 @@ func TestGate(t *testing.T) {
 func TestGateNoMakefile(t *testing.T) {
 	if _, _, err := Gate(t.TempDir(), plan(t, "4.0.2", "arm64")); err == nil {
 		t.Error("gate passed without a Makefile")
+	}
+}
+
+// TestRecordHoldsArgs: the record check (record.Check, what check and a
+// proof hold a manifest to) accepts the argv this package runs for every
+// target and release of the embedded recipe, and the pyca way's argv (the
+// flags moved to CFLAGS) only as the pyca way.
+func TestRecordHoldsArgs(t *testing.T) {
+	r, err := recipe.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	argvProblems := func(ps []string) []string {
+		return slices.DeleteFunc(ps, func(p string) bool { return !strings.HasPrefix(p, "configure argv") })
+	}
+	for _, rel := range r.Releases {
+		for target := range r.Targets {
+			p, err := r.Plan(rel.Version, target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			argv := Args(p)
+			if ps := argvProblems(record.Check(p.Slice, argv, nil, "", false)); len(ps) > 0 {
+				t.Errorf("%s %s: record.Check refuses Args: %q", rel.Version, target, ps)
+			}
+			if len(p.Slice.Flags) == 0 {
+				continue
+			}
+			pyca := slices.DeleteFunc(slices.Clone(argv), func(a string) bool { return slices.Contains(p.Slice.Flags, a) })
+			if ps := argvProblems(record.Check(p.Slice, pyca, nil, "", true)); len(ps) > 0 {
+				t.Errorf("%s %s: record.Check refuses the pyca way's argv: %q", rel.Version, target, ps)
+			}
+			if ps := argvProblems(record.Check(p.Slice, pyca, nil, "", false)); len(ps) == 0 {
+				t.Errorf("%s %s: record.Check accepts an argv without the flags for osslbuild's own build", rel.Version, target)
+			}
+		}
 	}
 }

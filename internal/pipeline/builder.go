@@ -54,9 +54,12 @@ type once[T any] struct {
 func newRun(s Settings, rt Runtime) (*run, error) {
 	s.defaults()
 	rt.defaults()
-	r, err := recipe.LoadWith(s.Recipe, recipe.LoadOptions{Unsigned: s.Unsigned})
-	if err != nil {
-		return nil, err
+	r := s.Loaded
+	if r == nil {
+		var err error
+		if r, err = recipe.LoadWith(s.Recipe, recipe.LoadOptions{Unsigned: s.unsigned}); err != nil {
+			return nil, err
+		}
 	}
 	if ign := configure.IgnoredSet(rt.Environ); len(ign) > 0 {
 		rt.logf("note: %s set in your environment: ignored. The build environment is constructed, not inherited (CFLAGS in the environment of Configure replaces OpenSSL's -O3).", strings.Join(ign, ", "))

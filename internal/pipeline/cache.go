@@ -190,7 +190,7 @@ func (r *run) rulesDigest() string {
 			h.Write(b)
 		}
 	}
-	prog := r.LinkProgram
+	prog := r.linkProgram
 	if prog.Source == nil {
 		prog = link.Program{Name: smoke.Name, Source: smoke.Source}
 	}

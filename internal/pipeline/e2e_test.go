@@ -34,7 +34,7 @@ func TestUniversal2EndToEnd(t *testing.T) {
 		for _, target := range []string{"x86_64", "arm64"} {
 			exps = append(exps, pipeline.Expect(plan(t, target), lib))
 		}
-		if _, err := validate.Universal(path, exps); err != nil {
+		if _, err := validate.UniversalContext(context.Background(), path, exps); err != nil {
 			t.Errorf("universal %s: %v", lib, err)
 		}
 	}

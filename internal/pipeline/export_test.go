@@ -8,12 +8,31 @@ import (
 	"path/filepath"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
 // Internals exported to the external tests (which need e2e, which imports
 // this package).
 var CacheKey = cacheKey
+
+// Unsigned is s with the recipe allowed to waive a release's signature,
+// for the synthetic trees nobody signs.
+func Unsigned(s Settings) Settings {
+	s.unsigned = true
+	return s
+}
+
+// WithLinkProgram is rt linking prog in the link stage instead of
+// smoke/smoke.c: a tree shaped like OpenSSL that is not OpenSSL needs a
+// consumer of its own API.
+func WithLinkProgram(rt Runtime, prog link.Program) Runtime {
+	rt.linkProgram = prog
+	return rt
+}
+
+// LinkProgram is the consumer rt links in the link stage (zero: smoke/smoke.c).
+func (rt Runtime) LinkProgram() link.Program { return rt.linkProgram }
 
 // CacheLookup reports whether the artifact cache entry key serves p (as
 // osslbuild's own variant), the served tree's directory and the tarball it

@@ -42,7 +42,7 @@ func (r *run) linkTree(ctx context.Context, dir string, slices []platform.Slice)
 	if err := os.MkdirAll(r.Work, 0o755); err != nil {
 		return nil, err
 	}
-	return link.Check(ctx, tc, link.Options{Dir: dir, Slices: slices, Work: r.Work, Program: r.LinkProgram})
+	return link.Check(ctx, tc, link.Options{Dir: dir, Slices: slices, Work: r.Work, Program: r.linkProgram})
 }
 
 // linkedWhat says what a link check linked: "1114 members" of the

@@ -188,7 +188,7 @@ func miniSettings(t *testing.T, edits map[string][2]string) pipeline.Settings {
 	t.Helper()
 	mirror, sum, size := miniTarball(t, edits)
 	root := t.TempDir()
-	s := pipeline.Settings{Recipe: miniRecipe(t, sum, size), Out: filepath.Join(root, "dist"), Work: filepath.Join(root, "work"), Jobs: 2, Rebuild: true, Unsigned: true}
+	s := pipeline.Unsigned(pipeline.Settings{Recipe: miniRecipe(t, sum, size), Out: filepath.Join(root, "dist"), Work: filepath.Join(root, "work"), Jobs: 2, Rebuild: true})
 	s.Fetch.Mirror, s.Fetch.Offline, s.Fetch.CacheDir = mirror, true, filepath.Join(root, "cache")
 	return s
 }
@@ -201,7 +201,7 @@ func miniRuntime(t *testing.T, log io.Writer) pipeline.Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pipeline.Runtime{Log: log, Revision: "test", LinkProgram: link.Program{Name: "testdata/mini-openssl/consumer.c", Source: src}}
+	return pipeline.WithLinkProgram(pipeline.Runtime{Log: log, Revision: "test"}, link.Program{Name: "testdata/mini-openssl/consumer.c", Source: src})
 }
 
 // emptyOrMissing fails the test when dir holds anything.

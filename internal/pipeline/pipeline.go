@@ -32,10 +32,15 @@ import (
 // OSSLBUILD_* environment variables (FromEnv).
 type Settings struct {
 	Recipe string // recipe name or path (-recipe, OSSLBUILD_RECIPE); "" = the embedded default
-	// Unsigned lets the recipe waive a release's signature
-	// (recipe.LoadOptions): for Go tests of synthetic trees only; no flag
-	// or environment variable sets it.
-	Unsigned bool
+	// Loaded is Recipe already read and validated (targets.Flags.Settings
+	// does so to refuse a bad -recipe early); the run builds from it and
+	// does not read the file again, so a recipe swapped in between is not
+	// what builds. nil: the run reads Recipe when it starts.
+	Loaded *recipe.Recipe
+	// unsigned lets the recipe waive a release's signature
+	// (recipe.LoadOptions): for Go tests of synthetic trees only
+	// (export_test.go); no flag or environment variable sets it.
+	unsigned bool
 	Version  string // release, X.Y.Z or openssl-X.Y.Z; "" = the recipe's default
 	// SHA256 pins the release's tarball: for a release the recipe lists it
 	// must be the recipe's pin; a release the recipe does not list is
@@ -152,10 +157,11 @@ type Runtime struct {
 	// Revision is osslbuild's own version for manifests and cache keys;
 	// "" means Version().
 	Revision string
-	// LinkProgram is the consumer the link stage links with every member
+	// linkProgram is the consumer the link stage links with every member
 	// of the libraries; zero means smoke/smoke.c. Tests that build an
-	// OpenSSL-shaped tree which is not OpenSSL give one that uses its API.
-	LinkProgram link.Program
+	// OpenSSL-shaped tree which is not OpenSSL give one that uses its API
+	// (export_test.go): nothing else sets it.
+	linkProgram link.Program
 }
 
 // Observer is told what a CI front end reports; every method must be safe

@@ -110,7 +110,7 @@ func TestNewPlatformIsData(t *testing.T) {
 		t.Fatal(err)
 	}
 	exe := filepath.Join(t.TempDir(), "consumer")
-	if _, err := link.Build(context.Background(), tc, res.Published.Dir, m.Target, rt.LinkProgram, exe); err != nil {
+	if _, err := link.Build(context.Background(), tc, res.Published.Dir, m.Target, rt.LinkProgram(), exe); err != nil {
 		t.Fatal(err)
 	}
 	if len(run.Via) > 0 {

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"archive/tar"
 	"compress/gzip"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -64,7 +65,7 @@ func TestSliceEndToEnd(t *testing.T) {
 			// An independent reading of one object's deployment target.
 			p := plan(t, target)
 			for _, lib := range artifact.Libraries {
-				if _, err := validate.StaticLibrary(filepath.Join(dir, "lib", lib), pipeline.Expect(p, lib)); err != nil {
+				if _, err := validate.StaticLibraryContext(context.Background(), filepath.Join(dir, "lib", lib), pipeline.Expect(p, lib)); err != nil {
 					t.Errorf("published %s fails validation: %v", lib, err)
 				}
 			}
@@ -170,7 +171,7 @@ func TestValidatorRefusesCorruptedSlice(t *testing.T) {
 		obj := compile(t, "arm64-apple-macos11", `const char *info = "compiler: cc -fPIC -arch arm64 -mmacosx-version-min=11.0 -DL_ENDIAN";
 const char *plat = "platform: darwin64-arm64-cc";`, "libcrypto-lib-cversion.o")
 		testfixture.Run(t, "llvm-ar-14", "r", lib, obj)
-		_, err := validate.StaticLibrary(lib, exp)
+		_, err := validate.StaticLibraryContext(context.Background(), lib, exp)
 		if !errors.Is(err, validate.ErrInvalid) || !strings.Contains(err.Error(), "libcrypto-lib-cversion.o") || !strings.Contains(err.Error(), "-O0") {
 			t.Errorf("want a refusal naming libcrypto-lib-cversion.o and -O0, got %v", err)
 		}
@@ -181,7 +182,7 @@ const char *plat = "platform: darwin64-arm64-cc";`, "libcrypto-lib-cversion.o")
 		dir := t.TempDir()
 		testfixture.RunIn(t, dir, "llvm-ar-14", "x", x86, member)
 		testfixture.Run(t, "llvm-ar-14", "r", lib, filepath.Join(dir, member))
-		_, err := validate.StaticLibrary(lib, exp)
+		_, err := validate.StaticLibraryContext(context.Background(), lib, exp)
 		if !errors.Is(err, validate.ErrInvalid) || !strings.Contains(err.Error(), member) || !strings.Contains(err.Error(), "x86_64") {
 			t.Errorf("want a refusal naming %s and x86_64, got %v", member, err)
 		}

@@ -19,12 +19,10 @@ import (
 // compiled x86-64 code within the slice's -march except the functions the
 // release is known to compile for a higher target on purpose (a build
 // holds it to the list scanned from its own source tree instead).
+//
+// A build holds no version string to the release here (Version "").
 func Expect(p *recipe.Plan, lib string) validate.Expect {
-	e := validate.Built(p.Slice, lib)
-	if e.ISA != nil {
-		e.ISA.Dispatch = dispatch.Known(p.Release.Version)
-	}
-	return e
+	return artifact.Expectation(p.Slice, lib, "", dispatch.Known(p.Release.Version))
 }
 
 // validateSlice holds every library of the tree against the Plan: the
@@ -145,13 +143,9 @@ func validateTree(ctx context.Context, dir string, p *recipe.Plan, staged string
 // lies in.
 func dylibExpect(p *recipe.Plan, lib, dir string) validate.DylibExpect {
 	s, prefix := p.Slice, p.Recipe.Prefix
-	loads := s.SystemLibraries()
-	crypto := s.SharedLibraries()[0]
-	if lib != crypto {
-		loads = append(loads, s.InstallNameOf(crypto, prefix))
-	}
-	forbidden := []string{filepath.Dir(filepath.Dir(dir))} // the build's work directory
-	return validate.DylibExpect{InstallName: s.InstallNameOf(lib, prefix), Loads: loads, Forbidden: forbidden}
+	d := artifact.DylibExpectation(s, lib, func(l string) string { return s.InstallNameOf(l, prefix) })
+	d.Forbidden = []string{filepath.Dir(filepath.Dir(dir))} // the build's work directory
+	return d
 }
 
 // stagedLib is the staging install's lib/, "" before make installed it.

@@ -34,7 +34,8 @@ type Flags struct {
 // Settings are the user's: the flags given over the OSSLBUILD_*
 // environment variables. A recipe named by -recipe (or OSSLBUILD_RECIPE)
 // is read and validated here, so its refusal names the flag and the
-// file's line before anything is fetched.
+// file's line before anything is fetched; the Settings carry what was read
+// (Loaded), and that is what builds.
 func (f Flags) Settings() (pipeline.Settings, error) {
 	var s pipeline.Settings
 	s.Recipe = Deref(f.Recipe)
@@ -54,9 +55,11 @@ func (f Flags) Settings() (pipeline.Settings, error) {
 		if f.Recipe == nil || *f.Recipe == "" {
 			from = "OSSLBUILD_RECIPE"
 		}
-		if _, err := recipe.Load(s.Recipe); err != nil {
+		r, err := recipe.Load(s.Recipe)
+		if err != nil {
 			return s, fmt.Errorf("%s: %w", from, err)
 		}
+		s.Loaded = r
 	}
 	return s, nil
 }

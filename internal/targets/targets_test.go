@@ -1,7 +1,10 @@
 package targets
 
 import (
+	"context"
 	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +14,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/recipes"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -84,5 +88,40 @@ func TestDoneWritesOutputs(t *testing.T) {
 	t.Setenv("GITHUB_OUTPUT", "")
 	if err := Done(res, nil); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestRecipeReadOnce: -recipe is read once, when the flags are read; a
+// recipe swapped into the file before the build starts is not what builds.
+// The swapped-in recipe names another default release, and the offline
+// fetch (an empty cache, no network) fails naming the release it wanted.
+func TestRecipeReadOnce(t *testing.T) {
+	b, err := fs.ReadFile(recipes.FS, "openssl.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, swapped := string(b), strings.Replace(string(b), `default = "4.0.2"`, `default = "3.5.7"`, 1)
+	if first == swapped {
+		t.Fatal(`the embedded recipe no longer reads default = "4.0.2": update this test`)
+	}
+	path := filepath.Join(t.TempDir(), "consumer.toml")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Flags{Recipe: &path}.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(swapped), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Work = t.TempDir()
+	s.Fetch.Offline, s.Fetch.CacheDir, s.Fetch.Mirror = true, t.TempDir(), ""
+	_, err = pipeline.Fetch(context.Background(), s, pipeline.Runtime{Log: io.Discard, Environ: []string{}})
+	if err == nil {
+		t.Fatal("an offline fetch from an empty cache succeeded")
+	}
+	if !strings.Contains(err.Error(), "4.0.2") || strings.Contains(err.Error(), "3.5.7") {
+		t.Errorf("fetch failed with %v; want it to name 4.0.2, the default of the recipe read when the flags were", err)
 	}
 }

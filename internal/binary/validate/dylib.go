@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
@@ -52,12 +51,9 @@ func UniversalDylib(ctx context.Context, path string, exps []Expect, d DylibExpe
 }
 
 func dylib(ctx context.Context, path string, exps []Expect, d DylibExpect) (Report, error) {
-	if err := checkExpects(exps); err != nil {
-		return Report{Path: path}, err
-	}
-	f, err := codeclass.Inspect(ctx, path)
+	f, err := inspectFor(ctx, path, exps)
 	if err != nil {
-		return Report{Path: path}, fmt.Errorf("validate: %w", err)
+		return Report{Path: path}, err
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -96,19 +96,10 @@ func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspec
 	}
 	m := o.MachO
 	if m == nil {
-		c.add(arch, o.Member, RuleFormat, "Mach-O object", string(o.Format),
-			"expected a Mach-O object, found %s (first bytes %x)", describe(o), o.Magic)
+		c.header(arch, o, exp, machoHeader, objectHeader{})
 		return
 	}
-	if !SameArch(m.Arch, exp.Slice.Arch) {
-		c.add(arch, o.Member, RuleCPU, exp.Slice.Arch, m.Arch, "CPU type is %s, expected %s", m.Arch, exp.Slice.Arch)
-	}
-	switch {
-	case c.dylib && m.Type != macho.TypeDylib:
-		c.add(arch, o.Member, RuleFileType, "dylib", m.TypeName(), "Mach-O file type is %s, expected dylib (MH_DYLIB)", m.TypeName())
-	case !c.dylib && m.Type != macho.TypeObj:
-		c.add(arch, o.Member, RuleFileType, "object", m.TypeName(), "Mach-O file type is %s, expected object (MH_OBJECT)", m.TypeName())
-	}
+	c.header(arch, o, exp, machoHeader, objectHeader{m.Arch, m.TypeName(), m.Type == macho.TypeDylib, m.Type == macho.TypeObj, true})
 	if len(m.Versions) == 0 {
 		c.add(arch, o.Member, RuleDeployment, "macOS "+exp.Slice.MinOS, "none",
 			"has no deployment target (no LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX), expected macOS %s", exp.Slice.MinOS)
@@ -130,20 +121,55 @@ func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspec
 // an ELF relocatable object for the expected architecture; for a shared
 // library, a shared object.
 func (c *checker) elfObject(arch string, o inspect.Object, exp Expect) {
-	e := o.ELF
-	if e == nil {
-		c.add(arch, o.Member, RuleFormat, "ELF object", string(o.Format),
-			"expected an ELF object, found %s (first bytes %x)", describe(o), o.Magic)
+	if e := o.ELF; e != nil {
+		c.header(arch, o, exp, elfHeader, objectHeader{e.Arch, e.TypeName(), e.Type == elf.ET_DYN, e.Type == elf.ET_REL, true})
 		return
 	}
-	if !SameArch(e.Arch, exp.Slice.Arch) {
-		c.add(arch, o.Member, RuleCPU, exp.Slice.Arch, e.Arch, "ELF machine is %s, expected %s", e.Arch, exp.Slice.Arch)
+	c.header(arch, o, exp, elfHeader, objectHeader{})
+}
+
+// headerRules are one format's words for the rules its object headers are
+// held to (checker.header).
+type headerRules struct {
+	format, article string // "Mach-O", "a"
+	cpu             string // what the format calls the architecture field
+	// The file types wanted, as the violation names them and as the
+	// format spells the constant: a shared library's image, and a static
+	// library's member.
+	shared, sharedConst, member, memberConst string
+}
+
+var (
+	machoHeader = headerRules{"Mach-O", "a", "CPU type", "dylib", "MH_DYLIB", "object", "MH_OBJECT"}
+	elfHeader   = headerRules{"ELF", "an", "ELF machine", "shared object", "ET_DYN", "relocatable", "ET_REL"}
+)
+
+// objectHeader is what both formats' headers say: the architecture, the
+// file type by name and whether it is the shared or the member type; ok
+// is false when the object is not of the expected format at all.
+type objectHeader struct {
+	arch, typeName string
+	shared, member bool
+	ok             bool
+}
+
+// header holds an object's header to the rules both formats share: the
+// expected format, the expected architecture, and the file type (the
+// shared type in a shared library, the member type in a static one).
+func (c *checker) header(arch string, o inspect.Object, exp Expect, r headerRules, h objectHeader) {
+	if !h.ok {
+		c.add(arch, o.Member, RuleFormat, r.format+" object", string(o.Format),
+			"expected %s %s object, found %s (first bytes %x)", r.article, r.format, describe(o), o.Magic)
+		return
+	}
+	if !SameArch(h.arch, exp.Slice.Arch) {
+		c.add(arch, o.Member, RuleCPU, exp.Slice.Arch, h.arch, "%s is %s, expected %s", r.cpu, h.arch, exp.Slice.Arch)
 	}
 	switch {
-	case c.dylib && e.Type != elf.ET_DYN:
-		c.add(arch, o.Member, RuleFileType, "shared object", e.TypeName(), "ELF file type is %s, expected shared object (ET_DYN)", e.TypeName())
-	case !c.dylib && e.Type != elf.ET_REL:
-		c.add(arch, o.Member, RuleFileType, "relocatable", e.TypeName(), "ELF file type is %s, expected relocatable (ET_REL)", e.TypeName())
+	case c.dylib && !h.shared:
+		c.add(arch, o.Member, RuleFileType, r.shared, h.typeName, "%s file type is %s, expected %s (%s)", r.format, h.typeName, r.shared, r.sharedConst)
+	case !c.dylib && !h.member:
+		c.add(arch, o.Member, RuleFileType, r.member, h.typeName, "%s file type is %s, expected %s (%s)", r.format, h.typeName, r.member, r.memberConst)
 	}
 }
 

@@ -192,11 +192,18 @@ func (e *Error) Error() string {
 	if len(e.Violations) == 1 {
 		return "validate " + e.Violations[0].String()
 	}
+	return CappedList(fmt.Sprintf("validate %s: %d violations:", e.Path, len(e.Violations)), e.Violations)
+}
+
+// CappedList is head, then items one to an indented line, at most
+// maxListed of them and then how many more: the text of an error that
+// lists problems (this package's Error, artifact's VerifyError).
+func CappedList[T fmt.Stringer](head string, items []T) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "validate %s: %d violations:", e.Path, len(e.Violations))
-	for i, v := range e.Violations {
+	b.WriteString(head)
+	for i, v := range items {
 		if i == maxListed {
-			fmt.Fprintf(&b, "\n\t... and %d more", len(e.Violations)-maxListed)
+			fmt.Fprintf(&b, "\n\t... and %d more", len(items)-maxListed)
 			break
 		}
 		b.WriteString("\n\t")
@@ -208,45 +215,46 @@ func (e *Error) Error() string {
 // Is makes errors.Is(err, ErrInvalid) hold.
 func (e *Error) Is(target error) bool { return target == ErrInvalid }
 
-// StaticLibrary validates a single-architecture static library: a thin ar
-// archive, or a universal file holding exactly the one slice exp.Arch.
-// It is StaticLibraryContext without a deadline.
-func StaticLibrary(path string, exp Expect) (Report, error) {
-	return StaticLibraryContext(context.Background(), path, exp)
-}
-
-// StaticLibraryContext is StaticLibrary: the file is inspected and its
-// machine code measured (codeclass.Inspect), both held to exp.
+// StaticLibraryContext validates a single-architecture static library: a
+// thin ar archive, or a universal file holding exactly the one slice
+// exp.Arch. The file is inspected and its machine code measured
+// (codeclass.Inspect), both held to exp.
 func StaticLibraryContext(ctx context.Context, path string, exp Expect) (Report, error) {
 	return inspectAndValidate(ctx, path, []Expect{exp}, false)
 }
 
-// Universal validates a universal static library: it must be a fat file with
-// exactly one slice per expectation, each slice held against its Expect.
-// It is UniversalContext without a deadline.
-func Universal(path string, exps []Expect) (Report, error) {
-	return UniversalContext(context.Background(), path, exps)
-}
-
-// UniversalContext is Universal, measuring the machine code too.
+// UniversalContext validates a universal static library: it must be a fat
+// file with exactly one slice per expectation, each slice held against its
+// Expect, its machine code measured too.
 func UniversalContext(ctx context.Context, path string, exps []Expect) (Report, error) {
 	return inspectAndValidate(ctx, path, exps, true)
 }
 
 func inspectAndValidate(ctx context.Context, path string, exps []Expect, wantFat bool) (Report, error) {
-	if err := checkExpects(exps); err != nil {
+	f, err := inspectFor(ctx, path, exps)
+	if err != nil {
 		return Report{Path: path}, err
+	}
+	r := library(f, exps, wantFat)
+	return r, r.Err()
+}
+
+// inspectFor is the front half of every validation of a file by path
+// (static libraries and dylibs alike): the expectations checked, then the
+// file inspected and its machine code measured.
+func inspectFor(ctx context.Context, path string, exps []Expect) (*inspect.File, error) {
+	if err := checkExpects(exps); err != nil {
+		return nil, err
 	}
 	f, err := codeclass.Inspect(ctx, path)
 	if err != nil {
 		if errors.Is(err, inspect.ErrMalformed) || errors.Is(err, inspect.ErrUnknownFormat) {
 			// Unreadable as a library is a verdict on the file, not an I/O failure.
-			return Report{Path: path}, fmt.Errorf("validate: %w: %w", ErrInvalid, err)
+			return nil, fmt.Errorf("validate: %w: %w", ErrInvalid, err)
 		}
-		return Report{Path: path}, fmt.Errorf("validate: %w", err)
+		return nil, fmt.Errorf("validate: %w", err)
 	}
-	r := library(f, exps, wantFat)
-	return r, r.Err()
+	return f, nil
 }
 
 // Validate holds already-inspected facts of a static library against the

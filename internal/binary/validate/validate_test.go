@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -278,17 +279,33 @@ func TestErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, err := StaticLibrary(garbage, expArm)
-	if !errors.Is(err, ErrInvalid) || !errors.Is(err, inspect.ErrMalformed) || !strings.Contains(err.Error(), "garbage.a") {
-		t.Errorf("malformed archive: %v", err)
-	}
-	_, err = StaticLibrary(text, expArm)
-	if !errors.Is(err, ErrInvalid) || !errors.Is(err, inspect.ErrUnknownFormat) {
-		t.Errorf("unknown format: %v", err)
-	}
-	_, err = StaticLibrary(filepath.Join(d, "absent.a"), expArm)
-	if errors.Is(err, ErrInvalid) || !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("absent file: %v", err)
+	// Every entry point that reads a file by path says the same of it: a
+	// file unreadable as a binary is invalid (ErrInvalid, with the cause);
+	// one that is absent is an I/O failure, not a verdict.
+	ctx := context.Background()
+	for _, entry := range []struct {
+		name string
+		run  func(path string) error
+	}{
+		{"StaticLibrary", func(p string) error { _, err := StaticLibrary(p, expArm); return err }},
+		{"UniversalContext", func(p string) error { _, err := UniversalContext(ctx, p, []Expect{expArm}); return err }},
+		{"Dylib", func(p string) error { _, err := Dylib(ctx, p, expArm, DylibExpect{}); return err }},
+		{"UniversalDylib", func(p string) error { _, err := UniversalDylib(ctx, p, []Expect{expArm}, DylibExpect{}); return err }},
+	} {
+		t.Run(entry.name, func(t *testing.T) {
+			err := entry.run(garbage)
+			if !errors.Is(err, ErrInvalid) || !errors.Is(err, inspect.ErrMalformed) || !strings.Contains(err.Error(), "garbage.a") {
+				t.Errorf("malformed archive: %v", err)
+			}
+			err = entry.run(text)
+			if !errors.Is(err, ErrInvalid) || !errors.Is(err, inspect.ErrUnknownFormat) {
+				t.Errorf("unknown format: %v", err)
+			}
+			err = entry.run(filepath.Join(d, "absent.a"))
+			if errors.Is(err, ErrInvalid) || !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("absent file: %v", err)
+			}
+		})
 	}
 	for _, exps := range [][]Expect{nil, {{}}, {expArm, expArm}, {{Slice: platform.Slice{Arch: "arm64", MinOS: "eleven"}}}} {
 		if _, err := Universal(garbage, exps); err == nil || errors.Is(err, ErrInvalid) {

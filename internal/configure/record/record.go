@@ -15,7 +15,7 @@ import (
 
 // Check holds a manifest's record of how Configure ran (argv, the
 // constructed environment, the CFLAGS its Makefile got) to the slice it
-// says it built, as Args, Env and Gate make them: the argv is exactly the
+// says it built, as Argv, Env and Gate make them: the argv is exactly the
 // Configure target, a clean absolute --prefix, the slice's --openssldir
 // (any absolute one for records from before the slice carried it), its
 // options and then its flags; no variable of Ignored is in the
@@ -26,12 +26,13 @@ import (
 func Check(s platform.Slice, argv, env []string, cflags string, pycaWay bool) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	flags := s.Flags
+	built := s
 	if pycaWay {
-		flags = nil
+		built.Flags = nil
 	}
-	want := append([]string{"perl", "Configure", s.Configure}, s.Options...)
-	want = append(want, flags...)
+	// Argv's own construction, less --prefix and --openssldir (argv[3]
+	// and argv[4]), which are held apart below.
+	want := slices.Delete(Argv(built, "", ""), 3, 5)
 	if len(argv) < 5 {
 		bad("configure argv %q: want perl Configure %s --prefix=... --openssldir=... and the options", argv, s.Configure)
 	} else {
@@ -70,6 +71,16 @@ func Check(s platform.Slice, argv, env []string, cflags string, pycaWay bool) []
 		}
 	}
 	return problems
+}
+
+// Argv is the Configure argv osslbuild runs for slice s: the target, the
+// install prefix, the openssldir, the slice's options, then its compiler
+// flags as arguments (never in the environment). configure.Args builds
+// with it; Check holds a record to it.
+func Argv(s platform.Slice, prefix, openssldir string) []string {
+	args := []string{"perl", "Configure", s.Configure, "--prefix=" + prefix, "--openssldir=" + openssldir}
+	args = append(args, s.Options...)
+	return append(args, s.Flags...)
 }
 
 // Ignored are the user environment variables that would change what
