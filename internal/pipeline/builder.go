@@ -64,7 +64,7 @@ func newRun(s Settings, rt Runtime) (*run, error) {
 	if ign := configure.IgnoredSet(rt.Environ); len(ign) > 0 {
 		rt.logf("note: %s set in your environment: ignored. The build environment is constructed, not inherited (CFLAGS in the environment of Configure replaces OpenSSL's -O3).", strings.Join(ign, ", "))
 	}
-	_, err = os.Stat(s.Work)
+	_, err := os.Stat(s.Work)
 	return &run{Settings: s, Runtime: rt, recipe: r, madeWork: errors.Is(err, fs.ErrNotExist),
 		sources: map[string]*once[*source.Verified]{}, tools: map[string]*once[tool]{}}, nil
 }
