@@ -19,6 +19,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/link"
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/sbom"
 	"github.com/osslbuild/osslbuild/internal/source/patch"
@@ -82,8 +83,14 @@ func fitsPlan(p *recipe.Plan, name string) func(*artifact.Manifest) error {
 	}
 }
 
-// cacheKey digests the inputs of one slice build. The pinned source digest
-// stands for the verified tarball: nothing else can get past verification.
+// cacheKey digests the inputs of one slice build: the plan (the slice as
+// the recipe resolves it, the release with its pins, URLs and signers, the
+// install prefix), the patches, the toolchain, osslbuild and the variant,
+// not the recipe file's bytes. Two recipe files that plan the same slice
+// (pyca's example and the embedded recipe, a comment apart) share an
+// entry; each hit writes its own recipe into what it serves (cached). The
+// pinned source digest stands for the verified tarball: nothing else can
+// get past verification.
 func cacheKey(p *recipe.Plan, v *Variant, revision string, id toolchain.Identity) (string, error) {
 	ps, err := patch.Select(patches.FS, p.Release.Version)
 	if err != nil {
@@ -97,13 +104,12 @@ func cacheKey(p *recipe.Plan, v *Variant, revision string, id toolchain.Identity
 		Format    int
 		Osslbuild string
 		Variant   string
-		Recipe    string
-		Target    string
-		Options   []string
-		Source    string
+		Slice     platform.Slice
+		Release   recipe.Release
+		Prefix    string
 		Patches   []string
 		Toolchain toolchain.Identity
-	}{2, revision, v.Name, p.Recipe.SHA256, p.Slice.Name, p.Slice.Options, p.Release.SHA256, pd, id}
+	}{3, revision, v.Name, p.Slice, p.Release, p.Recipe.Prefix, pd, id}
 	return digestJSON(in)
 }
 

@@ -39,11 +39,23 @@ func TestCacheKeyChangesWithEveryInput(t *testing.T) {
 			k, _ := pipeline.CacheKey(&q, pipeline.Osslbuild, "rev1", id)
 			return k
 		},
-		"recipe": func() string {
+		"recipe's install prefix": func() string {
 			r := *p.Recipe
-			r.SHA256 = strings.Repeat("0", 64)
+			r.Prefix = "/opt/other"
 			q := *p
 			q.Recipe = &r
+			k, _ := pipeline.CacheKey(&q, pipeline.Osslbuild, "rev1", id)
+			return k
+		},
+		"release's URLs": func() string {
+			q := *p
+			q.Release.URLs = []string{"https://mirror.example/openssl.tar.gz"}
+			k, _ := pipeline.CacheKey(&q, pipeline.Osslbuild, "rev1", id)
+			return k
+		},
+		"slice's openssldir": func() string {
+			q := *p
+			q.Slice.OpenSSLDir = "/etc/other"
 			k, _ := pipeline.CacheKey(&q, pipeline.Osslbuild, "rev1", id)
 			return k
 		},
@@ -64,6 +76,15 @@ func TestCacheKeyChangesWithEveryInput(t *testing.T) {
 		if f() == base {
 			t.Errorf("changing the %s does not change the key", name)
 		}
+	}
+	// Another recipe file with the same plan (another name, path, origin
+	// and digest: a comment apart) shares the entry.
+	r := *p.Recipe
+	r.SHA256, r.Name, r.Path, r.Origin = strings.Repeat("0", 64), "copy", "ci/copy.toml", "file"
+	q := *p
+	q.Recipe = &r
+	if k, _ := pipeline.CacheKey(&q, pipeline.Osslbuild, "rev1", id); k != base {
+		t.Error("a recipe file with the same plan (only its bytes, name and path differ) changes the key")
 	}
 }
 
