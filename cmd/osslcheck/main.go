@@ -94,6 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	o := check.FromFlags(path, minopt, arch, asJSON, strict, isa, format)
 	o.Version = Version()
+	o.Stdout, o.Stderr = stdout, stderr
 	var err error
 	switch {
 	case *py:
