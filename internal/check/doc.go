@@ -37,9 +37,9 @@
 //     naming both: the line optimises (-O1 to -O3, -Os, -Oz) and the code
 //     looks -O0, or the line has no -O and the code looks optimised. Code
 //     with too little evidence contradicts nothing, except under -strict:
-//     where the few functions measured beneath a line that optimises look
-//     -O0 (a stripped -O0 archive), -strict fails the slice; without it a
-//     note says so.
+//     where the few functions measured (10 or more) beneath a line that
+//     optimises look -O0 (a stripped -O0 archive), -strict fails the
+//     slice; without it a note says so.
 //   - Unknown is not -O0: a placeholder line ("compiler: n/a" from
 //     BoringSSL and AWS-LC, "information not available" from LibreSSL,
 //     an empty line) or libcrypto's strings without a line, with too little

@@ -80,15 +80,22 @@ func (c *checker) judgeBinary(b *Binary) {
 	b.file = nil // the facts are in the report now
 }
 
+// littleFunctions is the fewest functions littleO0 weighs: a third of
+// codeclass.MinFunctions. Optimised code shows an -O0 trait in at most
+// about one function in ten, so half of ten or more showing one is no
+// accident; one or two functions (a build-info object alone) say nothing.
+const littleFunctions = codeclass.MinFunctions / 3
+
 // littleO0 weighs code with too little evidence against a compiler line
 // that optimises: fewer functions than codeclass.MinFunctions decide
-// nothing, but when the few measured look -O0 (score codeclass.O0Threshold
-// or more: a stripped -O0 archive shows only a few functions) they are all
-// the evidence there is against the line. -strict fails the slice for it
-// (rule optimisation); without -strict a note says so.
+// nothing, but when littleFunctions or more were measured and look -O0
+// (score codeclass.O0Threshold or more: a stripped -O0 archive shows one
+// function per member) they are all the evidence there is against the
+// line. -strict fails the slice for it (rule optimisation); without
+// -strict a note says so.
 func (c *checker) littleO0(b *Binary, s *Slice, v validate.OptVerdict) {
 	code := s.Code
-	if code == nil || code.Class != string(inspect.CodeTooLittle) || code.Functions == 0 || code.Score < codeclass.O0Threshold ||
+	if code == nil || code.Class != string(inspect.CodeTooLittle) || code.Functions < littleFunctions || code.Score < codeclass.O0Threshold ||
 		v.Status != validate.OptOK || v.Source != validate.SourceCompilerLine || v.Level == inspect.O0 || v.Level == inspect.Og {
 		return
 	}
