@@ -160,7 +160,7 @@ func RunPaths(ctx context.Context, o Options, label string, paths []string) erro
 			all.Ended += r.Ended
 		}
 		if all == nil {
-			return nil, errors.New("check: no path given")
+			return nil, usage("check: no path given")
 		}
 		all.Path, all.nothing = label, ""
 		if !judged {
