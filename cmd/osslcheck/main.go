@@ -8,8 +8,12 @@
 //	osslcheck dist/cryptography-46.0.0-cp311-abi3-macosx_11_0_arm64.whl -minopt=3
 //	osslcheck -python python3
 //
+// Flags may come before or after the paths; everything after "--" is a
+// path, so a file list from elsewhere (a glob, a wheelhouse) is passed as
+// `osslcheck [flags] -- FILE...`: a file named "-python" is then a file.
+//
 // It exits 0 when every rule holds, 1 when a rule is broken or the input
-// cannot be checked, 2 for a usage error.
+// cannot be checked, 2 for a usage error (a flag or a flag's value).
 package main
 
 import (
@@ -36,8 +40,9 @@ func main() {
 	os.Exit(code)
 }
 
-const usage = `usage: osslcheck PATH... [flags]    (flags before or after the paths)
-       osslcheck -python [INTERPRETER] [flags]
+const usage = `usage: osslcheck [flags] PATH...    (flags before or after the paths)
+       osslcheck [flags] -- PATH...     (every argument after -- is a path)
+       osslcheck -python [flags] [INTERPRETER]
 
 Audits OpenSSL builds: Mach-O, ELF and PE files, static libraries, wheels,
 osslbuild artifacts (verified against their manifests) and directories.
@@ -62,26 +67,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	isa := fs.String("isa", "", "fail compiled x86-64 code above this level: x86-64, core2, x86-64-v2, x86-64-v3, x86-64-v4")
 	format := fs.String("format", "", "output: text (default), json, or sarif (SARIF 2.1.0, for code scanning)")
 	py := fs.Bool("python", false, "audit a Python installation: PATH is the interpreter (default python3)")
+	pyTimeout := fs.Duration("python-timeout", python.DefaultTimeout, "with -python: how long the interpreter may run before its process group is killed")
 	version := fs.Bool("version", false, "print osslcheck's version and exit")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
 	}
-	// The path may come before the flags, as `go tool mage check PATH
-	// -minopt=3` takes it, or after them.
-	var paths []string
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
+	flags, paths := split(fs, args)
+	if err := fs.Parse(flags); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
 		}
-		if fs.NArg() == 0 {
-			break
-		}
-		paths = append(paths, fs.Arg(0))
-		rest = fs.Args()[1:]
+		return 2
 	}
 	if *version {
 		fmt.Fprintln(stdout, "osslcheck", Version())
@@ -97,10 +94,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	o := check.FromFlags(path, minopt, arch, asJSON, strict, isa, format)
 	o.Version = Version()
+	o.Stdout, o.Stderr = stdout, stderr
 	var err error
 	switch {
 	case *py:
-		err = python.Run(ctx, path, o)
+		err = python.Run(ctx, path, *pyTimeout, o)
 	case len(paths) > 1:
 		// Several inputs (a wheelhouse's wheels, as a glob gives them):
 		// one report, one verdict.
@@ -110,6 +108,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "osslcheck:", err)
+		if errors.Is(err, check.ErrUsage) {
+			return 2
+		}
 		// A rule broken has its annotations already; an input that could
 		// not be checked at all gets one too, under GitHub Actions.
 		if !errors.Is(err, check.ErrFailed) && report.InActions(nil) {
@@ -118,6 +119,42 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// split parts args into flags and paths as flag.Parse would read each
+// argument in its place: a flag's value is the flag's ("-arch x86_64"), a
+// lone "-" is a path, and after "--" everything is a path. The path may
+// come before the flags, as `go tool mage check PATH -minopt=3` takes it,
+// or after them. A flag fs does not know stays with the flags, for Parse
+// to refuse.
+func split(fs *flag.FlagSet, args []string) (flags, paths []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return flags, append(paths, args[i+1:]...)
+		}
+		if len(a) < 2 || a[0] != '-' {
+			paths = append(paths, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return flags, paths
 }
 
 // Version is the module version go install recorded ("v0.3.0", or a

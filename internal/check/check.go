@@ -23,6 +23,25 @@ import (
 // inspected and broke a rule; other errors mean it could not be checked.
 var ErrFailed = errors.New("check failed")
 
+// ErrUsage is matched (errors.Is) by Run's error when an option is wrong
+// (a -minopt, -arch, -isa or -format value, -json with another -format,
+// no path): a usage error, exit status 2 for osslcheck and, through the
+// error's ExitStatus method, for `go tool mage check`.
+var ErrUsage = errors.New("usage")
+
+// usageError is a wrong option: its message, ErrUsage and exit status 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string   { return e.err.Error() }
+func (e *usageError) Unwrap() []error { return []error{e.err, ErrUsage} }
+
+// ExitStatus is what mage exits with when a target returns the error.
+func (e *usageError) ExitStatus() int { return 2 }
+
+func usage(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
 // DefaultMinOpt is the -minopt used when Options.MinOpt is empty.
 const DefaultMinOpt = "2"
 
@@ -141,7 +160,7 @@ func RunPaths(ctx context.Context, o Options, label string, paths []string) erro
 			all.Ended += r.Ended
 		}
 		if all == nil {
-			return nil, errors.New("check: no path given")
+			return nil, usage("check: no path given")
 		}
 		all.Path, all.nothing = label, ""
 		if !judged {
@@ -169,12 +188,12 @@ func render(ctx context.Context, o Options, get func(Options) (*Result, error)) 
 	format := o.Format
 	switch {
 	case o.JSON && format != "" && format != "json":
-		return fmt.Errorf("check: -json and -format=%s: give one (-json is -format=json)", format)
+		return usage("check: -json and -format=%s: give one (-json is -format=json)", format)
 	case o.JSON, format == "json":
 		format = "json"
 	case format == "", format == "text", format == "sarif":
 	default:
-		return fmt.Errorf("check: -format=%s: want text, json or sarif", format)
+		return usage("check: -format=%s: want text, json or sarif", format)
 	}
 	machine := format == "json" || format == "sarif"
 	o.Digests = o.Digests || machine || report.SummaryEnabled(o.Env)
@@ -230,18 +249,18 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 	}
 	min, err := validate.ParseMinOpt(minS)
 	if err != nil {
-		return nil, fmt.Errorf("check: %w", err)
+		return nil, usage("check: %w", err)
 	}
 	if o.Path == "" {
-		return nil, errors.New("check: no path given")
+		return nil, usage("check: no path given")
 	}
 	for _, a := range o.Archs {
 		if !slices.ContainsFunc(inspect.ArchNames(), func(n string) bool { return validate.SameArch(n, a) }) {
-			return nil, fmt.Errorf("check: -arch=%s: unknown architecture (want names such as %s)", a, strings.Join(inspect.ArchNames(), ", "))
+			return nil, usage("check: -arch=%s: unknown architecture (want names such as %s)", a, strings.Join(inspect.ArchNames(), ", "))
 		}
 	}
 	if _, ok := codeclass.LevelRank(o.ISA); o.ISA != "" && !ok {
-		return nil, fmt.Errorf("check: -isa=%s: unknown level (want %s)", o.ISA, strings.Join(codeclass.ISALevels, ", "))
+		return nil, usage("check: -isa=%s: unknown level (want %s)", o.ISA, strings.Join(codeclass.ISALevels, ", "))
 	}
 	if o.TempDir == "" {
 		o.TempDir = os.TempDir()

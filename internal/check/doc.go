@@ -36,7 +36,10 @@
 //   - A compiler line the machine code contradicts fails whatever -minopt,
 //     naming both: the line optimises (-O1 to -O3, -Os, -Oz) and the code
 //     looks -O0, or the line has no -O and the code looks optimised. Code
-//     with too little evidence contradicts nothing and fails nothing.
+//     with too little evidence contradicts nothing, except under -strict:
+//     where the few functions measured (10 or more) beneath a line that
+//     optimises look -O0 (a stripped -O0 archive), -strict fails the
+//     slice; without it a note says so.
 //   - Unknown is not -O0: a placeholder line ("compiler: n/a" from
 //     BoringSSL and AWS-LC, "information not available" from LibreSSL,
 //     an empty line) or libcrypto's strings without a line, with too little

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/lifecycle"
@@ -34,6 +35,10 @@ func (c *checker) judgeBinary(b *Binary) {
 			v = rep.Slices[j]
 		}
 		b.Slices = append(b.Slices, facts(s, v))
+		c.littleO0(b, &b.Slices[len(b.Slices)-1], v.Opt)
+		if d := b.Slices[len(b.Slices)-1].Dylib; d != nil && d.Unreadable != "" {
+			b.notes = append(b.notes, fmt.Sprintf("%s %s: the dynamic section could not be read (%s): its SONAME, DT_NEEDED and run paths are not shown", b.Name(), v.Arch, d.Unreadable))
+		}
 		if v.ISA != nil && v.ISA.Unjudged != "" && len(v.ISA.Above) > 0 {
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: %d functions use extensions above %s (%s ...): %s", b.Name(), v.Arch, len(v.ISA.Above), v.ISA.Limit, v.ISA.Above[0].Function, v.ISA.Unjudged))
 		}
@@ -73,6 +78,34 @@ func (c *checker) judgeBinary(b *Binary) {
 		}
 	}
 	b.file = nil // the facts are in the report now
+}
+
+// littleFunctions is the fewest functions littleO0 weighs: a third of
+// codeclass.MinFunctions. Optimised code shows an -O0 trait in at most
+// about one function in ten, so half of ten or more showing one is no
+// accident; one or two functions (a build-info object alone) say nothing.
+const littleFunctions = codeclass.MinFunctions / 3
+
+// littleO0 weighs code with too little evidence against a compiler line
+// that optimises: fewer functions than codeclass.MinFunctions decide
+// nothing, but when littleFunctions or more were measured and look -O0
+// (score codeclass.O0Threshold or more: a stripped -O0 archive shows one
+// function per member) they are all the evidence there is against the
+// line. -strict fails the slice for it (rule optimisation); without
+// -strict a note says so.
+func (c *checker) littleO0(b *Binary, s *Slice, v validate.OptVerdict) {
+	code := s.Code
+	if code == nil || code.Class != string(inspect.CodeTooLittle) || code.Functions < littleFunctions || code.Score < codeclass.O0Threshold ||
+		v.Status != validate.OptOK || v.Source != validate.SourceCompilerLine || v.Level == inspect.O0 || v.Level == inspect.Og {
+		return
+	}
+	msg := fmt.Sprintf("compiler line says %s but the little machine code there is looks -O0 (score %.2f over %d functions, fewer than the %d a verdict needs)",
+		v.Level, code.Score, code.Functions, codeclass.MinFunctions)
+	if c.o.Strict {
+		s.Problems = append(s.Problems, Problem{Rule: Rule(validate.RuleOptimisation), Message: msg + ": -strict fails it"})
+		return
+	}
+	b.notes = append(b.notes, fmt.Sprintf("%s %s: %s (reported, not failed; -strict fails it)", b.Name(), s.Arch, msg))
 }
 
 // endOfLife names the release series of a judged slice's OpenSSL and
@@ -236,6 +269,8 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 			d := &Dylib{InstallName: e.Dynamic.Soname, Loads: []string{}, Rpaths: e.Dynamic.RunPaths()}
 			d.Loads = append(d.Loads, e.Dynamic.Needed...)
 			out.Dylib = d
+		} else if e != nil && e.DynamicErr != nil {
+			out.Dylib = &Dylib{Loads: []string{}, Unreadable: e.DynamicErr.Error()}
 		}
 		if m := o.MachO; m != nil && m.Type != macho.TypeObj {
 			d := &Dylib{Loads: []string{}, Rpaths: m.Rpaths}

@@ -117,6 +117,10 @@ type Dylib struct {
 	Compatibility string   `json:"compatibility_version,omitempty"`
 	Loads         []string `json:"loads"`
 	Rpaths        []string `json:"rpaths,omitempty"`
+	// Unreadable is why an ELF image's dynamic section, which its program
+	// headers announce, could not be read (malformed, or past one of the
+	// reader's limits); the other fields are then empty, not "none".
+	Unreadable string `json:"unreadable,omitempty"`
 }
 
 // Series is a release series and its end of life.

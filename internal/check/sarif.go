@@ -2,7 +2,9 @@ package check
 
 import (
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -141,7 +143,9 @@ func SARIF(w io.Writer, res *Result, version string) error {
 	for _, id := range ids {
 		rules = append(rules, sarifRule{ID: id, ShortDescription: sarifMessage{Text: ruleHelp[id]}})
 	}
-	for id := range used { // a rule the table lacks still gets an entry
+	// A rule the table lacks still gets an entry, in name order: the log
+	// is the same bytes on every run.
+	for _, id := range slices.Sorted(maps.Keys(used)) {
 		if _, ok := ruleHelp[id]; !ok {
 			rules = append(rules, sarifRule{ID: id, ShortDescription: sarifMessage{Text: id}})
 		}
@@ -153,13 +157,38 @@ func SARIF(w io.Writer, res *Result, version string) error {
 	return report.JSON(w, log)
 }
 
-// sarifURI is a file as SARIF names it: relative paths as given (code
-// scanning resolves them against the repository), absolute ones as file:
-// URIs.
+// sarifURI is a file as SARIF names it (artifactLocation.uri, an RFC 3986
+// URI reference): relative paths stay relative references (code scanning
+// resolves them against the repository), absolute ones become file: URIs.
+// Every byte but the unreserved ones and the "/" between segments is
+// percent-encoded: a quote, a backslash, a space, a newline, a "%", a ":"
+// (which in a first segment would read as a scheme), a "?" or "#".
 func sarifURI(p string) string {
 	p = filepath.ToSlash(p)
 	if strings.HasPrefix(p, "/") {
-		return "file://" + p
+		return "file://" + escapePath(p)
 	}
-	return strings.TrimPrefix(p, "./")
+	for strings.HasPrefix(p, "./") {
+		p = strings.TrimLeft(strings.TrimPrefix(p, "./"), "/")
+	}
+	return escapePath(p)
+}
+
+// escapePath percent-encodes p, keeping RFC 3986's unreserved characters
+// (ALPHA, DIGIT, "-", ".", "_", "~") and "/".
+func escapePath(p string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '.', c == '_', c == '~', c == '/':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+	return b.String()
 }

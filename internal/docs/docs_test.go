@@ -332,7 +332,7 @@ func TestCommandsParse(t *testing.T) {
 func osslcheckFlags(t *testing.T) []string {
 	t.Helper()
 	var out []string
-	for _, m := range regexp.MustCompile(`fs\.(?:String|Bool|Int|Var|Func|BoolFunc)\("([a-z0-9-]+)"`).FindAllStringSubmatch(read(t, "cmd/osslcheck/main.go"), -1) {
+	for _, m := range regexp.MustCompile(`fs\.(?:String|Bool|Int|Duration|Var|Func|BoolFunc)\("([a-z0-9-]+)"`).FindAllStringSubmatch(read(t, "cmd/osslcheck/main.go"), -1) {
 		out = append(out, m[1])
 	}
 	return out
@@ -360,6 +360,9 @@ func TestOsslcheckFlagsParse(t *testing.T) {
 					}
 					n++
 					for _, a := range w[at+1:] {
+						if a == "--" {
+							break // every argument after it is a path
+						}
 						if !strings.HasPrefix(a, "-") {
 							continue
 						}

@@ -64,6 +64,18 @@ func TestCheckActionRuns(t *testing.T) {
 		return invocation{name: name, inputs: inputs, workspace: ws, temp: t.TempDir(), env: jobEnv()}
 	}
 	hostileName := "wheelhouse/x%0A::warning title=INJ::b.whl"
+	bad := map[string]string{"wheelhouse/bad-1.0-cp311-abi3-macosx_11_0_arm64.whl": in["wheel"], "wheelhouse/ok-1.0-cp311-abi3-macosx_11_0_arm64.whl": in["good-wheel"]}
+	good := map[string]string{"wheelhouse/ok-1.0-cp311-abi3-macosx_11_0_arm64.whl": in["good-wheel"]}
+	// outside is a directory beside the workspace, where nothing may be
+	// written or run.
+	outside := t.TempDir()
+	link := func(name, target string) func(t *testing.T, ws string) {
+		return func(t *testing.T, ws string) {
+			if err := os.Symlink(strings.ReplaceAll(target, "$WS", ws), filepath.Join(ws, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	for _, tc := range []struct {
 		name    string
 		inputs  map[string]string
@@ -71,24 +83,66 @@ func TestCheckActionRuns(t *testing.T) {
 		ok      bool
 		log     []string // in the log
 		summary []string // in the step summary
+		setup   func(t *testing.T, ws string)
+		absent  []string // files that must not exist afterwards ($WS: the workspace)
 	}{
 		{"the pyca bug in a wheelhouse", map[string]string{"path": "wheelhouse/*.whl", "minopt": "3", "sarif": "out/check.sarif"},
 			map[string]string{"wheelhouse/bad-1.0-cp311-abi3-macosx_11_0_arm64.whl": in["wheel"], "wheelhouse/ok-1.0-cp311-abi3-macosx_11_0_arm64.whl": in["good-wheel"]},
 			false, []string{"::error file=wheelhouse/bad-1.0-cp311-abi3-macosx_11_0_arm64.whl,title=osslbuild check%3A pkg/_rust.abi3.so arm64::", "osslcheck "},
-			[]string{"| artifact | arch |", "bad-1.0-cp311-abi3-macosx\\_11\\_0\\_arm64.whl(pkg/\\_rust.abi3.so) | arm64 | 3.5.7", "FAILED"}},
+			[]string{"| artifact | arch |", "bad-1.0-cp311-abi3-macosx\\_11\\_0\\_arm64.whl(pkg/\\_rust.abi3.so) | arm64 | 3.5.7", "FAILED"}, nil, nil},
 		{"a good wheel", map[string]string{"path": "wheelhouse/*.whl", "arch": "arm64", "strict": "true"},
 			map[string]string{"wheelhouse/ok-1.0-cp311-abi3-macosx_11_0_arm64.whl": in["good-wheel"]},
-			true, nil, []string{"ok-1.0-cp311-abi3-macosx\\_11\\_0\\_arm64.whl(pkg/\\_rust.abi3.so) | arm64 | 3.5.7 | 11.0 | -O3"}},
+			true, nil, []string{"ok-1.0-cp311-abi3-macosx\\_11\\_0\\_arm64.whl(pkg/\\_rust.abi3.so) | arm64 | 3.5.7 | 11.0 | -O3"}, nil, nil},
 		{"a pattern that matches nothing", map[string]string{"path": "dist/*.whl"}, nil,
-			false, []string{"::error title=osslcheck::check: lstat dist/*.whl: no such file or directory"}, nil},
+			false, []string{"::error title=osslcheck::check: lstat dist/*.whl: no such file or directory"}, nil, nil, nil},
 		{"a bad strict input", map[string]string{"path": "x", "strict": "yes"}, nil,
-			false, []string{"::error title=osslbuild check::input strict: want true or false"}, nil},
+			false, []string{"::error title=osslbuild check::input strict: want true or false"}, nil, nil, nil},
 		{"a hostile file name", map[string]string{"path": "wheelhouse/*.whl"},
-			map[string]string{hostileName: in["wheel"]}, false, []string{"%3A%3Awarning title=INJ%3A%3Ab.whl"}, nil},
+			map[string]string{hostileName: in["wheel"]}, false, []string{"%3A%3Awarning title=INJ%3A%3Ab.whl"}, nil, nil, nil},
+		// Issue #35: path lines are files, never flags. Before "--", the
+		// line -python made osslcheck run the next file as the interpreter.
+		{"a path line -python before a program", map[string]string{"path": "-python\n./evil"}, nil,
+			false, []string{"lstat -python: no such file or directory"}, nil,
+			func(t *testing.T, ws string) {
+				os.WriteFile(filepath.Join(ws, "evil"), []byte("#!/bin/sh\ntouch \"$(dirname \"$0\")/ran\"\n"), 0o755)
+			}, []string{"$WS/ran"}},
+		// A glob's match named -version made osslcheck print its version
+		// and pass the step.
+		{"a file named -version matched by a glob", map[string]string{"path": "*"},
+			map[string]string{"bad.whl": in["wheel"], "-version": in["good-wheel"]}, false,
+			[]string{"::error file=bad.whl,title=osslbuild check%3A pkg/_rust.abi3.so arm64::", "-version(pkg/_rust.abi3.so)"}, nil, nil, nil},
+		// The SARIF file stays inside the workspace.
+		{"sarif ../", map[string]string{"path": "wheelhouse/*.whl", "sarif": "../escape.sarif"}, good,
+			false, []string{"::error title=osslbuild check::input sarif: resolves outside the workspace"}, nil, nil, []string{"$WS/../escape.sarif"}},
+		{"sarif through .. inside a directory", map[string]string{"path": "wheelhouse/*.whl", "sarif": "out/../../escape.sarif"}, good,
+			false, []string{"::error title=osslbuild check::input sarif: resolves outside the workspace"}, nil, nil, []string{"$WS/../escape.sarif"}},
+		{"sarif absolute", map[string]string{"path": "wheelhouse/*.whl", "sarif": outside + "/abs.sarif"}, good,
+			false, []string{"::error title=osslbuild check::input sarif: an absolute path"}, nil, nil, []string{outside + "/abs.sarif"}},
+		{"sarif through a directory link leaving the workspace", map[string]string{"path": "wheelhouse/*.whl", "sarif": "reports/sub/x.sarif"}, good,
+			false, []string{"::error title=osslbuild check::input sarif: resolves outside the workspace"}, nil,
+			link("reports", outside), []string{outside + "/sub", outside + "/x.sarif"}},
+		{"sarif a file link leaving the workspace", map[string]string{"path": "wheelhouse/*.whl", "sarif": "x.sarif"}, good,
+			false, []string{"::error title=osslbuild check::input sarif: is a symbolic link"}, nil,
+			link("x.sarif", outside+"/linked.sarif"), []string{outside + "/linked.sarif"}},
+		{"sarif through a link inside the workspace", map[string]string{"path": "wheelhouse/*.whl", "minopt": "3", "sarif": "res/check.sarif"}, bad,
+			false, []string{"::error file=wheelhouse/bad-1.0-cp311-abi3-macosx_11_0_arm64.whl"}, nil,
+			func(t *testing.T, ws string) {
+				os.Mkdir(filepath.Join(ws, "real"), 0o755)
+				link("res", "$WS/real")(t, ws)
+			}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := newJob(tc.name, tc.inputs, tc.files)
+			if tc.setup != nil {
+				tc.setup(t, j.workspace)
+			}
 			res := a.run(context.Background(), j)
+			for _, p := range tc.absent {
+				p = strings.ReplaceAll(p, "$WS", j.workspace)
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("%s exists: the action wrote or ran outside what it was given", p)
+				}
+			}
 			if (res.err == nil) != tc.ok {
 				t.Fatalf("err %v, want ok %v\n%s", res.err, tc.ok, tail(res.log))
 			}
@@ -116,6 +170,9 @@ func TestCheckActionRuns(t *testing.T) {
 							RuleID string `json:"ruleId"`
 						} `json:"results"`
 					} `json:"runs"`
+				}
+				if len(tc.absent) > 0 {
+					return // refused: no SARIF written
 				}
 				if err != nil || json.Unmarshal(b, &doc) != nil || doc.Version != "2.1.0" || len(doc.Runs[0].Results) != 1 || doc.Runs[0].Results[0].RuleID != "optimisation" {
 					t.Errorf("sarif %s: %v %s", s, err, b)

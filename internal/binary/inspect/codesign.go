@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/binary"
@@ -82,7 +83,27 @@ type codeDirectory struct {
 	hashSize               int
 	hashType, pageSizeLog2 uint8
 	flags                  uint32
+	ident                  string // the identifier, NUL-terminated inside the directory
 }
+
+// Blob magics by the SuperBlob index type that holds them: a blob of
+// another kind in a slot (a second code directory where the requirements
+// belong) is malformed, whatever its special slot's hash says.
+var csSlotMagic = map[uint32]uint32{
+	csSlotCodeDirectory:  csMagicCodeDirectory,
+	csSlotRequirements:   0xfade0c01, // CSMAGIC_REQUIREMENTS
+	csSlotEntitlements:   0xfade7171, // CSMAGIC_EMBEDDED_ENTITLEMENTS
+	csSlotDEREntitlement: 0xfade7172, // CSMAGIC_EMBEDDED_DER_ENTITLEMENTS
+	csSlotCMS:            0xfade0b01, // CSMAGIC_BLOBWRAPPER
+}
+
+// csSlotAlternateCD are the slots of alternate code directories (another
+// hash type beside the first), which are code directories too.
+const csSlotAlternateCD, csSlotAlternateCDEnd = 0x1000, 0x1005
+
+// csCodeDirectoryHeader is the size of the CodeDirectory fields read here
+// (magic to pageSize and spare2); an identifier starts after them.
+const csCodeDirectoryHeader = 44
 
 // ReadCodeSignature reads and checks the code signature of the thin
 // Mach-O image m, which lies at off in r (0 for a thin file, the slice's
@@ -98,16 +119,7 @@ func ReadCodeSignature(r io.ReaderAt, off int64, m *MachO) (*CodeSignature, erro
 		return nil, err
 	}
 	cs := &CodeSignature{Flags: cd.flags, PageSize: 1 << cd.pageSizeLog2, CodeLimit: cd.codeLimit, Pages: cd.nCode}
-	if cd.identOff > 0 && cd.identOff < cd.length {
-		id := blob[cd.at+cd.identOff : cd.at+cd.length]
-		for i, b := range id {
-			if b == 0 {
-				id = id[:i]
-				break
-			}
-		}
-		cs.Identifier = string(id)
-	}
+	cs.Identifier = cd.ident
 	newHash, name := hasher(cd.hashType)
 	cs.HashType = name
 	page := make([]byte, cs.PageSize)
@@ -124,7 +136,8 @@ func ReadCodeSignature(r io.ReaderAt, off int64, m *MachO) (*CodeSignature, erro
 			cs.Stale = append(cs.Stale, i)
 		}
 	}
-	// The special slots of the blobs the SuperBlob holds.
+	// The special slots of the blobs the SuperBlob holds (their bounds
+	// and kinds checked by readCodeDirectory).
 	count := int(binary.BigEndian.Uint32(blob[8:]))
 	for i := 0; i < count; i++ {
 		typ := binary.BigEndian.Uint32(blob[12+8*i:])
@@ -136,13 +149,7 @@ func ReadCodeSignature(r io.ReaderAt, off int64, m *MachO) (*CodeSignature, erro
 			if int(typ) > cd.nSpecial {
 				return nil, fmt.Errorf("%w: blob type %d has no special slot (the code directory has %d)", ErrSignature, typ, cd.nSpecial)
 			}
-			if at+8 > int64(len(blob)) {
-				return nil, fmt.Errorf("%w: blob type %d at %d outside the %d-byte signature", ErrSignature, typ, at, len(blob))
-			}
 			l := int64(binary.BigEndian.Uint32(blob[at+4:]))
-			if l < 8 || at+l > int64(len(blob)) {
-				return nil, fmt.Errorf("%w: blob type %d: length %d outside the signature", ErrSignature, typ, l)
-			}
 			h := newHash()
 			h.Write(blob[at : at+l])
 			slot := cd.at + cd.hashOffset - int64(int(typ)*cd.hashSize)
@@ -186,19 +193,43 @@ func readCodeDirectory(r io.ReaderAt, off int64, m *MachO) ([]byte, *codeDirecto
 	if 12+8*count > size {
 		return nil, nil, bad("%d blob index entries do not fit in %d bytes", count, size)
 	}
+	// Every blob the index names lies inside the signature, once per
+	// type, and is of the kind its type holds.
+	seen := map[uint32]bool{}
+	for i := int64(0); i < count; i++ {
+		typ, at := be.Uint32(blob[12+8*i:]), int64(be.Uint32(blob[16+8*i:]))
+		if seen[typ] {
+			return nil, nil, bad("blob index entry %d: a second blob of type %#x", i, typ)
+		}
+		seen[typ] = true
+		if at < 12+8*count || at+8 > size {
+			return nil, nil, bad("blob type %#x at %d outside the %d-byte signature (after its %d-entry index)", typ, at, size, count)
+		}
+		if l := int64(be.Uint32(blob[at+4:])); l < 8 || l > size-at {
+			return nil, nil, bad("blob type %#x: length %d at %d runs past the %d-byte signature", typ, l, at, size)
+		}
+		magic := be.Uint32(blob[at:])
+		want, known := csSlotMagic[typ]
+		if typ >= csSlotAlternateCD && typ < csSlotAlternateCDEnd {
+			want, known = csMagicCodeDirectory, true
+		}
+		switch {
+		case known && magic != want:
+			return nil, nil, bad("blob type %#x: magic %#x, expected %#x", typ, magic, want)
+		case !known && magic == csMagicCodeDirectory:
+			return nil, nil, bad("blob type %#x: a code directory in a slot that holds none", typ)
+		}
+	}
 	var cd *codeDirectory
 	for i := int64(0); i < count; i++ {
 		if be.Uint32(blob[12+8*i:]) != csSlotCodeDirectory {
 			continue
 		}
 		at := int64(be.Uint32(blob[16+8*i:]))
-		if at+44 > size {
+		if at+csCodeDirectoryHeader > size {
 			return nil, nil, bad("code directory at %d outside the %d-byte signature", at, size)
 		}
 		b := blob[at:]
-		if be.Uint32(b) != csMagicCodeDirectory {
-			return nil, nil, bad("code directory magic %#x, expected %#x", be.Uint32(b), csMagicCodeDirectory)
-		}
 		cd = &codeDirectory{
 			at: at, length: int64(be.Uint32(b[4:])), flags: be.Uint32(b[12:]),
 			hashOffset: int64(be.Uint32(b[16:])), identOff: int64(be.Uint32(b[20:])),
@@ -224,7 +255,17 @@ func readCodeDirectory(r io.ReaderAt, off int64, m *MachO) ([]byte, *codeDirecto
 		return nil, nil, bad("%d page hashes for %d bytes in pages of %d", cd.nCode, cd.codeLimit, 1<<cd.pageSizeLog2)
 	case cd.hashOffset < int64(cd.nSpecial*cd.hashSize) || cd.hashOffset+int64(cd.nCode*cd.hashSize) > cd.length:
 		return nil, nil, bad("hash slots at %d (%d special, %d code) outside the %d-byte code directory", cd.hashOffset, cd.nSpecial, cd.nCode, cd.length)
+	case cd.identOff < csCodeDirectoryHeader || cd.identOff >= cd.length:
+		// macOS requires the identifier, a NUL-terminated string inside
+		// the directory, and refuses the image otherwise.
+		return nil, nil, bad("identifier offset %d outside the %d-byte code directory (expected %d or more, before its end)", cd.identOff, cd.length, csCodeDirectoryHeader)
 	}
+	id := blob[cd.at+cd.identOff : cd.at+cd.length]
+	n := bytes.IndexByte(id, 0)
+	if n < 0 {
+		return nil, nil, bad("identifier at %d not NUL-terminated inside the %d-byte code directory", cd.identOff, cd.length)
+	}
+	cd.ident = string(id[:n])
 	return blob, cd, nil
 }
 

@@ -2,12 +2,15 @@ package inspect_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
@@ -134,5 +137,137 @@ func TestCodeSignature(t *testing.T) {
 	x86 := signedDylib(t, "x86_64", "10.12")
 	if _, cs, err := signature(t, x86); cs != nil || err != nil {
 		t.Errorf("x86_64 dylib signature %+v, %v: ld64.lld signs only arm64", cs, err)
+	}
+}
+
+// withSignature replaces the code signature of the thin image b (whose
+// LC_CODE_SIGNATURE is m's) by sig, as a forger re-signing ad hoc would:
+// the image is cut where its signature started, sig appended, the
+// command's datasize set to sig's, and the page hashes of the code
+// directory the index's first entry names computed again (datasize lies
+// in page 0).
+func withSignature(t *testing.T, b []byte, m *inspect.MachO, sig []byte) []byte {
+	t.Helper()
+	start := int(m.CodeSignature.Offset)
+	out := append(bytes.Clone(b[:start]), sig...)
+	ncmds := binary.LittleEndian.Uint32(out[16:])
+	found := false
+	for i, off := uint32(0), 32; i < ncmds && !found; i++ {
+		cmd, size := binary.LittleEndian.Uint32(out[off:]), binary.LittleEndian.Uint32(out[off+4:])
+		if cmd == 0x1d { // LC_CODE_SIGNATURE
+			binary.LittleEndian.PutUint32(out[off+12:], uint32(len(sig)))
+			found = true
+		}
+		off += int(size)
+	}
+	if !found {
+		t.Fatal("no LC_CODE_SIGNATURE")
+	}
+	be := binary.BigEndian
+	cd := start + int(be.Uint32(sig[16:]))
+	hashes := cd + int(be.Uint32(out[cd+16:]))
+	for i := 0; i*4096 < start; i++ {
+		h := sha256.Sum256(out[i*4096 : min((i+1)*4096, start)])
+		copy(out[hashes+32*i:], h[:])
+	}
+	return out
+}
+
+// superBlob lays out blobs (index type, blob) as a SuperBlob.
+func superBlob(blobs ...[2][]byte) []byte {
+	be := binary.BigEndian
+	head := 12 + 8*len(blobs)
+	sb := make([]byte, head)
+	be.PutUint32(sb[0:], 0xfade0cc0)
+	be.PutUint32(sb[8:], uint32(len(blobs)))
+	for i, bl := range blobs {
+		be.PutUint32(sb[12+8*i:], be.Uint32(bl[0]))
+		be.PutUint32(sb[16+8*i:], uint32(len(sb)))
+		sb = append(sb, bl[1]...)
+	}
+	be.PutUint32(sb[4:], uint32(len(sb)))
+	return sb
+}
+
+func typ(n uint32) []byte { return binary.BigEndian.AppendUint32(nil, n) }
+
+// TestCodeSignatureForged: signatures that keep every page hash valid but
+// are not what macOS accepts are malformed: a code directory whose
+// identifier offset lies outside it, or whose identifier is not
+// NUL-terminated inside it; a SuperBlob with a second code directory
+// where the requirements belong (its special-slot hash made to match);
+// two code directories; a blob outside the signature. Each is ld64.lld's
+// real signature of a real dylib, rewritten.
+func TestCodeSignatureForged(t *testing.T) {
+	orig := signedDylib(t, "arm64", "11.0")
+	m, cs, err := signature(t, orig)
+	if err != nil || !cs.Valid() {
+		t.Fatalf("%+v, %v", cs, err)
+	}
+	be := binary.BigEndian
+	sig := orig[m.CodeSignature.Offset : m.CodeSignature.Offset+m.CodeSignature.Count]
+	cdAt := be.Uint32(sig[16:])
+	cd := bytes.Clone(sig[cdAt : cdAt+be.Uint32(sig[cdAt+4:])])
+	if be.Uint32(sig[8:]) != 1 || be.Uint32(cd) != 0xfade0c02 {
+		t.Fatalf("ld64.lld's signature: %d blobs, magic %#x", be.Uint32(sig[8:]), be.Uint32(cd))
+	}
+	withIdent := func(off uint32) []byte {
+		c := bytes.Clone(cd)
+		be.PutUint32(c[20:], off)
+		return c
+	}
+	// The identifier reaches the end of the directory: after the last
+	// NUL in it, nothing is terminated.
+	unterminated := uint32(bytes.LastIndexByte(cd, 0) + 1)
+
+	// The code directory given two special slots, the requirements'
+	// (-2) holding the hash of a second code directory, the original.
+	twoSlots := func() []byte {
+		hashOffset, nSpecial := be.Uint32(cd[16:]), be.Uint32(cd[24:])
+		if nSpecial != 0 {
+			t.Fatalf("ld64.lld wrote %d special slots", nSpecial)
+		}
+		h := sha256.Sum256(cd)
+		special := append(bytes.Clone(h[:]), make([]byte, 32)...) // slot -2, slot -1
+		c := append(append(bytes.Clone(cd[:hashOffset]), special...), cd[hashOffset:]...)
+		be.PutUint32(c[4:], uint32(len(c)))
+		be.PutUint32(c[16:], hashOffset+64)
+		be.PutUint32(c[24:], 2)
+		return c
+	}()
+	for _, tc := range []struct {
+		name string
+		sig  []byte
+		want string // in the error; "" for a valid signature
+	}{
+		{"ld64.lld's, laid out again", superBlob([2][]byte{typ(0), cd}), ""},
+		{"identifier offset past the directory", superBlob([2][]byte{typ(0), withIdent(uint32(len(cd)) + 100)}), "identifier offset"},
+		{"identifier offset at the directory's end", superBlob([2][]byte{typ(0), withIdent(uint32(len(cd)))}), "identifier offset"},
+		{"identifier offset inside the header", superBlob([2][]byte{typ(0), withIdent(8)}), "identifier offset 8"},
+		{"identifier not terminated", superBlob([2][]byte{typ(0), withIdent(unterminated)}), "not NUL-terminated"},
+		{"a second code directory where the requirements belong", superBlob([2][]byte{typ(0), twoSlots}, [2][]byte{typ(2), cd}),
+			"blob type 0x2: magic 0xfade0c02, expected 0xfade0c01"},
+		{"two code directories", superBlob([2][]byte{typ(0), cd}, [2][]byte{typ(0), cd}), "a second blob of type 0x0"},
+		{"a code directory in an unknown slot", superBlob([2][]byte{typ(0), cd}, [2][]byte{typ(0x2000), cd}), "a code directory in a slot that holds none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := withSignature(t, orig, m, tc.sig)
+			_, cs, err := signature(t, b)
+			if tc.want == "" {
+				if err != nil || !cs.Valid() || cs.Identifier != "liba.1.dylib" {
+					t.Errorf("%+v, %v", cs, err)
+				}
+				return
+			}
+			if !errors.Is(err, inspect.ErrSignature) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("signature %+v, error %v: want ErrSignature with %q", cs, err, tc.want)
+			}
+		})
+	}
+	// A blob whose offset lies past the signature.
+	b := withSignature(t, orig, m, superBlob([2][]byte{typ(0), cd}))
+	be.PutUint32(b[m.CodeSignature.Offset+16:], 1<<20)
+	if _, _, err := signature(t, b); !errors.Is(err, inspect.ErrSignature) || !strings.Contains(err.Error(), "outside the") {
+		t.Errorf("a blob past the signature: %v", err)
 	}
 }

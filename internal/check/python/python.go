@@ -10,6 +10,8 @@ package python
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +20,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/osslbuild/osslbuild/internal/check"
 	"github.com/osslbuild/osslbuild/internal/report"
@@ -28,7 +32,7 @@ import (
 // mapped when the image list is read.
 const probe = `
 import json, os, sys, sysconfig
-out = {"version": sys.version.split()[0], "executable": sys.executable, "modules": {}, "loaded": [], "dirs": [], "errors": []}
+out = {"probe": sys.argv[1], "version": sys.version.split()[0], "executable": sys.executable, "modules": {}, "loaded": [], "dirs": [], "errors": []}
 for name in ("_ssl", "_hashlib"):
     try:
         out["modules"][name] = __import__(name).__file__
@@ -70,6 +74,7 @@ print(json.dumps(out))
 
 // Install is what the probe found.
 type Install struct {
+	Probe      string            `json:"probe"` // the nonce the probe was given: proof the answer is its own
 	Version    string            `json:"version"`
 	Executable string            `json:"executable"`
 	OpenSSL    string            `json:"openssl"` // ssl.OPENSSL_VERSION: what _ssl reports at run time
@@ -79,35 +84,134 @@ type Install struct {
 	Errors     []string          `json:"errors"`  // modules that would not import
 }
 
+// Limits on the interpreter: it is a program named by the user, possibly
+// a wrapper or a hostile one, and osslcheck must end whatever it does.
+const (
+	// DefaultTimeout is how long the interpreter may run (-python-timeout):
+	// importing ssl and cryptography takes well under a second.
+	DefaultTimeout = 60 * time.Second
+	// MaxOutput caps what is kept of its stdout and of its stderr each:
+	// the probe's answer is a few KiB (a few hundred mapped files).
+	MaxOutput = 4 << 20
+)
+
+// ErrInterpreter marks every way the interpreter failed to give the
+// probe's answer: not found, no exit within the deadline, too much
+// output, output that is not the probe's, an exit status.
+var ErrInterpreter = errors.New("python interpreter")
+
 // Probe runs the interpreter (default python3, found on PATH) and reports
-// what it holds.
-func Probe(ctx context.Context, interpreter string) (*Install, error) {
+// what it holds. It gives the interpreter timeout (DefaultTimeout when 0)
+// and MaxOutput bytes of stdout and of stderr; past either, the
+// interpreter's process group is killed. Its answer must be the probe's
+// own JSON document, carrying the nonce the probe was given.
+func Probe(ctx context.Context, interpreter string, timeout time.Duration) (*Install, error) {
 	if interpreter == "" {
 		interpreter = "python3"
 	}
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
 	exe, err := exec.LookPath(interpreter)
 	if err != nil {
-		return nil, fmt.Errorf("python interpreter %s: %w (give one: -python /path/to/python)", interpreter, err)
+		return nil, fmt.Errorf("%w %s: %w (give one: -python /path/to/python)", ErrInterpreter, interpreter, err)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, exe, "-c", probe)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%w %s: %s", ErrInterpreter, exe, fmt.Sprintf(format, args...))
+	}
+	var nb [16]byte
+	if _, err := rand.Read(nb[:]); err != nil {
+		return nil, fmt.Errorf("python probe nonce: %w", err)
+	}
+	nonce := hex.EncodeToString(nb[:])
+
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	runCtx, stop := context.WithTimeoutCause(runCtx, timeout, errDeadline)
+	defer stop()
+	stdout := &capped{name: "stdout", max: MaxOutput, over: cancel}
+	stderr := &capped{name: "stderr", max: MaxOutput, over: cancel}
+	cmd := exec.CommandContext(runCtx, exe, "-c", probe, nonce)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
-			msg = msg[i+1:]
-		}
-		return nil, fmt.Errorf("python interpreter %s: running it failed: %w: %s", exe, err, msg)
+	// A process group of its own, killed whole: a wrapper script's
+	// children (a sleep, a printer) end with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// A child that escaped the group but holds the pipes open does not
+	// keep Wait waiting.
+	cmd.WaitDelay = 2 * time.Second
+	err = cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what outlived the leader
 	}
+	switch cause := context.Cause(runCtx); {
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("%w %s: %w", ErrInterpreter, exe, context.Cause(ctx))
+	case errors.Is(cause, errDeadline):
+		return nil, fail("no exit within %v (-python-timeout): killed its process group", timeout)
+	case errors.Is(cause, errTooMuch):
+		return nil, fail("%v: killed its process group", cause)
+	case err != nil:
+		msg := lastLine(stderr.buf.String())
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil, fail("exited with %v: %q", ee.ProcessState, msg)
+		}
+		return nil, fail("running it failed: %v: %q", err, msg)
+	}
+	dec := json.NewDecoder(bytes.NewReader(stdout.buf.Bytes()))
+	dec.DisallowUnknownFields()
 	var in Install
-	if err := json.Unmarshal(stdout.Bytes(), &in); err != nil {
-		return nil, fmt.Errorf("python interpreter %s: its answer is not the probe's JSON (%v): %.200q", exe, err, stdout.String())
+	if err := dec.Decode(&in); err != nil {
+		return nil, fail("its answer is not the probe's JSON (%v): %.200q", err, stdout.buf.String())
+	}
+	if dec.More() {
+		return nil, fail("its answer is not the probe's JSON (more after the document): %.200q", stdout.buf.String())
+	}
+	if in.Probe != nonce || in.Version == "" {
+		return nil, fail("its answer is not the probe's (nonce %q, version %q; the probe gives the nonce %s and a version): %.200q", in.Probe, in.Version, nonce, stdout.buf.String())
 	}
 	if in.Executable == "" {
 		in.Executable = exe
 	}
 	return &in, nil
+}
+
+var (
+	errDeadline = errors.New("deadline")
+	errTooMuch  = errors.New("too much output")
+)
+
+// capped keeps up to max bytes written to it; the first write past them
+// calls over, which kills the interpreter, and fails.
+type capped struct {
+	name string
+	max  int
+	buf  bytes.Buffer
+	over func(error)
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.buf.Len()+len(p) > c.max {
+		err := fmt.Errorf("%w: more than %d bytes on %s", errTooMuch, c.max, c.name)
+		c.over(err)
+		return 0, err
+	}
+	return c.buf.Write(p)
+}
+
+// lastLine is the last line of s (a traceback's exception), at most 500
+// bytes of it.
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 500 {
+		s = s[:500] + "..."
+	}
+	return s
 }
 
 // Paths are the files and directories of in that check judges: the
@@ -138,11 +242,12 @@ func (in *Install) Paths() []string {
 }
 
 // Run audits the installation of interpreter as check audits a path, with
-// o's policy and output: every path of Paths, one verdict.
+// o's policy and output: every path of Paths, one verdict. timeout is
+// Probe's.
 // Its errors, like check.Run's, are safe to print under GitHub Actions: an
 // interpreter path or a module's error message is outside text.
-func Run(ctx context.Context, interpreter string, o check.Options) error {
-	in, err := Probe(ctx, interpreter)
+func Run(ctx context.Context, interpreter string, timeout time.Duration, o check.Options) error {
+	in, err := Probe(ctx, interpreter, timeout)
 	if err != nil {
 		return report.SafeError(o.Env, err)
 	}
