@@ -39,6 +39,7 @@ var ruleHelp = map[string]string{
 	string(validate.RuleDependency):    "an artifact's dylib loads a dylib other than libSystem and its sibling, or has a run path",
 	string(validate.RuleBuildPath):     "a dylib names the build directory",
 	string(validate.RuleExports):       "a dylib exports a symbol no object of the release defines",
+	string(validate.RuleRefusedFlag):   "an artifact's compiler line shows a flag that loads code into the compiler, reads a file into the compile or changes code generation behind -O3",
 	string(RuleManifest):               "an osslbuild artifact differs from what its manifest promises",
 	string(RuleEndOfLife):              "the OpenSSL series is past its end of life (-strict)",
 	"inspect":                          "the file could not be inspected",
