@@ -472,8 +472,8 @@ func TestMiniCacheRefusesResealedO0(t *testing.T) {
 // TestMiniCacheHitRecordsTheAskingRecipe: two byte-identical recipe files
 // share cache entries, but each run publishes its own recipe's origin and
 // path: the same command gives the same tarball whichever file filled the
-// cache, and the same bytes as on an empty cache. Both orders, slice and
-// universal2.
+// cache, and the same bytes as on an empty cache. Both orders, for the
+// slices and the merge of a build:universal2.
 func TestMiniCacheHitRecordsTheAskingRecipe(t *testing.T) {
 	requireMini(t)
 	s := miniSettings(t, nil)
@@ -481,18 +481,12 @@ func TestMiniCacheHitRecordsTheAskingRecipe(t *testing.T) {
 	first := s.Recipe
 	second := testfixture.CopyFile(t, first, filepath.Join(t.TempDir(), "copy.toml"))
 	rt := miniRuntime(t, io.Discard)
-	build := func(recipe, cache string, universal bool) map[string]string {
+	build := func(recipe, cache string) map[string]string {
 		t.Helper()
 		s := s
 		s.Recipe, s.Fetch.CacheDir = recipe, cache
 		s.Out = filepath.Join(t.TempDir(), "dist")
-		var err error
-		if universal {
-			_, err = pipeline.Universal2(context.Background(), s, rt)
-		} else {
-			_, err = pipeline.Slice(context.Background(), s, rt, "arm64", nil)
-		}
-		if err != nil {
+		if _, err := pipeline.Universal2(context.Background(), s, rt); err != nil {
 			t.Fatal(err)
 		}
 		got := map[string]string{}
@@ -512,20 +506,18 @@ func TestMiniCacheHitRecordsTheAskingRecipe(t *testing.T) {
 		}
 		return got
 	}
-	for _, universal := range []bool{false, true} {
-		empty := map[string]map[string]string{}
-		for _, r := range []string{first, second} {
-			empty[r] = build(r, t.TempDir(), universal)
-		}
-		if equal(empty[first], empty[second]) {
-			t.Fatalf("the two recipe paths give the same tarballs: the test shows nothing")
-		}
-		for _, order := range [][2]string{{first, second}, {second, first}} {
-			cache := t.TempDir()
-			build(order[0], cache, universal)
-			if got := build(order[1], cache, universal); !equal(got, empty[order[1]]) {
-				t.Errorf("universal2=%v: %s after %s filled the cache gives %v, on an empty cache %v", universal, filepath.Base(order[1]), filepath.Base(order[0]), got, empty[order[1]])
-			}
+	empty := map[string]map[string]string{}
+	for _, r := range []string{first, second} {
+		empty[r] = build(r, t.TempDir())
+	}
+	if equal(empty[first], empty[second]) {
+		t.Fatalf("the two recipe paths give the same tarballs: the test shows nothing")
+	}
+	for _, order := range [][2]string{{first, second}, {second, first}} {
+		cache := t.TempDir()
+		build(order[0], cache)
+		if got := build(order[1], cache); !equal(got, empty[order[1]]) {
+			t.Errorf("%s after %s filled the cache gives %v, on an empty cache %v", filepath.Base(order[1]), filepath.Base(order[0]), got, empty[order[1]])
 		}
 	}
 }
