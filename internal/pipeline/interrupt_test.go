@@ -72,7 +72,6 @@ func TestMiniInterruptLeavesEverythingAsItWas(t *testing.T) {
 		{"openssl-macos-x86-64: linked", syscall.SIGTERM, false},
 		{"openssl-macos-universal2: validated libcrypto.a arm64", syscall.SIGTERM, false},
 		{"openssl-macos-universal2: linked", syscall.SIGINT, false},
-		{"openssl-macos-universal2: linked", syscall.SIGTERM, false},
 		{"openssl-macos-x86-64: cache hit", syscall.SIGTERM, true},
 		{"openssl-macos-universal2: validated libcrypto.a arm64", syscall.SIGINT, true},
 	}
