@@ -30,6 +30,7 @@ const snapshot = "testdata/openssl.showsrc"
 // variables and returns its stdout, stderr and error.
 func run(t *testing.T, stdin string, env []string, script string, args ...string) (string, string, error) {
 	t.Helper()
+	testfixture.NeedTier(t, testfixture.TierGate, "the shell and the tools the scripts run")
 	path, err := filepath.Abs(script)
 	if err != nil {
 		t.Fatal(err)
@@ -253,6 +254,8 @@ func TestSelectByDigest(t *testing.T) {
 // as fetch-fixtures.sh does on a new machine: every pinned release must have
 // a listed source package whose record carries the pinned digest and size.
 func TestSelectOnAptIndex(t *testing.T) {
+	testfixture.NeedTier(t, testfixture.TierFull, "Debian's source index, which scripts/fetch-fixtures.sh sets up")
+	testfixture.On(t, testfixture.LinuxCross)
 	if _, err := exec.LookPath("apt-cache"); err != nil {
 		testfixture.Missing(t, "apt-cache: %v (fetch-fixtures.sh uses Debian's source index)", err)
 	}
@@ -301,6 +304,8 @@ func TestSelectOnAptIndex(t *testing.T) {
 // name a Go older than go.mod's go line and say where to get one, and pass
 // on a machine set up for CI.
 func TestSetupCheck(t *testing.T) {
+	testfixture.NeedTier(t, testfixture.TierGate, "setup-cross.sh --check on a machine set up for CI")
+	testfixture.On(t, testfixture.LinuxCross)
 	if _, err := exec.LookPath("go"); err != nil {
 		testfixture.Missing(t, "go: %v", err)
 	}
