@@ -73,6 +73,14 @@ func NeedTier(t testing.TB, need Tier, what string) {
 	t.Skipf("%s tier: this test needs %s (the %s tier runs it: %s)", have, what, need, how)
 }
 
+// Declare is NeedTier and On in one line, for a test that needs what no
+// helper declares (a file of the distribution, Xcode).
+func Declare(t testing.TB, need Tier, what string, platforms ...Platform) {
+	t.Helper()
+	NeedTier(t, need, what)
+	On(t, platforms...)
+}
+
 // Platform is where a fixture-dependent test runs: the fixtures and tools
 // it needs exist there.
 type Platform string
