@@ -30,7 +30,8 @@ const snapshot = "testdata/openssl.showsrc"
 // variables and returns its stdout, stderr and error.
 func run(t *testing.T, stdin string, env []string, script string, args ...string) (string, string, error) {
 	t.Helper()
-	testfixture.NeedTier(t, testfixture.TierGate, "the shell and the tools the scripts run")
+	// The scripts prepare a Debian or Ubuntu machine (apt, GNU tools).
+	testfixture.Declare(t, testfixture.TierGate, "the shell and the tools the scripts run", testfixture.LinuxCross, testfixture.LinuxNative)
 	path, err := filepath.Abs(script)
 	if err != nil {
 		t.Fatal(err)

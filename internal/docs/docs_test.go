@@ -389,9 +389,9 @@ func TestOsslcheckFlagsParse(t *testing.T) {
 // lines that follow it ("..." stands for any lines). A message changed in
 // the code and not on the page fails here.
 func TestTranscripts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles the magefile")
-	}
+	// The pages' transcripts are of the Linux machine's runs (the cross
+	// toolchain, its paths).
+	testfixture.Declare(t, testfixture.TierGate, "the magefile, compiled and run", testfixture.LinuxCross)
 	n := 0
 	for _, page := range pages(t) {
 		for _, b := range blocks(t, page) {
