@@ -48,6 +48,8 @@ type prRepo struct {
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
+	// bump-pull-requests.sh runs on ubuntu-latest (recipe-bump.yml).
+	testfixture.Declare(t, testfixture.TierGate, "git", testfixture.LinuxCross, testfixture.LinuxNative)
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.org", "GIT_CONFIG_GLOBAL=/dev/null")

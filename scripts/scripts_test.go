@@ -30,6 +30,8 @@ const snapshot = "testdata/openssl.showsrc"
 // variables and returns its stdout, stderr and error.
 func run(t *testing.T, stdin string, env []string, script string, args ...string) (string, string, error) {
 	t.Helper()
+	// The scripts prepare a Debian or Ubuntu machine (apt, GNU tools).
+	testfixture.Declare(t, testfixture.TierGate, "the shell and the tools the scripts run", testfixture.LinuxCross, testfixture.LinuxNative)
 	path, err := filepath.Abs(script)
 	if err != nil {
 		t.Fatal(err)
@@ -253,6 +255,8 @@ func TestSelectByDigest(t *testing.T) {
 // as fetch-fixtures.sh does on a new machine: every pinned release must have
 // a listed source package whose record carries the pinned digest and size.
 func TestSelectOnAptIndex(t *testing.T) {
+	testfixture.NeedTier(t, testfixture.TierFull, "Debian's source index, which scripts/fetch-fixtures.sh sets up")
+	testfixture.On(t, testfixture.LinuxCross)
 	if _, err := exec.LookPath("apt-cache"); err != nil {
 		testfixture.Missing(t, "apt-cache: %v (fetch-fixtures.sh uses Debian's source index)", err)
 	}
@@ -301,6 +305,8 @@ func TestSelectOnAptIndex(t *testing.T) {
 // name a Go older than go.mod's go line and say where to get one, and pass
 // on a machine set up for CI.
 func TestSetupCheck(t *testing.T) {
+	testfixture.NeedTier(t, testfixture.TierGate, "setup-cross.sh --check on a machine set up for CI")
+	testfixture.On(t, testfixture.LinuxCross)
 	if _, err := exec.LookPath("go"); err != nil {
 		testfixture.Missing(t, "go: %v", err)
 	}
@@ -355,9 +361,10 @@ func TestSetupCheck(t *testing.T) {
 // build cache into another directory, compared by sha256; each binary is
 // for its machine and names its version.
 func TestBuildOsslcheckReproducible(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cross-compiles osslcheck four times")
-	}
+	// Five whole builds, one with an empty build cache: minutes on 2
+	// cores, more than the pull-request gate's budget (release-osslcheck.yml
+	// builds the same way on a tag).
+	testfixture.NeedTier(t, testfixture.TierFull, "five builds of osslcheck, one with an empty build cache")
 	root := testfixture.RepoRoot()
 	script := filepath.Join(root, "scripts", "build-osslcheck.sh")
 	a, b := t.TempDir(), t.TempDir()

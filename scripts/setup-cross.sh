@@ -88,6 +88,9 @@ missing_packages() {
 $tools
 EOF
 	cc_works || echo libc6-dev
+	# The tests audit the distribution's own OpenSSL (its .a and .so) as a
+	# build made by others.
+	[ "$(uname -m)" != x86_64 ] || [ -e /usr/lib/x86_64-linux-gnu/libcrypto.a ] || echo libssl-dev
 }
 
 pkgs=$(missing_packages | sort -u | tr '\n' ' ' | sed 's/ $//')

@@ -16,6 +16,7 @@ const debianLibcrypto = "/usr/lib/x86_64-linux-gnu/libcrypto.so.3"
 // Debian builds libcrypto with gcc at -O2: it passes the default policy and
 // fails -minopt=3.
 func TestDebianLibcrypto(t *testing.T) {
+	testfixture.Declare(t, testfixture.TierGate, "Debian's own OpenSSL libraries", testfixture.LinuxNative)
 	if _, err := os.Stat(debianLibcrypto); err != nil {
 		testfixture.Missing(t, "%s (apt-get install libssl3)", debianLibcrypto)
 	}
@@ -51,6 +52,7 @@ func noEnv(string) string { return "" }
 // Debian's libssl.so.3 records no version string and no compiler line:
 // OpenSSL's source paths name it and its machine code (gcc -O2) decides.
 func TestDebianLibssl(t *testing.T) {
+	testfixture.Declare(t, testfixture.TierGate, "Debian's own OpenSSL libraries", testfixture.LinuxNative)
 	const p = "/usr/lib/x86_64-linux-gnu/libssl.so.3"
 	if _, err := os.Stat(p); err != nil {
 		testfixture.Missing(t, "%s (apt-get install libssl3)", p)

@@ -265,6 +265,7 @@ func TestStaleSignatureFails(t *testing.T) {
 // libcrypto compiler line with no -O, code compiled at -O0), linked and
 // signed by ld64.lld-14, fails check: its line and its code say -O0.
 func TestUnoptimisedDylibFails(t *testing.T) {
+	testfixture.Declare(t, testfixture.TierGate, "the cross toolchain", testfixture.LinuxCross)
 	testfixture.Tools(t, "clang-14", "ld64.lld-14")
 	stub := filepath.Join(toolchain.HeadersDir(), "darwin", "libSystem.11.tbd")
 	if _, err := os.Stat(stub); err != nil {

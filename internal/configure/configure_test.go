@@ -89,6 +89,7 @@ func TestRealConfigureGate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real Configure")
 	}
+	testfixture.On(t, testfixture.LinuxCross)
 	tc, err := toolchain.New("cross")
 	if err != nil {
 		testfixture.Missing(t, "%v", err)

@@ -95,6 +95,13 @@ func TestFrontDoor(t *testing.T) {
 	if !strings.Contains(screen, m[1]) {
 		t.Errorf("README.md's first screen does not show the test command .ci/run runs: %q", m[1])
 	}
+	// The fixture step runs first, on the screen as in .ci/run.
+	step := regexp.MustCompile(`(?m)^(go run ./internal/testsupport/cmd/fixtures)$`).FindStringIndex(ci)
+	if step == nil || step[0] > strings.Index(ci, m[1]) {
+		t.Error(".ci/run does not run the fixture step (go run ./internal/testsupport/cmd/fixtures) before its go test line")
+	} else if i := strings.Index(screen, "go run ./internal/testsupport/cmd/fixtures"); i < 0 || i > strings.Index(screen, m[1]) {
+		t.Error("README.md's first screen does not show the fixture step before the test command")
+	}
 	if !strings.Contains(ci, "./scripts/setup.sh") {
 		t.Error(".ci/run does not prepare the machine with ./scripts/setup.sh, as README.md says")
 	}
@@ -385,9 +392,9 @@ func TestOsslcheckFlagsParse(t *testing.T) {
 // lines that follow it ("..." stands for any lines). A message changed in
 // the code and not on the page fails here.
 func TestTranscripts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles the magefile")
-	}
+	// The pages' transcripts are of the Linux machine's runs (the cross
+	// toolchain, its paths).
+	testfixture.Declare(t, testfixture.TierGate, "the magefile, compiled and run", testfixture.LinuxCross)
 	n := 0
 	for _, page := range pages(t) {
 		for _, b := range blocks(t, page) {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -18,9 +17,8 @@ import (
 
 func cross(t *testing.T) toolchain.Toolchain {
 	t.Helper()
-	if runtime.GOOS == "darwin" {
-		t.Skip("the cross toolchain runs on Linux")
-	}
+	testfixture.NeedTier(t, testfixture.TierGate, "the cross toolchain")
+	testfixture.On(t, testfixture.LinuxCross)
 	tc, err := toolchain.New("cross")
 	if err != nil {
 		testfixture.Missing(t, "%v", err)

@@ -164,6 +164,7 @@ func requireMini(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds with the cross toolchain; skipped in -short mode")
 	}
+	testfixture.On(t, testfixture.LinuxCross)
 	if _, err := toolchain.New("cross"); err != nil {
 		testfixture.Missing(t, "%v", err)
 	}
@@ -186,6 +187,7 @@ func editRecipe(t *testing.T, s pipeline.Settings, edit func(string) string) {
 // mirror of its own, into fresh directories.
 func miniSettings(t *testing.T, edits map[string][2]string) pipeline.Settings {
 	t.Helper()
+	requireMini(t)
 	mirror, sum, size := miniTarball(t, edits)
 	root := t.TempDir()
 	s := pipeline.Unsigned(pipeline.Settings{Recipe: miniRecipe(t, sum, size), Out: filepath.Join(root, "dist"), Work: filepath.Join(root, "work"), Jobs: 2, Rebuild: true})

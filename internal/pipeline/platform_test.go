@@ -37,6 +37,7 @@ artifact = "openssl-linux-aarch64"
 // the program then runs the way the row says. No code outside this test
 // knows linux aarch64.
 func TestNewPlatformIsData(t *testing.T) {
+	testfixture.On(t, testfixture.LinuxCross)
 	if testing.Short() {
 		t.Skip("builds the mini tree with the aarch64 cross compiler; skipped in -short mode")
 	}

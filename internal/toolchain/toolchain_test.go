@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -17,9 +16,8 @@ import (
 
 func crossOrSkip(t *testing.T) Toolchain {
 	t.Helper()
-	if runtime.GOOS == "darwin" {
-		t.Skip("cross toolchain tests run on Linux")
-	}
+	testfixture.NeedTier(t, testfixture.TierGate, "the cross toolchain")
+	testfixture.On(t, testfixture.LinuxCross)
 	tc, err := New("cross")
 	if err != nil {
 		testfixture.Missing(t, "%v", err)

@@ -53,6 +53,8 @@ func funcsSource(prefix string, n int) string {
 
 func tools(t *testing.T) toolchain.Toolchain {
 	t.Helper()
+	testfixture.NeedTier(t, testfixture.TierGate, "the cross toolchain")
+	testfixture.On(t, testfixture.LinuxCross)
 	tc, err := toolchain.New("cross")
 	if err != nil {
 		testfixture.Missing(t, "%v", err)

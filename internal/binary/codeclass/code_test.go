@@ -439,6 +439,7 @@ func TestCodeEvidenceBadInput(t *testing.T) {
 // (whose objects lost .comment to strip, so assembly is measured too) and
 // the stripped shared objects (functions from .eh_frame).
 func TestCodeEvidenceDebian(t *testing.T) {
+	testfixture.Declare(t, testfixture.TierGate, "Debian's own OpenSSL libraries", testfixture.LinuxNative)
 	for _, path := range []string{
 		"/usr/lib/x86_64-linux-gnu/libcrypto.a", "/usr/lib/x86_64-linux-gnu/libssl.a",
 		"/usr/lib/x86_64-linux-gnu/libcrypto.so.3", "/usr/lib/x86_64-linux-gnu/libssl.so.3",
@@ -466,6 +467,7 @@ func TestCodeEvidenceDebian(t *testing.T) {
 // length wrong (3 bytes); a function is compared up to the first such
 // instruction (endbr64 is checked here directly).
 func TestDecodeX86OnDebianLibcrypto(t *testing.T) {
+	testfixture.Declare(t, testfixture.TierGate, "Debian's own OpenSSL libraries", testfixture.LinuxNative)
 	const path = "/usr/lib/x86_64-linux-gnu/libcrypto.so.3"
 	b, err := os.ReadFile(path)
 	if err != nil {

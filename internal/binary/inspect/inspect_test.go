@@ -254,6 +254,7 @@ func toFat64(t *testing.T, path string) []byte {
 
 // TestInspectELF reads Debian's libcrypto (gcc -O2) through debug/elf.
 func TestInspectELF(t *testing.T) {
+	testfixture.Declare(t, testfixture.TierGate, "Debian's own OpenSSL libraries", testfixture.LinuxNative)
 	const so = "/usr/lib/x86_64-linux-gnu/libcrypto.so.3"
 	if _, err := os.Stat(so); err != nil {
 		testfixture.Missing(t, "%s (apt-get install -y libssl3): %v", so, err)

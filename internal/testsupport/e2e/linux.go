@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/bench"
@@ -12,17 +11,14 @@ import (
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
-// RequireLinux skips (or fails with CI=true) when the native linux-x86_64
-// build cannot run here: -short mode, a host that is not Linux x86-64, no
-// cc, or a missing release fixture.
+// RequireLinux declares that t runs on LinuxNative (the linux-x86_64
+// fixtures are built and run natively), in the full tier; it skips
+// elsewhere and when cc or the release fixture is missing (failing with
+// CI=true).
 func RequireLinux(t testing.TB) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end build skipped in -short mode")
-	}
-	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		t.Skipf("the linux-x86_64 fixtures are built and run natively (this host is %s/%s)", runtime.GOOS, runtime.GOARCH)
-	}
+	testfixture.NeedTier(t, testfixture.TierFull, "a real OpenSSL build (an end-to-end fixture)")
+	testfixture.On(t, testfixture.LinuxNative)
 	testfixture.Tools(t, "cc", "ar", "ranlib", "perl", "make")
 	testfixture.Get(t, Version)
 }

@@ -3,7 +3,9 @@ package e2e
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -15,6 +17,7 @@ import (
 func TestSharedProvesAndRebuilds(t *testing.T) {
 	t.Setenv("OSSLBUILD_E2E_DIR", t.TempDir())
 	t.Setenv("OSSLBUILD_E2E_KEY", "test-key")
+	t.Setenv("OSSLBUILD_E2E_SELFTEST", "1") // its fixture "x" is in no list
 	keyOnce, key = sync.Once{}, ""
 	t.Cleanup(func() { keyOnce, key = sync.Once{}, "" })
 	builds, proofs := 0, 0
@@ -57,5 +60,25 @@ func TestSharedProvesAndRebuilds(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(Dir(), "build.slot")); err != nil {
 		t.Errorf("no build slot was taken: %v", err)
+	}
+}
+
+// TestUnlistedFixtureFails: under CI=true, building a fixture that is not
+// in Fixtures() fails the test that built it (the fixture step would not
+// have built it first, so a package's timeout counted its build); locally
+// it only builds.
+func TestUnlistedFixtureFails(t *testing.T) {
+	if os.Getenv("OSSLBUILD_E2E_UNLISTED") == "1" {
+		keyOnce, key = sync.Once{}, ""
+		Shared(t, "unlisted", func(dir string) error { return nil }, func(testing.TB, string) error { return nil })
+		return
+	}
+	for _, ci := range []string{"", "true"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestUnlistedFixtureFails$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "OSSLBUILD_E2E_UNLISTED=1", "OSSLBUILD_E2E_DIR="+t.TempDir(), "OSSLBUILD_E2E_KEY=k", "OSSLBUILD_E2E_SELFTEST=", "CI="+ci)
+		out, err := cmd.CombinedOutput()
+		if fails := err != nil; fails != (ci == "true") || (ci == "true" && !strings.Contains(string(out), "fixture unlisted is not in e2e.Fixtures")) {
+			t.Errorf("CI=%q: err %v\n%s", ci, err, out)
+		}
 	}
 }

@@ -12,9 +12,15 @@ import (
 )
 
 // Tool returns the path of name on PATH, skipping the test (failing it
-// with CI=true) as Missing does when it is absent.
+// with CI=true) as Missing does when it is absent. An external tool puts
+// the test in the gate tier, and one only setup-cross.sh's Linux machine
+// has (clang-14, qemu-user...) on LinuxCross.
 func Tool(t testing.TB, name string) string {
 	t.Helper()
+	NeedTier(t, TierGate, "the external tool "+name)
+	if crossTool(name) {
+		On(t, LinuxCross)
+	}
 	p, err := exec.LookPath(name)
 	if err != nil {
 		Missing(t, "%s not on PATH: %v", name, err)

@@ -24,6 +24,8 @@ func realworldDir() string {
 // here; the script checked the digest.
 func Realworld(t testing.TB, name, version string) string {
 	t.Helper()
+	NeedTier(t, TierFull, "the real-world package "+name+"@"+version)
+	On(t, LinuxCross, LinuxNative) // .ci/run fetches them
 	f, err := os.Open(filepath.Join(RepoRoot(), "testdata", "realworld", "packages.txt"))
 	if err != nil {
 		t.Fatal(err)

@@ -69,6 +69,8 @@ func Get(t testing.TB, version string) Release {
 	if !ok {
 		t.Fatalf("testfixture: no pinned release %q", version)
 	}
+	NeedTier(t, TierFull, "the release tarball openssl-"+version)
+	On(t, LinuxCross, LinuxNative) // scripts/fetch-fixtures.sh's Debian source packages
 	r.Tarball = filepath.Join(Dir(), "openssl-"+version+".tar.gz")
 	r.Signature = r.Tarball + ".asc"
 	for _, p := range []string{r.Tarball, r.Signature} {
