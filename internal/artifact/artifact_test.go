@@ -1,8 +1,6 @@
 package artifact
 
 import (
-	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
-
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -13,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // TestTarballDeterministic: the same content gives the same bytes whatever

@@ -11,8 +11,6 @@
 package configure
 
 import (
-	"github.com/osslbuild/osslbuild/internal/configure/record"
-
 	"context"
 	"fmt"
 	"io"
@@ -24,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/configure/record"
 	"github.com/osslbuild/osslbuild/internal/proc"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/toolchain"

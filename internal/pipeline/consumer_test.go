@@ -2,18 +2,17 @@ package pipeline_test
 
 import (
 	"bytes"
-
 	"context"
-	"github.com/osslbuild/osslbuild/internal/check"
-	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/check"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 

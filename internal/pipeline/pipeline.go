@@ -8,8 +8,6 @@
 package pipeline
 
 import (
-	"github.com/osslbuild/osslbuild/internal/buildinfo"
-
 	"context"
 	"fmt"
 	"io"
@@ -21,6 +19,7 @@ import (
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/buildinfo"
 	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"

@@ -1,14 +1,14 @@
 package recipe
 
 import (
-	"time"
-
 	"errors"
-	"github.com/osslbuild/osslbuild/internal/lifecycle"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/osslbuild/osslbuild/internal/lifecycle"
 )
 
 func mustLoad(t *testing.T) *Recipe {

@@ -2,7 +2,6 @@ package repro
 
 import (
 	"context"
-	"github.com/osslbuild/osslbuild/internal/artifact"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 

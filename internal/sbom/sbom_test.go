@@ -1,8 +1,6 @@
 package sbom
 
 import (
-	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
-
 	"bytes"
 	"encoding/json"
 	"os"
@@ -15,6 +13,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/testsupport/sbomtest"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 func TestSBOM(t *testing.T) {

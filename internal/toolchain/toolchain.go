@@ -8,8 +8,6 @@
 package toolchain
 
 import (
-	"github.com/osslbuild/osslbuild/internal/toolid"
-
 	"context"
 	"fmt"
 	"maps"
@@ -20,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/platform"
+	"github.com/osslbuild/osslbuild/internal/toolid"
 )
 
 // Toolchain prepares the tools for one target and merges slices.

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
 // FuzzExtract feeds arbitrary tar streams to the extractor (below the gzip

@@ -6,13 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/testsupport/tartest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
