@@ -37,10 +37,8 @@ artifact = "openssl-linux-aarch64"
 // the program then runs the way the row says. No code outside this test
 // knows linux aarch64.
 func TestNewPlatformIsData(t *testing.T) {
+	testfixture.NeedTier(t, testfixture.TierGate, "the aarch64 cross compiler and the mini tree")
 	testfixture.On(t, testfixture.LinuxCross)
-	if testing.Short() {
-		t.Skip("builds the mini tree with the aarch64 cross compiler; skipped in -short mode")
-	}
 	platformtest.Add(t, platformtest.LinuxAarch64)
 	s := platform.Slice{Name: "linux-aarch64", OS: "linux", Arch: "aarch64"}
 	b, err := toolchain.Choose("", s)
