@@ -3,11 +3,13 @@ package main_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -17,17 +19,52 @@ import (
 )
 
 // binaries builds osslcheck as a user's go build does, and the mage
-// binary of this repository, once per test.
+// binary of this repository, once per test process (each build takes
+// seconds; four tests share them).
 func binaries(t *testing.T) (osslcheck, mage string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds osslcheck and the mage binary")
 	}
-	dir := t.TempDir()
-	osslcheck, mage = filepath.Join(dir, "osslcheck"), filepath.Join(dir, "mage")
-	testfixture.RunIn(t, testfixture.RepoRoot(), "go", "build", "-trimpath", "-o", osslcheck, "./cmd/osslcheck")
-	testfixture.RunIn(t, testfixture.RepoRoot(), "go", "tool", "mage", "-compile", mage)
-	return osslcheck, mage
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "osslcheck-test-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.dir = dir
+		built.osslcheck, built.mage = filepath.Join(dir, "osslcheck"), filepath.Join(dir, "mage")
+		for _, args := range [][]string{
+			{"go", "build", "-trimpath", "-o", built.osslcheck, "./cmd/osslcheck"},
+			{"go", "tool", "mage", "-compile", built.mage},
+		} {
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Dir = testfixture.RepoRoot()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				built.err = fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, out)
+				return
+			}
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.osslcheck, built.mage
+}
+
+// built holds the binaries of binaries, removed by TestMain.
+var built struct {
+	once                 sync.Once
+	dir, osslcheck, mage string
+	err                  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // execute runs a binary: its stdout and exit code.
