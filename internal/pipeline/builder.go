@@ -69,12 +69,12 @@ func newRun(s Settings, rt Runtime) (*run, error) {
 		sources: map[string]*once[*source.Verified]{}, tools: map[string]*once[tool]{}}, nil
 }
 
-// finish ends the run with err: an interrupted run removes the build logs
-// of its slices (a failed one keeps them for the post-mortem), and a run
-// that made the work directory and left nothing in it removes it, so an
-// interrupt leaves the machine as it was.
-func (r *run) finish(err error) {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+// finish ends the run of ctx: an interrupted run removes the build logs of
+// its slices (a failed one keeps them for the post-mortem, and so does
+// -keep), and a run that made the work directory and left nothing in it
+// removes it, so an interrupt leaves the machine as it was.
+func (r *run) finish(ctx context.Context) {
+	if ctx.Err() != nil && !r.Keep {
 		r.mu.Lock()
 		for _, l := range r.logs {
 			os.Remove(l)
@@ -329,7 +329,7 @@ func (r *run) publish(ctx context.Context, bs ...*built) ([]*artifact.Published,
 
 // Slice builds one recipe target (build:arm64, build:x86_64,
 // build:linux-x86_64) as variant (nil: Osslbuild) and publishes it.
-func Slice(ctx context.Context, s Settings, rt Runtime, target string, variant *Variant) (_ *Result, err error) {
+func Slice(ctx context.Context, s Settings, rt Runtime, target string, variant *Variant) (*Result, error) {
 	if variant == nil {
 		variant = Osslbuild
 	}
@@ -337,7 +337,7 @@ func Slice(ctx context.Context, s Settings, rt Runtime, target string, variant *
 	if err != nil {
 		return nil, err
 	}
-	defer func() { r.finish(err) }()
+	defer r.finish(ctx)
 	p, err := r.plan(ctx, target)
 	if err != nil {
 		return nil, err

@@ -1,23 +1,28 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
+	"github.com/osslbuild/osslbuild/internal/configure"
 	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
@@ -60,7 +65,7 @@ func (c *cachingBuilder) build(ctx context.Context, p *recipe.Plan) (*built, err
 	if err != nil {
 		return nil, err
 	}
-	if b, ok, err := r.cached(ctx, e, fitsPlan(p, e.name), r.proveSlice(p, c.variant, e.name), recipeRef(p.Recipe)); err != nil || ok {
+	if b, ok, err := r.cached(ctx, e, r.fitsPlan(p, c.variant, e.name, id), r.proveSlice(p, c.variant, e.name), recipeRef(p.Recipe)); err != nil || ok {
 		return b, err
 	}
 	b, err := c.inner.build(ctx, p)
@@ -71,13 +76,51 @@ func (c *cachingBuilder) build(ctx context.Context, p *recipe.Plan) (*built, err
 	return b, nil
 }
 
-// fitsPlan refuses a cached manifest that does not describe p's slice.
-func fitsPlan(p *recipe.Plan, name string) func(*artifact.Manifest) error {
+// fitsPlan refuses a cached manifest that does not say, field by field,
+// what this run's record stage would write for plan p built as variant v
+// with toolchain id: the artifact name, the slice, the release (version,
+// sha256, size, a signer the plan accepts), osslbuild, the toolchain, the
+// variant, the patches and (for osslbuild's own build) the Configure argv.
+// An entry from another release, osslbuild or toolchain under a forged key
+// is not served; its libraries are then held to the same release
+// (Expect's version) from their bytes.
+func (r *run) fitsPlan(p *recipe.Plan, v *Variant, name string, id toolchain.Identity) func(*artifact.Manifest) error {
 	return func(m *artifact.Manifest) error {
-		t, s := m.Target, p.Slice
-		if m.Name != name || t.Name != s.Name || t.OS != s.OS || t.Arch != s.Arch || t.MinOS != s.MinOS || t.Configure != s.Configure ||
-			fmt.Sprint(t.Flags) != fmt.Sprint(s.Flags) || fmt.Sprint(t.Options) != fmt.Sprint(s.Options) {
-			return fmt.Errorf("its manifest describes %s %+v, not %s %+v", m.Name, t, name, s)
+		var why []string
+		same := func(what string, got, want any) {
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			if string(g) != string(w) {
+				why = append(why, fmt.Sprintf("%s %s, the plan's %s", what, g, w))
+			}
+		}
+		same("name", m.Name, name)
+		same("target", m.Target, p.Slice)
+		same("release", []any{m.OpenSSL.Version, m.OpenSSL.SHA256}, []any{p.Release.Version, p.Release.SHA256})
+		if p.Release.Size != 0 {
+			same("source size", m.OpenSSL.Size, p.Release.Size)
+		}
+		same("osslbuild", m.Osslbuild, r.Revision)
+		same("toolchain", m.Toolchain, id)
+		same("variant", m.Variant, v.Name)
+		if ps, err := patch.Select(patches.FS, p.Release.Version); err == nil {
+			want := []artifact.Patch{}
+			for _, x := range ps {
+				want = append(want, artifact.Patch{Name: x.Name, SHA256: x.SHA256})
+			}
+			same("patches", m.Patches, want)
+		}
+		if v.Name == "" {
+			same("Configure argv", m.Configure.Argv, configure.Args(p))
+		}
+		if accepted := p.Release.Signers; len(accepted) > 0 && !slices.Contains(accepted, m.OpenSSL.Signer) {
+			why = append(why, fmt.Sprintf("signer %q, which the plan does not accept (%s)", m.OpenSSL.Signer, strings.Join(accepted, ", ")))
+		}
+		if len(m.Slices) > 0 || len(m.HeaderDispatch) > 0 {
+			why = append(why, "it records slices or a header dispatch: a merge, not a slice")
+		}
+		if len(why) > 0 {
+			return fmt.Errorf("its manifest is not this plan's: %s", strings.Join(why, "; "))
 		}
 		return nil
 	}
@@ -316,11 +359,20 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	if err := fits(m); err != nil {
 		return discard(err)
 	}
-	// The tarball is the tree, member by member, or the entry is not what
-	// it says: a tree and tarball that disagree were not both made here.
-	d, err := artifact.CheckTarball(ctx, e.tarball(), dir, e.name, m)
+	// The manifest and SBOM are what osslbuild writes from the manifest's
+	// own values, byte for byte (no duplicate key, field or spelling a
+	// reader other than Go's would take for another value), and the
+	// tarball is what the verified tree makes, byte for byte: the bytes
+	// published are the bytes a build of the tree would publish.
+	if err := canonical(ctx, dir, m); err != nil {
+		return discard(err)
+	}
+	d, err := artifact.WriteTarball(ctx, dir, e.name, time.Unix(m.SourceDateEpoch, 0), io.Discard)
 	if err != nil {
-		return discard(fmt.Errorf("its tarball: %w", err))
+		return discard(fmt.Errorf("its tree as a tarball: %w", err))
+	}
+	if sum, err := artifact.FileSHA256(e.tarball()); err != nil || sum != d.SHA256 {
+		return discard(fmt.Errorf("its tarball %s is not the tree's (sha256 %s, the tree makes %s): %v", e.tarball(), sum, d.SHA256, err))
 	}
 	// The proof record is a hint for the link alone: the libraries are
 	// validated from their bytes on every hit, whatever it says.
@@ -347,7 +399,8 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	// served manifest says what a build now would, and its tarball is made
 	// anew.
 	if recs.refresh(m) {
-		if err := artifact.WriteManifest(ctx, dir, m); err != nil {
+		// The SBOM states the compiler lines too.
+		if err := restamp(ctx, dir, m, m.Recipe); err != nil {
 			release()
 			return nil, false, err
 		}
@@ -376,8 +429,8 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	return b, true, nil
 }
 
-// restamp writes ref as the recipe of the tree dir's manifest m, and the
-// SBOM that names it.
+// restamp writes ref as the recipe of the tree dir's manifest m, and
+// writes the SBOM and the manifest again from m.
 func restamp(ctx context.Context, dir string, m *artifact.Manifest, ref artifact.RecipeRef) error {
 	m.Recipe = ref
 	if err := sbom.Write(dir, m); err != nil {
@@ -451,4 +504,47 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// canonical refuses a tree whose manifest.json or sbom.json is not what
+// osslbuild writes from the manifest's values.
+func canonical(ctx context.Context, dir string, m *artifact.Manifest) error {
+	for _, name := range []string{artifact.ManifestName, artifact.SBOMName} {
+		before, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		c := *m
+		tmp, err := os.MkdirTemp(filepath.Dir(dir), ".canonical-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		if name == artifact.SBOMName {
+			err = sbom.Write(tmp, &c)
+		} else {
+			err = writeManifestAs(tmp, &c)
+		}
+		if err != nil {
+			return err
+		}
+		after, err := os.ReadFile(filepath.Join(tmp, name))
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(before, after) {
+			return fmt.Errorf("its %s is not what osslbuild writes from the manifest's values", name)
+		}
+	}
+	return nil
+}
+
+// writeManifestAs writes m, its Files as they are, to dir/manifest.json,
+// as artifact.WriteManifest formats it.
+func writeManifestAs(dir string, m *artifact.Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, artifact.ManifestName), append(b, '\n'), 0o644)
 }

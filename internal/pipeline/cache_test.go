@@ -126,6 +126,7 @@ func TestCacheKeyFollowsTheMacOSSDK(t *testing.T) {
 // then corrupts it: a corrupted entry is discarded, not served.
 func TestCacheServesOnlyValidEntries(t *testing.T) {
 	src := e2e.Slice(t, "arm64")
+	pipeline.CacheRevision = e2e.Runtime(t).Revision
 	p := plan(t, "arm64")
 	o := pipeline.Settings{Work: t.TempDir()}
 	o.Fetch.CacheDir = t.TempDir()
@@ -169,6 +170,7 @@ func TestCacheServesOnlyValidEntries(t *testing.T) {
 // with another) link record is served with the record a build now writes.
 func TestCacheRelinks(t *testing.T) {
 	src := e2e.Slice(t, "arm64")
+	pipeline.CacheRevision = e2e.Runtime(t).Revision
 	p := plan(t, "arm64")
 	o := pipeline.Settings{Work: t.TempDir()}
 	o.Fetch.CacheDir = t.TempDir()
@@ -187,6 +189,7 @@ func TestCacheRelinks(t *testing.T) {
 	if err := artifact.WriteManifest(context.Background(), tree, m); err != nil {
 		t.Fatal(err)
 	}
+	rewriteTarball(t, tree)
 	dir, ok, err := pipeline.CacheLookup(o, good, p)
 	if !ok || err != nil {
 		t.Fatalf("good entry not served: %v", err)
@@ -205,6 +208,7 @@ func TestCacheRelinks(t *testing.T) {
 	if err := artifact.WriteManifest(context.Background(), tree, m); err != nil { // the hashes now agree
 		t.Fatal(err)
 	}
+	rewriteTarball(t, tree) // and the tarball: only the link can tell
 	if _, ok, err := pipeline.CacheLookup(o, bad, p); ok || err != nil {
 		t.Fatalf("unlinkable entry served (err %v)", err)
 	}
@@ -380,14 +384,7 @@ func resealEntry(t *testing.T, cache, name, rel, from string) {
 	if err := artifact.WriteManifest(context.Background(), tree, m); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Create(filepath.Join(entry, name+".tar.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := artifact.WriteTarball(context.Background(), tree, name, time.Unix(m.SourceDateEpoch, 0), f); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	rewriteTarball(t, tree)
 	rec := filepath.Join(entry, "proved.json")
 	b, err := os.ReadFile(rec)
 	if err != nil {
@@ -400,6 +397,24 @@ func resealEntry(t *testing.T, cache, name, rel, from string) {
 	p["manifest"], _ = artifact.FileSHA256(filepath.Join(tree, artifact.ManifestName))
 	b, _ = json.Marshal(p)
 	if err := os.WriteFile(rec, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rewriteTarball makes the cache entry's tarball anew from its tree (an
+// entry's tree path, .../artifacts/<key>/<name>), as its maker would.
+func rewriteTarball(t testing.TB, tree string) {
+	t.Helper()
+	m, err := artifact.ReadManifest(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(tree + ".tar.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := artifact.WriteTarball(context.Background(), tree, filepath.Base(tree), time.Unix(m.SourceDateEpoch, 0), f); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -532,6 +547,7 @@ func TestMiniCacheHitRecordsTheAskingRecipe(t *testing.T) {
 //	go test -run '^$' -bench CacheHit -benchtime 10x ./internal/pipeline
 func BenchmarkCacheHit(b *testing.B) {
 	src := e2e.Slice(b, "arm64")
+	pipeline.CacheRevision = e2e.Runtime(b).Revision
 	p := plan(b, "arm64")
 	o := pipeline.Settings{Work: b.TempDir()}
 	o.Fetch.CacheDir = b.TempDir()

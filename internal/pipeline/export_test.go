@@ -34,11 +34,16 @@ func WithLinkProgram(rt Runtime, prog link.Program) Runtime {
 // LinkProgram is the consumer rt links in the link stage (zero: smoke/smoke.c).
 func (rt Runtime) LinkProgram() link.Program { return rt.linkProgram }
 
+// CacheRevision is the osslbuild revision CacheLookup and CacheStore run
+// as: a hit serves only an entry its own osslbuild made (the end-to-end
+// fixtures': "test-" and their key).
+var CacheRevision string
+
 // CacheLookup reports whether the artifact cache entry key serves p (as
 // osslbuild's own variant), the served tree's directory and the tarball it
 // would publish ("" when it must write one).
 func CacheLookup(s Settings, key string, p *recipe.Plan) (string, bool, error) {
-	dir, _, ok, err := CacheLookupTarball(s, Runtime{Log: io.Discard, Environ: []string{}}, key, p)
+	dir, _, ok, err := CacheLookupTarball(s, Runtime{Log: io.Discard, Environ: []string{}, Revision: CacheRevision}, key, p)
 	return dir, ok, err
 }
 
@@ -46,7 +51,7 @@ func CacheLookup(s Settings, key string, p *recipe.Plan) (string, bool, error) {
 // the entry's own records: for the benchmark of what validation costs a
 // hit.
 func CacheLookupFilesOnly(s Settings, key string, p *recipe.Plan) (string, bool, error) {
-	dir, _, ok, err := cacheLookup(s, Runtime{Log: io.Discard, Environ: []string{}}, key, p, true)
+	dir, _, ok, err := cacheLookup(s, Runtime{Log: io.Discard, Environ: []string{}, Revision: CacheRevision}, key, p, true)
 	return dir, ok, err
 }
 
@@ -78,7 +83,7 @@ func cacheLookup(s Settings, rt Runtime, key string, p *recipe.Plan, filesOnly b
 			return proofRecords{m.CompilerLines, m.CodeEvidence, m.LinkChecks}, nil
 		}
 	}
-	b, ok, err := r.cached(context.Background(), e, fitsPlan(p, e.name), prove, recipeRef(p.Recipe))
+	b, ok, err := r.cached(context.Background(), e, r.fitsPlan(p, c.variant, e.name, id), prove, recipeRef(p.Recipe))
 	if !ok || err != nil {
 		return "", "", ok, err
 	}
@@ -88,7 +93,7 @@ func cacheLookup(s Settings, rt Runtime, key string, p *recipe.Plan, filesOnly b
 // CacheStore stores the artifact tree dir (with its manifest) under key, as
 // a build of p would.
 func CacheStore(s Settings, key, dir string, p *recipe.Plan) error {
-	r, err := newRun(s, Runtime{Log: io.Discard, Environ: []string{}})
+	r, err := newRun(s, Runtime{Log: io.Discard, Environ: []string{}, Revision: CacheRevision})
 	if err != nil {
 		return err
 	}

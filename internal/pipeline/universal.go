@@ -67,7 +67,7 @@ type mergeJob struct {
 }
 
 func (r *run) runMerge(ctx context.Context, stages []mergeStage) (_ *Result, err error) {
-	defer func() { r.finish(err) }()
+	defer func() { r.finish(ctx) }()
 	if err := os.MkdirAll(r.Work, 0o755); err != nil {
 		return nil, err
 	}
@@ -80,6 +80,9 @@ func (r *run) runMerge(ctx context.Context, stages []mergeStage) (_ *Result, err
 	defer func() {
 		for _, b := range j.parts {
 			b.release()
+		}
+		if j.built != nil && j.built.release != nil {
+			j.built.release() // a merge the cache served, if publishing never came
 		}
 	}()
 	for _, s := range stages {

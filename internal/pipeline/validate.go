@@ -18,11 +18,12 @@ import (
 // Expect is what the Plan promises for one of a slice's libraries: its
 // compiled x86-64 code within the slice's -march except the functions the
 // release is known to compile for a higher target on purpose (a build
-// holds it to the list scanned from its own source tree instead).
-//
-// A build holds no version string to the release here (Version "").
+// holds it to the list scanned from its own source tree instead), and
+// every version string the library embeds naming the release: a cache
+// hit's libraries are held to the release the plan pins, whatever their
+// manifest says.
 func Expect(p *recipe.Plan, lib string) validate.Expect {
-	return artifact.Expectation(p.Slice, lib, "", dispatch.Known(p.Release.Version))
+	return artifact.Expectation(p.Slice, lib, p.Release.Version, dispatch.Known(p.Release.Version))
 }
 
 // validateSlice holds every library of the tree against the Plan: the

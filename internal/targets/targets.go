@@ -181,6 +181,18 @@ func Deref[T any](p *T) T {
 // leave its children running, its work directories behind and, between
 // two artifacts, a universal2 build half published. Cancelled, the build
 // stops its process groups, removes what it made and publishes nothing.
+//
+// Mage's runner also catches SIGINT, cancels, and exits the process 5 s
+// later whether the cleanup is done or not: its handler is removed first,
+// so the build's own cleanup runs to the end. Once a signal has cancelled
+// the build, the default action is back: a second Ctrl-C (or CI's next
+// signal) ends the process at once, as it would without osslbuild.
 func Interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	signal.Reset(os.Interrupt)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
 }

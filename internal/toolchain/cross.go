@@ -288,8 +288,18 @@ func (c *cross) digestSDK() (string, error) {
 	h := sha256.New()
 	add := func(name string, fsys fs.FS) error {
 		return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
+			if err != nil || d.IsDir() {
 				return err
+			}
+			if d.Type()&fs.ModeSymlink != 0 {
+				// A header reached through a link: the link's target
+				// names what the compiler reads.
+				target, err := fs.ReadLink(fsys, p)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(h, "%s/%s\x00link\x00%s\x00", name, p, target)
+				return nil
 			}
 			b, err := fs.ReadFile(fsys, p)
 			if err != nil {
