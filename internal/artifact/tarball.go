@@ -2,6 +2,7 @@ package artifact
 
 import (
 	"archive/tar"
+	"bufio"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -31,6 +32,82 @@ type Digests struct {
 // and a gzip header with no name and no time. The same tree gives the same
 // bytes whatever the umask, owner, timestamps or directory order.
 func WriteTarball(ctx context.Context, dir, top string, mtime time.Time, out io.Writer) (Digests, error) {
+	gzSum, tarSum := sha256.New(), sha256.New()
+	cw := &countWriter{w: io.MultiWriter(out, gzSum)}
+	gz, err := gzip.NewWriterLevel(cw, gzip.BestCompression)
+	if err != nil {
+		return Digests{}, err
+	}
+	// Header fields left zero: no name, no ModTime, OS left at Go's default.
+	if err := writeTar(ctx, dir, top, mtime, io.MultiWriter(gz, tarSum)); err != nil {
+		return Digests{}, err
+	}
+	if err := gz.Close(); err != nil {
+		return Digests{}, err
+	}
+	return Digests{SHA256: hex.EncodeToString(gzSum.Sum(nil)), TarSHA256: hex.EncodeToString(tarSum.Sum(nil)), Size: cw.n}, nil
+}
+
+// TarSHA256 is the sha256 of the uncompressed tar stream WriteTarball
+// writes for dir: what a tarball of the tree holds, without the second of
+// compression WriteTarball spends on a real slice.
+func TarSHA256(ctx context.Context, dir, top string, mtime time.Time) (string, error) {
+	h := sha256.New()
+	if err := writeTar(ctx, dir, top, mtime, h); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// CheckTarballStream holds the .tar.gz at path to a tree whose tar stream
+// has the sha256 tarSum (TarSHA256): one gzip member with the header
+// WriteTarball writes (no name, comment, time or extra field), whose
+// content is that tar stream byte for byte, and nothing after it. It
+// returns the file's digests. The deflate encoding itself is not derived
+// again: the bytes a reader unpacks are the tree's.
+func CheckTarballStream(path, tarSum string) (Digests, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Digests{}, err
+	}
+	defer f.Close()
+	fileSum := sha256.New()
+	cr := &countReader{r: io.TeeReader(f, fileSum)}
+	br := bufio.NewReader(cr)
+	gz, err := gzip.NewReader(br)
+	if err != nil {
+		return Digests{}, fmt.Errorf("%s: %w", path, err)
+	}
+	gz.Multistream(false)
+	if h := gz.Header; h.Name != "" || h.Comment != "" || !h.ModTime.IsZero() || len(h.Extra) > 0 {
+		return Digests{}, fmt.Errorf("%s: its gzip header (name %q, comment %q, time %v, %d bytes extra) is not the one osslbuild writes", path, h.Name, h.Comment, h.ModTime, len(h.Extra))
+	}
+	ts := sha256.New()
+	if _, err := io.Copy(ts, gz); err != nil {
+		return Digests{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if got := hex.EncodeToString(ts.Sum(nil)); got != tarSum {
+		return Digests{}, fmt.Errorf("%s: its tar stream (sha256 %s) is not the tree's (%s)", path, got, tarSum)
+	}
+	if n, _ := io.Copy(io.Discard, br); n > 0 {
+		return Digests{}, fmt.Errorf("%s: %d bytes after its gzip stream", path, n)
+	}
+	return Digests{SHA256: hex.EncodeToString(fileSum.Sum(nil)), TarSHA256: tarSum, Size: cr.n}, nil
+}
+
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// writeTar writes dir's tar stream, as WriteTarball describes it, to w.
+func writeTar(ctx context.Context, dir, top string, mtime time.Time, w io.Writer) error {
 	var paths []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -42,39 +119,32 @@ func WriteTarball(ctx context.Context, dir, top string, mtime time.Time, out io.
 		return nil
 	})
 	if err != nil {
-		return Digests{}, fmt.Errorf("tarball %s: %w", dir, err)
+		return fmt.Errorf("tarball %s: %w", dir, err)
 	}
 	sort.Slice(paths, func(i, j int) bool {
 		a, _ := filepath.Rel(dir, paths[i])
 		b, _ := filepath.Rel(dir, paths[j])
 		return filepath.ToSlash(a) < filepath.ToSlash(b)
 	})
-	gzSum, tarSum := sha256.New(), sha256.New()
-	cw := &countWriter{w: io.MultiWriter(out, gzSum)}
-	gz, err := gzip.NewWriterLevel(cw, gzip.BestCompression)
-	if err != nil {
-		return Digests{}, err
-	}
-	// Header fields left zero: no name, no ModTime, OS left at Go's default.
-	tw := tar.NewWriter(io.MultiWriter(gz, tarSum))
+	tw := tar.NewWriter(w)
 	mtime = mtime.UTC().Truncate(time.Second)
 	writeDir := func(name string) error {
 		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755, ModTime: mtime, Format: tar.FormatPAX})
 	}
 	if err := writeDir(top); err != nil {
-		return Digests{}, err
+		return err
 	}
 	for _, p := range paths {
 		rel, _ := filepath.Rel(dir, p)
 		name := top + "/" + filepath.ToSlash(rel)
 		fi, err := os.Lstat(p)
 		if err != nil {
-			return Digests{}, err
+			return err
 		}
 		switch {
 		case fi.IsDir():
 			if err := writeDir(name); err != nil {
-				return Digests{}, err
+				return err
 			}
 		case fi.Mode().IsRegular():
 			mode := int64(0o644)
@@ -83,28 +153,22 @@ func WriteTarball(ctx context.Context, dir, top string, mtime time.Time, out io.
 			}
 			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: fi.Size(), ModTime: mtime, Format: tar.FormatPAX}
 			if err := tw.WriteHeader(hdr); err != nil {
-				return Digests{}, err
+				return err
 			}
 			f, err := os.Open(p)
 			if err != nil {
-				return Digests{}, err
+				return err
 			}
 			_, err = io.Copy(tw, ctxio.Reader(ctx, f))
 			f.Close()
 			if err != nil {
-				return Digests{}, fmt.Errorf("tarball %s: %w", p, err)
+				return fmt.Errorf("tarball %s: %w", p, err)
 			}
 		default:
-			return Digests{}, fmt.Errorf("tarball %s: %s is not a regular file or directory (%s)", dir, rel, fi.Mode().Type())
+			return fmt.Errorf("tarball %s: %s is not a regular file or directory (%s)", dir, rel, fi.Mode().Type())
 		}
 	}
-	if err := tw.Close(); err != nil {
-		return Digests{}, err
-	}
-	if err := gz.Close(); err != nil {
-		return Digests{}, err
-	}
-	return Digests{SHA256: hex.EncodeToString(gzSum.Sum(nil)), TarSHA256: hex.EncodeToString(tarSum.Sum(nil)), Size: cw.n}, nil
+	return tw.Close()
 }
 
 type countWriter struct {

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -326,8 +325,8 @@ func (r *run) proveSlice(p *recipe.Plan, v *Variant, name string) prover {
 // asking run's recipe) written into its manifest and SBOM. ok is false on a
 // miss; an entry that fails is deleted, and the caller builds.
 func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest) error, prove prover, ref artifact.RecipeRef) (_ *built, ok bool, _ error) {
-	if _, err := os.Stat(e.dir); err != nil {
-		return nil, false, nil
+	if _, err := os.Stat(filepath.Join(e.tree(), artifact.ManifestName)); err != nil {
+		return nil, false, nil // no entry of this name under the key: a miss, not a bad entry
 	}
 	if err := os.MkdirAll(r.Work, 0o755); err != nil {
 		return nil, false, err
@@ -362,17 +361,19 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	// The manifest and SBOM are what osslbuild writes from the manifest's
 	// own values, byte for byte (no duplicate key, field or spelling a
 	// reader other than Go's would take for another value), and the
-	// tarball is what the verified tree makes, byte for byte: the bytes
-	// published are the bytes a build of the tree would publish.
+	// tarball unpacks to the verified tree's tar stream, byte for byte,
+	// under osslbuild's gzip header with nothing after it (deriving the
+	// compressed bytes again would cost a second of compression a hit).
 	if err := canonical(ctx, dir, m); err != nil {
 		return discard(err)
 	}
-	d, err := artifact.WriteTarball(ctx, dir, e.name, time.Unix(m.SourceDateEpoch, 0), io.Discard)
+	tarSum, err := artifact.TarSHA256(ctx, dir, e.name, time.Unix(m.SourceDateEpoch, 0))
 	if err != nil {
 		return discard(fmt.Errorf("its tree as a tarball: %w", err))
 	}
-	if sum, err := artifact.FileSHA256(e.tarball()); err != nil || sum != d.SHA256 {
-		return discard(fmt.Errorf("its tarball %s is not the tree's (sha256 %s, the tree makes %s): %v", e.tarball(), sum, d.SHA256, err))
+	d, err := artifact.CheckTarballStream(e.tarball(), tarSum)
+	if err != nil {
+		return discard(fmt.Errorf("its tarball: %w", err))
 	}
 	// The proof record is a hint for the link alone: the libraries are
 	// validated from their bytes on every hit, whatever it says.
