@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/targets"
@@ -24,6 +25,7 @@ type signalAt struct {
 	sig    syscall.Signal
 	sent   bool
 	log    strings.Builder
+	ctx    context.Context // the build's: cancelled by the signal
 }
 
 func (w *signalAt) Write(p []byte) (int, error) {
@@ -33,6 +35,13 @@ func (w *signalAt) Write(p []byte) (int, error) {
 	if !w.sent && strings.Contains(w.log.String(), w.marker) {
 		w.sent = true
 		syscall.Kill(os.Getpid(), w.sig)
+		// The signal reaches the build's context asynchronously; wait for
+		// it, so the build stops at this point and not, by chance, after
+		// it has finished what remained.
+		select {
+		case <-w.ctx.Done():
+		case <-time.After(10 * time.Second):
+		}
 	}
 	return len(p), nil
 }
@@ -85,9 +94,9 @@ func TestMiniInterruptLeavesEverythingAsItWas(t *testing.T) {
 			s.Rebuild = !c.cached
 			s.Out = testfixture.CopyTree(t, base.Out, filepath.Join(t.TempDir(), "dist"))
 			s.Work = filepath.Join(t.TempDir(), "work")
-			w := &signalAt{marker: c.marker, sig: c.sig}
-			rt := miniRuntime(t, w)
 			ctx, stop := targets.Interruptible(context.Background())
+			w := &signalAt{marker: c.marker, sig: c.sig, ctx: ctx}
+			rt := miniRuntime(t, w)
 			_, err := pipeline.Universal2(ctx, s, rt)
 			stop()
 			if !w.sent {
