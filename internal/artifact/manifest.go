@@ -241,11 +241,20 @@ func WriteManifest(ctx context.Context, dir string, m *Manifest) error {
 	delete(files, ManifestName)
 	m.Files = files
 	m.Schema = Schema
-	b, err := json.MarshalIndent(m, "", "  ")
+	b, err := EncodeManifest(m)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, ManifestName), append(b, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(dir, ManifestName), b, 0o644)
+}
+
+// EncodeManifest is m as manifest.json holds it, byte for byte.
+func EncodeManifest(m *Manifest) ([]byte, error) {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 // ReadManifest reads dir/manifest.json.

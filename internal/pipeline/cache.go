@@ -364,7 +364,7 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	// tarball unpacks to the verified tree's tar stream, byte for byte,
 	// under osslbuild's gzip header with nothing after it (deriving the
 	// compressed bytes again would cost a second of compression a hit).
-	if err := canonical(ctx, dir, m); err != nil {
+	if err := canonical(dir, m); err != nil {
 		return discard(err)
 	}
 	tarSum, err := artifact.TarSHA256(ctx, dir, e.name, time.Unix(m.SourceDateEpoch, 0))
@@ -509,43 +509,32 @@ func writeJSON(path string, v any) error {
 
 // canonical refuses a tree whose manifest.json or sbom.json is not what
 // osslbuild writes from the manifest's values.
-func canonical(ctx context.Context, dir string, m *artifact.Manifest) error {
-	for _, name := range []string{artifact.ManifestName, artifact.SBOMName} {
-		before, err := os.ReadFile(filepath.Join(dir, name))
+func canonical(dir string, m *artifact.Manifest) error {
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".canonical-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	c := *m
+	if err := sbom.Write(tmp, &c); err != nil {
+		return err
+	}
+	wantSBOM, err := os.ReadFile(filepath.Join(tmp, artifact.SBOMName))
+	if err != nil {
+		return err
+	}
+	wantManifest, err := artifact.EncodeManifest(m)
+	if err != nil {
+		return err
+	}
+	for name, want := range map[string][]byte{artifact.ManifestName: wantManifest, artifact.SBOMName: wantSBOM} {
+		got, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return err
 		}
-		c := *m
-		tmp, err := os.MkdirTemp(filepath.Dir(dir), ".canonical-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		if name == artifact.SBOMName {
-			err = sbom.Write(tmp, &c)
-		} else {
-			err = writeManifestAs(tmp, &c)
-		}
-		if err != nil {
-			return err
-		}
-		after, err := os.ReadFile(filepath.Join(tmp, name))
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(before, after) {
+		if !bytes.Equal(got, want) {
 			return fmt.Errorf("its %s is not what osslbuild writes from the manifest's values", name)
 		}
 	}
 	return nil
-}
-
-// writeManifestAs writes m, its Files as they are, to dir/manifest.json,
-// as artifact.WriteManifest formats it.
-func writeManifestAs(dir string, m *artifact.Manifest) error {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, artifact.ManifestName), append(b, '\n'), 0o644)
 }
