@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -14,16 +15,20 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/build"
 	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/proc"
 )
 
 // The make cache keeps what the expensive stages make (Configure, the
 // gate, make build_libs and install_dev: the staging directory), keyed by
 // the plan: the Configure argv, the constructed environment, the
 // generated toolchain wrappers, the toolchain's identity (with the SDK's
-// digest), the source's sha256 and SOURCE_DATE_EPOCH, the patches applied
-// and the variant. That is what decides the objects. The one piece of Go
-// code in the key is internal/build/build.go (build.Invocation), which
-// decides how make runs; no other file's comment, name or code is.
+// digest), the versions of make and perl that run, the source's sha256 and
+// SOURCE_DATE_EPOCH, the patches applied and the variant. That is what
+// decides the objects. The Go code in the key is the code of the segment
+// itself: internal/build/build.go (build.Invocation: how make runs),
+// internal/configure/gate.go (configure.GateSource: what make may start
+// from) and this package's configure.go (how Configure runs, the pyca
+// way's stand-in too); no other file's comment, name or code is.
 // Everything after make (layout, validation, link, records, tarball) runs
 // with the current code on every use, so a change there is exercised
 // without a rebuild. It is off unless Settings.MakeCache names a directory: the
@@ -62,11 +67,45 @@ type madeRecord struct {
 	Gate configure.GateResult `json:"gate"`
 }
 
-var makeSum = sha256.Sum256(build.Invocation)
+// configureSource is configure.go, the stages from Configure to the gate
+// (the PycaWay variant's stand-in among them).
+//
+//go:embed configure.go
+var configureSource []byte
+
+// segmentCode digests the Go code that runs inside the segment.
+var segmentCode = func() string {
+	h := sha256.New()
+	for _, src := range [][]byte{build.Invocation, configure.GateSource, configureSource} {
+		sum := sha256.Sum256(src)
+		h.Write(sum[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}()
+
+// toolVersions is what make and perl on the build's PATH say they are:
+// another make or perl may make other objects (a jobserver, a generated
+// assembly file), so they are in the key.
+func toolVersions(ctx context.Context, env []string) (string, error) {
+	var out []string
+	for _, argv := range [][]string{{"make", "--version"}, {"perl", "-e", "print $^V"}} {
+		b, err := proc.Output(ctx, proc.Cmd{Args: argv, Env: env})
+		if err != nil {
+			return "", fmt.Errorf("make cache: %s: %w", strings.Join(argv, " "), err)
+		}
+		l, _, _ := strings.Cut(string(b), "\n")
+		out = append(out, argv[0]+" "+strings.TrimSpace(l))
+	}
+	return strings.Join(out, "; "), nil
+}
 
 // makeKey digests the plan as the job holds it after the toolchain stage.
-func (j *job) makeKey() (string, error) {
-	_, id, err := j.run.toolchain(context.Background(), j.plan.Slice)
+func (j *job) makeKey(ctx context.Context) (string, error) {
+	_, id, err := j.run.toolchain(ctx, j.plan.Slice)
+	if err != nil {
+		return "", err
+	}
+	tools, err := toolVersions(ctx, j.env)
 	if err != nil {
 		return "", err
 	}
@@ -98,14 +137,15 @@ func (j *job) makeKey() (string, error) {
 		Source    string
 		Patches   []string
 		Epoch     int64
-		Make      string
-	}{1, j.variant, configure.Args(j.plan), scrubWork(j.env, j.work), wrappers, id, j.source.Tarball.SHA256, patches, j.tree.SourceDateEpoch, hex.EncodeToString(makeSum[:])})
+		Code      string
+		Tools     string
+	}{2, j.variant, configure.Args(j.plan), scrubWork(j.env, j.work), wrappers, id, j.source.Tarball.SHA256, patches, j.tree.SourceDateEpoch, segmentCode, tools})
 }
 
 // makeFromCache restores the segment's result from the entry of the job's
 // key, or runs segment and stores its result there.
 func (j *job) makeFromCache(ctx context.Context, dir string, segment []stage) error {
-	key, err := j.makeKey()
+	key, err := j.makeKey(ctx)
 	if err != nil {
 		return err
 	}

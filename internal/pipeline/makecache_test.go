@@ -93,3 +93,37 @@ func TestMiniMakeCache(t *testing.T) {
 		}
 	})
 }
+
+// TestToolVersionsKey: another make or perl on the build's PATH is another
+// make-cache key; the real ones are read, and a missing one is an error
+// naming it.
+func TestToolVersionsKey(t *testing.T) {
+	ctx := t.Context()
+	real, err := pipeline.ToolVersions(ctx, os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(real, "make GNU Make") || !strings.Contains(real, "perl v5.") {
+		t.Fatalf("tool versions %q: want make's and perl's own words", real)
+	}
+	old := t.TempDir()
+	for name, body := range map[string]string{
+		"make": "#!/bin/sh\necho 'GNU Make 3.81'\n",
+		"perl": "#!/bin/sh\nprintf v5.34.1\n",
+	} {
+		if err := os.WriteFile(filepath.Join(old, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other, err := pipeline.ToolVersions(ctx, []string{"PATH=" + old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other == real || other != "make GNU Make 3.81; perl v5.34.1" {
+		t.Fatalf("tool versions with another make and perl: %q (the machine's: %q)", other, real)
+	}
+	_, err = pipeline.ToolVersions(ctx, []string{"PATH=" + t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "make --version") {
+		t.Fatalf("no make on PATH: err %v, want one naming make --version", err)
+	}
+}
