@@ -89,11 +89,11 @@ func newCross() (*cross, error) {
 	if _, err := c.stubs(); err != nil {
 		return nil, err
 	}
-	out, err := exec.Command(c.clang, "-print-resource-dir").Output()
+	dir, err := firstLine(context.Background(), c.clang, "-print-resource-dir")
 	if err != nil {
 		return nil, fmt.Errorf("cross toolchain: %s -print-resource-dir: %w", c.clang, err)
 	}
-	c.resourceDir = strings.TrimSpace(string(out))
+	c.resourceDir = dir
 	return c, nil
 }
 
@@ -240,23 +240,11 @@ func (c *cross) Identity(ctx context.Context) (Identity, error) {
 	if id.SDKDigest, err = c.sdkDigest(); err != nil {
 		return id, err
 	}
-	for name, path := range map[string]string{"ar": c.ar, "ranlib": c.ranlib, "lipo": c.lipo, "ld": c.ld} {
-		v, err := firstLine(ctx, path, "--version")
-		if err != nil {
-			return id, err
-		}
-		id.Tools[name] = path + ": " + v
+	tools, err := versions(ctx, map[string]string{"ar": c.ar, "ranlib": c.ranlib, "lipo": c.lipo, "ld": c.ld})
+	for name, v := range tools {
+		id.Tools[name] = v
 	}
-	return id, nil
-}
-
-func firstLine(ctx context.Context, args ...string) (string, error) {
-	out, err := proc.Output(ctx, proc.Cmd{Args: args, Env: []string{"PATH=/usr/bin:/bin", "LANG=C"}})
-	if err != nil {
-		return "", fmt.Errorf("toolchain identity: %w", err)
-	}
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	return strings.TrimSpace(line), nil
+	return id, err
 }
 
 // sdkDigest digests what the cross toolchain compiles and links against

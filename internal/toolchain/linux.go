@@ -92,14 +92,11 @@ func (l *linux) Identity(ctx context.Context) (Identity, error) {
 		return id, err
 	}
 	id.Compiler = v
-	for name, path := range map[string]string{"ar": l.ar, "ranlib": l.ranlib} {
-		v, err := firstLine(ctx, path, "--version")
-		if err != nil {
-			return id, err
-		}
-		id.Tools[name] = path + ": " + v
+	tools, err := versions(ctx, map[string]string{"ar": l.ar, "ranlib": l.ranlib})
+	for name, v := range tools {
+		id.Tools[name] = v
 	}
-	return id, nil
+	return id, err
 }
 
 // Link compiles and links s with the toolchain's cc: every archive member
