@@ -2,11 +2,14 @@ package toolchain
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -20,7 +23,11 @@ import (
 // test process once per build). firstLine memoises the answer for the
 // process by the tool's file: its resolved path, size, modification time
 // and mode, so a tool replaced on disk (an upgrade, a test's stand-in) is
-// asked again.
+// asked again. The answer is also kept on disk beside the macOS headers
+// (ProbeDir), under the same key, so that a cache hit in a new process
+// does not start five LLVM tools: that directory is trusted as the headers
+// are (a build reads them as they are), and it is not the artifact cache,
+// which a CI cache may restore from elsewhere.
 var probes = struct {
 	sync.Mutex
 	m map[string]*probe
@@ -46,7 +53,15 @@ func firstLine(ctx context.Context, args ...string) (string, error) {
 		probes.m[key] = p
 	}
 	probes.Unlock()
-	p.once.Do(func() { p.line, p.err = runFirstLine(ctx, args...) })
+	p.once.Do(func() {
+		if line, ok := readProbe(key); ok {
+			p.line = line
+			return
+		}
+		if p.line, p.err = runFirstLine(ctx, args...); p.err == nil {
+			writeProbe(key, p.line)
+		}
+	})
 	if p.err != nil {
 		// A failure (a cancelled context among them) is not kept: the
 		// next caller asks again.
@@ -74,7 +89,76 @@ func probeKey(args []string) (string, bool) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return "", false
 	}
-	return fmt.Sprintf("%s\x00%d\x00%d\x00%v\x00%s", path, fi.Size(), fi.ModTime().UnixNano(), fi.Mode(), strings.Join(args[1:], "\x00")), true
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%v\x00%s\x00%s", path, fi.Size(), fi.ModTime().UnixNano(), fi.Mode(), fileID(fi), strings.Join(args[1:], "\x00")), true
+}
+
+// ProbeDir is where tools' answers are kept between processes:
+// $OSSLBUILD_PROBE_CACHE ("off" keeps none), else <user cache
+// dir>/osslbuild/toolchain-probes. Like HeadersDir, it does not follow
+// OSSLBUILD_CACHE.
+func ProbeDir() string {
+	if d := os.Getenv("OSSLBUILD_PROBE_CACHE"); d != "" {
+		if d == "off" {
+			return ""
+		}
+		return d
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(cache, "osslbuild", "toolchain-probes")
+}
+
+// probeFile holds the answer of key: the key on its first line (a file
+// of another key, or a truncated one, is not an answer), the tool's first
+// line on the second.
+func probeFile(key string) string {
+	dir := ProbeDir()
+	if dir == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(dir, hex.EncodeToString(sum[:16]))
+}
+
+func readProbe(key string) (string, bool) {
+	f := probeFile(key)
+	if f == "" {
+		return "", false
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return "", false
+	}
+	k, line, ok := strings.Cut(string(b), "\n")
+	if !ok || k != strconv.Quote(key) || !strings.HasSuffix(line, "\n") {
+		return "", false
+	}
+	return strings.TrimSuffix(line, "\n"), true
+}
+
+// writeProbe keeps line for key, by rename so a reader sees all or
+// nothing; a failure costs the next process one run of the tool.
+func writeProbe(key, line string) {
+	f := probeFile(key)
+	if f == "" || strings.Contains(line, "\n") {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(f), ".tmp-")
+	if err != nil {
+		return
+	}
+	_, err = tmp.WriteString(strconv.Quote(key) + "\n" + line + "\n")
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || os.Rename(tmp.Name(), f) != nil {
+		os.Remove(tmp.Name())
+	}
 }
 
 func runFirstLine(ctx context.Context, args ...string) (string, error) {

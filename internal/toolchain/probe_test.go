@@ -3,6 +3,7 @@ package toolchain
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 // unchanged, again once it is replaced on disk; a tool that fails is asked
 // again; versions names the first failing tool.
 func TestFirstLineMemo(t *testing.T) {
+	t.Setenv("OSSLBUILD_PROBE_CACHE", "off")
 	dir := t.TempDir()
 	calls := filepath.Join(dir, "calls")
 	tool := filepath.Join(dir, "tool")
@@ -75,4 +77,69 @@ func TestFirstLineMemo(t *testing.T) {
 	if got["a"] != tool+": tool version 2" {
 		t.Fatalf("versions: a = %q", got["a"])
 	}
+}
+
+// TestProbeCacheOnDisk: a new process (here: the in-process memo
+// forgotten) takes the answer from ProbeDir without running the tool,
+// until the tool is replaced; a damaged or foreign answer file is not an
+// answer.
+func TestProbeCacheOnDisk(t *testing.T) {
+	t.Setenv("OSSLBUILD_PROBE_CACHE", t.TempDir())
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	tool := filepath.Join(dir, "tool")
+	write := func(version string) {
+		t.Helper()
+		body := "#!/bin/sh\necho x >> " + calls + "\necho '" + version + "'\n"
+		if err := os.WriteFile(tool+".tmp", []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tool+".tmp", tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func() int {
+		b, _ := os.ReadFile(calls)
+		return strings.Count(string(b), "x")
+	}
+	forget := func() {
+		probes.Lock()
+		clear(probes.m)
+		probes.Unlock()
+	}
+	ask := func(want string) {
+		t.Helper()
+		got, err := firstLine(t.Context(), tool, "--version")
+		if err != nil || got != want {
+			t.Fatalf("asked: %q, %v; want %q", got, err, want)
+		}
+	}
+	write("v1")
+	ask("v1")
+	forget()
+	ask("v1")
+	if n := count(); n != 1 {
+		t.Fatalf("the tool ran %d times for two processes, want once (the second reads the answer from disk)", n)
+	}
+	key, _ := probeKey([]string{tool, "--version"})
+	f := probeFile(key)
+	for name, body := range map[string]string{
+		"truncated":   strconv.Quote(key) + "\nv1",
+		"another key": strconv.Quote(key+"x") + "\nforged\n",
+		"empty":       "",
+	} {
+		if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		forget()
+		before := count()
+		ask("v1")
+		if count() != before+1 {
+			t.Fatalf("%s answer file: taken as the answer, want the tool run again", name)
+		}
+	}
+	time.Sleep(10 * time.Millisecond)
+	write("v2")
+	forget()
+	ask("v2")
 }

@@ -1,0 +1,8 @@
+package toolchain
+
+import (
+	"fmt"
+	"syscall"
+)
+
+func ctime(st *syscall.Stat_t) string { return fmt.Sprintf("%d.%09d", st.Ctim.Sec, st.Ctim.Nsec) }
