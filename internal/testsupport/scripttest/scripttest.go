@@ -36,16 +36,19 @@ type tKey struct{}
 // NAME.txtar), with Cmds added to p.Cmds.
 func Run(t *testing.T, p testscript.Params) {
 	t.Helper()
+	testscript.Run(t, params(p))
+}
+
+// params is p with Cmds added, and each script's test kept for T.
+func params(p testscript.Params) testscript.Params {
 	setup := p.Setup
 	p.Setup = func(e *testscript.Env) error {
 		// testscript's T is the script's *testing.T behind a shim that
 		// embeds it, so it is a testing.TB: testfixture's helpers can
 		// skip or fail the script as they do a Go test.
-		tb, ok := e.T().(testing.TB)
-		if !ok {
-			return errors.New("scripttest: the script's T is no testing.TB")
+		if tb, ok := e.T().(testing.TB); ok {
+			e.Values[tKey{}] = tb
 		}
-		e.Values[tKey{}] = tb
 		if setup != nil {
 			return setup(e)
 		}
@@ -57,7 +60,7 @@ func Run(t *testing.T, p testscript.Params) {
 	}
 	maps.Copy(cmds, Cmds)
 	p.Cmds = cmds
-	testscript.Run(t, p)
+	return p
 }
 
 // T is the script's own test, for a command that calls testfixture's
@@ -65,7 +68,7 @@ func Run(t *testing.T, p testscript.Params) {
 func T(ts *testscript.TestScript) testing.TB {
 	tb, ok := ts.Value(tKey{}).(testing.TB)
 	if !ok {
-		ts.Fatalf("scripttest: not run by scripttest.Run")
+		ts.Fatalf("scripttest: the script's test is no testing.TB (not run by scripttest.Run)")
 	}
 	return tb
 }
