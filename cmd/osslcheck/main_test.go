@@ -12,15 +12,17 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	osslcheckmain "github.com/osslbuild/osslbuild/cmd/osslcheck"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/testsupport/wheeltest"
 )
 
 // binaries builds osslcheck as a user's go build does, and the mage
 // binary of this repository, once per test process (each build takes
-// seconds; four tests share them).
+// seconds; three tests share them).
 func binaries(t *testing.T) (osslcheck, mage string) {
 	t.Helper()
 	if testing.Short() {
@@ -59,12 +61,21 @@ var built struct {
 	err                  error
 }
 
+// TestMain makes this test binary the scripts' osslcheck command as well
+// (testscript.Main runs main when it is started under that name).
 func TestMain(m *testing.M) {
-	code := m.Run()
+	testscript.Main(removeBuilt{m}, map[string]func(){"osslcheck": osslcheckmain.Main})
+}
+
+// removeBuilt runs the tests, then removes what binaries built.
+type removeBuilt struct{ m *testing.M }
+
+func (r removeBuilt) Run() int {
+	code := r.m.Run()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}
-	os.Exit(code)
+	return code
 }
 
 // execute runs a binary: its stdout and exit code.
@@ -120,47 +131,9 @@ func TestSameAsMageCheck(t *testing.T) {
 	}
 }
 
-// TestVerdicts: what a wheel builder sees, exit codes included.
-func TestVerdicts(t *testing.T) {
-	osslcheck, _ := binaries(t)
-	in := wheeltest.Inputs(t)
-	for _, tc := range []struct {
-		name  string
-		args  []string
-		code  int
-		wants []string
-	}{
-		{"the pyca bug in a wheel", []string{in["wheel"]}, 1, []string{"pkg/_rust.abi3.so", "-O0 (no -O)", "FAIL (optimisation)"}},
-		{"a Windows DLL: /O2, machine code not measured", []string{in["pe"]}, 0, []string{"-O2", "PE/COFF: the machine code is not measured"}},
-		{"site-packages: someone else's manifest.json and a .json.gz are no failures", []string{in["site-packages"]}, 0, []string{"_rust.abi3.so", "-O3", ": ok"}},
-		{"usage: no path", nil, 2, nil},
-		{"two paths, one verdict", []string{in["wheel"], in["pe"]}, 1, []string{"pkg/_rust.abi3.so", "libcrypto-3-x64.dll", "2 binaries"}},
-		{"usage: -python with two interpreters", []string{"-python", "python3", "python3"}, 2, nil},
-		{"usage: a bad -isa", []string{in["wheel"], "-isa=haswell"}, 2, nil},
-		{"usage: a bad -minopt", []string{"-minopt=fast", in["wheel"]}, 2, nil},
-		{"an unknown interpreter", []string{"-python", "/nonexistent/python9"}, 1, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			out, code := execute(t, osslcheck, tc.args...)
-			if code != tc.code {
-				t.Fatalf("exit %d, want %d:\n%s", code, tc.code, out)
-			}
-			for _, w := range tc.wants {
-				if !strings.Contains(out, w) {
-					t.Errorf("output lacks %q:\n%s", w, out)
-				}
-			}
-		})
-	}
-	out, code := execute(t, osslcheck, "-version")
-	if code != 0 || !strings.HasPrefix(out, "osslcheck ") {
-		t.Errorf("-version: %d %q", code, out)
-	}
-}
-
 // TestSARIFSchema validates -format=sarif against the SARIF 2.1.0 schema
-// (@microsoft/jest-sarif's copy of the OASIS one, from the npm registry)
-// and holds it to one result per failing slice, naming rule and file.
+// (@microsoft/jest-sarif's copy of the OASIS one, from the npm registry);
+// testdata/script/verdicts.txtar holds it to one result per failing slice.
 func TestSARIFSchema(t *testing.T) {
 	osslcheck, _ := binaries(t)
 	in := wheeltest.Inputs(t)
@@ -176,24 +149,6 @@ func TestSARIFSchema(t *testing.T) {
 		if err := schema.Validate(doc); err != nil {
 			t.Errorf("%s: SARIF does not validate: %v\n%s", name, err, out)
 		}
-	}
-	out, _ := execute(t, osslcheck, in["wheelhouse"], "-format=sarif")
-	var log struct {
-		Runs []struct {
-			Results []struct {
-				RuleID    string `json:"ruleId"`
-				Locations []struct {
-					Physical struct {
-						Artifact struct{ URI string } `json:"artifactLocation"`
-					} `json:"physicalLocation"`
-				}
-			}
-		}
-	}
-	json.Unmarshal([]byte(out), &log)
-	rs := log.Runs[0].Results
-	if len(rs) != 1 || rs[0].RuleID != "optimisation" || !strings.HasSuffix(rs[0].Locations[0].Physical.Artifact.URI, "pkg-1.0-cp311-abi3-macosx_11_0_arm64.whl") {
-		t.Errorf("results %+v: want one optimisation result on the bad wheel", rs)
 	}
 }
 

@@ -36,7 +36,7 @@ func cversion(version, line, platform string) string {
 // carries an -O0 OpenSSL (the pyca bug), a wheelhouse holding it and a
 // good one, a Windows DLL (PE/COFF) built with /O2, and a fake
 // site-packages tree.
-func Inputs(t *testing.T) map[string]string {
+func Inputs(t testing.TB) map[string]string {
 	testfixture.Tools(t, "clang-14", "lld-link-14")
 	dir := t.TempDir()
 	run := func(args ...string) { t.Helper(); testfixture.RunIn(t, dir, args...) }
@@ -96,7 +96,7 @@ func Inputs(t *testing.T) map[string]string {
 		"pe": filepath.Join(dir, "libcrypto-3-x64.dll"), "site-packages": filepath.Join(dir, "site-packages"), "missing": filepath.Join(dir, "missing.whl")}
 }
 
-func gz(t *testing.T, s string) []byte {
+func gz(t testing.TB, s string) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	cmd := exec.Command("gzip", "-c")
