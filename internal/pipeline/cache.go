@@ -371,10 +371,17 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	if err != nil {
 		return discard(fmt.Errorf("its tree as a tarball: %w", err))
 	}
-	d, err := artifact.CheckTarballStream(e.tarball(), tarSum)
-	if err != nil {
-		return discard(fmt.Errorf("its tarball: %w", err))
+	// Unpacking the cached tarball is the dearest part of a hit and reads
+	// nothing validation does: it runs beside the proofs.
+	type checked struct {
+		d   artifact.Digests
+		err error
 	}
+	tarball := make(chan checked, 1)
+	go func() {
+		d, err := artifact.CheckTarballStream(e.tarball(), tarSum)
+		tarball <- checked{d, err}
+	}()
 	// The proof record is a hint for the link alone: the libraries are
 	// validated from their bytes on every hit, whatever it says.
 	want := e.provedFor(dir)
@@ -384,6 +391,11 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	}
 	link := last != want
 	recs, err := prove(ctx, dir, m, link)
+	tc := <-tarball
+	if err == nil && tc.err != nil {
+		return discard(fmt.Errorf("its tarball: %w", tc.err))
+	}
+	d := tc.d
 	if errors.Is(err, toolchain.ErrSetup) {
 		// A machine that cannot link (no lld, no stubs) says so; it does
 		// not make the entry invalid.
