@@ -122,3 +122,36 @@ func TestManifestFiles(t *testing.T) {
 		t.Error("manifest lists itself")
 	}
 }
+
+// TestPublishAfterAFailedPublisherRemovedOut: a publisher that made out and
+// published nothing removes it under the lock; one waiting for the lock
+// meanwhile must publish into the path's new directory, not fail on the
+// removed one (on the old code it failed: "no such file or directory").
+func TestPublishAfterAFailedPublisherRemovedOut(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "dist")
+	unlock, created, err := lock(out)
+	if err != nil || !created {
+		t.Fatalf("lock: created %v, %v", created, err)
+	}
+	src := filepath.Join(t.TempDir(), "tree")
+	testfixture.WriteTree(t, src, map[string]string{"lib/libcrypto.a": "bytes"})
+	done := make(chan error, 1)
+	go func() {
+		_, err := Publish(context.Background(), src, out, "openssl-macos-arm64", time.Unix(0, 0))
+		done <- err
+	}()
+	// Let the publisher reach the lock and wait on it; if it has not yet,
+	// it finds no directory and makes one, and the test passes without
+	// the race it is for (it cannot fail wrongly).
+	time.Sleep(200 * time.Millisecond)
+	if err := os.Remove(out); err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if err := <-done; err != nil {
+		t.Fatalf("publish after the holder removed out: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "openssl-macos-arm64", "lib", "libcrypto.a")); err != nil || string(b) != "bytes" {
+		t.Fatalf("published file: %q, %v", b, err)
+	}
+}

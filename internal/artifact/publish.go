@@ -62,23 +62,20 @@ func PublishAll(ctx context.Context, out string, items []Item) (_ []*Published, 
 		names[i] = it.Name
 	}
 	fail := func(err error) error { return fmt.Errorf("publish %s: %w", strings.Join(names, ", "), err) }
-	created := false
-	if _, serr := os.Stat(out); errors.Is(serr, os.ErrNotExist) {
-		created = true
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, fail(err)
-	}
-	defer func() {
-		if err != nil && created {
-			os.Remove(out) // only if nothing else put anything there meanwhile
-		}
-	}()
-	unlock, err := lock(out)
+	unlock, created, err := lock(out)
 	if err != nil {
 		return nil, fail(err)
 	}
-	defer unlock()
+	defer func() {
+		// A directory this call made goes again when nothing was
+		// published, while the lock is still held: another publisher
+		// waiting for it then finds the directory gone and makes its
+		// own (lock), instead of writing into one removed under it.
+		if err != nil && created {
+			os.Remove(out) // only if nothing else put anything there
+		}
+		unlock()
+	}()
 	tmp, err := os.MkdirTemp(out, ".tmp-publish-")
 	if err != nil {
 		return nil, fail(err)
@@ -189,19 +186,38 @@ func (it Item) tarball(ctx context.Context, tgz string) (Digests, error) {
 	return d, err
 }
 
-// lock takes an exclusive flock on the directory dir itself, waiting for
-// another holder: publishing into dir is serialised without leaving a lock
-// file behind in it.
-func lock(dir string) (func(), error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+// lock makes dir if it is missing (created says so) and takes an
+// exclusive flock on the directory itself, waiting for another holder:
+// publishing into dir is serialised without leaving a lock file behind in
+// it. A holder that made dir removes it again, under the lock, when it
+// published nothing; a waiter that then gets the lock on the removed
+// directory lets go and starts again on the path's new one.
+func lock(dir string) (unlock func(), created bool, _ error) {
+	for {
+		_, serr := os.Stat(dir)
+		made := errors.Is(serr, os.ErrNotExist)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, false, err
+		}
+		f, err := os.Open(dir)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return nil, false, err
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, false, fmt.Errorf("lock %s: %w", dir, err)
+		}
+		held, herr := f.Stat()
+		now, nerr := os.Stat(dir)
+		if herr == nil && nerr == nil && os.SameFile(held, now) {
+			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, made, nil
+		}
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
-	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
 // copyFile copies the regular file src to the new file dst and returns the
