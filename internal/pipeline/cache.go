@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
@@ -341,6 +342,12 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()
 		}
+		if machineFault(why) {
+			// A full disk is not a bad entry: it stays, and the build
+			// meets the machine on its own terms.
+			r.logf("%s: cached artifact %s not served, kept: %v", e.name, e.tree(), why)
+			return nil, false, nil
+		}
 		r.logf("%s: cached artifact %s is invalid, discarding it and building: %v", e.name, e.tree(), why)
 		os.RemoveAll(e.dir)
 		return nil, false, nil
@@ -440,6 +447,18 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	}
 	r.logf("%s: cache hit (%s): %s", e.name, filepath.Base(e.dir)[:12], how)
 	return b, true, nil
+}
+
+// machineFault says whether err is the machine's (a full disk or quota, a
+// read-only file system, no file descriptors or memory left) rather than
+// the entry's: such an entry is not deleted.
+func machineFault(err error) bool {
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
 }
 
 // restamp writes ref as the recipe of the tree dir's manifest m, and

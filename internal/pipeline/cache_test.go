@@ -3,11 +3,14 @@ package pipeline_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -571,5 +574,28 @@ func BenchmarkCacheHit(b *testing.B) {
 				os.RemoveAll(filepath.Dir(dir))
 			}
 		})
+	}
+}
+
+// TestMachineFault: a full disk, a quota, a read-only file system or no
+// descriptors left while a hit is checked keeps the entry; a mismatch, a
+// missing file or a permission problem of the entry's own is the entry's.
+func TestMachineFault(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&fs.PathError{Op: "write", Path: "/work/x/lib/libcrypto.a", Err: syscall.ENOSPC}, true},
+		{fmt.Errorf("copy from cache: %w", &os.LinkError{Op: "rename", Old: "a", New: "b", Err: syscall.EDQUOT}), true},
+		{fmt.Errorf("its tree as a tarball: %w", syscall.EROFS), true},
+		{fmt.Errorf("verify: %w", syscall.EMFILE), true},
+		{fmt.Errorf("verify: %w", artifact.ErrMismatch), false},
+		{&fs.PathError{Op: "open", Path: "manifest.json", Err: syscall.ENOENT}, false},
+		{&fs.PathError{Op: "open", Path: "lib/libssl.a", Err: syscall.EACCES}, false},
+		{errors.New("its manifest is not this plan's"), false},
+	} {
+		if got := pipeline.MachineFault(c.err); got != c.want {
+			t.Errorf("MachineFault(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }

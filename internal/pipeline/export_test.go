@@ -143,3 +143,4 @@ func (v *Variant) FromTree(tree string) *Variant {
 }
 
 var ToolVersions = toolVersions
+var MachineFault = machineFault
