@@ -1,0 +1,174 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/report"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
+	"github.com/osslbuild/osslbuild/internal/toolchain"
+)
+
+// appendedLine is the build line of issue 40: Configure's flags, -O3, and
+// nothing else of OpenSSL, where no loader maps it.
+const appendedLine = "compiler: cc -O3 -DOPENSSL_PIC -DL_ENDIAN"
+
+// dylib links a Mach-O object into a dylib with ld64.lld-14 against the
+// SDK stubs' libSystem, as a real macOS dylib is linked (segments, a
+// __LINKEDIT that ends the file, an ad hoc signature on arm64).
+func (k *kit) dylib(name, arch, obj string) string {
+	k.t.Helper()
+	testfixture.Tools(k.t, "ld64.lld-14")
+	stub := filepath.Join(toolchain.HeadersDir(), "darwin", "libSystem.11.tbd")
+	if _, err := os.Stat(stub); err != nil {
+		testfixture.Missing(k.t, "%v (scripts/setup-cross.sh)", err)
+	}
+	out := k.path(name)
+	testfixture.RunIn(k.t, k.dir, "ld64.lld-14", "-arch", arch, "-platform_version", "macos", "11.0", "11.0", "-dylib",
+		"-install_name", "@rpath/"+name, "-o", out, obj, stub)
+	return out
+}
+
+// TestUnmappedIsNoEvidence: build information in bytes the format does
+// not load is no evidence, and is reported as such, naming the bytes. A
+// program with no OpenSSL, linked for real (ld64.lld-14 for macOS, gcc
+// for Linux), with OpenSSL's compiler line where nothing loads it:
+// appended past the end of a thin Mach-O dylib (past __LINKEDIT), in each
+// slice of a universal one, past the end of an ELF shared object, in an
+// ELF section no PT_LOAD segment maps, in an object's section the linker
+// does not take. On 5392f1f's code each of these passed as OpenSSL at
+// -O3, -strict included. The same line inside the image still counts.
+func TestUnmappedIsNoEvidence(t *testing.T) {
+	k := newKit(t)
+	testfixture.Tools(t, "objcopy")
+	line := "\x00" + appendedLine + "\x00"
+	withLine := func(name, src string) string {
+		t.Helper()
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return testfixture.CopyBytes(t, append(data, line...), k.path(name))
+	}
+	lineFile := testfixture.CopyBytes(t, []byte(line), k.path("line.bin"))
+	// nonAlloc adds a section holding the line to an ELF file; objcopy's
+	// added sections have contents and no SHF_ALLOC.
+	nonAlloc := func(name, src string) string {
+		t.Helper()
+		out := k.path(name)
+		testfixture.RunIn(t, k.dir, "objcopy", "--add-section", ".osslbuild.note="+lineFile, src, out)
+		return out
+	}
+
+	armObj := k.optimisedProgram("z-arm64.o", "arm64-apple-macos11", "")
+	x86Obj := k.optimisedProgram("z-x86_64.o", "x86_64-apple-macos11", "")
+	armDylib := k.dylib("libz-arm64.dylib", "arm64", armObj)
+	x86Dylib := k.dylib("libz-x86_64.dylib", "x86_64", x86Obj)
+	armAppended := withLine("libz-appended.dylib", armDylib)
+	fat := k.lipo("libz-universal.dylib", withLine("libz-arm64-appended.dylib", armDylib), withLine("libz-x86_64-appended.dylib", x86Dylib))
+	so := k.elf("libz.so", manyFuncs(80), "-O2", "-shared", "-fPIC")
+	obj := k.elf("z.o", manyFuncs(80), "-O2", "-c")
+	lib := k.ar("libz.a", false, nonAlloc("z-note.o", obj))
+	// The control: the same line compiled into the image.
+	inside := k.dylib("libz-inside.dylib", "arm64", k.optimisedProgram("zi.o", "arm64-apple-macos11", cBytes("flags", appendedLine)))
+
+	size := func(p string) int64 {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Size()
+	}
+	for _, tc := range []struct {
+		name  string
+		path  string
+		where string // in the note, "" for the control
+		start int64  // the run's start when known, else -1
+		archs int
+	}{
+		{"past the end of a thin Mach-O", armAppended, "past the end of the Mach-O image (its last segment ends at byte " + fmt.Sprint(size(armDylib)) + ")", size(armDylib), 1},
+		{"past the end of each slice of a universal Mach-O", fat, "past the end of the Mach-O image", -1, 2},
+		{"past the end of an ELF shared object", withLine("libz-appended.so", so), "outside every PT_LOAD segment of the ELF image", -1, 1},
+		{"in an ELF section no segment maps", nonAlloc("libz-note.so", so), "outside every PT_LOAD segment of the ELF image", -1, 1},
+		{"in an ELF object's section the linker does not take", lib, "outside every allocated section of the ELF file", -1, 1},
+		{"inside the image: evidence", inside, "", -1, 1},
+	} {
+		for _, strict := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/strict=%v", tc.name, strict), func(t *testing.T) {
+				res, err := Check(context.Background(), Options{Path: tc.path, Strict: strict, Now: dec1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("failures %q; notes %q", res.Failures, res.Notes)
+				if tc.where == "" {
+					s := res.Binaries[0].Slices[0]
+					if !res.OK || s.Compiler != appendedLine[len("compiler: "):] || s.Opt != "-O3" || len(s.Unmapped) > 0 {
+						t.Errorf("ok %v, compiler %q, opt %q, unmapped %+v: want the line inside the image judged -O3", res.OK, s.Compiler, s.Opt, s.Unmapped)
+					}
+					return
+				}
+				if res.OK || !strings.Contains(strings.Join(res.Failures, "\n"), "no OpenSSL build information") {
+					t.Errorf("ok %v, failures %q: want nothing judged", res.OK, res.Failures)
+				}
+				data, err := os.ReadFile(tc.path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				at := int64(bytes.Index(data, []byte(appendedLine)))
+				slices := res.Binaries[0].Slices
+				if len(slices) != tc.archs {
+					t.Fatalf("%d slices, want %d", len(slices), tc.archs)
+				}
+				for _, s := range slices {
+					if s.Compiler != "" || s.OptStatus != "none" || len(s.Unmapped) != 1 {
+						t.Fatalf("%s: compiler %q, opt status %q, unmapped %+v: want no evidence and one unmapped run", s.Arch, s.Compiler, s.OptStatus, s.Unmapped)
+					}
+					u := s.Unmapped[0]
+					if !strings.Contains(u.Where, tc.where) || len(u.Strings) != 1 || u.Strings[0] != appendedLine || u.End <= u.Start ||
+						tc.start >= 0 && (u.Start != tc.start || u.End != size(tc.path)) {
+						t.Errorf("%s: unmapped %+v: want %q holding the line", s.Arch, u, tc.where)
+					}
+					if tc.archs == 1 && (at < u.Start || at+int64(len(appendedLine)) > u.End) {
+						t.Errorf("unmapped %d-%d does not hold the line at %d", u.Start, u.End, at)
+					}
+					note := fmt.Sprintf("%s: bytes %d-%d, %s, hold %q: nothing loads these bytes, so they are no evidence", s.Arch, u.Start, u.End, u.Where, appendedLine)
+					found := false
+					for _, n := range res.Notes {
+						found = found || strings.HasPrefix(n, tc.path) && strings.Contains(n, note)
+					}
+					if !found {
+						t.Errorf("no note names %s and %q: %q", tc.path, note, res.Notes)
+					}
+				}
+				// -json carries the runs.
+				var buf bytes.Buffer
+				if err := report.JSON(&buf, res); err != nil {
+					t.Fatal(err)
+				}
+				var doc struct {
+					Binaries []struct {
+						Slices []struct {
+							Unmapped []struct {
+								Start, End int64
+								Where      string
+								Strings    []string
+							} `json:"unmapped"`
+						} `json:"slices"`
+					} `json:"binaries"`
+				}
+				if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+					t.Fatal(err)
+				}
+				if u := doc.Binaries[0].Slices[0].Unmapped; len(u) != 1 || u[0].Strings[0] != appendedLine || u[0].End != slices[0].Unmapped[0].End {
+					t.Errorf("-json unmapped %+v", u)
+				}
+			})
+		}
+	}
+}
