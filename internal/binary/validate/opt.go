@@ -298,7 +298,7 @@ func unknownReason(s inspect.Slice) string {
 	}
 	if s.Record.FamilyMarker != "" && !HoldsLibcrypto(s) {
 		if v := s.Record.Version; v != nil {
-			return fmt.Sprintf("%s (%q, its code shown by %q in the binary): no compiler line recorded: how it was optimised cannot be shown%s", who, v.Value, s.Record.FamilyMarker, code)
+			return fmt.Sprintf("%s: no compiler line recorded, only %q and its source path %q in the binary: how it was optimised cannot be shown%s", who, v.Value, s.Record.FamilyMarker, code)
 		}
 		return fmt.Sprintf("%s (named by %q in the binary): no version string and no compiler line recorded: how it was optimised cannot be shown%s", who, s.Record.FamilyMarker, code)
 	}
