@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -169,6 +170,29 @@ func TestUnmappedIsNoEvidence(t *testing.T) {
 					t.Errorf("-json unmapped %+v", u)
 				}
 			})
+		}
+	}
+}
+
+// TestUnmappedRealWorld: the case of issue 40 on a real binary nobody here
+// built: libsql's Node-API module (a thin arm64 Mach-O with no OpenSSL)
+// with OpenSSL's compiler line appended past its end. 5392f1f's code
+// passed it as OpenSSL at -O3, -strict included.
+func TestUnmappedRealWorld(t *testing.T) {
+	orig := testfixture.RealworldFile(t, "@libsql/darwin-arm64", "0.5.29", "package/index.node")
+	data, err := os.ReadFile(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := testfixture.CopyBytes(t, append(data, "\x00"+appendedLine+"\x00"...), filepath.Join(t.TempDir(), "index.node"))
+	for _, strict := range []bool{false, true} {
+		res, err := Check(context.Background(), Options{Path: p, Strict: strict, Now: dec1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		note := fmt.Sprintf("%s arm64: bytes %d-%d, past the end of the Mach-O image (its last segment ends at byte %d), hold %q: nothing loads these bytes", p, len(data), len(data)+len(appendedLine)+2, len(data), appendedLine)
+		if res.OK || !strings.Contains(strings.Join(res.Failures, "\n"), "no OpenSSL build information") || !slices.Contains(res.Notes, note+", so they are no evidence") {
+			t.Errorf("-strict=%v: ok %v, failures %q, notes %q: want nothing judged and the note %q", strict, res.OK, res.Failures, res.Notes, note)
 		}
 	}
 }
