@@ -3,9 +3,11 @@ package check
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -194,5 +196,89 @@ func TestUnmappedRealWorld(t *testing.T) {
 		if res.OK || !strings.Contains(strings.Join(res.Failures, "\n"), "no OpenSSL build information") || !slices.Contains(res.Notes, note+", so they are no evidence") {
 			t.Errorf("-strict=%v: ok %v, failures %q, notes %q: want nothing judged and the note %q", strict, res.OK, res.Failures, res.Notes, note)
 		}
+	}
+}
+
+// TestUnmappedCodeIsNoEvidence: machine code counts only where the loader
+// maps it. An -O0 library under an -O3 line beside optimised code that
+// never runs is still -O0, and the contradiction fails it: an ELF object
+// (gcc -O0) given a section of gcc -O2 code without SHF_ALLOC, with its
+// function symbols (llvm-objcopy-14), and a linked x86_64 dylib (clang-14
+// -O0, ld64.lld-14) whose __text header points past __LINKEDIT at -O2 code
+// appended there, while __TEXT still maps the -O0 code at its address.
+// On 5392f1f's code both passed as optimised.
+func TestUnmappedCodeIsNoEvidence(t *testing.T) {
+	k := newKit(t)
+	testfixture.Tools(t, "llvm-objcopy-14", "nm")
+	const lineGccO3 = "gcc -fPIC -pthread -m64 -Wall -O3 -DOPENSSL_PIC"
+	// ELF: the optimised code's bytes and symbols, added to the -O0 object.
+	opt := k.elf("hot.o", strings.ReplaceAll(manyFuncs(80), "int f", "int hot_f"), "-O2", "-c")
+	hot := k.path("hot.bin")
+	testfixture.RunIn(t, k.dir, "llvm-objcopy-14", "-O", "binary", "--only-section=.text", opt, hot)
+	args := []string{"llvm-objcopy-14", "--add-section", ".text.hot=" + hot, "--set-section-flags", ".text.hot=code,readonly,contents"}
+	nm, err := exec.Command("nm", "--defined-only", opt).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(nm)), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[1] == "T" {
+			args = append(args, "--add-symbol", f[2]+"=.text.hot:0x"+f[0]+",function,global")
+		}
+	}
+	o0 := k.elf("cold.o", manyFuncs(40), "-O0", "-c")
+	args = append(args, o0, k.path("cold-hot.o"))
+	testfixture.RunIn(t, k.dir, args...)
+	elfLib := k.ar("libcrypto-hot.a", false, k.elf("cv.o", cversion(lineGccO3, "linux-x86_64"), "-O3", "-c"), k.path("cold-hot.o"))
+
+	// Mach-O: the -O0 dylib with its __text header pointed at -O2 code.
+	// x86_64: ld64.lld-14 signs arm64 output, which the change would
+	// leave stale (a failure of its own).
+	x86 := "x86_64-apple-macos11"
+	cold := k.dylib("libcrypto-cold.dylib", "x86_64", k.macho("cold.o", x86, cversion(lineX86O3, "darwin64-x86_64-cc")+manyFuncs(60)))
+	warm := k.dylib("libcrypto-warm.dylib", "x86_64", k.optimisedProgram("warm.o", x86, ""))
+	b, err := os.ReadFile(cold)
+	if err != nil {
+		t.Fatal(err)
+	}
+	textHdr := func(b []byte) (hdr int, off, size uint64) {
+		name := make([]byte, 32)
+		copy(name, "__text")
+		copy(name[16:], "__TEXT")
+		hdr = bytes.Index(b, name)
+		if hdr < 0 {
+			t.Fatal("no __TEXT,__text section header")
+		}
+		return hdr, uint64(binary.LittleEndian.Uint32(b[hdr+48:])), binary.LittleEndian.Uint64(b[hdr+40:])
+	}
+	hdr, _, size := textHdr(b)
+	wb, err := os.ReadFile(warm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, woff, wsize := textHdr(wb)
+	at := (len(b) + 15) &^ 15
+	patched := append(b, make([]byte, at-len(b))...)
+	for uint64(len(patched)-at) < size {
+		patched = append(patched, wb[woff:woff+wsize]...)
+	}
+	binary.LittleEndian.PutUint32(patched[hdr+48:], uint32(at))
+	machoLib := testfixture.CopyBytes(t, patched, k.path("libcrypto-redirected.dylib"))
+
+	for _, tc := range []struct{ name, path string }{
+		{"an ELF section without SHF_ALLOC", elfLib},
+		{"a Mach-O __text header pointing past the image", machoLib},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Check(context.Background(), Options{Path: tc.path, MinOpt: "3"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := res.Binaries[0].Slices[0]
+			t.Logf("code %+v; failures %q", s.Code, res.Failures)
+			if res.OK || s.Code == nil || s.Code.Class != "-O0-like" ||
+				!strings.Contains(strings.Join(res.Failures, "\n"), "compiler line says -O3 but the machine code looks -O0") {
+				t.Errorf("ok %v, code %+v, failures %q: want the -O0 code that runs, contradicting the line", res.OK, s.Code, res.Failures)
+			}
+		})
 	}
 }

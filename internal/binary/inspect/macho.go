@@ -191,9 +191,10 @@ type LinkEdit struct {
 	Present       bool
 }
 
-// Segment is one segment command: the file bytes it maps.
+// Segment is one segment command: the file bytes it maps, at VMAddr.
 type Segment struct {
 	Name              string
+	VMAddr            uint64
 	FileOff, FileSize uint64
 }
 
@@ -410,9 +411,9 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 				return Malformed(off, "load command %d (segment): %v", i, err)
 			}
 			secs = append(secs, ss...)
-			seg := Segment{Name: cstr(body[0:16]), FileOff: uint64(bo.Uint32(body[24:])), FileSize: uint64(bo.Uint32(body[28:]))}
+			seg := Segment{Name: cstr(body[0:16]), VMAddr: uint64(bo.Uint32(body[16:])), FileOff: uint64(bo.Uint32(body[24:])), FileSize: uint64(bo.Uint32(body[28:]))}
 			if is64 {
-				seg.FileOff, seg.FileSize = bo.Uint64(body[32:]), bo.Uint64(body[40:])
+				seg.VMAddr, seg.FileOff, seg.FileSize = bo.Uint64(body[16:]), bo.Uint64(body[32:]), bo.Uint64(body[40:])
 			}
 			m.Segments = append(m.Segments, seg)
 			if seg.Name == "__TEXT" {
