@@ -350,7 +350,9 @@ func parseMachO(r io.ReaderAt, size int64, data []byte) (*MachO, error) {
 		cmds = data[hdrSize : hdrSize+sizeofcmds]
 	} else {
 		cmds = make([]byte, sizeofcmds)
-		if _, err := r.ReadAt(cmds, hdrSize); err != nil {
+		// A ReaderAt may return io.EOF with every byte read (none, for an
+		// empty load-command area at the end of the file).
+		if n, err := r.ReadAt(cmds, hdrSize); err != nil && (err != io.EOF || n < len(cmds)) {
 			return nil, fmt.Errorf("read Mach-O load commands: %w", err)
 		}
 	}
