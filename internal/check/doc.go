@@ -36,10 +36,16 @@
 //   - A compiler line the machine code contradicts fails whatever -minopt,
 //     naming both: the line optimises (-O1 to -O3, -Os, -Oz) and the code
 //     looks -O0, or the line has no -O and the code looks optimised. Code
-//     with too little evidence contradicts nothing, except under -strict:
-//     where the few functions measured (10 or more) beneath a line that
-//     optimises look -O0 (a stripped -O0 archive), -strict fails the
-//     slice; without it a note says so.
+//     with too little evidence contradicts nothing, except: where the
+//     few functions measured (10 or more) beneath a line that optimises
+//     look -O0 (a stripped -O0 archive), the optimisation is unknown, not
+//     ok, and -strict fails the slice; without it a note says so.
+//   - Build information and machine code count only in bytes the format
+//     loads: a linked Mach-O's segments, a linked ELF's PT_LOAD segments,
+//     a PE image's sections, an object's allocated sections. Strings
+//     elsewhere (appended past an image's end, an ELF section no segment
+//     maps) are no evidence; a note names the file and the bytes, and
+//     -json's unmapped lists them.
 //   - Unknown is not -O0: a placeholder line ("compiler: n/a" from
 //     BoringSSL and AWS-LC, "information not available" from LibreSSL,
 //     an empty line) or libcrypto's strings without a line, with too little
@@ -49,10 +55,11 @@
 //   - Only slices holding OpenSSL's (or a fork's) code are judged, as
 //     validate.HoldsOpenSSL tells from their strings: a compiler line,
 //     libcrypto's build information, or the library's source paths
-//     (libssl records only those). Their machine code is measured; other
-//     slices (a program loading libcrypto at run time, a bundle's libz)
-//     are listed with the status "not judged", neither measured nor
-//     judged, and counted in the summary line. At least one slice in the
+//     (libssl records only those; OpenSSL 1.0.2's libssl, beside the
+//     version string, its bare names: s3_clnt.c). Their machine code is
+//     measured; other slices (a program loading libcrypto at run time, a
+//     bundle's libz) are listed with the status "not judged", neither
+//     measured nor judged, and counted in the summary line. At least one slice in the
 //     whole input must be judged, so a wheel whose OpenSSL left no trace
 //     cannot pass silently.
 //   - A judged slice whose version string names an OpenSSL release of a
@@ -117,7 +124,7 @@
 // type; field names are stable, fields are only ever added; member,
 // artifact, links, error, problems, family, version, platform, built_on,
 // minos, minos_counts, compiler, compilers, candidates, opt, opt_flag,
-// unknown, opt_source, code and evidence are left out when empty; arrays at the top level
+// unknown, opt_source, code, evidence and unmapped are left out when empty; arrays at the top level
 // are never null):
 //
 //	{
@@ -146,7 +153,10 @@
 //	        "instructions": 708942, "undecoded": 0, "attribution": "members", "asm_objects": 41,
 //	        "limit": "core2", "list": "OpenSSL 4.0 (known)", "dispatched": ["encode_base64_avx2"], "above": []},
 //	      "series": {"name": "4.0", "end_of_life": "2027-05-14", "lts": false, "ended": false},
-//	      "libcrypto": true, "status": "failed", "ok": false,
+//	      "libcrypto": true,
+//	      "unmapped": [{"start": 7837712, "end": 7837755, "where": "past the end of the Mach-O image (…)",
+//	        "strings": ["compiler: cc -O3 -DOPENSSL_PIC -DL_ENDIAN"]}],
+//	      "status": "failed", "ok": false,
 //	      "problems": [{"rule": "optimisation", "member": "libcrypto-lib-cversion.o",
 //	        "message": "compiler line has no -O flag (built without optimisation (-O0)), …"}]
 //	    }]

@@ -36,6 +36,13 @@ func (c *checker) judgeBinary(b *Binary) {
 		}
 		b.Slices = append(b.Slices, facts(s, v))
 		c.littleO0(b, &b.Slices[len(b.Slices)-1], v.Opt)
+		for _, u := range s.Unmapped {
+			where := b.Name()
+			if u.Member != "" {
+				where += "(" + u.Member + ")"
+			}
+			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s: nothing loads these bytes, so they are no evidence", where, v.Arch, u.Describe()))
+		}
 		if d := b.Slices[len(b.Slices)-1].Dylib; d != nil && d.Unreadable != "" {
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: the dynamic section could not be read (%s): its SONAME, DT_NEEDED and run paths are not shown", b.Name(), v.Arch, d.Unreadable))
 		}
@@ -92,8 +99,10 @@ const littleFunctions = codeclass.MinFunctions / 3
 // nothing, but when littleFunctions or more were measured and look -O0
 // (score codeclass.O0Threshold or more: a stripped -O0 archive shows one
 // function per member) they are all the evidence there is against the
-// line. -strict fails the slice for it (rule optimisation); without
-// -strict a note says so.
+// line, and the line alone no longer shows the level: the optimisation
+// is unknown (the table's OPT, -json's opt_status and unknown say so,
+// with the score and count), not ok. -strict fails the slice for it
+// (rule optimisation); without -strict a note says so.
 func (c *checker) littleO0(b *Binary, s *Slice, v validate.OptVerdict) {
 	code := s.Code
 	if code == nil || code.Class != string(inspect.CodeTooLittle) || code.Functions < littleFunctions || code.Score < codeclass.O0Threshold ||
@@ -102,11 +111,10 @@ func (c *checker) littleO0(b *Binary, s *Slice, v validate.OptVerdict) {
 	}
 	msg := fmt.Sprintf("compiler line says %s but the little machine code there is looks -O0 (score %.2f over %d functions, fewer than the %d a verdict needs)",
 		v.Level, code.Score, code.Functions, codeclass.MinFunctions)
+	s.OptStatus, s.Unknown = string(validate.OptUnknown), msg
 	if c.o.Strict {
 		s.Problems = append(s.Problems, Problem{Rule: Rule(validate.RuleOptimisation), Message: msg + ": -strict fails it"})
-		return
 	}
-	b.notes = append(b.notes, fmt.Sprintf("%s %s: %s (reported, not failed; -strict fails it)", b.Name(), s.Arch, msg))
 }
 
 // endOfLife names the release series of a judged slice's OpenSSL and
@@ -341,6 +349,9 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 			ev.Opt = e.Level.String()
 		}
 		out.Evidence = append(out.Evidence, ev)
+	}
+	for _, u := range s.Unmapped {
+		out.Unmapped = append(out.Unmapped, Unmapped{Member: u.Member, Start: u.Start, End: u.End, Where: u.Where, Strings: u.Strings})
 	}
 	minosFacts(&out, s)
 	return out

@@ -1,20 +1,26 @@
 package check
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/report"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // TestLittleO0Evidence: a stripped static library built at -O0 whose
 // compiler line claims -O3 leaves the classifier only a few functions
 // (fewer than a verdict needs), and those look -O0. That is all the
-// evidence there is against the line: -strict fails it (rule
-// optimisation, naming score and count), without -strict a note says so.
+// evidence there is against the line, which then no longer shows the
+// level: the optimisation is unknown, not ok (the table, -json's
+// opt_status and unknown, the code's evidence with its score). -strict
+// fails it (rule optimisation, naming score and count, in SARIF too),
+// without -strict a note says so.
 // Optimised code with as little evidence stays quiet, and so does -O0
 // code in fewer than 10 functions (a build-info object alone is one). Real objects:
 // clang-14 for macOS arm64 and x86_64, gcc for Linux, stripped with
@@ -99,6 +105,71 @@ func TestLittleO0Evidence(t *testing.T) {
 				}
 				if tc.note == "" && strings.Contains(notes, "little machine code") {
 					t.Errorf("notes %q", res.Notes)
+				}
+				// Whatever -strict, -O0-looking code beneath the line leaves
+				// the optimisation unknown, not ok: in the table, in -json
+				// (opt_status, unknown, the code's evidence with its score),
+				// and under -strict in SARIF.
+				o0 := tc.codeOpt == "-O0" && tc.members >= 10
+				var cells []string
+				for _, r := range Rows(res) {
+					cells = append(cells, r.Opt)
+				}
+				var buf bytes.Buffer
+				if err := report.JSON(&buf, res); err != nil {
+					t.Fatal(err)
+				}
+				var doc struct {
+					Binaries []struct {
+						Slices []struct {
+							OptStatus string `json:"opt_status"`
+							Unknown   string `json:"unknown"`
+							Status    string `json:"status"`
+							Evidence  []struct {
+								Source, Detail string
+							} `json:"evidence"`
+						} `json:"slices"`
+					} `json:"binaries"`
+				}
+				if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+					t.Fatal(err)
+				}
+				js := doc.Binaries[0].Slices[0]
+				code := ""
+				for _, e := range js.Evidence {
+					if e.Source == "machine-code" {
+						code = e.Detail
+					}
+				}
+				if !strings.Contains(code, fmt.Sprintf("too little evidence (score %.2f over %d functions measured, 30 needed)", s.Code.Score, s.Code.Functions)) {
+					t.Errorf("-json machine-code evidence %q: want its score and count", code)
+				}
+				wantStatus, wantCell := "ok", "-O3"
+				if o0 {
+					wantStatus, wantCell = "unknown", "unknown"
+				}
+				if js.OptStatus != wantStatus || s.OptStatus != wantStatus || len(cells) != 1 || cells[0] != wantCell ||
+					o0 && !strings.Contains(js.Unknown, "the little machine code there is looks -O0 (score ") {
+					t.Errorf("opt_status %q (%q), unknown %q, OPT cells %q: want %q, %q", js.OptStatus, s.OptStatus, js.Unknown, cells, wantStatus, wantCell)
+				}
+				buf.Reset()
+				if err := SARIF(&buf, res, "test"); err != nil {
+					t.Fatal(err)
+				}
+				var log struct {
+					Runs []struct {
+						Results []struct {
+							RuleID  string `json:"ruleId"`
+							Message struct{ Text string }
+						} `json:"results"`
+					} `json:"runs"`
+				}
+				if err := json.Unmarshal(buf.Bytes(), &log); err != nil {
+					t.Fatal(err)
+				}
+				rs := log.Runs[0].Results
+				if tc.failure != "" && (len(rs) != 1 || rs[0].RuleID != "optimisation" || !strings.Contains(rs[0].Message.Text, tc.failure)) || tc.failure == "" && len(rs) != 0 {
+					t.Errorf("SARIF results %+v: want one optimisation result saying %q only when -strict fails it", rs, tc.failure)
 				}
 			})
 		}

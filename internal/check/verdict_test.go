@@ -17,7 +17,7 @@ func TestShapeReports(t *testing.T) {
 		"1: -O3 line and an empty compiler string elsewhere (arm64 program)": {"OpenSSL", "ok", "", false},
 		"1: -O3 line and a decoy -O0 string elsewhere":                       {"OpenSSL", "ok", "", false},
 		"2: BoringSSL compiler: n/a is unknown, reported, not failed": {"BoringSSL", "unknown",
-			`boring.node arm64: BoringSSL: no compiler line recorded ("compiler: n/a"): how it was optimised cannot be shown; its machine code gives too little evidence (2 functions measured, 30 needed) (reported, not failed; -strict fails it)`, true},
+			`boring.node arm64: BoringSSL: no compiler line recorded ("compiler: n/a"): how it was optimised cannot be shown; its machine code gives too little evidence (score 0.50 over 2 functions measured, 30 needed) (reported, not failed; -strict fails it)`, true},
 		"2: LibreSSL information not available is unknown": {"LibreSSL", "unknown", `LibreSSL: no compiler line recorded ("compiler: information not available")`, true},
 		"2: AWS-LC n/a is unknown":                         {"AWS-LC", "unknown", `AWS-LC: no compiler line recorded ("compiler: n/a")`, true},
 		"3: a decoy -O3 elsewhere does not rescue it": {"OpenSSL", "below",

@@ -95,7 +95,9 @@ func readELFCode(b []byte, e *inspect.ELF) (*codeObject, error) {
 	for i, s := range sects {
 		switch {
 		case s.typ == elf.SHT_PROGBITS && s.flags&elf.SHF_EXECINSTR != 0 && s.size > 0 && !auxCodeSection(s.name):
-			code[i] = &codeSection{addr: s.addr, offset: int64(s.offset), size: int64(s.size)}
+			if off, ok := loaded(e, s, size); ok {
+				code[i] = &codeSection{addr: s.addr, offset: off, size: int64(s.size)}
+			}
 		case s.typ == elf.SHT_SYMTAB:
 			symtab = i
 		case s.typ == elf.SHT_DYNSYM:
@@ -214,6 +216,29 @@ func readELFCode(b []byte, e *inspect.ELF) (*codeObject, error) {
 		o.sections = append(o.sections, *c)
 	}
 	return o, nil
+}
+
+// loaded returns where in the file a code section's bytes are as the
+// loader maps them, and false when it does not: only an allocated section
+// is code (a linker takes nothing else from an object), and in a linked
+// image what runs is what a PT_LOAD segment maps at the section's
+// address, whatever its header's offset says. Code elsewhere (a section
+// added without SHF_ALLOC, bytes no segment maps) never runs; measuring it
+// would let optimised code beside an -O0 library dilute its score.
+func loaded(e *inspect.ELF, s elfSect, size int64) (int64, bool) {
+	if s.flags&elf.SHF_ALLOC == 0 {
+		return 0, false
+	}
+	if e.Type == elf.ET_REL || len(e.Loads) == 0 {
+		return int64(s.offset), true
+	}
+	for _, l := range e.Loads {
+		if s.addr >= l.Vaddr && s.size <= l.Filesz && s.addr-l.Vaddr <= l.Filesz-s.size {
+			off := l.Off + (s.addr - l.Vaddr)
+			return int64(off), off <= uint64(size) && s.size <= uint64(size)-off
+		}
+	}
+	return 0, false
 }
 
 // auxCodeSection names linker-made code that is not a compiled function.

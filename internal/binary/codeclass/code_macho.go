@@ -107,6 +107,12 @@ func readMachOCode(b []byte, m *inspect.MachO) (*codeObject, error) {
 			return nil, inspect.Malformed(32, "section %s,%s: offset %d size %d runs past end of file (%d bytes)",
 				sec.Segment, sec.Name, cs.offset, cs.size, size)
 		}
+		if code && o.linked {
+			// What runs is what a segment maps at the section's
+			// address, whatever its header's offset says.
+			off, ok := mappedAt(m.Segments, sec.Addr, sec.Size)
+			code, cs.offset = ok && off <= uint64(size) && sec.Size <= uint64(size)-off, int64(off)
+		}
 		if code && cs.size > 0 && k+1 < len(codeAt) {
 			o.sections = append(o.sections, cs)
 			codeAt[k+1] = uint16(len(o.sections))
@@ -187,6 +193,19 @@ func readMachOCode(b []byte, m *inspect.MachO) (*codeObject, error) {
 		o.bounds = "section"
 	}
 	return o, nil
+}
+
+// mappedAt is the file offset a linked image's segments map the n bytes
+// at address addr from: the loader maps segments, and a section header
+// whose offset points elsewhere (appended bytes, a dSYM's empty __TEXT)
+// names bytes that never run. False when no segment maps them all.
+func mappedAt(segs []inspect.Segment, addr, n uint64) (uint64, bool) {
+	for _, g := range segs {
+		if addr >= g.VMAddr && n <= g.FileSize && addr-g.VMAddr <= g.FileSize-n {
+			return g.FileOff + (addr - g.VMAddr), true
+		}
+	}
+	return 0, false
 }
 
 // startsIn returns the starts inside [addr, addr+size) of sorted (sorted

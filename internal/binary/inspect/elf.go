@@ -21,6 +21,11 @@ type ELF struct {
 	// inside the file); the code classifier reads it, Inspect does not.
 	Shoff                      uint64
 	Shentsize, Shnum, Shstrndx uint16
+	// Phnum is the program header count; Loads the PT_LOAD segments of a
+	// linked image (ET_EXEC, ET_DYN) that lie inside the file: the bytes
+	// its loader maps.
+	Phnum uint16
+	Loads []ELFLoad
 	// Dynamic is what a linked image's dynamic section says of its
 	// linking; nil for a file without one (an object, a static program,
 	// a split-off debug file) or one that could not be read.
@@ -130,8 +135,12 @@ func ParseELF(r io.ReaderAt, size int64) (*ELF, error) {
 	if e.Arch == "" {
 		e.Arch = fmt.Sprintf("elf-machine(%d)", uint16(e.Machine))
 	}
+	e.Phnum = phnum
 	if phnum > 0 && (e.Type == elf.ET_DYN || e.Type == elf.ET_EXEC) {
-		e.Dynamic, e.DynamicErr = readDynamic(r, size, bo, class, phoff, phent, phnum)
+		var dyn *ELFLoad
+		if e.Loads, dyn, e.DynamicErr = programHeaders(r, size, bo, class, phoff, phent, phnum); e.DynamicErr == nil {
+			e.Dynamic, e.DynamicErr = readDynamic(r, size, bo, class, e.Loads, dyn)
+		}
 	}
 	return e, nil
 }
@@ -147,61 +156,73 @@ const (
 	maxDynName  = 4096 // PATH_MAX: a longer name is no library or directory
 )
 
-// readDynamic reads the PT_DYNAMIC segment a linked image's program
-// headers announce and the strings its entries name; nil when there is
-// none. Every offset is checked against the file before it is read.
-func readDynamic(r io.ReaderAt, size int64, bo binary.ByteOrder, class elf.Class, phoff uint64, phent, phnum uint16) (*ELFDynamic, error) {
+// ELFLoad is one PT_LOAD segment that lies inside the file: the bytes
+// the loader maps, at Vaddr.
+type ELFLoad struct {
+	Off, Vaddr, Filesz uint64
+}
+
+// programHeaders reads a linked image's program headers: its PT_LOAD
+// segments that lie inside the file (a loader refuses one outside it,
+// and no byte is read through it) and its PT_DYNAMIC, nil when none.
+func programHeaders(r io.ReaderAt, size int64, bo binary.ByteOrder, class elf.Class, phoff uint64, phent, phnum uint16) ([]ELFLoad, *ELFLoad, error) {
 	is64 := class == elf.ELFCLASS64
 	want := map[bool]uint16{true: 56, false: 32}[is64]
 	if phent < want {
-		return nil, Malformed(0, "ELF program header entries of %d bytes: expected at least %d", phent, want)
+		return nil, nil, Malformed(0, "ELF program header entries of %d bytes: expected at least %d", phent, want)
 	}
 	if phnum > maxPhnum {
-		return nil, Malformed(0, "ELF program header table of %d entries: expected at most %d", phnum, maxPhnum)
+		return nil, nil, Malformed(0, "ELF program header table of %d entries: expected at most %d", phnum, maxPhnum)
 	}
-	type seg struct{ typ, off, vaddr, filesz uint64 }
-	var loads []seg
-	var dyn *seg
+	var loads []ELFLoad
+	var dyn *ELFLoad
 	buf := make([]byte, want)
 	for i := range uint64(phnum) {
 		off := int64(phoff + i*uint64(phent))
 		if _, err := r.ReadAt(buf, off); err != nil {
-			return nil, Malformed(off, "ELF program header %d: %v", i, err)
+			return nil, nil, Malformed(off, "ELF program header %d: %v", i, err)
 		}
-		var s seg
+		var typ uint64
+		var s ELFLoad
 		if is64 {
-			s = seg{uint64(bo.Uint32(buf[0:])), bo.Uint64(buf[8:]), bo.Uint64(buf[16:]), bo.Uint64(buf[32:])}
+			typ, s = uint64(bo.Uint32(buf[0:])), ELFLoad{bo.Uint64(buf[8:]), bo.Uint64(buf[16:]), bo.Uint64(buf[32:])}
 		} else {
-			s = seg{uint64(bo.Uint32(buf[0:])), uint64(bo.Uint32(buf[4:])), uint64(bo.Uint32(buf[8:])), uint64(bo.Uint32(buf[16:]))}
+			typ, s = uint64(bo.Uint32(buf[0:])), ELFLoad{uint64(bo.Uint32(buf[4:])), uint64(bo.Uint32(buf[8:])), uint64(bo.Uint32(buf[16:]))}
 		}
-		switch elf.ProgType(s.typ) {
+		switch elf.ProgType(typ) {
 		case elf.PT_LOAD:
-			// A segment outside the file maps nothing of it (a loader
-			// refuses it); no string is read through it.
-			if s.off <= uint64(size) && s.filesz <= uint64(size)-s.off {
+			if s.Off <= uint64(size) && s.Filesz <= uint64(size)-s.Off {
 				loads = append(loads, s)
 			}
 		case elf.PT_DYNAMIC:
 			if dyn != nil {
-				return nil, Malformed(off, "ELF program header %d: a second PT_DYNAMIC", i)
+				return nil, nil, Malformed(off, "ELF program header %d: a second PT_DYNAMIC", i)
 			}
 			dyn = &s
 		}
 	}
+	return loads, dyn, nil
+}
+
+// readDynamic reads the PT_DYNAMIC segment dyn of a linked image and the
+// strings its entries name; nil when there is none. Every offset is
+// checked against the file before it is read.
+func readDynamic(r io.ReaderAt, size int64, bo binary.ByteOrder, class elf.Class, loads []ELFLoad, dyn *ELFLoad) (*ELFDynamic, error) {
+	is64 := class == elf.ELFCLASS64
 	// A debug file split off with objcopy --only-keep-debug keeps the
 	// program headers of a dynamic section it does not hold.
-	if dyn == nil || dyn.filesz == 0 {
+	if dyn == nil || dyn.Filesz == 0 {
 		return nil, nil
 	}
 	switch {
-	case dyn.filesz > maxDynamic:
-		return nil, Malformed(0, "ELF dynamic section of %d bytes: expected at most %d", dyn.filesz, maxDynamic)
-	case dyn.off > uint64(size) || dyn.filesz > uint64(size)-dyn.off:
-		return nil, Malformed(int64(min(dyn.off, uint64(size))), "ELF dynamic section at offset %d (%d bytes) runs past the end of the file (%d bytes)", dyn.off, dyn.filesz, size)
+	case dyn.Filesz > maxDynamic:
+		return nil, Malformed(0, "ELF dynamic section of %d bytes: expected at most %d", dyn.Filesz, maxDynamic)
+	case dyn.Off > uint64(size) || dyn.Filesz > uint64(size)-dyn.Off:
+		return nil, Malformed(int64(min(dyn.Off, uint64(size))), "ELF dynamic section at offset %d (%d bytes) runs past the end of the file (%d bytes)", dyn.Off, dyn.Filesz, size)
 	}
-	raw := make([]byte, dyn.filesz)
-	if _, err := r.ReadAt(raw, int64(dyn.off)); err != nil {
-		return nil, Malformed(int64(dyn.off), "ELF dynamic section: %v", err)
+	raw := make([]byte, dyn.Filesz)
+	if _, err := r.ReadAt(raw, int64(dyn.Off)); err != nil {
+		return nil, Malformed(int64(dyn.Off), "ELF dynamic section: %v", err)
 	}
 	entSize := map[bool]int{true: 16, false: 8}[is64]
 	type ent struct {
@@ -228,7 +249,7 @@ func readDynamic(r io.ReaderAt, size int64, bo binary.ByteOrder, class elf.Class
 			strsz, haveStrsz = e.val, true
 		case elf.DT_NEEDED, elf.DT_SONAME, elf.DT_RPATH, elf.DT_RUNPATH:
 			if len(ents) == maxDynNames {
-				return nil, Malformed(int64(dyn.off)+int64(i), "ELF dynamic section: more than %d names", maxDynNames)
+				return nil, Malformed(int64(dyn.Off)+int64(i), "ELF dynamic section: more than %d names", maxDynNames)
 			}
 			ents = append(ents, e)
 		}
@@ -238,20 +259,20 @@ func readDynamic(r io.ReaderAt, size int64, bo binary.ByteOrder, class elf.Class
 		return d, nil
 	}
 	if !haveStrtab || !haveStrsz {
-		return nil, Malformed(int64(dyn.off), "ELF dynamic section names libraries but has no DT_STRTAB and DT_STRSZ")
+		return nil, Malformed(int64(dyn.Off), "ELF dynamic section names libraries but has no DT_STRTAB and DT_STRSZ")
 	}
 	// DT_STRTAB is an address: the file offset is the one of the PT_LOAD
 	// segment holding it.
 	var stroff uint64
 	found := false
 	for _, l := range loads {
-		if strtab >= l.vaddr && strtab-l.vaddr < l.filesz && strsz <= l.filesz-(strtab-l.vaddr) {
-			stroff, found = l.off+(strtab-l.vaddr), true
+		if strtab >= l.Vaddr && strtab-l.Vaddr < l.Filesz && strsz <= l.Filesz-(strtab-l.Vaddr) {
+			stroff, found = l.Off+(strtab-l.Vaddr), true
 			break
 		}
 	}
 	if !found || strsz > maxDynstr || stroff > uint64(size) || strsz > uint64(size)-stroff {
-		return nil, Malformed(int64(dyn.off), "ELF dynamic string table at address %#x (%d bytes): expected at most %d bytes inside a loaded segment of the file", strtab, strsz, maxDynstr)
+		return nil, Malformed(int64(dyn.Off), "ELF dynamic string table at address %#x (%d bytes): expected at most %d bytes inside a loaded segment of the file", strtab, strsz, maxDynstr)
 	}
 	strs := make([]byte, strsz)
 	if _, err := r.ReadAt(strs, int64(stroff)); err != nil {
@@ -259,7 +280,7 @@ func readDynamic(r io.ReaderAt, size int64, bo binary.ByteOrder, class elf.Class
 	}
 	for _, e := range ents {
 		if e.val >= strsz {
-			return nil, Malformed(int64(dyn.off), "ELF dynamic entry %v: string offset %d outside the string table (%d bytes)", e.tag, e.val, strsz)
+			return nil, Malformed(int64(dyn.Off), "ELF dynamic entry %v: string offset %d outside the string table (%d bytes)", e.tag, e.val, strsz)
 		}
 		s := strs[e.val:]
 		n := bytes.IndexByte(s[:min(len(s), maxDynName+1)], 0)
@@ -280,7 +301,7 @@ func readDynamic(r io.ReaderAt, size int64, bo binary.ByteOrder, class elf.Class
 			d.Runpath = append(d.Runpath, strings.Split(v, ":")...)
 		}
 		if len(d.Needed)+len(d.Rpath)+len(d.Runpath) > maxDynNames {
-			return nil, Malformed(int64(dyn.off), "ELF dynamic section: more than %d names and run paths", maxDynNames)
+			return nil, Malformed(int64(dyn.Off), "ELF dynamic section: more than %d names and run paths", maxDynNames)
 		}
 	}
 	return d, nil

@@ -3,6 +3,7 @@ package inspect
 import (
 	"bytes"
 	"io"
+	"path"
 	"regexp"
 	"strings"
 )
@@ -100,7 +101,42 @@ func cSourcePath(b []byte) bool {
 // path counts: a NUL after it, and before it a "/" or a byte no path holds
 // (a NUL, or, where the path opens GCC's string section in an ELF object,
 // the last byte of the code before it).
-var openSSLSources = []string{"ssl/ssl_lib.c", "ssl/statem/statem.c", "crypto/cryptlib.c", "crypto/evp/evp_enc.c", "crypto/err/err.c"}
+//
+// OpenSSL 1.0.2's makefiles compile each directory's files from inside
+// it, so its __FILE__ names are bare ("s3_clnt.c", "ssl_lib.c"); its
+// Windows makefiles compile from the top (".\ssl\s3_clnt.c"). The entries
+// marked bare are files of 1.0.2's tree no other project has, and count
+// bare too: libssl's SSLv3 state machine (s3_clnt.c, s3_srvr.c,
+// s23_clnt.c, gone in 1.1.0) and ssl_lib.c, libcrypto's ENGINE core
+// (eng_lib.c) and 1.0.x's FIPS switch (o_fips.c). (LibreSSL, forked from
+// 1.0.1, kept some of them.) Every path counts with Windows' backslashes
+// too.
+var openSSLSources = []struct {
+	path string
+	bare bool
+}{
+	{"ssl/ssl_lib.c", true}, {"ssl/statem/statem.c", false}, {"crypto/cryptlib.c", false}, {"crypto/evp/evp_enc.c", false}, {"crypto/err/err.c", false},
+	{"ssl/s3_clnt.c", true}, {"ssl/s3_srvr.c", true}, {"ssl/s23_clnt.c", true}, {"crypto/engine/eng_lib.c", true}, {"crypto/o_fips.c", true},
+}
+
+// sourceNeedle is one spelling of an openSSLSources path to search for,
+// its terminating NUL included.
+type sourceNeedle struct {
+	needle []byte
+	bare   bool // the file name alone: nothing of a path may precede it
+}
+
+var sourceNeedles = func() []sourceNeedle {
+	var out []sourceNeedle
+	for _, p := range openSSLSources {
+		out = append(out, sourceNeedle{needle: []byte(p.path + "\x00")},
+			sourceNeedle{needle: []byte(strings.ReplaceAll(p.path, "/", "\\") + "\x00")})
+		if p.bare {
+			out = append(out, sourceNeedle{needle: []byte(path.Base(p.path) + "\x00"), bare: true})
+		}
+	}
+	return out
+}()
 
 // pathByte reports whether c may be part of a source path as builds write
 // them.
@@ -111,30 +147,59 @@ func pathByte(c byte) bool {
 // FamilyByMarker returns the library whose source paths b holds, with the
 // path's start ("boringssl/crypto/", or OpenSSL's "ssl/ssl_lib.c"), or ""
 // when none does; a fork's marker wins over OpenSSL's own paths, which
-// forks keep. It is for slices without a version string; one that has one
-// is named by FamilyOf.
+// forks keep. It is for slices without a version string, or whose version
+// string alone does not show the library's code is there (libssl); one
+// with libcrypto's build information is named by FamilyOf.
 func FamilyByMarker(b []byte) (Family, string) {
-	if f, m := forkByMarker(b); f != "" {
-		return f, m
+	f, m, _ := familyByMarker(b, nil)
+	return f, m
+}
+
+// markerHit is a marker found at Off in the bytes searched, N bytes long.
+type markerHit struct {
+	Off  int
+	N    int
+	Text string
+}
+
+// familyByMarker is FamilyByMarker taking only markers whose bytes ok
+// accepts (nil: all); the first it refused is returned too, when no
+// marker was taken.
+func familyByMarker(b []byte, ok func(off, n int) bool) (Family, string, *markerHit) {
+	var refused *markerHit
+	take := func(off, n int, text string) bool {
+		if ok == nil || ok(off, n) {
+			return true
+		}
+		if refused == nil {
+			refused = &markerHit{Off: off, N: n, Text: text}
+		}
+		return false
 	}
-	for _, p := range openSSLSources {
-		needle := []byte(p + "\x00")
+	if f, m := forkByMarker(b, take); f != "" {
+		return f, m, nil
+	}
+	for _, p := range sourceNeedles {
+		text := string(p.needle[:len(p.needle)-1])
 		for off := 0; ; {
-			i := bytes.Index(b[off:], needle)
+			i := bytes.Index(b[off:], p.needle)
 			if i < 0 {
 				break
 			}
 			i += off
-			if i > 0 && (b[i-1] == '/' || !pathByte(b[i-1])) {
-				return FamilyOpenSSL, p
-			}
 			off = i + 1
+			if i == 0 || pathByte(b[i-1]) && (p.bare || b[i-1] != '/') || p.bare && b[i-1] == '\\' {
+				continue // inside a longer name or path
+			}
+			if take(i, len(text), text) {
+				return FamilyOpenSSL, text, nil
+			}
 		}
 	}
-	return "", ""
+	return "", "", refused
 }
 
-func forkByMarker(b []byte) (Family, string) {
+func forkByMarker(b []byte, take func(off, n int, text string) bool) (Family, string) {
 	for _, m := range familyMarkers {
 		dir := []byte(m.dir)
 		for off := 0; ; {
@@ -159,7 +224,11 @@ func forkByMarker(b []byte) (Family, string) {
 			for _, sub := range forkSourceDirs {
 				sub = strings.ReplaceAll(sub, "/", string(sep))
 				if bytes.HasPrefix(rest, []byte(sub)) && cSourcePath(rest) {
-					return m.family, spelled + sub
+					end := bytes.IndexByte(rest, 0)
+					if take(i, len(dir)+n+1+end, spelled+string(rest[:end])) {
+						return m.family, spelled + sub
+					}
+					break
 				}
 			}
 		}
@@ -181,21 +250,31 @@ func bazelSuffix(b []byte) int {
 	return n
 }
 
-// familyByMarkerAt is FamilyByMarker over r, read in chunks that overlap by
-// a needle's length, so a marker across two reads is still seen.
-func familyByMarkerAt(r io.ReaderAt, size int64, buf []byte) (Family, string, error) {
+// familyByMarkerAt is familyByMarker over r, read in chunks that overlap
+// by a needle's length, so a marker across two reads is still seen; ok
+// and the hit refused take offsets from the start of r.
+func familyByMarkerAt(r io.ReaderAt, size int64, buf []byte, ok func(off int64, n int) bool) (Family, string, *markerHit, error) {
 	const overlap = 512 // longer than a marker and the path after it
+	var refused *markerHit
 	for off := int64(0); off < size; off += int64(len(buf) - overlap) {
 		n, err := r.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
 		if err != nil && err != io.EOF {
-			return "", "", err
+			return "", "", nil, err
 		}
-		if f, m := FamilyByMarker(buf[:n]); f != "" {
-			return f, m, nil
+		var chunkOK func(int, int) bool
+		if ok != nil {
+			chunkOK = func(i, k int) bool { return ok(off+int64(i), k) }
+		}
+		f, m, h := familyByMarker(buf[:n], chunkOK)
+		if f != "" {
+			return f, m, nil, nil
+		}
+		if h != nil && refused == nil {
+			refused = &markerHit{Off: int(off) + h.Off, N: h.N, Text: h.Text}
 		}
 		if off+int64(n) >= size {
 			break
 		}
 	}
-	return "", "", nil
+	return "", "", refused, nil
 }

@@ -40,6 +40,16 @@ func TestFamilyByMarker(t *testing.T) {
 		{"OpenSSL's path inside another", "\x00openssl_ssl/ssl_lib.c\x00", "", ""},
 		{"OpenSSL's path without its NUL", "\x00ssl/ssl_lib.cc\x00", "", ""},
 		{"OpenSSL's path as a Go constant", "crypto/cryptlib.cssl/ssl_lib.c", "", ""},
+		// OpenSSL 1.0.2: its makefiles compile in each directory (bare
+		// names), its Windows makefiles from the top (ssleay32.dll's).
+		{"1.0.2's libssl", "\x00s3_srvr.c\x00s3_clnt.c\x00", FamilyOpenSSL, "s3_clnt.c"},
+		{"1.0.2's libssl.a by GCC", "\x31\xc0\xc3s23_clnt.c\x00IP ", FamilyOpenSSL, "s23_clnt.c"},
+		{"1.0.2's ssleay32.dll", "\x00.\\ssl\\s3_pkt.c\x00.\\ssl\\s3_clnt.c\x00", FamilyOpenSSL, "ssl\\s3_clnt.c"},
+		{"1.0.2 inside Node.js's tree", "\x00../deps/openssl/openssl/ssl/s3_srvr.c\x00", FamilyOpenSSL, "ssl/s3_srvr.c"},
+		{"1.0.2's libcrypto without its version string", "\x00eng_lib.c\x00", FamilyOpenSSL, "eng_lib.c"},
+		{"a bare name another project's directory holds", "\x00/src/tls/s3_clnt.c\x00", "", ""},
+		{"a bare name inside a longer one", "\x00mys3_clnt.c\x00", "", ""},
+		{"a bare name after a backslash", "\x00src\\o_fips.c\x00", "", ""},
 		{"nothing", "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,12 +68,12 @@ func TestFamilyByMarkerAtChunks(t *testing.T) {
 	for _, at := range []int{0, 1, 4000, 4096 - 30, 4096 - 10, 4096 + 5, 9000} {
 		data := bytes.Repeat([]byte{0xff}, 10000)
 		copy(data[at:], path)
-		f, m, err := familyByMarkerAt(bytes.NewReader(data), int64(len(data)), make([]byte, 4096))
+		f, m, _, err := familyByMarkerAt(bytes.NewReader(data), int64(len(data)), make([]byte, 4096), nil)
 		if err != nil || f != FamilyBoringSSL || m != "boringssl/crypto/" {
 			t.Errorf("marker at %d: %q, %q, %v", at, f, m, err)
 		}
 	}
-	f, _, err := familyByMarkerAt(bytes.NewReader(make([]byte, 10000)), 10000, make([]byte, 4096))
+	f, _, _, err := familyByMarkerAt(bytes.NewReader(make([]byte, 10000)), 10000, make([]byte, 4096), nil)
 	if f != "" || err != nil {
 		t.Errorf("no marker: %q, %v", f, err)
 	}

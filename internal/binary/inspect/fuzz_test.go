@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"debug/macho"
 	"io"
+	"reflect"
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
@@ -118,4 +119,45 @@ func TestParsersWithSectionReader(t *testing.T) {
 	if err != nil || len(a.Members) != 1 {
 		t.Fatalf("%+v %v", a, err)
 	}
+}
+
+// FuzzInspectLoaded: whatever the headers say, Inspect in memory and
+// through a reader agree on what is build information and what lies in
+// bytes the format does not load, every string kept lies in its slice,
+// every unmapped run lies in the file and holds what it names, and
+// nothing panics.
+func FuzzInspectLoaded(f *testing.F) {
+	objs, _, _ := testfixture.RealSeeds(f)
+	line := []byte("\x00compiler: cc -O3 -DOPENSSL_PIC -DL_ENDIAN\x00platform: x\x00ssl/s3_clnt.c\x00")
+	for _, o := range append(objs, machoObject(f, LCBuildVersion, PlatformMacOS, 0x000b0000)) {
+		f.Add(append(append([]byte(nil), o...), line...))
+		f.Add(buildAr(arEntry{"a.o/", o}, arEntry{"b.txt/", line}))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, aerr := InspectBytes("fuzz", data)
+		b, berr := InspectReader("fuzz", bytes.NewReader(data), int64(len(data)))
+		if (aerr == nil) != (berr == nil) {
+			t.Fatalf("in memory: %v; through a reader: %v", aerr, berr)
+		}
+		if aerr != nil {
+			return
+		}
+		for i := range a.Slices {
+			sa, sb := a.Slices[i], b.Slices[i]
+			if !reflect.DeepEqual(sa.BuildInfo, sb.BuildInfo) || !reflect.DeepEqual(sa.Unmapped, sb.Unmapped) ||
+				sa.Record.Family != sb.Record.Family || sa.Record.FamilyMarker != sb.Record.FamilyMarker {
+				t.Fatalf("slice %d: in memory %+v %+v %q, through a reader %+v %+v %q", i, sa.BuildInfo, sa.Unmapped, sa.Record.FamilyMarker, sb.BuildInfo, sb.Unmapped, sb.Record.FamilyMarker)
+			}
+			for _, bi := range sa.BuildInfo {
+				if bi.Offset < sa.Offset || bi.Offset+int64(len(bi.Text)) > sa.Offset+sa.Size {
+					t.Fatalf("%+v outside its slice at %d (%d bytes)", bi, sa.Offset, sa.Size)
+				}
+			}
+			for _, u := range sa.Unmapped {
+				if u.Start < 0 || u.End > int64(len(data)) || u.Start > u.End || len(u.Strings) == 0 {
+					t.Fatalf("unmapped %+v in a file of %d bytes", u, len(data))
+				}
+			}
+		}
+	})
 }

@@ -59,8 +59,13 @@ type Slice struct {
 	Archive *Archive // member table when Format is FormatAr; its offsets are relative to the slice
 	// Objects are the slice's objects: the slice itself for Mach-O and ELF,
 	// every non-index member, in order, for an archive.
-	Objects   []Object
-	BuildInfo []BuildInfo // every build-info string in the slice, Offset from the start of the file
+	Objects []Object
+	// BuildInfo is every build-info string in bytes the slice's format
+	// loads, Offset from the start of the file; Unmapped are those found
+	// in bytes it does not (appended past an image's end, an ELF section
+	// no segment maps): reported, never evidence.
+	BuildInfo []BuildInfo
+	Unmapped  []Unmapped
 	// Record is the slice's build information as chosen from BuildInfo by
 	// layout (see RecordOf): the compiler line that is the build's own,
 	// with the version, platform and date laid out beside it.
@@ -369,8 +374,7 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 			}
 		}
 		s.Arch = commonArch(s.Objects)
-		s.Record = RecordOf(s.BuildInfo)
-		if err := c.markFamily(&s, r, size); err != nil {
+		if err := c.record(&s, r, base, size); err != nil {
 			return s, Annotate(err, c.path, arch, "", base)
 		}
 	default:
@@ -389,34 +393,72 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 			b.Offset += base
 			s.BuildInfo = append(s.BuildInfo, b)
 		}
-		s.Record = RecordOf(s.BuildInfo)
-		if err := c.markFamily(&s, r, size); err != nil {
+		if err := c.record(&s, r, base, size); err != nil {
 			return s, Annotate(err, c.path, arch, "", base)
 		}
 	}
 	return s, nil
 }
 
-// markFamily names the fork of a slice that has no version string but
-// carries a fork's marker (see FamilyByMarker), so a BoringSSL build that
-// recorded nothing is reported as BoringSSL, not as no OpenSSL at all. A
-// slice with a version string is not read again.
-func (c *inspector) markFamily(s *Slice, r io.ReaderAt, size int64) error {
-	if s.Record.Version != nil {
+// record keeps the slice's build information that lies in bytes its
+// format loads (the rest goes to Unmapped), chooses the Record from it,
+// and names the library by a source path when nothing else shows its
+// code is there. r holds the slice's size bytes, at base in the file.
+func (c *inspector) record(s *Slice, r io.ReaderAt, base, size int64) error {
+	lm := newLoadMap(s.Objects, r, base)
+	s.BuildInfo, s.Unmapped = lm.split(s.BuildInfo)
+	s.Record = RecordOf(s.BuildInfo)
+	return c.markFamily(s, r, size, lm)
+}
+
+// markFamily names the library of a slice that has no version string, or
+// one without libcrypto's build information or a compiler line, but
+// carries source paths of the library's own (see FamilyByMarker): a
+// BoringSSL build that recorded nothing is reported as BoringSSL, not as
+// no OpenSSL at all, and OpenSSL 1.0.2's libssl, whose only build string
+// is the version it was compiled against, as OpenSSL's code, not a
+// program built against its headers. Only paths in bytes the format
+// loads count; one found elsewhere is reported as Unmapped. A slice
+// with libcrypto's build information is not read again.
+func (c *inspector) markFamily(s *Slice, r io.ReaderAt, size int64, lm *loadMap) error {
+	if s.Record.Version != nil && (s.Record.Compiler() != nil || holdsLibcryptoInfo(s.BuildInfo)) {
 		return nil
 	}
+	ok := func(off int64, n int) bool { in, _ := lm.loads(s.Offset+off, n); return in }
 	var f Family
 	var m string
+	var refused *markerHit
 	if c.data != nil {
-		f, m = FamilyByMarker(c.data[s.Offset : s.Offset+size])
+		f, m, refused = familyByMarker(c.data[s.Offset:s.Offset+size], func(off, n int) bool { return ok(int64(off), n) })
 	} else {
 		var err error
-		if f, m, err = familyByMarkerAt(r, size, make([]byte, 1<<20)); err != nil {
+		if f, m, refused, err = familyByMarkerAt(r, size, make([]byte, 1<<20), ok); err != nil {
 			return fmt.Errorf("search for a fork's marker: %w", err)
 		}
 	}
-	s.Record.Family, s.Record.FamilyMarker = f, m
+	if refused != nil {
+		_, u := lm.loads(s.Offset+int64(refused.Off), refused.N)
+		s.Unmapped = addUnmapped(s.Unmapped, u, FoundSourcePath+refused.Text)
+	}
+	if f == "" {
+		return nil
+	}
+	if s.Record.Family == "" {
+		s.Record.Family = f
+	}
+	s.Record.FamilyMarker = m
 	return nil
+}
+
+// holdsLibcryptoInfo reports whether infos hold a string only libcrypto's
+// OpenSSL_version returns (platform, built on, the directories).
+func holdsLibcryptoInfo(infos []BuildInfo) bool {
+	for _, b := range infos {
+		if attesting[b.Kind] {
+			return true
+		}
+	}
+	return false
 }
 
 // object identifies and parses one object; parse failures land in Err.

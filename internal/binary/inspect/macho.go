@@ -164,6 +164,10 @@ type MachO struct {
 	Flags    uint32         // the header's flags (MH_SUBSECTIONS_VIA_SYMBOLS, ...)
 	Versions []BuildVersion // in load-command order
 	Sections []Section      // of every LC_SEGMENT/LC_SEGMENT_64, in order: Sections[i] is n_sect i+1
+	// Segments are the LC_SEGMENT/LC_SEGMENT_64 commands, in order: what
+	// of the file the loader maps (a linked image's; an object has one
+	// unnamed segment holding every section).
+	Segments []Segment
 	// TextAddr is the __TEXT segment's address (HasText): LC_FUNCTION_STARTS
 	// and LC_DATA_IN_CODE count from it.
 	TextAddr uint64
@@ -185,6 +189,13 @@ type MachO struct {
 type LinkEdit struct {
 	Offset, Count uint32
 	Present       bool
+}
+
+// Segment is one segment command: the file bytes it maps, at VMAddr.
+type Segment struct {
+	Name              string
+	VMAddr            uint64
+	FileOff, FileSize uint64
 }
 
 // Section is one Mach-O section header: where its bytes are in the file.
@@ -339,7 +350,9 @@ func parseMachO(r io.ReaderAt, size int64, data []byte) (*MachO, error) {
 		cmds = data[hdrSize : hdrSize+sizeofcmds]
 	} else {
 		cmds = make([]byte, sizeofcmds)
-		if _, err := r.ReadAt(cmds, hdrSize); err != nil {
+		// A ReaderAt may return io.EOF with every byte read (none, for an
+		// empty load-command area at the end of the file).
+		if n, err := r.ReadAt(cmds, hdrSize); err != nil && (err != io.EOF || n < len(cmds)) {
 			return nil, fmt.Errorf("read Mach-O load commands: %w", err)
 		}
 	}
@@ -400,7 +413,12 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 				return Malformed(off, "load command %d (segment): %v", i, err)
 			}
 			secs = append(secs, ss...)
-			if cstr(body[0:16]) == "__TEXT" {
+			seg := Segment{Name: cstr(body[0:16]), VMAddr: uint64(bo.Uint32(body[16:])), FileOff: uint64(bo.Uint32(body[24:])), FileSize: uint64(bo.Uint32(body[28:]))}
+			if is64 {
+				seg.VMAddr, seg.FileOff, seg.FileSize = bo.Uint64(body[16:]), bo.Uint64(body[32:]), bo.Uint64(body[40:])
+			}
+			m.Segments = append(m.Segments, seg)
+			if seg.Name == "__TEXT" {
 				m.HasText, m.TextAddr = true, uint64(bo.Uint32(body[16:]))
 				if is64 {
 					m.TextAddr = bo.Uint64(body[16:])

@@ -51,9 +51,12 @@ type Candidate struct {
 // Record is a slice's OpenSSL build information as chosen by layout.
 type Record struct {
 	Family Family // from Version; without one, from a fork's marker (FamilyMarker)
-	// FamilyMarker is the string that named Family when the slice holds no
-	// version string ("boringssl/" of BoringSSL's source paths); "" when
-	// Version named it.
+	// FamilyMarker is a source path of the library's own that shows its
+	// code is in a slice nothing else shows it in: no version string
+	// ("boringssl/" of BoringSSL's source paths), or a version string
+	// without libcrypto's build information or a compiler line (OpenSSL
+	// 1.0.2's libssl: "s3_clnt.c"); "" when the strings showed it. Without
+	// a version string it named Family too.
 	FamilyMarker string
 	Version      *BuildInfo // the version string, from the chosen line's cluster when it has one
 	Platform     *BuildInfo

@@ -77,8 +77,13 @@ func machineCodeEvidence(s inspect.Slice) []Evidence {
 // DescribeCode is a code verdict in a few words: "optimised (score 0.02
 // over 2674 functions)".
 func DescribeCode(c inspect.CodeVerdict) string {
-	if c.Class == inspect.CodeTooLittle {
+	if c.Class == inspect.CodeTooLittle && c.Functions == 0 {
 		return fmt.Sprintf("%s (%s measured, %d needed)", c.Class, plural(c.Functions, "function"), codeclass.MinFunctions)
+	}
+	if c.Class == inspect.CodeTooLittle {
+		// What little there is, and which way it points: a stripped
+		// archive's 16 functions at 0.94 read -O0.
+		return fmt.Sprintf("%s (score %.2f over %s measured, %d needed)", c.Class, c.Score, plural(c.Functions, "function"), codeclass.MinFunctions)
 	}
 	return fmt.Sprintf("%s (score %.2f over %s)", c.Class, c.Score, plural(c.Functions, "function"))
 }
@@ -153,6 +158,10 @@ func compilerLineEvidence(s inspect.Slice) []Evidence {
 		return []Evidence{{Source: SourceCompilerLine, Known: true, Level: cl.Opt, Flag: cl.OptFlag, Detail: c.Text, Member: c.Member}}
 	case HoldsLibcrypto(s):
 		return []Evidence{{Source: SourceCompilerLine, Detail: "libcrypto's build information without a \"compiler: \" line"}}
+	case s.Record.FamilyMarker != "" && s.Record.Version != nil:
+		// A version string and the library's own source paths, nothing
+		// else: OpenSSL 1.0.2's libssl, or a libssl linked in whole.
+		return []Evidence{{Source: SourceCompilerLine, Detail: fmt.Sprintf("no compiler line; %q and the source path %q in the binary show %s's code", s.Record.Version.Value, s.Record.FamilyMarker, s.Record.Family)}}
 	case s.Record.FamilyMarker != "":
 		// A fork linked in without any build information (its version
 		// string dropped by the linker): there, but nothing shows how.
@@ -288,7 +297,10 @@ func unknownReason(s inspect.Slice) string {
 		return fmt.Sprintf("%s: no compiler line recorded (%q): how it was optimised cannot be shown%s", who, strings.TrimRight(c.Text, " "), code)
 	}
 	if s.Record.FamilyMarker != "" && !HoldsLibcrypto(s) {
-		return fmt.Sprintf("%s (named by %q in the binary): no version string and no compiler line recorded: how it was optimised cannot be shown", who, s.Record.FamilyMarker)
+		if v := s.Record.Version; v != nil {
+			return fmt.Sprintf("%s: no compiler line recorded, only %q and its source path %q in the binary: how it was optimised cannot be shown%s", who, v.Value, s.Record.FamilyMarker, code)
+		}
+		return fmt.Sprintf("%s (named by %q in the binary): no version string and no compiler line recorded: how it was optimised cannot be shown%s", who, s.Record.FamilyMarker, code)
 	}
 	p := "none"
 	if s.Record.Platform != nil {
