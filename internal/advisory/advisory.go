@@ -1,0 +1,376 @@
+// Package advisory holds OpenSSL's published security advisories as one
+// table (advisories.json, embedded): for every CVE its date, severity and,
+// per release series, the affected range and the release that fixed it,
+// and whether that release was public or went to premium support
+// customers only (a series past its end of life, internal/lifecycle). The
+// table is data, derived from OpenSSL's own records (the secjson/ and
+// secadv/ directories of openssl/release-metadata) by
+// internal/advisory/cmd/genadvisories, so an update changes no Go code.
+//
+// Matching is by version number only: a release that carries fixes its
+// number does not show (a distribution's backports, a fork's) is reported
+// as its number says; callers say so where it applies.
+package advisory
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Schema identifies the table's JSON form.
+const Schema = "https://github.com/osslbuild/osslbuild/advisory/v1"
+
+// StaleAfterDays is how old (in days) the table may get before users are
+// warned that advisories published since are missing from it.
+const StaleAfterDays = 90
+
+// Severity is OpenSSL's rating of an advisory (its security policy):
+// critical, high, moderate or low; unknown where upstream gave none (every
+// advisory before its policy, 2014, Heartbleed among them).
+type Severity string
+
+const (
+	Critical Severity = "critical"
+	High     Severity = "high"
+	Moderate Severity = "moderate"
+	Low      Severity = "low"
+	Unknown  Severity = "unknown"
+)
+
+// Severities are every severity, most severe first, unknown last.
+var Severities = []Severity{Critical, High, Moderate, Low, Unknown}
+
+// ParseSeverity reads a severity in any case ("High", "MODERATE").
+func ParseSeverity(s string) (Severity, error) {
+	v := Severity(strings.ToLower(strings.TrimSpace(s)))
+	if !slices.Contains(Severities, v) {
+		return "", fmt.Errorf("severity %q: want critical, high, moderate, low or unknown", s)
+	}
+	return v, nil
+}
+
+// Rank orders the rated severities: low 1 to critical 4; unknown is 0,
+// since it is not rated at all (AtLeast decides what to make of it).
+func (s Severity) Rank() int {
+	switch s {
+	case Critical:
+		return 4
+	case High:
+		return 3
+	case Moderate:
+		return 2
+	case Low:
+		return 1
+	}
+	return 0
+}
+
+// AtLeast reports whether an advisory of severity s meets a threshold
+// (-fail-on). An unknown severity meets every threshold: upstream did not
+// rate it, and what a scanner cannot rate it must not pass.
+func (s Severity) AtLeast(threshold Severity) bool {
+	return s == Unknown || s.Rank() >= threshold.Rank()
+}
+
+// Table is the whole table.
+type Table struct {
+	Schema string `json:"schema"`
+	// AsOf is the day the records were read (YYYY-MM-DD): advisories
+	// published after it are not in the table.
+	AsOf string `json:"as_of"`
+	// Source is where the records come from; SourceCommit, when known,
+	// the commit they were read at.
+	Source       string     `json:"source"`
+	SourceCommit string     `json:"source_commit,omitempty"`
+	Advisories   []Advisory `json:"advisories"`
+}
+
+// Advisory is one CVE.
+type Advisory struct {
+	CVE      string   `json:"cve"`
+	Date     string   `json:"date"` // published, YYYY-MM-DD
+	Severity Severity `json:"severity"`
+	URL      string   `json:"url,omitempty"` // OpenSSL's advisory text
+	// Affected is one range per series the advisory names, newest series
+	// first. An advisory naming none (no range in the record) matches
+	// nothing.
+	Affected []Range `json:"affected"`
+}
+
+// Range is the releases of one series an advisory affects.
+type Range struct {
+	Series     string `json:"series"`     // "3.0", "1.1.1"
+	Introduced string `json:"introduced"` // the first affected release
+	// Fixed is the first release of the series not affected, as the
+	// record's lessThan gives it (or its advisory text, where the record
+	// gives only the last affected release); "" when none is named.
+	Fixed string `json:"fixed,omitempty"`
+	// LastAffected is the record's lessThanOrEqual, where it gives that
+	// instead of a fix.
+	LastAffected string `json:"last_affected,omitempty"`
+	// Public is false for a fix that went to premium support customers
+	// only: released after the series' end of life.
+	Public bool `json:"public"`
+}
+
+// Fix says how the range is fixed, for a person: "3.0.8", "no public
+// fix (1.1.1zj: premium support only)", "no fix named".
+func (r Range) Fix() string {
+	switch {
+	case r.Fixed == "":
+		return "no fix named"
+	case !r.Public:
+		return "no public fix (" + r.Fixed + ": premium support only)"
+	}
+	return r.Fixed
+}
+
+// PublicFix is the release fixing the range that anyone can have, "" when
+// there is none (premium support only, or no fix named).
+func (r Range) PublicFix() string {
+	if r.Public {
+		return r.Fixed
+	}
+	return ""
+}
+
+// Contains reports whether v is in the range.
+func (r Range) Contains(v Version) bool {
+	lo, err := ParseVersion(r.Introduced)
+	if err != nil || Compare(v, lo) < 0 {
+		return false
+	}
+	if r.Fixed != "" {
+		hi, err := ParseVersion(r.Fixed)
+		return err == nil && Compare(v, hi) < 0
+	}
+	if r.LastAffected != "" {
+		hi, err := ParseVersion(r.LastAffected)
+		return err == nil && Compare(v, hi) <= 0
+	}
+	return true // no end named: every later release of the series
+}
+
+// ErrMalformed is matched (errors.Is) by every error Parse returns.
+var ErrMalformed = errors.New("malformed advisory table")
+
+var (
+	cveRe  = regexp.MustCompile(`^CVE-[0-9]{4}-[0-9]{4,9}$`)
+	dateRe = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+)
+
+// IsCVE reports whether s is a CVE identifier: CVE-YYYY-NNNN.
+func IsCVE(s string) bool { return cveRe.MatchString(s) }
+
+// Parse reads a table and holds it to its form: the schema, dates, CVE
+// identifiers (each once), severities, and ranges whose versions parse,
+// belong to the range's series and do not run backwards. name names the
+// input in errors.
+func Parse(name string, data []byte) (*Table, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %w: %s", name, ErrMalformed, fmt.Sprintf(format, args...))
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var t Table
+	if err := dec.Decode(&t); err != nil {
+		return nil, bad("%v", err)
+	}
+	if dec.More() {
+		return nil, bad("data after the table")
+	}
+	if t.Schema != Schema {
+		return nil, bad("schema %q, want %q", t.Schema, Schema)
+	}
+	if !validDate(t.AsOf) {
+		return nil, bad("as_of %q: want YYYY-MM-DD", t.AsOf)
+	}
+	if t.Advisories == nil {
+		return nil, bad("no advisories list")
+	}
+	seen := map[string]bool{}
+	for i, a := range t.Advisories {
+		where := fmt.Sprintf("advisory %d (%s)", i, a.CVE)
+		if !IsCVE(a.CVE) {
+			return nil, bad("%s: cve %q: want CVE-YYYY-NNNN", where, a.CVE)
+		}
+		if seen[a.CVE] {
+			return nil, bad("%s: listed twice", where)
+		}
+		seen[a.CVE] = true
+		if !validDate(a.Date) {
+			return nil, bad("%s: date %q: want YYYY-MM-DD", where, a.Date)
+		}
+		if a.Date > t.AsOf {
+			return nil, bad("%s: date %s is after the table's as_of %s", where, a.Date, t.AsOf)
+		}
+		if _, err := ParseSeverity(string(a.Severity)); err != nil || string(a.Severity) != strings.ToLower(string(a.Severity)) {
+			return nil, bad("%s: severity %q: want critical, high, moderate, low or unknown", where, a.Severity)
+		}
+		if a.Affected == nil {
+			return nil, bad("%s: no affected list", where)
+		}
+		series := map[string]bool{}
+		for _, r := range a.Affected {
+			if err := r.check(); err != nil {
+				return nil, bad("%s: %v", where, err)
+			}
+			if series[r.Series] {
+				return nil, bad("%s: series %s has two ranges", where, r.Series)
+			}
+			series[r.Series] = true
+		}
+	}
+	return &t, nil
+}
+
+// check holds a range to its form.
+func (r Range) check() error {
+	lo, err := ParseVersion(r.Introduced)
+	if err != nil {
+		return fmt.Errorf("series %s: introduced: %w", r.Series, err)
+	}
+	if lo.Series() != r.Series {
+		return fmt.Errorf("series %s: introduced %s belongs to series %s", r.Series, r.Introduced, lo.Series())
+	}
+	for _, end := range []struct{ name, v string }{{"fixed", r.Fixed}, {"last_affected", r.LastAffected}} {
+		if end.v == "" {
+			continue
+		}
+		hi, err := ParseVersion(end.v)
+		if err != nil {
+			return fmt.Errorf("series %s: %s: %w", r.Series, end.name, err)
+		}
+		if hi.Series() != r.Series {
+			return fmt.Errorf("series %s: %s %s belongs to series %s", r.Series, end.name, end.v, hi.Series())
+		}
+		if c := Compare(hi, lo); c < 0 || c == 0 && end.name == "fixed" {
+			return fmt.Errorf("series %s: %s %s is not after introduced %s", r.Series, end.name, end.v, r.Introduced)
+		}
+	}
+	if r.Fixed == "" && r.Public {
+		return fmt.Errorf("series %s: public with no fixed release", r.Series)
+	}
+	return nil
+}
+
+func validDate(s string) bool {
+	if !dateRe.MatchString(s) {
+		return false
+	}
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil
+}
+
+// Encode writes the table in its one canonical form: the header fields,
+// then one advisory per line, newest first (by date, then CVE), so that an
+// update's diff is one line per advisory added or changed.
+func Encode(t *Table) ([]byte, error) {
+	advs := slices.Clone(t.Advisories)
+	slices.SortStableFunc(advs, func(a, b Advisory) int {
+		if c := strings.Compare(b.Date, a.Date); c != 0 {
+			return c
+		}
+		return compareCVE(b.CVE, a.CVE)
+	})
+	var buf bytes.Buffer
+	field := func(k, v string) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(&buf, "  %q: %s,\n", k, b)
+	}
+	buf.WriteString("{\n")
+	field("schema", t.Schema)
+	field("as_of", t.AsOf)
+	field("source", t.Source)
+	if t.SourceCommit != "" {
+		field("source_commit", t.SourceCommit)
+	}
+	buf.WriteString("  \"advisories\": [")
+	for i, a := range advs {
+		if a.Affected == nil {
+			a.Affected = []Range{}
+		}
+		var line bytes.Buffer
+		enc := json.NewEncoder(&line)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(a); err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			buf.WriteString(",")
+		}
+		buf.WriteString("\n    ")
+		buf.Write(bytes.TrimSuffix(line.Bytes(), []byte("\n")))
+	}
+	if len(advs) > 0 {
+		buf.WriteString("\n  ")
+	}
+	buf.WriteString("]\n}\n")
+	return buf.Bytes(), nil
+}
+
+// compareCVE orders CVE identifiers by year, then number as a number.
+func compareCVE(a, b string) int {
+	pa, pb := strings.Split(a, "-"), strings.Split(b, "-")
+	if len(pa) == 3 && len(pb) == 3 {
+		for i := 1; i < 3; i++ {
+			if len(pa[i]) != len(pb[i]) {
+				return len(pa[i]) - len(pb[i])
+			}
+			if c := strings.Compare(pa[i], pb[i]); c != 0 {
+				return c
+			}
+		}
+		return 0
+	}
+	return strings.Compare(a, b)
+}
+
+//go:embed advisories.json
+var embedded []byte
+
+var (
+	defaultOnce  sync.Once
+	defaultTable *Table
+	defaultErr   error
+)
+
+// Default is the embedded table, parsed once.
+func Default() (*Table, error) {
+	defaultOnce.Do(func() {
+		defaultTable, defaultErr = Parse("internal/advisory/advisories.json", embedded)
+	})
+	return defaultTable, defaultErr
+}
+
+// AgeDays is how many days old the table is at now: 0 on its as-of day
+// (in UTC).
+func (t *Table) AgeDays(now time.Time) int {
+	asOf, err := time.Parse(time.DateOnly, t.AsOf)
+	if err != nil {
+		return 0
+	}
+	y, m, d := now.UTC().Date()
+	return int(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Sub(asOf).Hours() / 24)
+}
+
+// Stale says, when the table is more than StaleAfterDays old at now, that
+// advisories published since are missing: "OpenSSL's advisories are known
+// here as of 2026-09-29, 120 days before this check ...". ok is false for
+// a table young enough.
+func (t *Table) Stale(now time.Time) (msg string, ok bool) {
+	age := t.AgeDays(now)
+	if age <= StaleAfterDays {
+		return "", false
+	}
+	return fmt.Sprintf("OpenSSL's advisories are known here as of %s, %d days before this check (more than %d): advisories published since are missing; use a newer osslbuild, whose table a weekly workflow keeps current",
+		t.AsOf, age, StaleAfterDays), true
+}

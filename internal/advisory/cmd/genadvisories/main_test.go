@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/advisory"
+	"github.com/osslbuild/osslbuild/internal/advisory/upstream"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
+)
+
+var src = filepath.Join("..", "..", "upstream", "testdata", "src")
+
+func gen(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errw bytes.Buffer
+	err := run(args, &out, &errw)
+	return out.String(), errw.String(), err
+}
+
+// The generator writes the table Build makes, keeps it when only the
+// as-of day would change (within -refresh), and rewrites it past that.
+func TestGenerate(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "advisories.json")
+	stdout, stderr, err := gen(t, "-src", src, "-out", out, "-as-of", "2026-10-01", "-commit", "abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, out+": 12 advisories as of 2026-10-01 (13 records, 5 advisory texts,") ||
+		!strings.Contains(stderr, "note: secjson/CVE-2022-3996.json: series 3.0 affected up to 3.0.7; fixed in 3.0.8 by its advisory text") {
+		t.Errorf("stdout %q\nstderr %q", stdout, stderr)
+	}
+	first, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := advisory.Parse(out, first)
+	if err != nil || tab.AsOf != "2026-10-01" || tab.SourceCommit != "abc" || len(tab.Advisories) != 12 {
+		t.Fatalf("%+v %v", tab, err)
+	}
+
+	// Nothing new, 20 days on: kept, byte for byte.
+	stdout, _, err = gen(t, "-src", src, "-out", out, "-as-of", "2026-10-21", "-commit", "def")
+	if err != nil || !strings.Contains(stdout, "12 advisories, unchanged; as of 2026-10-01 kept (20 days before 2026-10-21, within -refresh=30)") {
+		t.Errorf("within refresh: %q %v", stdout, err)
+	}
+	if b, _ := os.ReadFile(out); !bytes.Equal(b, first) {
+		t.Error("rewritten within -refresh")
+	}
+	// 31 days on: the as-of day moves.
+	if _, _, err := gen(t, "-src", src, "-out", out, "-as-of", "2026-11-01"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); !bytes.Contains(b, []byte(`"as_of": "2026-11-01"`)) {
+		t.Errorf("not refreshed:\n%s", b)
+	}
+}
+
+// A malformed record stops the generator with its name, and the table
+// already there is left as it was.
+func TestGenerateMalformed(t *testing.T) {
+	dir := t.TempDir()
+	bad := testfixture.CopyTree(t, src, filepath.Join(dir, "src"))
+	if err := os.WriteFile(filepath.Join(bad, "secjson", "CVE-2023-0286.json"), []byte(`{"dataType":"CVE_RECORD","cveMetadata":{"cveId":"CVE-2023-0286","state":"PUBLISHED"},"containers":{"cna":{"datePublic":"yesterday"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "advisories.json")
+	if err := os.WriteFile(out, []byte("before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := gen(t, "-src", bad, "-out", out)
+	if !errors.Is(err, upstream.ErrRecord) || !strings.Contains(err.Error(), `secjson/CVE-2023-0286.json: malformed advisory record: CVE-2023-0286: datePublic "yesterday"`) {
+		t.Errorf("err = %v", err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "before\n" {
+		t.Errorf("the table was touched: %q", b)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("left behind: %v", ents)
+	}
+	for _, args := range [][]string{{}, {"-src", src, "-as-of", "1 Oct"}, {"-src", src, "extra"}, {"-src", dir}} {
+		if _, _, err := gen(t, args...); err == nil {
+			t.Errorf("%q accepted", args)
+		}
+	}
+}
