@@ -47,8 +47,11 @@ const usage = `usage: osslcheck [flags] PATH...    (flags before or after the pa
 Audits OpenSSL builds: Mach-O, ELF and PE files, static libraries, wheels,
 osslbuild artifacts (verified against their manifests) and directories.
 Fails below -minopt, on a missing -arch, with -strict where the optimisation
-is unknown or the OpenSSL series past its end of life, and with -isa on
-compiled x86-64 code above that level outside the release's dispatch list.
+is unknown or the OpenSSL series past its end of life, with -isa on
+compiled x86-64 code above that level outside the release's dispatch list,
+and with -fail-on where OpenSSL's published advisories affect the release
+at or above a severity (reported, matched by version, in any case; -vex
+suppresses the CVEs a file says were assessed).
 -python audits what an interpreter loads: its _ssl and _hashlib, the
 libcrypto and libssl they map, cryptography's extension modules, and any
 other extension module that embeds OpenSSL.
@@ -66,6 +69,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	strict := fs.Bool("strict", false, "fail where the optimisation is unknown or the OpenSSL series past its end of life")
 	isa := fs.String("isa", "", "fail compiled x86-64 code above this level: x86-64, core2, x86-64-v2, x86-64-v3, x86-64-v4")
 	format := fs.String("format", "", "output: text (default), json, or sarif (SARIF 2.1.0, for code scanning)")
+	failOn := fs.String("fail-on", "", "fail where OpenSSL's published advisories affect the release at or above this severity: low, moderate, high or critical (an unrated one fails at every level; default: report only)")
+	fs.StringVar(failOn, "failon", "", "the same as -fail-on, as go tool mage check spells it")
+	vex := fs.String("vex", "", "a file of assessed CVEs whose advisories are suppressed (and counted): CycloneDX VEX JSON, or one \"CVE-YYYY-NNNN reason\" a line")
 	py := fs.Bool("python", false, "audit a Python installation: PATH is the interpreter (default python3)")
 	pyTimeout := fs.Duration("python-timeout", python.DefaultTimeout, "with -python: how long the interpreter may run before its process group is killed")
 	version := fs.Bool("version", false, "print osslcheck's version and exit")
@@ -92,7 +98,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(paths) == 1 {
 		path = paths[0]
 	}
-	o := check.FromFlags(path, minopt, arch, asJSON, strict, isa, format)
+	o := check.FromFlags(path, minopt, arch, asJSON, strict, isa, format, failOn, vex)
 	o.Version = Version()
 	o.Stdout, o.Stderr = stdout, stderr
 	var err error

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
@@ -78,12 +79,31 @@ type Options struct {
 	// which are always verified. The table does not show digests; Run
 	// sets it when the JSON or the step summary will.
 	Digests bool
+	// FailOn, when set (low, moderate, high or critical; "none" is
+	// unset), fails a slice whose OpenSSL release has a published
+	// advisory at or above it; an advisory of unknown severity fails at
+	// every level. Unset, advisories are reported only.
+	FailOn string
+	// Assessed names a file of assessed CVEs (-vex: CycloneDX VEX, or one
+	// "CVE-YYYY-NNNN reason" a line) whose advisories are suppressed:
+	// listed as assessed, neither counted nor failed.
+	Assessed string
+	// Advisories is the table slices are matched against; nil means the
+	// embedded one (advisory.Default).
+	Advisories *advisory.Table
 }
 
 // FromFlags maps the mage target's optional flags onto Options:
-// -minopt=3, -arch=arm64,x86_64, -json, -strict, -isa=core2, -format=sarif.
-func FromFlags(path string, minOpt, arch *string, asJSON, strict *bool, isa, format *string) Options {
+// -minopt=3, -arch=arm64,x86_64, -json, -strict, -isa=core2, -format=sarif,
+// -failon=high (osslcheck's -fail-on), -vex=FILE.
+func FromFlags(path string, minOpt, arch *string, asJSON, strict *bool, isa, format, failOn, vex *string) Options {
 	o := Options{Path: path}
+	if failOn != nil {
+		o.FailOn = *failOn
+	}
+	if vex != nil {
+		o.Assessed = *vex
+	}
 	if format != nil {
 		o.Format = *format
 	}
@@ -159,6 +179,9 @@ func RunPaths(ctx context.Context, o Options, label string, paths []string) erro
 			all.NotJudged += r.NotJudged
 			all.Ended += r.Ended
 		}
+		if all != nil {
+			summarizeAdvisories(all)
+		}
 		if all == nil {
 			return nil, usage("check: no path given")
 		}
@@ -225,7 +248,7 @@ func render(ctx context.Context, o Options, get func(Options) (*Result, error)) 
 			return fmt.Errorf("check %s: annotations: %w", res.Path, err)
 		}
 	}
-	if err := report.AppendSummary(o.Env, "osslbuild check "+res.Path, Rows(res), Verdict(res)); err != nil {
+	if err := report.AppendSummary(o.Env, "osslbuild check "+res.Path, Rows(res), footer(res)...); err != nil {
 		return fmt.Errorf("check %s: %w", res.Path, err)
 	}
 	if !res.OK {
@@ -262,15 +285,35 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 	if _, ok := codeclass.LevelRank(o.ISA); o.ISA != "" && !ok {
 		return nil, usage("check: -isa=%s: unknown level (want %s)", o.ISA, strings.Join(codeclass.ISALevels, ", "))
 	}
+	failOn, err := parseFailOn(o.FailOn)
+	if err != nil {
+		return nil, err
+	}
+	table := o.Advisories
+	if table == nil {
+		if table, err = advisory.Default(); err != nil {
+			return nil, fmt.Errorf("check: %w", err)
+		}
+	}
+	var assessed *advisory.Suppressions
+	if o.Assessed != "" {
+		if assessed, err = advisory.ReadSuppressions(o.Assessed); err != nil {
+			return nil, fmt.Errorf("check: -vex=%s: %w", o.Assessed, err)
+		}
+	}
 	if o.TempDir == "" {
 		o.TempDir = os.TempDir()
 	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
-	c := &checker{ctx: ctx, o: o, min: min, links: map[string][]string{},
+	c := &checker{ctx: ctx, o: o, min: min, links: map[string][]string{}, table: table, failOn: failOn, assessed: assessed,
 		res: &Result{Schema: Schema, Path: o.Path, MinOpt: min.String(), Strict: o.Strict, Archs: o.Archs,
-			Binaries: []Binary{}, Artifacts: []Artifact{}, Notes: []string{}, Failures: []string{}}}
+			Binaries: []Binary{}, Artifacts: []Artifact{}, Notes: []string{}, Failures: []string{}, assessed: assessed,
+			Advisories: &AdvisoryReport{AsOf: table.AsOf, Source: table.Source, Listed: len(table.Advisories), FailOn: string(failOn), Assessed: o.Assessed}}}
+	if msg, stale := table.Stale(o.Now); stale {
+		c.res.Advisories.Stale = msg
+	}
 	if c.res.Archs == nil {
 		c.res.Archs = []string{}
 	}
@@ -338,6 +381,22 @@ type checker struct {
 	roots    []*root
 	realRoot string              // the checked directory with links resolved
 	links    map[string][]string // real path of a file -> links to it inside the directory
+	table    *advisory.Table     // OpenSSL's published advisories
+	failOn   advisory.Severity   // -fail-on; "" for none
+	assessed *advisory.Suppressions
+}
+
+// parseFailOn reads -fail-on: low, moderate, high or critical, in any
+// case; "" or "none" for none.
+func parseFailOn(s string) (advisory.Severity, error) {
+	if s == "" || strings.EqualFold(s, "none") {
+		return "", nil
+	}
+	sev, err := advisory.ParseSeverity(s)
+	if err != nil || sev == advisory.Unknown {
+		return "", usage("check: -fail-on=%s: want low, moderate, high or critical (or none)", s)
+	}
+	return sev, nil
 }
 
 // add queues a file for the workers, keeping the walk's order.

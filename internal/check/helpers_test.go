@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/advisory"
 )
 
 // wheelMember is one file of a test wheel: literal data, or a file on disk.
@@ -63,4 +65,22 @@ func abs(t testing.TB, p string) string {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// testAdvisories is a small advisory table of two of OpenSSL's real
+// advisories (4.0.2's high one and a low one), for tests about how
+// advisories are shown rather than which there are: the embedded table
+// grows with every update.
+func testAdvisories(t testing.TB) *advisory.Table {
+	t.Helper()
+	tab, err := advisory.Parse("testAdvisories", []byte(`{"schema":"`+advisory.Schema+`","as_of":"2026-09-29","source":"test","advisories":[
+{"cve":"CVE-2026-84782","date":"2026-09-29","severity":"high","url":"https://openssl-library.org/news/secadv/20260929.txt","affected":[{"series":"4.0","introduced":"4.0.0","fixed":"4.0.3","public":true},{"series":"3.0","introduced":"3.0.0","fixed":"3.0.23","public":false},{"series":"1.1.1","introduced":"1.1.1","fixed":"1.1.1zj","public":false}]},
+{"cve":"CVE-2026-35189","date":"2026-09-29","severity":"low","url":"https://openssl-library.org/news/secadv/20260929.txt","affected":[{"series":"4.0","introduced":"4.0.0","fixed":"4.0.3","public":true},{"series":"3.0","introduced":"3.0.0","fixed":"3.0.23","public":false}]},
+{"cve":"CVE-2023-0286","date":"2023-02-07","severity":"high","url":"https://www.openssl.org/news/secadv/20230207.txt","affected":[{"series":"3.0","introduced":"3.0.0","fixed":"3.0.8","public":true},{"series":"1.1.1","introduced":"1.1.1","fixed":"1.1.1t","public":true}]},
+{"cve":"CVE-2014-0160","date":"2014-04-07","severity":"unknown","url":"https://www.openssl.org/news/secadv/20140407.txt","affected":[{"series":"1.0.1","introduced":"1.0.1","fixed":"1.0.1g","public":true}]}
+]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
 }

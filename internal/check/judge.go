@@ -63,6 +63,7 @@ func (c *checker) judgeBinary(b *Binary) {
 		}
 		if s.OptStatus != string(validate.OptNone) {
 			c.endOfLife(b, s)
+			c.advisories(b, s)
 		}
 		s.OK = len(s.Problems) == 0
 		switch {
@@ -161,6 +162,7 @@ func (c *checker) judge() {
 		c.res.nothing = fmt.Sprintf("%s: no OpenSSL build information (\"compiler: \", \"platform: \" ...) found in %d binaries: nothing shows how OpenSSL was built", c.o.Path, len(c.res.Binaries))
 		c.res.Failures = append(c.res.Failures, c.res.nothing)
 	}
+	summarizeAdvisories(c.res)
 	c.res.OK = len(c.res.Failures) == 0
 }
 

@@ -27,7 +27,7 @@ func pycaFixture(t *testing.T) (*kit, string) {
 func TestJSONSchema(t *testing.T) {
 	_, lib := pycaFixture(t)
 	var out bytes.Buffer
-	err := Run(context.Background(), Options{Path: lib, JSON: true, Archs: []string{"arm64"}, Stdout: &out, Env: noEnv})
+	err := Run(context.Background(), Options{Path: lib, JSON: true, Archs: []string{"arm64"}, Stdout: &out, Env: noEnv, Advisories: testAdvisories(t), Now: dec1})
 	if !errors.Is(err, ErrFailed) {
 		t.Fatalf("err = %v", err)
 	}
@@ -47,7 +47,7 @@ func TestJSONSchema(t *testing.T) {
 		slices.Sort(ks)
 		return ks
 	}
-	wantTop := []string{"archs", "artifacts", "binaries", "end_of_life", "failures", "min_opt", "not_judged", "notes", "ok", "path", "schema", "skipped", "slices", "strict"}
+	wantTop := []string{"advisories", "archs", "artifacts", "binaries", "end_of_life", "failures", "min_opt", "not_judged", "notes", "ok", "path", "schema", "skipped", "slices", "strict"}
 	if got := keys(doc); !slices.Equal(got, wantTop) {
 		t.Errorf("top-level keys %v, want %v", got, wantTop)
 	}
@@ -62,10 +62,24 @@ func TestJSONSchema(t *testing.T) {
 	}
 	sl := b["slices"].([]any)
 	arm := sl[1].(map[string]any)
-	wantSlice := []string{"arch", "built_on", "candidates", "code", "compiler", "compilers", "evidence", "family", "format", "libcrypto", "minos", "minos_counts",
+	wantSlice := []string{"advisories", "arch", "built_on", "candidates", "code", "compiler", "compilers", "evidence", "family", "format", "libcrypto", "minos", "minos_counts",
 		"minos_mixed", "objects", "ok", "opt", "opt_source", "opt_status", "platform", "problems", "series", "status", "version"}
 	if got := keys(arm); !slices.Equal(got, wantSlice) {
 		t.Errorf("slice keys %v, want %v", got, wantSlice)
+	}
+	// OpenSSL's advisories: the whole input's, a slice's, one finding's.
+	if got, want := keys(doc["advisories"].(map[string]any)), []string{"affected", "as_of", "counts", "cves", "listed", "matched", "source", "suppressed", "suppressed_cves"}; !slices.Equal(got, want) {
+		t.Errorf("advisories keys %v, want %v", got, want)
+	}
+	sa := arm["advisories"].(map[string]any)
+	if got, want := keys(sa), []string{"counts", "fix", "fixed_by", "highest", "list", "no_public_fix", "release", "suppressed", "total"}; !slices.Equal(got, want) {
+		t.Errorf("slice advisories keys %v, want %v", got, want)
+	}
+	if got, want := keys(sa["list"].([]any)[0].(map[string]any)), []string{"cve", "date", "fix", "fixed", "introduced", "public_fix", "series", "severity", "url"}; !slices.Equal(got, want) {
+		t.Errorf("advisory finding keys %v, want %v", got, want)
+	}
+	if sa["release"] != "4.0.2" || sa["fixed_by"] != "4.0.3" || sa["highest"] != "high" {
+		t.Errorf("slice advisories %v", sa)
 	}
 	if arm["arch"] != "arm64" || arm["opt"] != "-O0" || arm["ok"] != false || arm["minos"] != "11.0" ||
 		arm["minos_counts"].(map[string]any)["11.0"] != 1.0 || arm["libcrypto"] != true || arm["compiler"] != lineArmO0 {
@@ -103,7 +117,7 @@ func TestGitHubActions(t *testing.T) {
 		return map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": summary}[k]
 	}
 	var out bytes.Buffer
-	err := Run(context.Background(), Options{Path: lib, Archs: []string{"arm64", "riscv"}, Stdout: &out, Env: env})
+	err := Run(context.Background(), Options{Path: lib, Archs: []string{"arm64", "riscv"}, Stdout: &out, Env: env, Advisories: testAdvisories(t), Now: dec1})
 	if !errors.Is(err, ErrFailed) {
 		t.Fatalf("err = %v", err)
 	}
@@ -120,6 +134,11 @@ func TestGitHubActions(t *testing.T) {
 		// the arm64 slice is -O0
 		"::error file=" + escFile + ",title=osslbuild check%3A libcrypto.a arm64::" + strings.ReplaceAll(lib, "%", "%25") +
 			"(bad.o) arm64: compiler line has no -O flag (built without optimisation (-O0)), expected at least -O2: \"" + lineArmO0 + "\"",
+		// 4.0.2's high advisory, reported (no -fail-on)
+		"::warning file=" + escFile + ",title=osslbuild check%3A known advisories x86_64::" + strings.ReplaceAll(lib, "%", "%25") +
+			" x86_64: OpenSSL 4.0.2: 2 known advisories (1 high, 1 low), highest high; fixed in 4.0.3; high and critical: CVE-2026-84782 (high, fixed in 4.0.3)",
+		"::warning file=" + escFile + ",title=osslbuild check%3A known advisories arm64::" + strings.ReplaceAll(lib, "%", "%25") +
+			" arm64: OpenSSL 4.0.2: 2 known advisories (1 high, 1 low), highest high; fixed in 4.0.3; high and critical: CVE-2026-84782 (high, fixed in 4.0.3)",
 	}
 	if !slices.Equal(ann, want) {
 		t.Errorf("annotations:\n%s\nwant:\n%s", strings.Join(ann, "\n"), strings.Join(want, "\n"))
@@ -132,9 +151,10 @@ func TestGitHubActions(t *testing.T) {
 	md := string(b)
 	for _, w := range []string{
 		"# before\n### osslbuild check ",
-		"| artifact | arch | version | minos | opt | code | isa | status | compiler | sha256 |\n|---|---|---|---|---|---|---|---|---|---|\n",
-		" | arm64 | 4.0.2 | 11.0 | -O0 (no -O) | too little 0.00/0 | - | FAIL (slices, optimisation) | ` " + lineArmO0 + " ` | ` ",
-		" | x86\\_64 | 4.0.2 | 10.12 | -O3 | too little 0.00/0 | x86-64 | FAIL (slices) | ` " + lineX86O3 + " ` | ` ",
+		"| artifact | arch | version | minos | opt | code | isa | status | advisories | compiler | sha256 |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+		" | arm64 | 4.0.2 | 11.0 | -O0 (no -O) | too little 0.00/0 | - | FAIL (slices, optimisation) | 2 (high), fix 4.0.3 | ` " + lineArmO0 + " ` | ` ",
+		" | x86\\_64 | 4.0.2 | 10.12 | -O3 | too little 0.00/0 | x86-64 | FAIL (slices) | 2 (high), fix 4.0.3 | ` " + lineX86O3 + " ` | ` ",
+		"\n\nadvisories: OpenSSL's published advisories as of 2026-09-29: 2 of 2 OpenSSL slices affected (2 CVEs: 1 high, 1 low); reported, not failed (-fail-on=SEVERITY fails them)\n",
 	} {
 		if !strings.Contains(md, w) {
 			t.Errorf("step summary lacks %q:\n%s", w, md)

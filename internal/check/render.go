@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/report"
@@ -43,7 +44,8 @@ func Rows(res *Result) []report.Row {
 				version = report.EndOfLifeCell(version, s.Series.EndOfLife)
 			}
 			rows = append(rows, report.Row{Artifact: name, Arch: s.Arch, Version: version,
-				MinOS: s.MinOS, Opt: optCell(s), Code: codeCell(s), ISA: isaCell(s), Compiler: s.Compiler, Digest: b.SHA256, Status: status})
+				MinOS: s.MinOS, Opt: optCell(s), Code: codeCell(s), ISA: isaCell(s), Compiler: s.Compiler, Digest: b.SHA256, Status: status,
+				Advisories: advisoryCell(s)})
 		}
 	}
 	return rows
@@ -156,6 +158,24 @@ func Text(w io.Writer, res *Result) error {
 	for _, n := range res.Notes {
 		fmt.Fprintf(&b, "note: %s\n", report.Printable(n))
 	}
+	var adv []string
+	for _, bin := range res.Binaries {
+		for _, s := range bin.Slices {
+			adv = append(adv, advisoryLines(bin, s)...)
+		}
+	}
+	if len(adv) > 0 && len(res.Failures) == 0 && len(res.Notes) == 0 {
+		b.WriteString("\n")
+	}
+	for _, l := range adv {
+		fmt.Fprintf(&b, "advisory: %s\n", report.Printable(l))
+	}
+	if a := res.Advisories; a != nil && a.Stale != "" {
+		fmt.Fprintf(&b, "warning: %s\n", a.Stale)
+	}
+	if line := AdvisorySummary(res); line != "" {
+		fmt.Fprintf(&b, "\n%s\n", report.Printable(line))
+	}
 	fmt.Fprintf(&b, "\n%s\n", Verdict(res))
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -173,12 +193,18 @@ func Verdict(res *Result) string {
 	if res.Strict {
 		policy += ", unknown and end of life fail (-strict)"
 	}
+	if a := res.Advisories; a != nil && a.FailOn != "" {
+		policy += ", advisories at or above " + a.FailOn + " fail (-fail-on)"
+	}
 	var extra []string
 	if res.NotJudged > 0 {
 		extra = append(extra, fmt.Sprintf("%d not judged (no OpenSSL code)", res.NotJudged))
 	}
 	if res.Ended > 0 {
 		extra = append(extra, fmt.Sprintf("%d past end of life", res.Ended))
+	}
+	if a := res.Advisories; a != nil && a.Affected > 0 {
+		extra = append(extra, fmt.Sprintf("%d with known advisories", a.Affected))
 	}
 	slices := fmt.Sprintf("%d slices", res.Slices)
 	if len(extra) > 0 {
@@ -190,6 +216,19 @@ func Verdict(res *Result) string {
 	}
 	return fmt.Sprintf("check %s: %d binaries, %s, %d other files skipped%s; %s: %s",
 		report.Printable(res.Path), len(res.Binaries), slices, res.Skipped, arts, policy, verdict)
+}
+
+// footer is what the step summary says under its table: the verdict, the
+// advisories over the whole input, and a stale table's warning.
+func footer(res *Result) []string {
+	out := []string{Verdict(res)}
+	if line := AdvisorySummary(res); line != "" {
+		out = append(out, line)
+	}
+	if a := res.Advisories; a != nil && a.Stale != "" {
+		out = append(out, "warning: "+a.Stale)
+	}
+	return out
 }
 
 // Annotate writes one ::error annotation per failing slice, per binary
@@ -236,6 +275,26 @@ func Annotate(w io.Writer, res *Result) error {
 	}
 	if res.nothing != "" {
 		if err := emit("", "osslbuild check: nothing to judge", res.nothing); err != nil {
+			return err
+		}
+	}
+	// Known high or critical advisories that do not fail (no -fail-on, or
+	// below it) are worth a look; so is a table too old to trust.
+	for _, b := range res.Binaries {
+		for _, s := range b.Slices {
+			sa := s.Advisories
+			if sa == nil || len(sa.Failing) > 0 || sa.Highest != string(advisory.Critical) && sa.Highest != string(advisory.High) {
+				continue
+			}
+			if lines := advisoryLines(b, s); len(lines) > 0 {
+				if err := report.Warning(w, report.Annotation{File: b.Path, Title: "osslbuild check: known advisories " + s.Arch, Msg: strings.Join(lines, "\n")}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if a := res.Advisories; a != nil && a.Stale != "" {
+		if err := report.Warning(w, report.Annotation{Title: "osslbuild check: advisory table", Msg: a.Stale}); err != nil {
 			return err
 		}
 	}

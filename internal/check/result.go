@@ -1,6 +1,9 @@
 package check
 
-import "github.com/osslbuild/osslbuild/internal/binary/inspect"
+import (
+	"github.com/osslbuild/osslbuild/internal/advisory"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+)
 
 // Schema identifies the JSON form of Result.
 const Schema = "https://github.com/osslbuild/osslbuild/check/v1"
@@ -20,9 +23,14 @@ type Result struct {
 	Slices    int        `json:"slices"`      // every slice of every binary
 	NotJudged int        `json:"not_judged"`  // slices holding no OpenSSL code: nothing was judged (Slice.Status)
 	Ended     int        `json:"end_of_life"` // judged slices whose OpenSSL series is past its end of life
-	Failures  []string   `json:"failures"`    // every problem, one line each, located
+	// Advisories is what OpenSSL's published advisories say of the whole
+	// input: the table's date, the slices they affect, what was
+	// suppressed.
+	Advisories *AdvisoryReport `json:"advisories"`
+	Failures   []string        `json:"failures"` // every problem, one line each, located
 
-	nothing string // the failure saying no OpenSSL build information was found, if any
+	nothing  string                 // the failure saying no OpenSSL build information was found, if any
+	assessed *advisory.Suppressions // the -vex file's assessments
 }
 
 // Binary is one inspected file, or one member of a wheel or tarball.
@@ -75,6 +83,10 @@ type Slice struct {
 	// life (internal/lifecycle), for a judged slice whose version string
 	// names an OpenSSL release; nil otherwise (forks, no version).
 	Series *Series `json:"series,omitempty"`
+	// Advisories are OpenSSL's published advisories affecting Version
+	// (internal/advisory), for a judged slice whose version string names
+	// an OpenSSL release; nil otherwise (forks, no version).
+	Advisories *SliceAdvisories `json:"advisories,omitempty"`
 	// Status is the verdict in a word: "ok", "failed", or "not judged"
 	// for a slice holding no OpenSSL code (libz beside libcrypto, a file
 	// without OpenSSL), which passes nothing and fails nothing.
@@ -216,6 +228,9 @@ const (
 	// RuleEndOfLife: the slice's OpenSSL series is past its end of life
 	// (a failure with -strict only).
 	RuleEndOfLife Rule = "end-of-life"
+	// RuleAdvisory: the slice's OpenSSL release has a published advisory
+	// at or above -fail-on (a failure with -fail-on only).
+	RuleAdvisory Rule = "advisory"
 )
 
 // Problem is one broken rule.

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/report"
 )
@@ -42,6 +43,7 @@ var ruleHelp = map[string]string{
 	string(validate.RuleRefusedFlag):   "an artifact's compiler line shows a flag that loads code into the compiler, reads a file into the compile or changes code generation behind -O3",
 	string(RuleManifest):               "an osslbuild artifact differs from what its manifest promises",
 	string(RuleEndOfLife):              "the OpenSSL series is past its end of life (-strict)",
+	string(RuleAdvisory):               "the OpenSSL release has published security advisories (OpenSSL's, matched by version): an error at or above -fail-on, a warning (high, critical, unrated) or note otherwise",
 	"inspect":                          "the file could not be inspected",
 	"nothing-judged":                   "nothing in the input holds OpenSSL's build information",
 }
@@ -99,13 +101,14 @@ type sarifArtifact struct {
 // SARIF writes res as a SARIF 2.1.0 log; version names the tool's own.
 func SARIF(w io.Writer, res *Result, version string) error {
 	var results []sarifResult
-	add := func(rule, file, msg string) {
-		r := sarifResult{RuleID: rule, Level: "error", Message: sarifMessage{Text: report.Printable(msg)}}
+	addLevel := func(rule, level, file, msg string) {
+		r := sarifResult{RuleID: rule, Level: level, Message: sarifMessage{Text: report.Printable(msg)}}
 		if file != "" {
 			r.Locations = []sarifLocation{{Physical: sarifPhysical{Artifact: sarifArtifact{URI: sarifURI(file)}}}}
 		}
 		results = append(results, r)
 	}
+	add := func(rule, file, msg string) { addLevel(rule, "error", file, msg) }
 	for _, b := range res.Binaries {
 		if b.Error != "" {
 			add("inspect", b.Path, b.Error)
@@ -115,8 +118,27 @@ func SARIF(w io.Writer, res *Result, version string) error {
 			add(string(b.Problems[0].Rule), b.Path, joinProblems(b, "", b.Problems))
 		}
 		for _, s := range b.Slices {
-			if len(s.Problems) > 0 {
-				add(string(s.Problems[0].Rule), b.Path, joinProblems(b, " "+s.Arch, s.Problems))
+			// Advisories are a result of their own (rule advisory), failing
+			// under -fail-on and a warning or note otherwise.
+			others := slices.DeleteFunc(slices.Clone(s.Problems), func(p Problem) bool { return p.Rule == RuleAdvisory })
+			if len(others) > 0 {
+				add(string(others[0].Rule), b.Path, joinProblems(b, " "+s.Arch, others))
+			}
+			if sa := s.Advisories; sa != nil && sa.Total > 0 {
+				level := "note"
+				switch {
+				case len(sa.Failing) > 0:
+					level = "error"
+				case sa.Highest == string(advisory.Critical), sa.Highest == string(advisory.High), sa.Highest == string(advisory.Unknown):
+					level = "warning"
+				}
+				msg := strings.Join(advisoryLines(b, s), "\n")
+				for _, p := range s.Problems {
+					if p.Rule == RuleAdvisory {
+						msg = p.where(b) + " " + s.Arch + ": " + p.Message + "\n" + msg
+					}
+				}
+				addLevel(string(RuleAdvisory), level, b.Path, msg)
 			}
 		}
 	}

@@ -28,6 +28,20 @@ type Row struct {
 	Compiler string // the "compiler:" line without its prefix
 	Digest   string // sha256 of the artifact, "" when not computed
 	Status   string // "ok", or the failure in a few words
+	// Advisories are the published advisories affecting Version, in a
+	// few words ("12 (high), fix 3.0.21"); the column is shown when any
+	// row has one.
+	Advisories string
+}
+
+// anyAdvisories reports whether a row fills the advisories column.
+func anyAdvisories(rows []Row) bool {
+	for _, r := range rows {
+		if r.Advisories != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // CompilerWidth is how much of a compiler line the text table shows: enough
@@ -39,11 +53,19 @@ const CompilerWidth = 64
 // the digest is left to the Markdown and JSON forms.
 func Table(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ARTIFACT\tARCH\tVERSION\tMINOS\tOPT\tCODE\tISA\tSTATUS\tCOMPILER")
+	adv := anyAdvisories(rows)
+	head := "ARTIFACT\tARCH\tVERSION\tMINOS\tOPT\tCODE\tISA\tSTATUS\t"
+	if adv {
+		head += "ADVISORIES\t"
+	}
+	fmt.Fprintln(tw, head+"COMPILER")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			cell(r.Artifact), cell(r.Arch), cell(r.Version), cell(r.MinOS), cell(r.Opt), cell(r.Code), cell(r.ISA), cell(r.Status),
-			Truncate(Printable(r.Compiler), CompilerWidth))
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t",
+			cell(r.Artifact), cell(r.Arch), cell(r.Version), cell(r.MinOS), cell(r.Opt), cell(r.Code), cell(r.ISA), cell(r.Status))
+		if adv {
+			line += cell(r.Advisories) + "\t"
+		}
+		fmt.Fprintln(tw, line+Truncate(Printable(r.Compiler), CompilerWidth))
 	}
 	return tw.Flush()
 }
@@ -84,12 +106,22 @@ func Markdown(w io.Writer, title string, rows []Row) error {
 	if title != "" {
 		fmt.Fprintf(&b, "### %s\n\n", mdText(title))
 	}
-	b.WriteString("| artifact | arch | version | minos | opt | code | isa | status | compiler | sha256 |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	adv := anyAdvisories(rows)
+	if adv {
+		b.WriteString("| artifact | arch | version | minos | opt | code | isa | status | advisories | compiler | sha256 |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	} else {
+		b.WriteString("| artifact | arch | version | minos | opt | code | isa | status | compiler | sha256 |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	}
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | ",
 			mdText(r.Artifact), mdText(r.Arch), mdText(r.Version), mdText(r.MinOS), mdText(r.Opt), mdText(r.Code), mdText(r.ISA),
-			mdText(r.Status), mdCode(r.Compiler), mdCode(r.Digest))
+			mdText(r.Status))
+		if adv {
+			fmt.Fprintf(&b, "%s | ", mdText(r.Advisories))
+		}
+		fmt.Fprintf(&b, "%s | %s |\n", mdCode(r.Compiler), mdCode(r.Digest))
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())

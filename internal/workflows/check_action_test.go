@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/testsupport/wheeltest"
 )
@@ -24,7 +26,7 @@ func TestCheckActionMetadata(t *testing.T) {
 	if a.Name == "" || a.Description == "" || a.Runs.Using != "composite" {
 		t.Errorf("name %q, description %q, using %q", a.Name, a.Description, a.Runs.Using)
 	}
-	want := []string{"arch", "isa", "minopt", "path", "sarif", "strict"}
+	want := []string{"arch", "fail-on", "isa", "minopt", "path", "sarif", "strict", "vex"}
 	if got := slices.Sorted(maps.Keys(a.Inputs)); !slices.Equal(got, want) {
 		t.Errorf("inputs %v, want %v", got, want)
 	}
@@ -48,6 +50,27 @@ func TestCheckActionMetadata(t *testing.T) {
 // wheel fails the step with an annotation and a step-summary table; the
 // good wheel alone passes; a pattern that matches nothing and a hostile
 // file name fail safely; the SARIF file is written.
+// assessedHigh writes a plain list assessing every high or critical
+// advisory affecting OpenSSL release rel, from the embedded table.
+func assessedHigh(t *testing.T, rel string) string {
+	t.Helper()
+	m, err := advisory.Affecting(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, f := range m.Findings {
+		if f.Severity.AtLeast(advisory.High) {
+			fmt.Fprintf(&b, "%s not affected: assessed for this test\n", f.CVE)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "assessed.txt")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestCheckActionRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles osslcheck")
@@ -76,6 +99,10 @@ func TestCheckActionRuns(t *testing.T) {
 			}
 		}
 	}
+	// An assessment of every high or critical advisory affecting the good
+	// wheel's OpenSSL (3.5.7), as a wheel's maintainers would write it.
+	severe := assessedHigh(t, "3.5.7")
+	withVEX := map[string]string{"wheelhouse/ok-1.0-cp311-abi3-macosx_11_0_arm64.whl": in["good-wheel"], "security/assessed.txt": severe}
 	for _, tc := range []struct {
 		name    string
 		inputs  map[string]string
@@ -93,6 +120,15 @@ func TestCheckActionRuns(t *testing.T) {
 		{"a good wheel", map[string]string{"path": "wheelhouse/*.whl", "arch": "arm64", "strict": "true"},
 			map[string]string{"wheelhouse/ok-1.0-cp311-abi3-macosx_11_0_arm64.whl": in["good-wheel"]},
 			true, nil, []string{"ok-1.0-cp311-abi3-macosx\\_11\\_0\\_arm64.whl(pkg/\\_rust.abi3.so) | arm64 | 3.5.7 | 11.0 | -O3"}, nil, nil},
+		// OpenSSL's advisories: reported, failed with fail-on, suppressed
+		// by an assessment.
+		{"a good wheel with fail-on high", map[string]string{"path": "wheelhouse/*.whl", "fail-on": "high"}, good,
+			false, []string{"::error file=wheelhouse/ok-1.0-cp311-abi3-macosx_11_0_arm64.whl,title=osslbuild check%3A pkg/_rust.abi3.so arm64::", "OpenSSL 3.5.7: ", "at or above high (-fail-on=high): ", "CVE-2026-84782 (high, fixed in 3.5.9)"},
+			[]string{"| advisories |", "FAIL (advisory)", "advisories: OpenSSL's published advisories as of "}, nil, nil},
+		{"a good wheel, its high advisories assessed", map[string]string{"path": "wheelhouse/*.whl", "fail-on": "high", "vex": "security/assessed.txt"}, withVEX,
+			true, []string{"suppressed as assessed (CVE-2026-84782"}, []string{"suppressed by security/assessed.txt (CVE-2026-84782"}, nil, nil},
+		{"a bad fail-on input", map[string]string{"path": "wheelhouse/*.whl", "fail-on": "severe"}, good,
+			false, []string{"-fail-on=severe: want low, moderate, high or critical (or none)"}, nil, nil, nil},
 		{"a pattern that matches nothing", map[string]string{"path": "dist/*.whl"}, nil,
 			false, []string{"::error title=osslcheck::check: lstat dist/*.whl: no such file or directory"}, nil, nil, nil},
 		{"a bad strict input", map[string]string{"path": "x", "strict": "yes"}, nil,
@@ -174,8 +210,19 @@ func TestCheckActionRuns(t *testing.T) {
 				if len(tc.absent) > 0 {
 					return // refused: no SARIF written
 				}
-				if err != nil || json.Unmarshal(b, &doc) != nil || doc.Version != "2.1.0" || len(doc.Runs[0].Results) != 1 || doc.Runs[0].Results[0].RuleID != "optimisation" {
-					t.Errorf("sarif %s: %v %s", s, err, b)
+				if err != nil || json.Unmarshal(b, &doc) != nil || doc.Version != "2.1.0" {
+					t.Fatalf("sarif %s: %v %s", s, err, b)
+				}
+				// One failure, and the advisories of 3.5.7 in results
+				// of their own.
+				var rules []string
+				for _, r := range doc.Runs[0].Results {
+					if r.RuleID != "advisory" {
+						rules = append(rules, r.RuleID)
+					}
+				}
+				if !slices.Equal(rules, []string{"optimisation"}) || len(rules) == len(doc.Runs[0].Results) {
+					t.Errorf("sarif %s: results %+v", s, doc.Runs[0].Results)
 				}
 			}
 		})
