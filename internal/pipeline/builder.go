@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/build"
 	"github.com/osslbuild/osslbuild/internal/configure"
@@ -170,7 +171,7 @@ func (r *run) plan(ctx context.Context, target string) (*recipe.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if msg, ended := lifecycle.Warning(rel.Version, r.now()); ended {
+	for _, msg := range releaseWarnings(rel.Version, r.now()) {
 		r.logf("%s: warning: %s", p.Slice.Artifact, msg)
 	}
 	if sh := p.Slice.Shared; sh != nil && sh.InstallName == "prefix" && p.Slice.Format() != platform.MachO {
@@ -182,6 +183,20 @@ func (r *run) plan(ctx context.Context, target string) (*recipe.Plan, error) {
 		r.logf("%s: options left out for OpenSSL %s by %s's per-version rules: %s", p.Slice.Artifact, rel.Version, r.recipe.Path, strings.Join(p.Slice.Skipped, " "))
 	}
 	return p, nil
+}
+
+// releaseWarnings are what a build says of the release it builds: that
+// its series has ended, and its known high or critical advisories with
+// the release that fixes them (or that none did publicly).
+func releaseWarnings(version string, now time.Time) []string {
+	var out []string
+	if msg, ended := lifecycle.Warning(version, now); ended {
+		out = append(out, msg)
+	}
+	if msg, ok := advisory.Warning(version); ok {
+		out = append(out, msg)
+	}
+	return out
 }
 
 // built is a validated artifact tree in a private directory, ready to

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
@@ -78,7 +79,7 @@ func (b *Builds) Failed(name string, err error) {
 
 // Published appends the artifact's slices to the step summary, and under
 // Actions annotates a release whose series has ended (the summary's
-// version cells say so too).
+// version cells say so too) or that has a known high or critical advisory.
 func (b *Builds) Published(m *artifact.Manifest, pub *artifact.Published) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -88,6 +89,9 @@ func (b *Builds) Published(m *artifact.Manifest, pub *artifact.Published) {
 	}
 	if msg, ended := lifecycle.Warning(m.OpenSSL.Version, now); ended && b.actions() {
 		Warning(b.W, Annotation{Title: m.Name + ": end of life", Msg: msg})
+	}
+	if msg, ok := advisory.Warning(m.OpenSSL.Version); ok && b.actions() {
+		Warning(b.W, Annotation{Title: m.Name + ": known advisories", Msg: msg})
 	}
 	if err := AppendSummary(b.Env, "osslbuild: "+m.Name, SummaryRows(m, pub, now)); err != nil {
 		fmt.Fprintf(b.W, "warning: %v\n", err)

@@ -186,6 +186,37 @@ func TestSummaryRowsCode(t *testing.T) {
 	}
 }
 
+// A build of a release with a known high or critical advisory says so
+// under Actions, naming the release that fixes it; one without none.
+func TestPublishedAdvisories(t *testing.T) {
+	for _, tt := range []struct {
+		version string
+		warning []string // in the annotation; none when empty
+	}{
+		{"3.5.7", []string{"::warning title=openssl-macos-arm64%3A known advisories::OpenSSL 3.5.7: ", "CVE-2026-84782 (high, 2026-09-29)", "fixed in 3.5."}},
+		{"1.1.1w", []string{"CVE-2026-84782 (high, 2026-09-29)", "no public fix ("}},
+		{"4.0.3", nil},
+	} {
+		t.Run(tt.version, func(t *testing.T) {
+			var out bytes.Buffer
+			env := func(k string) string { return map[string]string{"GITHUB_ACTIONS": "true"}[k] }
+			b := &Builds{W: &out, Env: env, Now: func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) }}
+			m := &artifact.Manifest{Name: "openssl-macos-arm64", OpenSSL: artifact.Source{Version: tt.version},
+				Target:        platform.Slice{Arch: "arm64", MinOS: "11.0"},
+				CompilerLines: []artifact.CompilerLine{{Arch: "arm64", Library: "libcrypto.a", Line: "compiler: cc -O3", Opt: "-O3"}}}
+			b.Published(m, &artifact.Published{Tarball: "dist/openssl-macos-arm64.tar.gz"})
+			if tt.warning == nil && strings.Contains(out.String(), "known advisories::") {
+				t.Errorf("warned: %s", out.String())
+			}
+			for _, w := range tt.warning {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("log lacks %q:\n%s", w, out.String())
+				}
+			}
+		})
+	}
+}
+
 // A build of a release whose series has ended says so in the step summary
 // (the version cell) and, under Actions, as a warning annotation with the
 // date; a supported release gets neither.
@@ -217,7 +248,7 @@ func TestPublishedEndOfLife(t *testing.T) {
 				t.Errorf("summary lacks version cell %q:\n%s", tt.cell, sum)
 			}
 			if tt.warning == "" {
-				if strings.Contains(out.String(), "::warning") {
+				if strings.Contains(out.String(), "end of life::") {
 					t.Errorf("a supported release warned: %s", out.String())
 				}
 			} else if !strings.Contains(out.String(), tt.warning) {
