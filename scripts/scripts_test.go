@@ -1,8 +1,9 @@
 // Package scripts holds the tests of the shell scripts beside it:
 // fetch-fixtures.sh's choice of Debian source package (by the upstream
 // tarball's sha256 and size, never by Debian revision) against a snapshot
-// and against apt's live index, setup-cross.sh's readiness check, and
-// bump-pull-requests.sh's branches and pull requests (bump_pull_requests_test.go).
+// and against apt's live index, setup-cross.sh's readiness check,
+// bump-pull-requests.sh's branches and pull requests (bump_pull_requests_test.go)
+// and advisory-pull-request.sh's (advisory_pull_request_test.go).
 package scripts
 
 import (

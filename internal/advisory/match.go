@@ -139,7 +139,11 @@ func (s Summary) Fixes() string {
 	case s.NoPublicFix == s.Total:
 		return premium
 	}
-	return fmt.Sprintf("%s fixes %d; %d have %s", s.FixedBy, s.Total-s.NoPublicFix, s.NoPublicFix, premium)
+	have := "have"
+	if s.NoPublicFix == 1 {
+		have = "has"
+	}
+	return fmt.Sprintf("%s fixes %d; %d %s %s", s.FixedBy, s.Total-s.NoPublicFix, s.NoPublicFix, have, premium)
 }
 
 // AtLeast returns the findings meeting threshold (Severity.AtLeast:
@@ -159,7 +163,16 @@ func AtLeast(fs []Finding, threshold Severity) []Finding {
 // (2026-09-29); fixed in 4.0.3". ok is false when there is none, or the
 // version is no OpenSSL release number.
 func Warning(version string) (msg string, ok bool) {
-	m, err := Affecting(version)
+	t, err := Default()
+	if err != nil {
+		return "", false
+	}
+	return t.Warning(version)
+}
+
+// Warning is the package function on table t.
+func (t *Table) Warning(version string) (msg string, ok bool) {
+	m, err := t.Affecting(version)
 	if err != nil {
 		return "", false
 	}

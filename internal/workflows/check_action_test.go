@@ -126,7 +126,7 @@ func TestCheckActionRuns(t *testing.T) {
 			false, []string{"::error file=wheelhouse/ok-1.0-cp311-abi3-macosx_11_0_arm64.whl,title=osslbuild check%3A pkg/_rust.abi3.so arm64::", "OpenSSL 3.5.7: ", "at or above high (-fail-on=high): ", "CVE-2026-84782 (high, fixed in 3.5.9)"},
 			[]string{"| advisories |", "FAIL (advisory)", "advisories: OpenSSL's published advisories as of "}, nil, nil},
 		{"a good wheel, its high advisories assessed", map[string]string{"path": "wheelhouse/*.whl", "fail-on": "high", "vex": "security/assessed.txt"}, withVEX,
-			true, []string{"suppressed as assessed (CVE-2026-84782"}, []string{"suppressed by security/assessed.txt (CVE-2026-84782"}, nil, nil},
+			true, []string{"suppressed as assessed (CVE-"}, []string{"suppressed by security/assessed.txt (CVE-"}, nil, nil},
 		{"a bad fail-on input", map[string]string{"path": "wheelhouse/*.whl", "fail-on": "severe"}, good,
 			false, []string{"-fail-on=severe: want low, moderate, high or critical (or none)"}, nil, nil, nil},
 		{"a pattern that matches nothing", map[string]string{"path": "dist/*.whl"}, nil,

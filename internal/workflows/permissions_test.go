@@ -16,19 +16,23 @@ import (
 // writers are the only jobs ("file:job") allowed to write with the
 // repository token, and what each may write. The recipe-bump workflow's
 // second job pushes its branches, opens their pull requests and starts the
-// build on them; it runs git and gh only (scripts/bump-pull-requests.sh).
+// build on them; it runs git and gh only (scripts/bump-pull-requests.sh);
+// the advisory-update workflow's second job likewise pushes its branch and
+// opens its pull request (scripts/advisory-pull-request.sh).
 // release-osslcheck.yml's publish job attaches the binaries its build job
 // made to the tag's release, with gh only.
 var writers = map[string][]string{
-	"recipe-bump.yml:pull-requests": {"actions", "contents", "pull-requests"},
-	"release-osslcheck.yml:publish": {"contents"},
+	"recipe-bump.yml:pull-requests":    {"actions", "contents", "pull-requests"},
+	"advisory-update.yml:pull-request": {"contents", "pull-requests"},
+	"release-osslcheck.yml:publish":    {"contents"},
 }
 
 // writerRuns is the one command each writer runs: git and gh on files a
 // read-only job wrote, never build code.
 var writerRuns = map[string]string{
-	"recipe-bump.yml:pull-requests": `scripts/bump-pull-requests.sh "$PROPOSALS"`,
-	"release-osslcheck.yml:publish": `gh release view "$TAG" >/dev/null 2>&1 || gh release create "$TAG" --verify-tag --title "$TAG" --notes "osslcheck $TAG"; gh release upload "$TAG" "$DIR"/osslcheck-* "$DIR"/SHA256SUMS --clobber`,
+	"recipe-bump.yml:pull-requests":    `scripts/bump-pull-requests.sh "$PROPOSALS"`,
+	"advisory-update.yml:pull-request": `scripts/advisory-pull-request.sh "$PROPOSAL"`,
+	"release-osslcheck.yml:publish":    `gh release view "$TAG" >/dev/null 2>&1 || gh release create "$TAG" --verify-tag --title "$TAG" --notes "osslcheck $TAG"; gh release upload "$TAG" "$DIR"/osslcheck-* "$DIR"/SHA256SUMS --clobber`,
 }
 
 // attestScopes are what a job that attests needs, and only such a job may
@@ -217,7 +221,7 @@ func TestPermissionRules(t *testing.T) {
 		name: "another job writes contents",
 		file: "build.yml",
 		yaml: "permissions:\n  contents: read\njobs:\n  build:\n    runs-on: ubuntu-24.04\n    permissions:\n      contents: write\n    steps:\n      - run: true\n",
-		want: []string{"build.yml:build: contents: write: only recipe-bump.yml:pull-requests, release-osslcheck.yml:publish may write"},
+		want: []string{"build.yml:build: contents: write: only advisory-update.yml:pull-request, recipe-bump.yml:pull-requests, release-osslcheck.yml:publish may write"},
 	}, {
 		name: "the bump workflow's other job writes",
 		file: "recipe-bump.yml",

@@ -2,7 +2,7 @@
 // checkout of OpenSSL's release metadata (github.com/openssl/release-metadata:
 // its secjson/ records and secadv/ texts). The weekly advisory workflow
 // runs it and proposes the result as a pull request; run it by hand the
-// same way:
+// same way (the workflow adds -proposal DIR):
 //
 //	git clone https://github.com/openssl/release-metadata /tmp/release-metadata
 //	go run ./internal/advisory/cmd/genadvisories -src /tmp/release-metadata \
@@ -48,6 +48,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	asOf := fs.String("as-of", "", "the day the records were read, YYYY-MM-DD (default: the newest advisory's date)")
 	commit := fs.String("commit", "", "the commit of -src the records were read at")
 	refresh := fs.Int("refresh", 30, "with the advisories unchanged, rewrite -out only when its as-of date is more than this many days older")
+	proposal := fs.String("proposal", "", "when -out changes, also write it with a pull request's title, body and commit message into this directory (empty or absent)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -62,6 +63,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-as-of=%s: want YYYY-MM-DD", *asOf)
 		}
 	}
+	if *proposal != "" {
+		if ents, err := os.ReadDir(*proposal); err == nil && len(ents) > 0 {
+			return fmt.Errorf("-proposal %s: not empty; a proposal of an earlier run must not be mixed with this one's", *proposal)
+		}
+	}
 	records, texts, err := upstream.ReadDir(*src)
 	if err != nil {
 		return err
@@ -73,9 +79,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var prev *advisory.Table
 	if old, err := os.ReadFile(*out); err == nil {
-		prev, perr := advisory.Parse(*out, old)
-		if perr == nil && sameAdvisories(prev, t) && prev.AgeDays(day(t.AsOf)) <= *refresh {
+		var perr error
+		prev, perr = advisory.Parse(*out, old)
+		if perr != nil {
+			prev = nil
+		} else if sameAdvisories(prev, t) && prev.AgeDays(day(t.AsOf)) <= *refresh {
 			fmt.Fprintf(stdout, "%s: %d advisories, unchanged; as of %s kept (%d days before %s, within -refresh=%d)\n", *out, len(t.Advisories), prev.AsOf, prev.AgeDays(day(t.AsOf)), t.AsOf, *refresh)
 			return nil
 		}
@@ -86,6 +96,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := writeAtomic(*out, b); err != nil {
 		return err
+	}
+	if *proposal != "" {
+		if err := writeProposal(*proposal, b, prev, t, notes); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "%s: %d advisories as of %s (%d records, %d advisory texts, %d notes)\n", *out, len(t.Advisories), t.AsOf, len(records), len(texts), len(notes))
 	return nil

@@ -51,12 +51,52 @@ func TestGenerate(t *testing.T) {
 	if b, _ := os.ReadFile(out); !bytes.Equal(b, first) {
 		t.Error("rewritten within -refresh")
 	}
-	// 31 days on: the as-of day moves.
-	if _, _, err := gen(t, "-src", src, "-out", out, "-as-of", "2026-11-01"); err != nil {
+	// 31 days on: the as-of day moves, and a proposal says nothing else
+	// changed.
+	prop := filepath.Join(t.TempDir(), "proposal")
+	if _, _, err := gen(t, "-src", src, "-out", out, "-as-of", "2026-11-01", "-commit", "def", "-proposal", prop); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(out); !bytes.Contains(b, []byte(`"as_of": "2026-11-01"`)) {
+	b, _ := os.ReadFile(out)
+	if !bytes.Contains(b, []byte(`"as_of": "2026-11-01"`)) {
 		t.Errorf("not refreshed:\n%s", b)
+	}
+	if p, _ := os.ReadFile(filepath.Join(prop, "advisories.json")); !bytes.Equal(p, b) {
+		t.Error("the proposal's table is not the one written")
+	}
+	if title, _ := os.ReadFile(filepath.Join(prop, "title.txt")); string(title) != "advisories: OpenSSL's records as of 2026-11-01 (no advisory changed; the as-of date moves)\n" {
+		t.Errorf("title %q", title)
+	}
+
+	// A new record: the proposal names it, with its fixes.
+	more := testfixture.CopyTree(t, src, filepath.Join(t.TempDir(), "src"))
+	rec := `{"dataType":"CVE_RECORD","cveMetadata":{"cveId":"CVE-2026-84783","state":"PUBLISHED"},"containers":{"cna":{"datePublic":"2026-09-29T16:21:57+02:00",
+"metrics":[{"format":"other","other":{"content":{"text":"Moderate"}}}],"affected":[{"product":"OpenSSL","versions":[{"version":"4.0.0","lessThan":"4.0.3","status":"affected"}]}]}}}`
+	if err := os.WriteFile(filepath.Join(more, "secjson", "CVE-2026-84783.json"), []byte(rec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prop2 := filepath.Join(t.TempDir(), "proposal")
+	if _, _, err := gen(t, "-src", more, "-out", out, "-as-of", "2026-11-08", "-commit", "0123abc", "-proposal", prop2); err != nil {
+		t.Fatal(err)
+	}
+	title, _ := os.ReadFile(filepath.Join(prop2, "title.txt"))
+	body, _ := os.ReadFile(filepath.Join(prop2, "body.md"))
+	commit, _ := os.ReadFile(filepath.Join(prop2, "commit.txt"))
+	if string(title) != "advisories: OpenSSL's records as of 2026-11-08 (1 new)\n" ||
+		!strings.Contains(string(body), "at https://github.com/openssl/release-metadata/commit/0123abc and rebuilt `internal/advisory/advisories.json`: 13 advisories as of 2026-11-08 (the table it replaces: 12, as of 2026-11-01)") ||
+		!strings.Contains(string(body), "**New**\n\n| CVE | date | severity | fixed in |\n|---|---|---|---|\n| CVE-2026-84783 | 2026-09-29 | moderate | 4.0: 4.0.3 |\n") ||
+		!strings.Contains(string(body), "<details><summary>What the generator noted") ||
+		!strings.HasSuffix(string(commit), "\nCVE-2026-84783\n") {
+		t.Errorf("proposal:\n%s\n%s\n%s", title, body, commit)
+	}
+	// A proposal directory already used is refused, before anything is
+	// written.
+	other := filepath.Join(t.TempDir(), "x.json")
+	if _, _, err := gen(t, "-src", more, "-out", other, "-proposal", prop2); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("reused proposal directory: %v", err)
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Error("-out written though the proposal was refused")
 	}
 }
 
