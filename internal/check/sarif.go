@@ -16,8 +16,11 @@ import (
 // SARIF is the result as a SARIF 2.1.0 log, for GitHub code scanning: one
 // result per failing slice (and per binary or artifact with a problem of
 // its own), its rule the first problem's, its message every problem, its
-// location the file. -json is check's own schema, everything it found;
-// -format=sarif is the failures only, in the form code scanning reads.
+// location the file; and one per slice with known advisories, of rule
+// advisory (an error when -fail-on fails it, a warning or a note
+// otherwise). -json is check's own schema, everything it found;
+// -format=sarif is the failures and advisories, in the form code scanning
+// reads.
 
 const sarifSchema = "https://json.schemastore.org/sarif-2.1.0.json"
 
