@@ -41,7 +41,7 @@ func (c *checker) judgeBinary(b *Binary) {
 			if u.Member != "" {
 				where += "(" + u.Member + ")"
 			}
-			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s: nothing loads these bytes, so they are no evidence", where, v.Arch, u.Describe()))
+			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s: nothing loads these bytes, so they are no evidence", where, b.Slices[len(b.Slices)-1].Arch, u.Describe()))
 		}
 		if d := b.Slices[len(b.Slices)-1].Dylib; d != nil && d.Unreadable != "" {
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: the dynamic section could not be read (%s): its SONAME, DT_NEEDED and run paths are not shown", b.Name(), v.Arch, d.Unreadable))
