@@ -54,11 +54,16 @@ const (
 	extADX
 	extRDRAND
 	extRDSEED
+	extXOP     // AMD's (Bulldozer): OpenSSL's perlasm has XOP paths
+	extAVXIFMA // VEX-encoded VPMADD52 (2023 CPUs), apart from AVX-512's
+	extAVXVNNI
+	extAMX
 	numExt
 )
 
 var extNames = [numExt]string{"", "SSE3", "SSSE3", "CMPXCHG16B", "SSE4.1", "SSE4.2", "POPCNT", "AVX", "AVX2", "FMA", "F16C",
-	"BMI1", "BMI2", "LZCNT", "MOVBE", "AVX-512", "AES-NI", "PCLMULQDQ", "SHA", "ADX", "RDRAND", "RDSEED"}
+	"BMI1", "BMI2", "LZCNT", "MOVBE", "AVX-512", "AES-NI", "PCLMULQDQ", "SHA", "ADX", "RDRAND", "RDSEED",
+	"XOP", "AVX-IFMA", "AVX-VNNI", "AMX"}
 
 // ISALevels are the x86-64 levels -isa takes, lowest first: the psABI's
 // baseline and levels 2 to 4, with core2 (SSSE3, CMPXCHG16B: the oldest
@@ -77,6 +82,7 @@ var extLevel = [numExt]int{
 	extAVX: 3, extAVX2: 3, extFMA: 3, extF16C: 3, extBMI1: 3, extBMI2: 3, extLZCNT: 3, extMOVBE: 3,
 	extAVX512: 4,
 	extAES:    5, extPCLMUL: 5, extSHA: 5, extADX: 5, extRDRAND: 5, extRDSEED: 5,
+	extXOP: 5, extAVXIFMA: 5, extAVXVNNI: 5, extAMX: 5,
 }
 
 // LevelRank returns the index of an -isa level in ISALevels (a -march
@@ -101,6 +107,9 @@ func levelName(rank int) string {
 // x86Ext is the extension an instruction needs beyond the x86-64 baseline
 // (SSE2), extNone for baseline instructions.
 func x86Ext(in *x86Inst) ext {
+	if in.xop {
+		return extXOP
+	}
 	if in.evex {
 		return extAVX512
 	}
@@ -203,12 +212,21 @@ func vexExt(in *x86Inst) ext {
 	op := in.op
 	switch in.opmap {
 	case 1:
+		if op >= 0x41 && op <= 0x4b || op >= 0x90 && op <= 0x93 || op == 0x98 || op == 0x99 {
+			return extAVX512 // opmask instructions (kmovw ...), VEX-encoded
+		}
 		integer := in.p66 && (op >= 0x60 && op <= 0x6d || op >= 0x70 && op <= 0x76 || op >= 0xd1 && op <= 0xfe && op != 0xe6 && op != 0xe7)
 		if integer && in.vexL {
 			return extAVX2
 		}
 	case 2:
 		switch {
+		case op == 0xb4 || op == 0xb5:
+			return extAVXIFMA
+		case op >= 0x50 && op <= 0x53:
+			return extAVXVNNI
+		case op == 0x49 || op == 0x4b || op == 0x5c || op == 0x5e:
+			return extAMX
 		case op == 0xf2 || op == 0xf3: // andn, blsr/blsmsk/blsi
 			return extBMI1
 		case op == 0xf7 && !in.p66 && !in.pF2 && !in.pF3: // bextr
@@ -230,6 +248,8 @@ func vexExt(in *x86Inst) ext {
 		}
 	case 3:
 		switch {
+		case op >= 0x30 && op <= 0x33:
+			return extAVX512 // kshift
 		case op == 0xf0:
 			return extBMI2 // rorx
 		case op == 0x1d:
@@ -253,6 +273,9 @@ type isaStats struct {
 	used                    [numExt]int // instructions per extension
 	uses                    []inspect.ISAUse
 	dropped                 int // uses beyond maxISAUses
+	// trace, when set (by tests), sees every instruction counted above
+	// the baseline, by address.
+	trace func(addr uint64, e ext)
 }
 
 // maxISAUses bounds the functions listed per slice; the counts stay whole.
@@ -278,7 +301,7 @@ func (s *isaStats) add(o isaStats) {
 // isaFunc decodes one function's code whole, skipping data ranges (in
 // function-relative offsets), and returns the highest-level instruction
 // above the baseline (its offset and extension) with the counts.
-func isaFunc(code []byte, data [][2]uint64, repBSF bool, st *isaStats) (at int, top ext, n int) {
+func isaFunc(code []byte, start uint64, data [][2]uint64, repBSF bool, st *isaStats) (at int, top ext, n int) {
 	at, topRank := -1, 0
 	for pos := 0; pos < len(code); {
 		if skip := inData(data, uint64(pos)); skip > 0 {
@@ -298,6 +321,9 @@ func isaFunc(code []byte, data [][2]uint64, repBSF bool, st *isaStats) (at int, 
 		}
 		if e != extNone {
 			st.used[e]++
+			if st.trace != nil {
+				st.trace(start+uint64(pos), e)
+			}
 			if r := extLevel[e]; at < 0 || r > topRank || r == topRank && e > top {
 				at, top, topRank = pos, e, r
 			}
@@ -321,6 +347,10 @@ func inData(data [][2]uint64, off uint64) uint64 {
 // isaObject runs the pass over every function of one object.
 func isaObject(whole []byte, o *codeObject, st *isaStats) {
 	var names map[uint64]string
+	var fl *flow
+	if o.linked {
+		fl = &flow{}
+	}
 	for i := range o.sections {
 		s := &o.sections[i]
 		code := whole[s.offset : s.offset+s.size]
@@ -336,7 +366,13 @@ func isaObject(whole []byte, o *codeObject, st *isaStats) {
 				}
 			}
 			fn := code[start-s.addr : end-s.addr]
-			at, top, n := isaFunc(fn, data, o.gcc, st)
+			var at, n int
+			var top ext
+			if fl != nil {
+				at, top, n = x86Flow(fl, o, whole, fn, start, data, o.gcc, st)
+			} else {
+				at, top, n = isaFunc(fn, start, data, o.gcc, st)
+			}
 			if n > 0 {
 				st.funcs++
 			}
