@@ -16,7 +16,7 @@ import (
 
 // The ground truth of where the instruction-set pass may decode: C with
 // switch tables and assembly with constant pools, for x86_64 (and arm64,
-// isa_arm64_test.go), Mach-O and ELF, at -O0 and -O3. The truth of which
+// isa_aarch64_test.go), Mach-O and ELF, at -O0 and -O3. The truth of which
 // bytes are code is the assembler's: clang-14 -S marks each x86_64
 // Mach-O jump table with .data_region (LC_DATA_IN_CODE in the object),
 // ELF and arm64 tables go to data sections, and the assembly is written
@@ -160,7 +160,7 @@ func asmFor(tmpl string, elf, truth bool) string {
 		if strings.HasPrefix(ln, "\t{T}") {
 			lines[i] = ""
 			if typ != "" {
-				lines[i] = "\t.type " + strings.TrimPrefix(ln, "\t{T}") + ",@function"
+				lines[i] = "\t.type " + strings.TrimPrefix(ln, "\t{T}") + ",%function"
 			}
 		}
 	}
@@ -296,10 +296,10 @@ func truthBuild(t *testing.T, dir string, c truthCase) (truth map[string]string,
 			if err := os.WriteFile(tsrc, []byte(asmFor(c.src, false, true)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			testfixture.Run(t, "clang-14", "-target", triples[i], "-c", src, "-o", obj)
+			testfixture.Run(t, append([]string{"clang-14", "-target", triples[i], "-c", src, "-o", obj}, c.flags...)...)
 			// The truth of the assembly is its Mach-O build, data marked:
 			// the same bytes in either format.
-			testfixture.Run(t, "clang-14", "-target", triples[0], "-c", tsrc, "-o", truthObj)
+			testfixture.Run(t, append([]string{"clang-14", "-target", triples[0], "-c", tsrc, "-o", truthObj}, c.flags...)...)
 		} else {
 			src := base + ".c"
 			if err := os.WriteFile(src, []byte(c.src), 0o644); err != nil {
@@ -354,7 +354,8 @@ func runTruth(t *testing.T, dir string, cases []truthCase) {
 			}
 			for _, format := range []string{"Mach-O", "ELF"} {
 				wantTop, wantAll := passExts(t, truth[format])
-				if c.asm && len(wantTop) == 0 || !c.asm && c.arch == "x86_64" && len(wantAll["avx2_switch"]) == 0 && len(wantTop["avx2_switch"]) == 0 {
+				behind := map[string]string{"x86_64": "avx2_switch", "arm64": "m2_switch"}[c.arch]
+				if c.asm && len(wantTop) == 0 || !c.asm && len(wantTop[behind]) == 0 {
 					t.Fatalf("%s: the truth shows no extension: %v", truth[format], wantTop)
 				}
 				for _, img := range images[format] {
