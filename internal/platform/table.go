@@ -22,10 +22,10 @@ var table = []Platform{
 			{Host: "darwin", Toolchain: "macos"},
 			{Toolchain: "cross", Target: "arm64-apple-macos"},
 		},
-		Runs:            []Run{{Host: "darwin/arm64", How: "natively"}},
-		Universal:       "universal2",
-		ISA:             "apple-m1", // every arm64 Mac, and macOS 11's baseline
-		CPUFlags:        []string{"-mcpu=", "-mtune="},
+		Runs:      []Run{{Host: "darwin/arm64", How: "natively"}},
+		Universal: "universal2",
+		ISA:       "apple-m1", // every arm64 Mac, and macOS 11's baseline
+		CPUFlags:  []string{"-mcpu=", "-mtune="},
 		// apple-m2 (BF16, I8MM) is provable too; clang-14 (the cross
 		// toolchain) does not know the name, Xcode's clang does.
 		CPUs:            []string{"apple-m1", "apple-m2"},
