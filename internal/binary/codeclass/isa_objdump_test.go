@@ -124,10 +124,6 @@ func llvmReads(t *testing.T, raws [][]byte) []objdumpInsn {
 	return got
 }
 
-// llvmLacks are the extensions whose encodings LLVM 14 predates (AVX-IFMA
-// came with LLVM 16): llvm-objdump-14 shows them as <unknown>.
-var llvmLacks = map[ext]bool{extAVXIFMA: true}
-
 // objdumpAgrees says whether llvm-objdump shows, at the address of an
 // instruction the pass counted for extension e, the same instruction: the
 // same bytes, read as an instruction, and (for VEX and EVEX) a vector or
