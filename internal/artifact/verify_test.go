@@ -305,9 +305,14 @@ func TestExpectOf(t *testing.T) {
 	if e := ExpectOf(old, x86, "libcrypto.a"); e.ISA == nil || e.ISA.Dispatch.Name != "OpenSSL 4.0 (known)" || !e.ISA.Dispatch.Has("encode_base64_avx2") {
 		t.Errorf("a manifest without the record: %+v", e.ISA)
 	}
+	// arm64 is held to its -mcpu, apple-m1 when none is given.
 	arm := platform.Slice{Name: "arm64", OS: "macos", Arch: "arm64", MinOS: "11.0", Flags: []string{"-mmacosx-version-min=11.0"}}
-	if e := ExpectOf(old, arm, "libcrypto.a"); e.ISA != nil {
-		t.Errorf("arm64: an instruction-set expectation %+v", e.ISA)
+	if e := ExpectOf(old, arm, "libcrypto.a"); e.ISA == nil || e.ISA.Limit != "apple-m1" {
+		t.Errorf("arm64: instruction-set expectation %+v, want apple-m1", e.ISA)
+	}
+	arm.Flags = append(arm.Flags, "-mcpu=apple-m2")
+	if e := ExpectOf(old, arm, "libcrypto.a"); e.ISA == nil || e.ISA.Limit != "apple-m2" {
+		t.Errorf("arm64 -mcpu=apple-m2: instruction-set expectation %+v, want apple-m2", e.ISA)
 	}
 }
 

@@ -22,10 +22,13 @@ var table = []Platform{
 			{Host: "darwin", Toolchain: "macos"},
 			{Toolchain: "cross", Target: "arm64-apple-macos"},
 		},
-		Runs:            []Run{{Host: "darwin/arm64", How: "natively"}},
-		Universal:       "universal2",
-		CPUFlags:        []string{"-mcpu=", "-mtune="},
-		CPUs:            []string{"apple-m1"},
+		Runs:      []Run{{Host: "darwin/arm64", How: "natively"}},
+		Universal: "universal2",
+		ISA:       "apple-m1", // every arm64 Mac, and macOS 11's baseline
+		CPUFlags:  []string{"-mcpu=", "-mtune="},
+		// apple-m2 (BF16, I8MM) is provable too; clang-14 (the cross
+		// toolchain) does not know the name, Xcode's clang does.
+		CPUs:            []string{"apple-m1", "apple-m2"},
 		SystemLibraries: []string{libSystem},
 	},
 	{
@@ -122,19 +125,17 @@ type Platform struct {
 	// Universal names the universal artifact slices of this platform are
 	// merged into with lipo ("universal2"); "" when they are not.
 	Universal string
-	// ISA is the x86-64 level compiled code may use when the target's
-	// flags name no -march (see validate.LevelOf); "" where the
-	// instruction set is not checked (arm64: every arm64 Mac runs the
-	// apple-m1 baseline macOS 11 targets, and no decoder here reads the
-	// later extensions yet).
+	// ISA is the instruction-set level compiled code may use when the
+	// target's flags name no -march (x86-64) or -mcpu (arm64) (see
+	// validate.LevelOf); "" where the instruction set is not checked.
 	ISA string
 	// CPUFlags are the flags a recipe may choose the CPU with ("-march=",
 	// "-mtune="), and CPUs the values they take: each an instruction-set
 	// level validation proves compiled code stays within (validate.LevelOf
 	// and codeclass's ISA pass), or the platform's baseline where no level
-	// is checked. arm64 has no level decoder yet, so only apple-m1, the
-	// baseline every arm64 Mac runs, is provable there. Nothing
-	// machine-dependent ("native") is a value.
+	// is checked: on arm64 apple-m1, the baseline every arm64 Mac runs,
+	// and apple-m2 (BF16 and I8MM above it), the levels the pass proves.
+	// Nothing machine-dependent ("native") is a value.
 	CPUFlags []string
 	CPUs     []string
 	// SystemLibraries are the only libraries beside each other that

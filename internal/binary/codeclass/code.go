@@ -96,11 +96,12 @@ type codeStats struct {
 	o0Funcs                                     int
 	objects, asm, skipped                       int
 	bounds                                      string
-	// The instruction-set pass (x86-64 only), over every object, sampled
-	// or not: isaObjects decoded, isaLinked when one was a linked image.
-	isa                 isaStats
-	isaObjects, isaAsm  int
-	isaLinked, isaArchX bool
+	// The instruction-set pass (x86-64 and arm64), over every object,
+	// sampled or not: isaObjects decoded, isaLinked when one was a linked
+	// image.
+	isa                         isaStats
+	isaObjects, isaAsm          int
+	isaLinked, isaArchX, isaArm bool
 }
 
 func (s *codeStats) addFunc(f funcStats) {
@@ -139,6 +140,7 @@ func (s *codeStats) add(o codeStats) {
 	s.isaAsm += o.isaAsm
 	s.isaLinked = s.isaLinked || o.isaLinked
 	s.isaArchX = s.isaArchX || o.isaArchX
+	s.isaArm = s.isaArm || o.isaArm
 	if s.bounds == "" {
 		s.bounds = o.bounds
 	}
@@ -479,7 +481,7 @@ func faultOf(p any) error {
 // read into *buf, one read per object (archive members are small and many,
 // and a read per header, table and section costs more than the copy).
 //
-// Every object's x86-64 code goes through the instruction-set pass whole;
+// Every object's x86-64 and arm64 code goes through the instruction-set pass whole;
 // isaOnly leaves the object out of the -O classifier's sample.
 func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e *inspect.ELF, limit int, opt codeOptions, isaOnly bool, buf *[]byte) (string, codeStats, error) {
 	var st codeStats
@@ -524,8 +526,8 @@ func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e 
 	case "x86_64", "x86_64h":
 		scan = scanX86
 	}
-	if o.arch == "x86_64" || o.arch == "x86_64h" {
-		st.isaArchX = true
+	if x86, arm := o.arch == "x86_64" || o.arch == "x86_64h", scan != nil && o.arch != "x86_64" && o.arch != "x86_64h"; x86 || arm {
+		st.isaArchX, st.isaArm = x86, arm
 		switch {
 		case !o.isaCompiled && !opt.measureAsm:
 			st.isaAsm++
@@ -634,12 +636,12 @@ func verdict(arch string, s codeStats) inspect.CodeVerdict {
 			FrameShare: float64(s.frameMem) / float64(s.insns),
 		}
 	}
-	if s.isaArchX {
+	if s.isaArchX || s.isaArm {
 		attribution := "members"
 		if s.isaLinked {
 			attribution = "linked"
 		}
-		v.ISA = isaEvidence(s.isa, attribution, s.isaAsm)
+		v.ISA = isaEvidence(s.isa, attribution, s.isaAsm, s.isaArm && !s.isaArchX)
 	}
 	switch {
 	case s.funcs < MinFunctions:

@@ -90,6 +90,13 @@ func readELFCode(b []byte, e *inspect.ELF) (*codeObject, error) {
 			}
 		}
 	}
+	if o.linked {
+		for _, s := range sects {
+			if s.flags&elf.SHF_ALLOC != 0 && s.typ != elf.SHT_NOBITS && s.size > 0 {
+				o.mapped = append(o.mapped, mappedRange{addr: s.addr, size: s.size, offset: int64(s.offset)})
+			}
+		}
+	}
 	code := map[int]*codeSection{}
 	var symtab, dynsym, ehframe = -1, -1, -1
 	for i, s := range sects {

@@ -62,7 +62,10 @@ type codeObject struct {
 	// without BMI1 ignores the prefix, and for the non-zero input GCC
 	// guarantees there BSF gives the same result. Clang does not.
 	gcc    bool
-	linked bool   // a linked image (dylib, executable, shared object)
+	linked bool // a linked image (dylib, executable, shared object)
+	// mapped are a linked image's sections the file holds, by address:
+	// where the instruction-set pass reads jump tables.
+	mapped []mappedRange
 	bounds string // where function boundaries came from: "symbols", "LC_FUNCTION_STARTS", ".eh_frame", "section"
 }
 
@@ -106,6 +109,13 @@ func readMachOCode(b []byte, m *inspect.MachO) (*codeObject, error) {
 		if code && (cs.size < 0 || cs.offset > size || cs.size > size-cs.offset) {
 			return nil, inspect.Malformed(32, "section %s,%s: offset %d size %d runs past end of file (%d bytes)",
 				sec.Segment, sec.Name, cs.offset, cs.size, size)
+		}
+		if typ := sec.Flags & sectionTypeMask; o.linked && sec.Offset != 0 && typ != 0x01 && typ != 0x0c && typ != 0x12 {
+			// The bytes a segment maps at the section's address, as for
+			// code below: a header's offset may point elsewhere.
+			if off, ok := mappedAt(m.Segments, sec.Addr, sec.Size); ok {
+				o.mapped = append(o.mapped, mappedRange{addr: sec.Addr, size: sec.Size, offset: int64(off)})
+			}
 		}
 		if code && o.linked {
 			// What runs is what a segment maps at the section's

@@ -25,9 +25,13 @@ type x86Inst struct {
 	mod     uint8
 	reg     uint8 // ModRM.reg extended by REX.R
 	rm      uint8 // ModRM.rm extended by REX.B
+	modrmB  byte  // the ModRM byte itself
 	hasMem  bool
-	base    int8 // memory base register number (0-15), -1 for none or RIP
-	index   int8 // -1 for none
+	rip     bool  // the memory operand is RIP-relative (disp counts from the next instruction)
+	xop     bool  // AMD's XOP encoding (8F prefix, maps 8 to 10)
+	base    int8  // memory base register number (0-15), -1 for none or RIP
+	index   int8  // -1 for none
+	scale   uint8 // of the index: 1, 2, 4 or 8
 	disp    int64
 	immByte byte // first immediate byte (jmp rel8 target)
 }
@@ -68,7 +72,7 @@ var oneByte = func() (t [256]uint8) {
 			t[op] = v
 		}
 	}
-	set(x86Bad, 0x60, 0x61, 0x62, 0x64, 0x65, 0x66, 0x67, 0x82, 0x9a, 0xc4, 0xc5, 0xce, 0xd4, 0xd5, 0xd6, 0xea, 0xf0, 0xf2, 0xf3)
+	set(x86Bad, 0x60, 0x61, 0x62, 0x64, 0xf1, 0x65, 0x66, 0x67, 0x82, 0x9a, 0xc4, 0xc5, 0xce, 0xd4, 0xd5, 0xd6, 0xea, 0xf0, 0xf2, 0xf3)
 	set(x86ModRM, 0x63, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8a, 0x8b, 0x8c, 0x8d, 0x8e, 0x8f,
 		0xd0, 0xd1, 0xd2, 0xd3, 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf, 0xfe, 0xff)
 	set(immZ, 0x68, 0xa9, 0xe8, 0xe9)
@@ -107,7 +111,7 @@ var twoByte = func() (t [256]uint8) {
 	for op := 0x80; op < 0x90; op++ {
 		t[op] = immZ // jcc rel32
 	}
-	set(x86Bad, 0x04, 0x0a, 0x0c, 0x24, 0x25, 0x26, 0x27, 0x36, 0x39, 0x3b, 0x3c, 0x3d, 0x3e, 0x3f)
+	set(x86Bad, 0x04, 0x0a, 0x0c, 0xff, 0x24, 0x25, 0x26, 0x27, 0x36, 0x39, 0x3b, 0x3c, 0x3d, 0x3e, 0x3f)
 	return t
 }()
 
@@ -152,6 +156,28 @@ func decodeX86(b []byte) (in x86Inst, ok bool) {
 	}
 	var flags uint8
 	switch c := b[i]; {
+	case c == 0x8f && i+1 < len(b) && b[i+1]&0x1f >= 8:
+		// XOP (AMD): VEX3's layout after 8F, maps 8 (imm8), 9 and 10
+		// (imm32); POP r/m (8F /0) has no map field.
+		if i+3 >= len(b) {
+			return in, false
+		}
+		m := b[i+1] & 0x1f
+		if m > 10 {
+			return in, false
+		}
+		in.vex, in.xop = true, true
+		rexR, rexX, rexB = ^b[i+1]>>7&1, ^b[i+1]>>6&1, ^b[i+1]>>5&1
+		in.opmap, in.rexW, in.vexL = m, b[i+2]&0x80 != 0, b[i+2]&4 != 0
+		in.op = b[i+3]
+		i += 4
+		flags = x86ModRM
+		switch m {
+		case 8:
+			flags |= immB
+		case 10:
+			flags |= immZ
+		}
 	case c == 0xc5 || c == 0xc4 || c == 0x62: // VEX2, VEX3, EVEX
 		in.vex = true
 		var pp uint8
@@ -178,18 +204,27 @@ func decodeX86(b []byte) (in x86Inst, ok bool) {
 			rexR, rexX, rexB = ^b[i+1]>>7&1, ^b[i+1]>>6&1, ^b[i+1]>>5&1
 			in.opmap, in.rexW, pp = b[i+1]&mapMask, b[i+2]&0x80 != 0, b[i+2]&3
 			if c == 0x62 {
+				// EVEX's fixed bits (P0[3:2] zero, P1[2] one, SDM vol. 2
+				// 2.7.1): most bytes after a 62 in data break them.
+				if b[i+1]&0x0c != 0 || b[i+2]&0x04 == 0 {
+					return in, false
+				}
 				in.evex, in.vexL = true, b[i+3]&0x60 != 0
+				in.opmap = b[i+1] & 7
 			} else {
 				in.vexL = b[i+2]&4 != 0
 			}
 			i += n
 		}
 		in.p66, in.pF3, in.pF2 = pp == 1, pp == 2, pp == 3
-		if in.opmap < 1 || in.opmap > 3 {
+		if in.opmap < 1 || in.opmap > 3 && !(in.evex && (in.opmap == 5 || in.opmap == 6)) {
 			return in, false
 		}
 		in.op = b[i]
 		i++
+		if !vexOpcode(in.opmap, in.op, in.evex) || !in.evex && !vexForm(&in) {
+			return in, false
+		}
 		flags = x86ModRM
 		if in.opmap == 3 || in.opmap == 1 && twoByte[in.op]&0x0f == immB {
 			flags |= immB
@@ -217,6 +252,9 @@ func decodeX86(b []byte) (in x86Inst, ok bool) {
 		}
 		in.op = b[i]
 		i++
+		if in.opmap >= 2 && !legacyOpcode(&in) {
+			return in, false
+		}
 	default:
 		in.op, flags = c, oneByte[c]
 		i++
@@ -230,7 +268,7 @@ func decodeX86(b []byte) (in x86Inst, ok bool) {
 		}
 		m := b[i]
 		i++
-		in.modrm = true
+		in.modrm, in.modrmB = true, m
 		in.mod, in.reg = m>>6, m>>3&7|rexR<<3
 		rm := m & 7
 		in.rm = rm | rexB<<3
@@ -245,7 +283,7 @@ func decodeX86(b []byte) (in x86Inst, ok bool) {
 				i++
 				base, idx := sib&7, sib>>3&7|rexX<<3
 				if idx != 4 {
-					in.index = int8(idx)
+					in.index, in.scale = int8(idx), 1<<(sib>>6)
 				}
 				if base == 5 && in.mod == 0 {
 					dispLen = 4
@@ -253,7 +291,7 @@ func decodeX86(b []byte) (in x86Inst, ok bool) {
 					in.base = int8(base | rexB<<3)
 				}
 			} else if rm == 5 && in.mod == 0 {
-				dispLen = 4 // RIP-relative
+				dispLen, in.rip = 4, true // RIP-relative
 			} else {
 				in.base = int8(rm | rexB<<3)
 			}
@@ -268,6 +306,9 @@ func decodeX86(b []byte) (in x86Inst, ok bool) {
 			}
 			i += dispLen
 		}
+	}
+	if !in.vex && !groupValid(&in) {
+		return in, false
 	}
 	imm := 0
 	switch flags & 0x0f {
@@ -429,4 +470,196 @@ func scanX86(code []byte, maxInsns int, st *funcStats) {
 		}
 		pos += in.len
 	}
+}
+
+// The decoder refuses what no CPU runs, as llvm-objdump does: data read
+// as instructions (a jump table's 0xffffff.. entries, an ASCII string)
+// mostly breaks these rules within a few bytes, and the instruction-set
+// pass takes an unreached stretch of bytes for code only when every
+// instruction in it is valid (isa_flow.go).
+
+// opSet is a set of opcodes of one map.
+type opSet [4]uint64
+
+func (s *opSet) has(op uint8) bool { return s[op>>6]>>(op&63)&1 != 0 }
+
+func ops(ranges ...[2]uint8) (s opSet) {
+	for _, r := range ranges {
+		for op := int(r[0]); op <= int(r[1]); op++ {
+			s[op>>6] |= 1 << (op & 63)
+		}
+	}
+	return s
+}
+
+// The VEX and EVEX opcodes Intel's SDM (vol. 2, appendix A) and AMD's
+// manuals define, per map; EVEX maps 5 and 6 (AVX512-FP16) are taken
+// whole.
+var (
+	vexMap1 = ops([2]uint8{0x10, 0x17}, [2]uint8{0x28, 0x2f}, [2]uint8{0x41, 0x4b}, [2]uint8{0x50, 0x77},
+		[2]uint8{0x7c, 0x7f}, [2]uint8{0x90, 0x93}, [2]uint8{0x98, 0x99}, [2]uint8{0xae, 0xae}, [2]uint8{0xc2, 0xc2},
+		[2]uint8{0xc4, 0xc6}, [2]uint8{0xd0, 0xfe})
+	evexMap1 = ops([2]uint8{0x10, 0x17}, [2]uint8{0x28, 0x2f}, [2]uint8{0x51, 0x7f}, [2]uint8{0xc2, 0xc2},
+		[2]uint8{0xc4, 0xc6}, [2]uint8{0xd1, 0xfe})
+	vexMap2 = ops([2]uint8{0x00, 0x0f}, [2]uint8{0x13, 0x13}, [2]uint8{0x16, 0x1a}, [2]uint8{0x1c, 0x1e},
+		[2]uint8{0x20, 0x25}, [2]uint8{0x28, 0x40}, [2]uint8{0x45, 0x47}, [2]uint8{0x49, 0x49}, [2]uint8{0x4b, 0x4b},
+		[2]uint8{0x50, 0x53}, [2]uint8{0x58, 0x5a}, [2]uint8{0x5c, 0x5c}, [2]uint8{0x5e, 0x5e}, [2]uint8{0x78, 0x79},
+		[2]uint8{0x8c, 0x8c}, [2]uint8{0x8e, 0x8e}, [2]uint8{0x90, 0x93}, [2]uint8{0x96, 0x9f}, [2]uint8{0xa6, 0xaf},
+		[2]uint8{0xb0, 0xb1}, [2]uint8{0xb4, 0xbf}, [2]uint8{0xcf, 0xcf}, [2]uint8{0xdb, 0xdf}, [2]uint8{0xf2, 0xf3},
+		[2]uint8{0xf5, 0xf7})
+	evexMap2 = ops([2]uint8{0x00, 0x6f}, [2]uint8{0x70, 0x7f}, [2]uint8{0x83, 0x83}, [2]uint8{0x88, 0x8f},
+		[2]uint8{0x90, 0xbf}, [2]uint8{0xc4, 0xcf}, [2]uint8{0xdc, 0xdf})
+	vexMap3 = ops([2]uint8{0x00, 0x02}, [2]uint8{0x04, 0x06}, [2]uint8{0x08, 0x0f}, [2]uint8{0x14, 0x19},
+		[2]uint8{0x1d, 0x1d}, [2]uint8{0x20, 0x22}, [2]uint8{0x30, 0x33}, [2]uint8{0x38, 0x39}, [2]uint8{0x40, 0x42},
+		[2]uint8{0x44, 0x44}, [2]uint8{0x46, 0x46}, [2]uint8{0x48, 0x4c}, [2]uint8{0x5c, 0x7f}, [2]uint8{0xce, 0xcf},
+		[2]uint8{0xdf, 0xdf}, [2]uint8{0xf0, 0xf0})
+	evexMap3 = ops([2]uint8{0x00, 0x0b}, [2]uint8{0x0f, 0x0f}, [2]uint8{0x14, 0x27}, [2]uint8{0x38, 0x3f},
+		[2]uint8{0x42, 0x44}, [2]uint8{0x50, 0x57}, [2]uint8{0x66, 0x67}, [2]uint8{0x70, 0x73}, [2]uint8{0xc2, 0xc2},
+		[2]uint8{0xce, 0xcf})
+	// Legacy 0F38 and 0F3A: SSSE3 to SHA, with or without 66 (the
+	// prefix rules are checked in legacyOpcode).
+	legacyMap2 = ops([2]uint8{0x00, 0x0b}, [2]uint8{0x10, 0x10}, [2]uint8{0x14, 0x15}, [2]uint8{0x17, 0x17},
+		[2]uint8{0x1c, 0x1e}, [2]uint8{0x20, 0x25}, [2]uint8{0x28, 0x2b}, [2]uint8{0x30, 0x35}, [2]uint8{0x37, 0x41},
+		[2]uint8{0x80, 0x82}, [2]uint8{0xc8, 0xcd}, [2]uint8{0xcf, 0xcf}, [2]uint8{0xdb, 0xdf}, [2]uint8{0xf0, 0xf1},
+		[2]uint8{0xf5, 0xf6}, [2]uint8{0xf8, 0xf9})
+	legacyMap3 = ops([2]uint8{0x08, 0x0f}, [2]uint8{0x14, 0x17}, [2]uint8{0x20, 0x22}, [2]uint8{0x40, 0x42},
+		[2]uint8{0x44, 0x44}, [2]uint8{0x60, 0x63}, [2]uint8{0xcc, 0xcc}, [2]uint8{0xce, 0xcf}, [2]uint8{0xdf, 0xdf})
+)
+
+// vexOpcode says whether a VEX, EVEX or XOP opcode exists in its map.
+func vexOpcode(m, op uint8, evex bool) bool {
+	switch {
+	case m >= 8: // XOP: AMD's maps are sparse; every opcode is taken
+		return true
+	case m == 5 || m == 6:
+		return evex
+	case evex && m == 1:
+		return evexMap1.has(op)
+	case evex && m == 2:
+		return evexMap2.has(op)
+	case evex && m == 3:
+		return evexMap3.has(op)
+	case m == 1:
+		return vexMap1.has(op)
+	case m == 2:
+		return vexMap2.has(op)
+	}
+	return vexMap3.has(op)
+}
+
+// vexForm applies the VEX map 1 rules that depend on L and the implied
+// prefix, for the opcodes data most often passes for: the opmask
+// instructions (kmov, kortest ... with L 0; kand ... with L 1) and the
+// SSE3 forms.
+func vexForm(in *x86Inst) bool {
+	if in.opmap != 1 {
+		return true
+	}
+	switch in.op {
+	case 0x90, 0x91, 0x92, 0x93, 0x98, 0x99, 0x44:
+		return !in.vexL
+	case 0x41, 0x42, 0x45, 0x46, 0x47, 0x4a, 0x4b:
+		return in.vexL
+	case 0xf0: // vlddqu
+		return in.pF2
+	case 0x7c, 0x7d, 0xd0: // vhaddp, vhsubp, vaddsubp
+		return in.p66 || in.pF2
+	}
+	return true
+}
+
+// legacyOpcode says whether a 0F38 or 0F3A opcode exists with the
+// prefixes given: the SSSE3 ones and SHA without 66 or with it, the rest
+// (SSE4, AES-NI, PCLMULQDQ ...) with 66 alone, but MOVBE, CRC32, ADCX and
+// ADOX, which take their own.
+func legacyOpcode(in *x86Inst) bool {
+	op := in.op
+	if in.opmap == 3 {
+		switch {
+		case !legacyMap3.has(op):
+			return false
+		case op == 0x0f: // palignr
+			return !in.pF2 && !in.pF3
+		case op == 0xcc:
+			return !in.p66 && !in.pF2 && !in.pF3
+		}
+		return in.p66 && !in.pF2 && !in.pF3
+	}
+	switch {
+	case !legacyMap2.has(op):
+		return false
+	case op == 0xf0 || op == 0xf1: // movbe (none or 66), crc32 (f2)
+		return !in.pF3
+	case op == 0xf6: // adcx (66), adox (f3)
+		return in.p66 || in.pF3
+	case op == 0xf5 || op == 0xf8 || op == 0xf9: // wrussd, movdir64b, movdiri
+		return true
+	case op <= 0x0b || op >= 0x1c && op <= 0x1e: // SSSE3
+		return !in.pF2 && !in.pF3
+	case op >= 0xc8 && op <= 0xcd: // SHA
+		return !in.p66 && !in.pF2 && !in.pF3
+	}
+	return in.p66 && !in.pF2 && !in.pF3
+}
+
+// groupValid applies the ModRM rules of the one-byte and 0F opcode
+// groups (SDM vol. 2, table A-6) and of the x87 escapes: the reg field
+// selects the operation, and some have none, or none with a register
+// operand.
+func groupValid(in *x86Inst) bool {
+	if !in.modrm {
+		return true
+	}
+	reg, reg3 := in.reg&7, in.mod == 3
+	m := in.modrmB
+	if in.opmap == 1 {
+		switch in.op {
+		case 0x00:
+			return reg < 6
+		case 0x71, 0x72:
+			return reg3 && (reg == 2 || reg == 4 || reg == 6)
+		case 0x73:
+			return reg3 && (reg == 2 || reg == 6 || (reg == 3 || reg == 7) && in.p66)
+		case 0xba:
+			return reg >= 4
+		case 0xc7:
+			if reg3 {
+				return reg >= 6
+			}
+			return reg != 0 && reg != 2
+		}
+		return true
+	}
+	if in.opmap != 0 {
+		return true
+	}
+	switch in.op {
+	case 0x8d, 0xc4, 0xc5: // lea takes memory only
+		return !reg3
+	case 0x8f:
+		return reg == 0
+	case 0x8c, 0x8e: // six segment registers
+		return reg < 6
+	case 0xc0, 0xc1, 0xd0, 0xd1, 0xd2, 0xd3:
+		return reg != 6
+	case 0xc6, 0xc7: // mov /0; xabort, xbegin
+		return reg == 0 || m == 0xf8
+	case 0xfe:
+		return reg < 2
+	case 0xff:
+		return reg != 7 && !(reg3 && (reg == 3 || reg == 5))
+	case 0xd9:
+		return !reg3 || m < 0xd0 || m == 0xd0 || m >= 0xe0 && m != 0xe2 && m != 0xe3 && m != 0xe6 && m != 0xe7 && m != 0xef
+	case 0xda:
+		return !reg3 || m < 0xe0 || m == 0xe9
+	case 0xdb:
+		return !reg3 || m < 0xe0 || m == 0xe2 || m == 0xe3 || m >= 0xe8 && m < 0xf8
+	case 0xdd:
+		return !reg3 || m < 0xc8 || m >= 0xd0 && m < 0xf0
+	case 0xde:
+		return !reg3 || m < 0xd0 || m == 0xd9 || m >= 0xe0
+	case 0xdf:
+		return !reg3 || m < 0xc8 || m == 0xe0 || m >= 0xe8 && m < 0xf8
+	}
+	return true
 }

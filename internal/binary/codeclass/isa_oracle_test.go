@@ -138,7 +138,7 @@ int sw(int x, int y) { switch (x) { case 0: return y; case 1: return y * 3; case
 				ours, want := extLevel[e], oracleRank(raw, d)
 				byRank[ours]++
 				if ours != want {
-					t.Errorf("%s: offset %d: %s (% x): level %s (%s), x86asm's %s says %s", filepath.Base(p), pos, x86asm.IntelSyntax(d, 0, nil), raw, levelName(ours), extNames[e], d.Op, levelName(want))
+					t.Errorf("%s: offset %d: %s (% x): level %s (%s), x86asm's %s says %s", filepath.Base(p), pos, x86asm.IntelSyntax(d, 0, nil), raw, levelName(false, ours), extNames[e], d.Op, levelName(false, want))
 				}
 				pos += in.len
 			}

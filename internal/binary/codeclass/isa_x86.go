@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"debug/elf"
 	"debug/macho"
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"strings"
 
+	"golang.org/x/arch/arm64/arm64asm"
 	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
@@ -54,11 +56,23 @@ const (
 	extADX
 	extRDRAND
 	extRDSEED
-	numExt
+	extXOP     // AMD's (Bulldozer): OpenSSL's perlasm has XOP paths
+	extAVXIFMA // VEX-encoded VPMADD52 (2023 CPUs), apart from AVX-512's
+	extAVXVNNI
+	extAMX
+	numX86Ext
 )
 
-var extNames = [numExt]string{"", "SSE3", "SSSE3", "CMPXCHG16B", "SSE4.1", "SSE4.2", "POPCNT", "AVX", "AVX2", "FMA", "F16C",
-	"BMI1", "BMI2", "LZCNT", "MOVBE", "AVX-512", "AES-NI", "PCLMULQDQ", "SHA", "ADX", "RDRAND", "RDSEED"}
+var x86ExtNames = [numX86Ext]string{"", "SSE3", "SSSE3", "CMPXCHG16B", "SSE4.1", "SSE4.2", "POPCNT", "AVX", "AVX2", "FMA", "F16C",
+	"BMI1", "BMI2", "LZCNT", "MOVBE", "AVX-512", "AES-NI", "PCLMULQDQ", "SHA", "ADX", "RDRAND", "RDSEED",
+	"XOP", "AVX-IFMA", "AVX-VNNI", "AMX"}
+
+// extNames are every extension's name, x86-64's and arm64's.
+var extNames = func() (n [numExt]string) {
+	copy(n[:], x86ExtNames[:])
+	copy(n[numX86Ext:], arm64ExtNames[:])
+	return n
+}()
 
 // ISALevels are the x86-64 levels -isa takes, lowest first: the psABI's
 // baseline and levels 2 to 4, with core2 (SSSE3, CMPXCHG16B: the oldest
@@ -77,6 +91,11 @@ var extLevel = [numExt]int{
 	extAVX: 3, extAVX2: 3, extFMA: 3, extF16C: 3, extBMI1: 3, extBMI2: 3, extLZCNT: 3, extMOVBE: 3,
 	extAVX512: 4,
 	extAES:    5, extPCLMUL: 5, extSHA: 5, extADX: 5, extRDRAND: 5, extRDSEED: 5,
+	extXOP: 5, extAVXIFMA: 5, extAVXVNNI: 5, extAMX: 5,
+	// arm64, in ARM64Levels: apple-m2 holds BF16 and I8MM, no level
+	// the others.
+	extBF16: 1, extI8MM: 1, extSVE: 2, extSME: 2, extMTE: 2, extRNG: 2, extMOPS: 2, extLS64: 2, extWFxT: 2,
+	extSM4: 2, extCSSC: 2, extHBC: 2, extXS: 2,
 }
 
 // LevelRank returns the index of an -isa level in ISALevels (a -march
@@ -90,9 +109,32 @@ func LevelRank(level string) (int, bool) {
 	return 0, false
 }
 
-// levelName is the name of a rank.
-func levelName(rank int) string {
-	if rank < len(ISALevels) {
+// LevelRankFor is LevelRank for a slice's architecture: ISALevels for
+// x86_64, ARM64Levels (a -mcpu name among them) for arm64; false for a
+// level of neither, or of the other architecture.
+func LevelRankFor(arch, level string) (int, bool) {
+	switch arch {
+	case "arm64", "arm64e", "aarch64":
+		for i, l := range ARM64Levels {
+			if l == level {
+				return i, true
+			}
+		}
+		return 0, false
+	case "x86_64", "x86_64h":
+		return LevelRank(level)
+	}
+	return 0, false
+}
+
+// levelName is the name of a rank, among arm64's levels or x86-64's.
+func levelName(arm bool, rank int) string {
+	switch {
+	case arm && rank < len(ARM64Levels):
+		return ARM64Levels[rank]
+	case arm:
+		return BeyondARM64
+	case rank < len(ISALevels):
 		return ISALevels[rank]
 	}
 	return BeyondLevels
@@ -101,6 +143,9 @@ func levelName(rank int) string {
 // x86Ext is the extension an instruction needs beyond the x86-64 baseline
 // (SSE2), extNone for baseline instructions.
 func x86Ext(in *x86Inst) ext {
+	if in.xop {
+		return extXOP
+	}
 	if in.evex {
 		return extAVX512
 	}
@@ -203,12 +248,21 @@ func vexExt(in *x86Inst) ext {
 	op := in.op
 	switch in.opmap {
 	case 1:
+		if op >= 0x41 && op <= 0x4b || op >= 0x90 && op <= 0x93 || op == 0x98 || op == 0x99 {
+			return extAVX512 // opmask instructions (kmovw ...), VEX-encoded
+		}
 		integer := in.p66 && (op >= 0x60 && op <= 0x6d || op >= 0x70 && op <= 0x76 || op >= 0xd1 && op <= 0xfe && op != 0xe6 && op != 0xe7)
 		if integer && in.vexL {
 			return extAVX2
 		}
 	case 2:
 		switch {
+		case op == 0xb4 || op == 0xb5:
+			return extAVXIFMA
+		case op >= 0x50 && op <= 0x53:
+			return extAVXVNNI
+		case op == 0x49 || op == 0x4b || op == 0x5c || op == 0x5e:
+			return extAMX
 		case op == 0xf2 || op == 0xf3: // andn, blsr/blsmsk/blsi
 			return extBMI1
 		case op == 0xf7 && !in.p66 && !in.pF2 && !in.pF3: // bextr
@@ -230,6 +284,8 @@ func vexExt(in *x86Inst) ext {
 		}
 	case 3:
 		switch {
+		case op >= 0x30 && op <= 0x33:
+			return extAVX512 // kshift
 		case op == 0xf0:
 			return extBMI2 // rorx
 		case op == 0x1d:
@@ -253,6 +309,9 @@ type isaStats struct {
 	used                    [numExt]int // instructions per extension
 	uses                    []inspect.ISAUse
 	dropped                 int // uses beyond maxISAUses
+	// trace, when set (by tests), sees every instruction counted above
+	// the baseline, by address.
+	trace func(addr uint64, e ext)
 }
 
 // maxISAUses bounds the functions listed per slice; the counts stay whole.
@@ -278,7 +337,7 @@ func (s *isaStats) add(o isaStats) {
 // isaFunc decodes one function's code whole, skipping data ranges (in
 // function-relative offsets), and returns the highest-level instruction
 // above the baseline (its offset and extension) with the counts.
-func isaFunc(code []byte, data [][2]uint64, repBSF bool, st *isaStats) (at int, top ext, n int) {
+func isaFunc(code []byte, start uint64, data [][2]uint64, repBSF bool, st *isaStats) (at int, top ext, n int) {
 	at, topRank := -1, 0
 	for pos := 0; pos < len(code); {
 		if skip := inData(data, uint64(pos)); skip > 0 {
@@ -298,6 +357,9 @@ func isaFunc(code []byte, data [][2]uint64, repBSF bool, st *isaStats) (at int, 
 		}
 		if e != extNone {
 			st.used[e]++
+			if st.trace != nil {
+				st.trace(start+uint64(pos), e)
+			}
 			if r := extLevel[e]; at < 0 || r > topRank || r == topRank && e > top {
 				at, top, topRank = pos, e, r
 			}
@@ -321,6 +383,11 @@ func inData(data [][2]uint64, off uint64) uint64 {
 // isaObject runs the pass over every function of one object.
 func isaObject(whole []byte, o *codeObject, st *isaStats) {
 	var names map[uint64]string
+	var fl *flow
+	if o.linked {
+		fl = &flow{}
+	}
+	arm := o.arch == "arm64" || o.arch == "arm64e" || o.arch == "aarch64"
 	for i := range o.sections {
 		s := &o.sections[i]
 		code := whole[s.offset : s.offset+s.size]
@@ -336,7 +403,18 @@ func isaObject(whole []byte, o *codeObject, st *isaStats) {
 				}
 			}
 			fn := code[start-s.addr : end-s.addr]
-			at, top, n := isaFunc(fn, data, o.gcc, st)
+			var at, n int
+			var top ext
+			switch {
+			case arm && fl != nil:
+				at, top, n = arm64Flow(fl, o, whole, fn, start, data, st)
+			case arm:
+				at, top, n = isaARM64Func(fn, start, data, st)
+			case fl != nil:
+				at, top, n = x86Flow(fl, o, whole, fn, start, data, o.gcc, st)
+			default:
+				at, top, n = isaFunc(fn, start, data, o.gcc, st)
+			}
 			if n > 0 {
 				st.funcs++
 			}
@@ -347,7 +425,7 @@ func isaObject(whole []byte, o *codeObject, st *isaStats) {
 				names = symbolNames(whole)
 			}
 			u := inspect.ISAUse{Function: names[start], Address: start, Offset: int64(start-s.addr) + s.offset + int64(at),
-				Extension: extNames[top], Level: levelName(extLevel[top]), Instruction: describeInst(fn[at:])}
+				Extension: extNames[top], Level: levelName(top >= numX86Ext, extLevel[top]), Instruction: describeInst(fn[at:], top >= numX86Ext)}
 			if u.Function == "" {
 				u.Function = fmt.Sprintf("function at 0x%x", start)
 			}
@@ -364,7 +442,17 @@ func isaObject(whole []byte, o *codeObject, st *isaStats) {
 // ymm0, ymm1, ymm2 (c4 e2 75 00 c2)". x86asm is the full decoder,
 // ten times slower than the length decoder, so it reads only the few
 // instructions reported.
-func describeInst(b []byte) string {
+func describeInst(b []byte, arm bool) string {
+	if arm {
+		if len(b) < 4 {
+			return ""
+		}
+		hex := fmt.Sprintf("%08x", binary.LittleEndian.Uint32(b))
+		if d, err := arm64asm.Decode(b[:4]); err == nil {
+			return strings.ToLower(d.String()) + " (" + hex + ")"
+		}
+		return hex
+	}
 	in, ok := decodeX86(b)
 	if !ok {
 		return ""
@@ -422,31 +510,43 @@ func symbolNames(b []byte) map[uint64]string {
 	return out
 }
 
-// isaEvidence turns a slice's sums into its evidence.
-func isaEvidence(st isaStats, attribution string, asm int) *inspect.ISAEvidence {
+// isaEvidence turns a slice's sums into its evidence: x86-64's
+// extensions and levels, or arm64's.
+func isaEvidence(st isaStats, attribution string, asm int, arm bool) *inspect.ISAEvidence {
 	e := &inspect.ISAEvidence{Functions: st.funcs, Instructions: st.insns, Undecoded: st.undecoded,
 		Attribution: attribution, AsmObjects: asm, Uses: st.uses, UsesDropped: st.dropped}
-	top := 0
-	for rank := 1; rank <= len(ISALevels); rank++ { // lowest level first
-		for i := ext(1); i < numExt; i++ {
+	top, lo, hi, levels := 0, ext(1), ext(numX86Ext), len(ISALevels)
+	if arm {
+		lo, hi, levels = numX86Ext, numExt, len(ARM64Levels)
+	}
+	for rank := 1; rank <= levels; rank++ { // lowest level first
+		for i := lo; i < hi; i++ {
 			if st.used[i] > 0 && extLevel[i] == rank {
 				e.Extensions = append(e.Extensions, extNames[i])
 				top = rank
 			}
 		}
 	}
-	e.Level = levelName(top)
+	e.Level = levelName(arm, top)
 	if e.Uses == nil {
 		e.Uses = []inspect.ISAUse{}
 	}
 	return e
 }
 
-// UseRank is the rank in ISALevels of a reported use's level
-// (len(ISALevels) for an extension of no level).
+// UseRank is the rank of a reported use's level, in ISALevels or
+// ARM64Levels (their length for an extension of no level).
 func UseRank(u inspect.ISAUse) int {
 	if r, ok := LevelRank(u.Level); ok {
 		return r
+	}
+	for i, l := range ARM64Levels {
+		if l == u.Level {
+			return i
+		}
+	}
+	if u.Level == BeyondARM64 {
+		return len(ARM64Levels)
 	}
 	return len(ISALevels)
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // RuleISA: compiled code uses an instruction-set extension above the
-// slice's -march (or check's -isa) outside the dispatch list.
+// slice's -march or -mcpu (or check's -isa) outside the dispatch list.
 const RuleISA Rule = "instruction-set"
 
 // ISA is an instruction-set expectation: compiled code at most Limit
@@ -38,13 +38,20 @@ type ISAVerdict struct {
 	Unjudged string
 }
 
-// LevelOf is the level a slice is built for: its -march when that is one
-// of codeclass.ISALevels, else its platform's baseline (def); "" when
-// neither names a level (an -march the levels do not know).
+// LevelOf is the level a slice is built for: its -march (x86-64) or
+// -mcpu (arm64) when that is one of codeclass.ISALevels or
+// codeclass.ARM64Levels, else its platform's baseline (def); "" when
+// neither names a level (a CPU the levels do not know).
 func LevelOf(flags []string, def string) string {
 	for _, f := range flags {
 		if m, ok := strings.CutPrefix(f, "-march="); ok {
 			if _, known := codeclass.LevelRank(m); known {
+				return m
+			}
+			return ""
+		}
+		if m, ok := strings.CutPrefix(f, "-mcpu="); ok {
+			if _, known := codeclass.LevelRankFor("arm64", m); known {
 				return m
 			}
 			return ""
@@ -58,7 +65,13 @@ func (c *checker) isa(arch string, s inspect.Slice, want *ISA, r *SliceReport) {
 	if want == nil || s.Code == nil || s.Code.ISA == nil {
 		return
 	}
-	limit, ok := codeclass.LevelRank(want.Limit)
+	// A level of the slice's architecture: check's -isa (x86-64's) says
+	// nothing of an arm64 slice.
+	sliceArch := s.Code.Arch
+	if sliceArch == "" {
+		sliceArch = arch
+	}
+	limit, ok := codeclass.LevelRankFor(sliceArch, want.Limit)
 	if !ok {
 		return
 	}
@@ -87,7 +100,7 @@ func (c *checker) isa(arch string, s inspect.Slice, want *ISA, r *SliceReport) {
 	}
 	if ev.UsesDropped > 0 && v.Unjudged == "" {
 		c.add(arch, "", RuleISA, "every function above the baseline listed", fmt.Sprintf("%d more", ev.UsesDropped),
-			"%d more functions use extensions above the x86-64 baseline than the evidence lists: not all could be held to %s", ev.UsesDropped, want.Limit)
+			"%d more functions use extensions above the baseline than the evidence lists: not all could be held to %s", ev.UsesDropped, want.Limit)
 	}
 	r.ISA = v
 }

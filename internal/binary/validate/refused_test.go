@@ -59,9 +59,12 @@ func TestPlatformCPUsProvable(t *testing.T) {
 			continue
 		}
 		for _, c := range p.CPUs {
-			if _, ok := codeclass.LevelRank(c); !ok || LevelOf([]string{"-march=" + c}, p.ISA) != c {
-				t.Errorf("%s %s: CPU %q is not a level validation proves (%s)", p.OS, p.Arch, c, strings.Join(codeclass.ISALevels, ", "))
+			if _, ok := codeclass.LevelRankFor(p.Arch, c); !ok || LevelOf([]string{p.CPUFlags[0] + c}, p.ISA) != c {
+				t.Errorf("%s %s: CPU %q is not a level validation proves (%s; %s)", p.OS, p.Arch, c, strings.Join(codeclass.ISALevels, ", "), strings.Join(codeclass.ARM64Levels, ", "))
 			}
+		}
+		if _, ok := codeclass.LevelRankFor(p.Arch, p.ISA); !ok {
+			t.Errorf("%s %s: baseline %q is no level of %s", p.OS, p.Arch, p.ISA, p.Arch)
 		}
 	}
 }

@@ -1,0 +1,378 @@
+package codeclass
+
+import (
+	"encoding/binary"
+	"sort"
+
+	"golang.org/x/arch/arm64/arm64asm"
+)
+
+// Instruction-set evidence for arm64: which extensions above the
+// apple-m1 baseline compiled code uses.
+//
+// Every arm64 Mac runs apple-m1's instruction set (as LLVM 14 defines it:
+// Armv8.4-A with the crypto, SHA3, FP16, FP16FML, DotProd, FRINTTS, SB,
+// SSBS and PredRes extensions; macOS 11's targets), so that is the
+// baseline. apple-m2 (Armv8.6-A) adds BF16 and I8MM, the only user-level
+// instructions the later architecture versions add that the M2 has; SVE
+// and SVE2 (Apple has none), SME (M4), MTE, the random-number registers,
+// MOPS, LS64, WFET/WFIT, SM3/SM4, CSSC, BC.cond and DSB nXS are beyond
+// either. A -mcpu above apple-m1 lets a compiler use them; the rule holds
+// the code to the recipe's -mcpu as -march is held on x86_64. Instructions
+// are 4 bytes wide, so each word is matched against the encodings (Arm
+// ARM, "A64 instruction set encoding"); the matches are held to
+// clang-14's assembler and llvm-objdump-14 (isa_aarch64_test.go).
+
+// ARM64Levels are the arm64 levels, lowest first.
+var ARM64Levels = []string{"apple-m1", "apple-m2"}
+
+// BeyondARM64 names what an extension no Apple level holds needs.
+const BeyondARM64 = "beyond apple-m2"
+
+// arm64 extensions, numbered after the x86-64 ones (one ext type, one
+// table of counts).
+const (
+	extBF16 = numX86Ext + iota
+	extI8MM
+	extSVE
+	extSME
+	extMTE
+	extRNG
+	extMOPS
+	extLS64
+	extWFxT
+	extSM4
+	extCSSC
+	extHBC
+	extXS
+	numExt
+)
+
+var arm64ExtNames = [...]string{"BF16", "I8MM", "SVE", "SME", "MTE", "RNG", "MOPS", "LS64", "WFxT", "SM3/SM4", "CSSC", "HBC", "XS"}
+
+// arm64Ext is the extension a word needs above apple-m1, extNone for
+// the baseline.
+func arm64Ext(w uint32) ext {
+	switch op1 := w >> 25 & 0xf; {
+	case op1 == 0x2:
+		return extSVE // the SVE encoding space
+	case op1 == 0x0:
+		if w>>31 == 1 {
+			return extSME
+		}
+		return extNone // UDF
+	}
+	m := func(mask, val uint32) bool { return w&mask == val }
+	switch {
+	// BF16: BFCVT, BFCVTN{2}, BFDOT, BFMLALB/T, BFMMLA.
+	case m(0xfffffc00, 0x1e634000), m(0xbffffc00, 0x0ea16800), m(0xbfe0fc00, 0x2e40fc00), m(0xbfc0f400, 0x0f40f000),
+		m(0xbfe0fc00, 0x2ec0fc00), m(0xbfc0f400, 0x0fc0f000), m(0xffe0fc00, 0x6e40ec00):
+		return extBF16
+	// I8MM: SMMLA, UMMLA, USMMLA, USDOT (vector, element), SUDOT.
+	case m(0xffe0fc00, 0x4e80a400), m(0xffe0fc00, 0x6e80a400), m(0xffe0fc00, 0x4e80ac00), m(0xbfe0fc00, 0x0e809c00),
+		m(0xbfc0f400, 0x0f80f000), m(0xbfc0f400, 0x0f00f000):
+		return extI8MM
+	// SME's mode switches, SMSTART and SMSTOP (MSR SVCR*).
+	case m(0xfffff0ff, 0xd503407f) && w>>8&0xf >= 2 && w>>8&0xf <= 7:
+		return extSME
+	// MTE: IRG, GMI, SUBP(S), ADDG, SUBG, the tag loads and stores, STGP.
+	case m(0xffe0f800, 0x9ac01000), m(0xdfe0fc00, 0x9ac00000), m(0xffc0c000, 0x91800000), m(0xffc0c000, 0xd1800000),
+		m(0xff200000, 0xd9200000), m(0xffc00000, 0x68800000), m(0xffc00000, 0x69000000), m(0xffc00000, 0x69800000):
+		return extMTE
+	case m(0xffffffc0, 0xd53b2400): // MRS Xt, RNDR / RNDRRS
+		return extRNG
+	case m(0x3b200c00, 0x19000400): // CPY*, SET*
+		return extMOPS
+	case m(0xfffffc00, 0xf83fd000), m(0xfffffc00, 0xf83f9000), m(0xffe0fc00, 0xf820b000), m(0xffe0fc00, 0xf820a000):
+		return extLS64
+	case m(0xffffffc0, 0xd5031000): // WFET, WFIT
+		return extWFxT
+	case m(0xffe08000, 0xce400000), m(0xffe0c000, 0xce408000), m(0xffe0f000, 0xce60c000), m(0xfffffc00, 0xcec08400):
+		return extSM4
+	case m(0x7ffff800, 0x5ac01800), m(0x7ffffc00, 0x5ac02000), m(0x7fe0f000, 0x1ac06000), m(0x7fc00000, 0x11c00000):
+		return extCSSC // ABS, CNT, CTZ, SMAX/SMIN/UMAX/UMIN on general registers
+	case m(0xff000010, 0x54000010):
+		return extHBC
+	case m(0xfffff3ff, 0xd503323f): // DSB <option>nXS
+		return extXS
+	}
+	return extNone
+}
+
+// arm64Known says whether a word is an instruction: one arm64asm decodes
+// (the base instruction set, Advanced SIMD, crypto) or one of the
+// extensions above. An unreached gap is code only when every word is.
+func arm64Known(w uint32) bool {
+	if w == 0 {
+		return false
+	}
+	if e := arm64Ext(w); e != extNone && e != extSVE && e != extSME {
+		return true
+	}
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], w)
+	_, err := arm64asm.Decode(b[:])
+	return err == nil
+}
+
+// isaARM64Func decodes one function of a relocatable object word by word,
+// skipping data ranges (function-relative).
+func isaARM64Func(code []byte, start uint64, data [][2]uint64, st *isaStats) (at int, top ext, n int) {
+	res := fnScan{at: -1}
+	for pos := 0; pos+4 <= len(code); pos += 4 {
+		if skip := inData(data, uint64(pos)); skip > 0 {
+			pos = int(min(skip, uint64(len(code)))) - 4
+			continue
+		}
+		n++
+		if e := arm64Ext(binary.LittleEndian.Uint32(code[pos:])); e != extNone {
+			st.used[e]++
+			if st.trace != nil {
+				st.trace(start+uint64(pos), e)
+			}
+			res.hit(pos, e, extLevel[e])
+		}
+	}
+	st.insns += n
+	return res.at, res.top, n
+}
+
+// arm64 registers written by the few instructions descent follows.
+type arm64Def struct {
+	addr  uint64 // an address (ADR; ADRP and ADD)
+	page  bool   // addr is an ADRP page, waiting for its ADD
+	valid bool
+}
+
+// arm64Flow decodes one function of a linked image by recursive descent
+// (see isa_flow.go), with jump tables resolved from adrp/add of the
+// table, an ldrb/ldrh/ldr/ldrsw of an entry, adr of the anchor, add and br.
+func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2]uint64, st *isaStats) (at int, top ext, n int) {
+	f.reset(len(fn))
+	for _, d := range data {
+		for i := d[0]; i < d[1] && i < uint64(len(fn)); i++ {
+			f.mark[i] = markData
+		}
+	}
+	res := fnScan{at: -1}
+	f.committed = f.committed[:0]
+	commit := func() {
+		f.committed = append(f.committed, f.hits...)
+		for _, h := range f.hits {
+			st.used[h.e]++
+			res.hit(h.pos, h.e, extLevel[h.e])
+		}
+		f.hits = f.hits[:0]
+	}
+	end := uint64(len(fn))
+	var regs [32]arm64Def
+	var ring [6]uint32
+	f.work = append(f.work, 0)
+	for len(f.work) > 0 || len(f.tables) > 0 {
+		var pos int
+		if len(f.work) > 0 {
+			pos = f.work[len(f.work)-1]
+			f.work = f.work[:len(f.work)-1]
+		} else {
+			pos = f.tables[0]
+			f.tables = f.tables[1:]
+		}
+		regs = [32]arm64Def{}
+		nRing := 0
+		bad := false
+	path:
+		for pos >= 0 && pos+4 <= len(fn) && pos%4 == 0 {
+			switch f.mark[pos] {
+			case markInsn:
+				break path
+			case markData:
+				bad = true
+				break path
+			}
+			w := binary.LittleEndian.Uint32(fn[pos:])
+			f.mark[pos], f.mark[pos+1], f.mark[pos+2], f.mark[pos+3] = markInsn, markBody, markBody, markBody
+			n++
+			if e := arm64Ext(w); e != extNone {
+				f.hits = append(f.hits, isaHit{pos, e})
+			}
+			pc := start + uint64(pos)
+			ring[nRing%len(ring)] = w
+			nRing++
+			next := pos + 4
+			rel := func(bits, shift uint) int {
+				v := int64(int32(w<<(32-bits-shift)) >> (32 - bits)) // sign-extended imm
+				return pos + int(v*4)
+			}
+			ref := func(a uint64) {
+				if a >= start && a-start < end {
+					f.refs = append(f.refs, a-start)
+				}
+			}
+			switch {
+			case w == 0 || w>>16 == 0: // UDF
+				break path
+			case w&0xfc000000 == 0x14000000: // B
+				pos = rel(26, 0)
+				continue
+			case w&0xfc000000 == 0x94000000: // BL
+				f.work = append(f.work, next, rel(26, 0))
+				break path
+			case w&0xff000000 == 0x54000000: // B.cond, BC.cond
+				f.work = append(f.work, rel(19, 5))
+			case w&0x7e000000 == 0x34000000: // CBZ, CBNZ
+				f.work = append(f.work, rel(19, 5))
+			case w&0x7e000000 == 0x36000000: // TBZ, TBNZ
+				f.work = append(f.work, rel(14, 5))
+			case w&0xfffffc1f == 0xd65f0000, w == 0xd65f0bff, w == 0xd65f0fff, w == 0xd69f03e0: // RET, RETAA/AB, ERET
+				break path
+			case w&0xffe0001f == 0xd4200000, w&0xffe0001f == 0xd4400000: // BRK, HLT
+				break path
+			case w&0xfffffc1f == 0xd61f0000: // BR
+				f.arm64Table(o, whole, fn, start, ring, nRing, &regs)
+				break path
+			case w&0xfe9ff000 == 0xd61f0800: // BRAA, BRAB, BRAAZ, BRABZ
+				break path
+			case w&0xfffffc1f == 0xd63f0000, w&0xfe9ff000 == 0xd63f0800: // BLR, BLRAA ...
+				f.work = append(f.work, next)
+				break path
+			case w&0x9f000000 == 0x10000000: // ADR
+				a := uint64(int64(pc) + int64(int32((w>>5&0x7ffff)<<13|(w>>29&3)<<11)>>11))
+				regs[w&31] = arm64Def{addr: a, valid: true}
+				f.leas[w&31] = append(f.leas[w&31], a)
+				ref(a)
+			case w&0x9f000000 == 0x90000000: // ADRP
+				off := int64(int32((w>>5&0x7ffff)<<13|(w>>29&3)<<11)>>11) << 12
+				regs[w&31] = arm64Def{addr: uint64(int64(pc&^0xfff) + off), page: true, valid: true}
+			case w&0xffc00000 == 0x91000000: // ADD Xd, Xn, #imm
+				if d := regs[w>>5&31]; d.valid && d.page {
+					a := d.addr + uint64(w>>10&0xfff)
+					regs[w&31] = arm64Def{addr: a, valid: true}
+					f.leas[w&31] = append(f.leas[w&31], a)
+					ref(a)
+				} else {
+					regs[w&31] = arm64Def{}
+				}
+			case w&0x3b000000 == 0x18000000: // LDR (literal)
+				ref(uint64(rel(19, 5)) + start)
+			}
+			pos = next
+		}
+		if bad {
+			f.hits = f.hits[:0]
+		} else {
+			commit()
+		}
+	}
+	sort.Slice(f.refs, func(i, j int) bool { return f.refs[i] < f.refs[j] })
+	for g0 := 0; g0+4 <= len(fn); g0 += 4 {
+		if f.mark[g0] != markNone {
+			continue
+		}
+		g1 := g0
+		for g1+4 <= len(fn) && f.mark[g1] == markNone {
+			g1 += 4
+		}
+		if !f.referenced(g0, g1) {
+			ok := true
+			for p := g0; p < g1 && ok; p += 4 {
+				ok = arm64Known(binary.LittleEndian.Uint32(fn[p:]))
+			}
+			for p := g0; p < g1 && ok; p += 4 {
+				n++
+				if e := arm64Ext(binary.LittleEndian.Uint32(fn[p:])); e != extNone {
+					f.hits = append(f.hits, isaHit{p, e})
+				}
+			}
+			commit()
+		}
+		g0 = g1 - 4
+	}
+	if st.trace != nil {
+		for _, h := range f.committed {
+			st.trace(start+uint64(h.pos), h.e)
+		}
+	}
+	st.insns += n
+	return res.at, res.top, n
+}
+
+// arm64Table resolves the BR just walked (the last word of ring) and
+// queues the table's targets: target = anchor + entry<<shift, with the
+// entry loaded by ldrb/ldrh/ldr/ldrsw (and sign- or zero-extended by
+// the load or the add) from the table.
+func (f *flow) arm64Table(o *codeObject, whole, fn []byte, start uint64, ring [6]uint32, nRing int, regs *[32]arm64Def) {
+	br := ring[(nRing-1)%len(ring)]
+	target := br >> 5 & 31
+	var anchorReg, entryReg, shift uint32
+	signed, ext := false, false
+	found := false
+	for k := 2; k <= min(nRing, len(ring)); k++ {
+		w := ring[(nRing-k)%len(ring)]
+		switch {
+		case w&0xff200000 == 0x8b000000 && w&31 == target && w>>22&3 == 0: // ADD (shifted register), LSL
+			anchorReg, entryReg, shift, found = w>>5&31, w>>16&31, w>>10&63, true
+		case w&0xffe00000 == 0x8b200000 && w&31 == target: // ADD (extended register)
+			opt := w >> 13 & 7
+			anchorReg, entryReg, shift, found = w>>5&31, w>>16&31, w>>10&7, true
+			ext, signed = opt != 3 && opt != 7, opt >= 4
+		}
+		if found {
+			break
+		}
+	}
+	if !found || !regs[anchorReg].valid || regs[anchorReg].page {
+		return
+	}
+	anchor := regs[anchorReg].addr
+	for k := 2; k <= min(nRing, len(ring)); k++ {
+		w := ring[(nRing-k)%len(ring)]
+		if w&0x3f200c00 != 0x38200800 || w&31 != entryReg { // load, register offset
+			continue
+		}
+		size := 1 << (w >> 30)
+		loadSigned := w>>23&1 == 1
+		if !ext {
+			signed = loadSigned
+		}
+		tr := regs[w>>5&31]
+		if !tr.valid || tr.page || size > 4 {
+			return
+		}
+		end := start + uint64(len(fn))
+		for i := 0; i < maxJumpEntries; i++ {
+			b := o.read(whole, tr.addr+uint64(i*size), size)
+			if b == nil {
+				return
+			}
+			var v int64
+			switch size {
+			case 1:
+				v = int64(b[0])
+				if signed {
+					v = int64(int8(b[0]))
+				}
+			case 2:
+				v = int64(binary.LittleEndian.Uint16(b))
+				if signed {
+					v = int64(int16(binary.LittleEndian.Uint16(b)))
+				}
+			case 4:
+				v = int64(binary.LittleEndian.Uint32(b))
+				if signed {
+					v = int64(int32(binary.LittleEndian.Uint32(b)))
+				}
+			}
+			t := uint64(int64(anchor) + v<<shift)
+			if t < start || t >= end || t%4 != 0 || f.mark[t-start] == markData {
+				return
+			}
+			if tr.addr >= start && tr.addr < end {
+				for j := 0; j < size; j++ {
+					f.mark[tr.addr-start+uint64(i*size+j)] = markData
+				}
+			}
+			f.tables = append(f.tables, int(t-start))
+		}
+		return
+	}
+}

@@ -1,0 +1,488 @@
+package codeclass
+
+import (
+	"encoding/binary"
+	"sort"
+
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// Where the instruction-set pass may decode: code, not data.
+//
+// The bytes of a code section are not all instructions. Measured on
+// clang-14's and GCC 12's output (isa_truth_test.go compiles C with
+// switch tables and assembly with constant pools, for x86_64 and arm64,
+// Mach-O and ELF, -O0 and -O3, and reads which bytes are code from the
+// assembler's own marks):
+//
+//   - clang puts x86_64 Mach-O jump tables inside __text, right after the
+//     function (after .cfi_endproc), and marks them with .data_region:
+//     LC_DATA_IN_CODE in the object, and in a linked image as long as the
+//     linker keeps it (ld64.lld-14 does; an -O0 libssl.3.dylib on npm
+//     has an empty one). Everywhere else (ELF, arm64) compilers put jump
+//     tables in a data section.
+//   - Hand-written assembly (OpenSSL's perlasm) puts constant tables,
+//     literal pools and its "CRYPTOGAMS by <appro@openssl.org>" strings in
+//     the text section between functions, marked by nothing. ELF symbol
+//     sizes (.size) leave them out; Mach-O has no sizes, so they fall in
+//     the preceding function's range.
+//
+// So a compiled relocatable object is decoded whole, instruction after
+// instruction, with LC_DATA_IN_CODE skipped: that is exact for what
+// compilers emit, and assembly members are left out by the container's
+// mark already. A linked image mixes both, and its data-in-code table
+// may be empty; there the pass decodes by recursive descent from each
+// function start (symbols, LC_FUNCTION_STARTS, .eh_frame), following
+// every direct branch, and through jump tables it resolves from the code
+// that indexes them (x86_64: lea of the table, movsxd of an entry, add,
+// jmp; or jmp [table + i*8]; arm64: adrp/add of the table, ldrb/ldrh/ldrsw
+// of an entry, adr of the anchor, add, br), in whatever section the table
+// is. The bytes descent does not reach are gaps: a gap is decoded only
+// when no instruction reached refers to an address in it as data (a
+// RIP-relative operand, an adr/adrp/ldr literal) and every instruction in
+// it is valid (x86_64: the length decoder's rules and, for every
+// instruction above the baseline, x86asm's full decoder agreeing; arm64:
+// every word a defined encoding) and ends exactly at the gap's end;
+// otherwise it is taken for data. A path that meets an invalid
+// instruction is taken for data too and counts nothing. What this can
+// miss is code reached only through a table it cannot resolve, together
+// with data in the same gap: reported uses of linked images are not
+// failed (validate), and the build's rule reads the objects.
+
+// Marks of bytes within one function.
+const (
+	markNone uint8 = iota
+	markInsn       // the first byte of an instruction reached
+	markBody       // a later byte of one
+	markData       // a jump table resolved
+)
+
+// maxJumpEntries bounds a resolved jump table.
+const maxJumpEntries = 1 << 12
+
+// mappedRange is a section of a linked image that the file holds.
+type mappedRange struct {
+	addr, size uint64
+	offset     int64
+}
+
+// read returns n bytes at address addr of the image, nil when no section
+// holds them.
+func (o *codeObject) read(whole []byte, addr uint64, n int) []byte {
+	for _, r := range o.mapped {
+		if addr >= r.addr && addr-r.addr+uint64(n) <= r.size {
+			off := r.offset + int64(addr-r.addr)
+			if off < 0 || off+int64(n) > int64(len(whole)) {
+				return nil
+			}
+			return whole[off : off+int64(n)]
+		}
+	}
+	return nil
+}
+
+// isaUse is one instruction above the baseline, found in a function.
+type isaHit struct {
+	pos int
+	e   ext
+}
+
+// flow is the state of recursive descent through one function, reused
+// from function to function.
+type flow struct {
+	mark []uint8
+	work []int
+	// tables are jump-table targets: walked once the direct flow is, so
+	// that a table read wrong cannot take bytes from real code first.
+	tables []int
+	// known are function-relative data ranges: LC_DATA_IN_CODE's, and
+	// tables found after a walk had taken their bytes for code; redo
+	// asks for another walk.
+	known     [][2]int
+	redo      bool
+	undecoded int
+	hits      []isaHit // of the path being walked
+	committed []isaHit // of the function
+	// leas are RIP-relative (x86) or adrp/add, adr (arm64) addresses put
+	// in each register, over the whole function: a jump table's base is
+	// often loaded outside the block that indexes it.
+	leas   [32][]uint64
+	refs   []uint64 // addresses inside the function that code reads as data
+	last   [6]x86Inst
+	lastAt [6]uint64 // their addresses
+	nLast  int
+}
+
+func (f *flow) reset(n int) {
+	if cap(f.mark) < n {
+		f.mark = make([]uint8, n)
+	}
+	f.mark = f.mark[:n]
+	clear(f.mark)
+	f.work, f.tables, f.refs, f.hits = f.work[:0], f.tables[:0], f.refs[:0], f.hits[:0]
+	for i := range f.leas {
+		f.leas[i] = f.leas[i][:0]
+	}
+}
+
+// fnScan is what one function's walk reports back.
+type fnScan struct {
+	at, n int
+	top   ext
+	rank  int
+}
+
+func (r *fnScan) hit(pos int, e ext, level int) {
+	if r.at < 0 || level > r.rank || level == r.rank && e > r.top {
+		r.at, r.top, r.rank = pos, e, level
+	}
+}
+
+// x86Flow decodes the x86-64 function fn, at address start of the image
+// o (whole), by recursive descent; data are the function-relative ranges
+// LC_DATA_IN_CODE gives. It returns the highest-level instruction above
+// the baseline (function-relative offset, extension) and the count.
+func x86Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2]uint64, repBSF bool, st *isaStats) (at int, top ext, n int) {
+	f.known = f.known[:0]
+	for _, d := range data {
+		f.known = append(f.known, [2]int{int(d[0]), int(min(d[1], uint64(len(fn))))})
+	}
+	var res fnScan
+	var used [numExt]int
+	for try := 0; ; try++ {
+		f.reset(len(fn))
+		for _, d := range f.known {
+			for i := d[0]; i < d[1]; i++ {
+				f.mark[i] = markData
+			}
+		}
+		f.redo = false
+		res, used, n = f.walkX86(o, whole, fn, start, repBSF)
+		if st.trace != nil && (!f.redo || try == 2) {
+			for _, h := range f.committed {
+				st.trace(start+uint64(h.pos), h.e)
+			}
+		}
+		// A table found where a path walked already (the bytes after a
+		// call that does not return, read as code): again, with the
+		// table known.
+		if !f.redo || try == 2 {
+			break
+		}
+	}
+	for e, k := range used {
+		st.used[e] += k
+	}
+	st.undecoded += f.undecoded
+	st.insns += n
+	return res.at, res.top, n
+}
+
+func (f *flow) walkX86(o *codeObject, whole, fn []byte, start uint64, repBSF bool) (res fnScan, used [numExt]int, n int) {
+	res.at = -1
+	f.undecoded = 0
+	count := func(pos int, in *x86Inst) {
+		n++
+		e := x86Ext(in)
+		if repBSF && e == extBMI1 && in.opmap == 1 && in.op == 0xbc {
+			e = extNone
+		}
+		if e != extNone {
+			f.hits = append(f.hits, isaHit{pos, e})
+		}
+	}
+	f.committed = f.committed[:0]
+	commit := func() {
+		f.committed = append(f.committed, f.hits...)
+		for _, h := range f.hits {
+			used[h.e]++
+			res.hit(h.pos, h.e, extLevel[h.e])
+		}
+		f.hits = f.hits[:0]
+	}
+	end := uint64(len(fn))
+	f.work = append(f.work, 0)
+	for len(f.work) > 0 || len(f.tables) > 0 {
+		// Each item starts a segment: its hits count only if the
+		// segment runs into nothing invalid.
+		var pos int
+		if len(f.work) > 0 {
+			pos = f.work[len(f.work)-1]
+			f.work = f.work[:len(f.work)-1]
+		} else {
+			pos = f.tables[0]
+			f.tables = f.tables[1:]
+		}
+		f.nLast = 0
+		bad := false
+	path:
+		for {
+			if pos < 0 || pos >= len(fn) {
+				break
+			}
+			switch f.mark[pos] {
+			case markInsn:
+				break path // joined a path walked already
+			case markBody, markData:
+				bad = true // into the middle of an instruction, or a table
+				break path
+			}
+			in, ok := decodeX86(fn[pos:])
+			if !ok {
+				if len(fn)-pos < 15 {
+					if _, whole := decodeX86(o.read(whole, start+uint64(pos), 15)); whole {
+						break // runs past the function's end
+					}
+				}
+				f.undecoded++
+				bad = true
+				break
+			}
+			for k := 1; k < in.len; k++ {
+				if f.mark[pos+k] != markNone {
+					bad = true
+					break path
+				}
+			}
+			f.mark[pos] = markInsn
+			for k := 1; k < in.len; k++ {
+				f.mark[pos+k] = markBody
+			}
+			count(pos, &in)
+			next := pos + in.len
+			if in.rip {
+				ref := uint64(int64(start) + int64(next) + in.disp)
+				if in.opmap == 0 && in.op == 0x8d {
+					f.leas[in.reg&15] = append(f.leas[in.reg&15], ref)
+				}
+				if ref >= start && ref-start < end {
+					f.refs = append(f.refs, ref-start)
+				}
+			}
+			f.last[f.nLast%len(f.last)], f.lastAt[f.nLast%len(f.last)] = in, start+uint64(next)
+			f.nLast++
+			target, kind := x86Branch(&in, fn[pos:next], next)
+			switch kind {
+			case flowCond:
+				f.work = append(f.work, target)
+			case flowCall:
+				// What follows a call is a segment of its own: a call
+				// that does not return may be followed by data.
+				f.work = append(f.work, next, target)
+				break path
+			case flowJump:
+				pos = target
+				f.nLast = 0
+				continue
+			case flowStop:
+				break path
+			case flowIndirect:
+				f.jumpTable(o, whole, fn, start)
+				break path
+			}
+			pos = next
+		}
+		if bad {
+			f.hits = f.hits[:0]
+		} else {
+			commit()
+		}
+	}
+	// The gaps: decoded only when nothing marks them as data and every
+	// instruction in them is valid.
+	sort.Slice(f.refs, func(i, j int) bool { return f.refs[i] < f.refs[j] })
+	for g0 := 0; g0 < len(fn); {
+		if f.mark[g0] != markNone {
+			g0++
+			continue
+		}
+		g1 := g0
+		for g1 < len(fn) && f.mark[g1] == markNone {
+			g1++
+		}
+		if !f.referenced(g0, g1) {
+			f.sweepGap(fn, g0, g1, count)
+			commit()
+		}
+		g0 = g1
+	}
+	return res, used, n
+}
+
+// referenced says whether code reads an address in [g0, g1) as data.
+func (f *flow) referenced(g0, g1 int) bool {
+	i := sort.Search(len(f.refs), func(i int) bool { return f.refs[i] >= uint64(g0) })
+	return i < len(f.refs) && f.refs[i] < uint64(g1)
+}
+
+// sweepGap decodes fn[g0:g1] linearly, counting its instructions only if
+// every one is valid and the last ends at g1; the hits of a gap that is
+// not wait in f.hits and are dropped.
+func (f *flow) sweepGap(fn []byte, g0, g1 int, count func(int, *x86Inst)) {
+	start := len(f.hits)
+	var ins [][2]int
+	for pos := g0; pos < g1; {
+		in, ok := decodeX86(fn[pos:g1])
+		if !ok {
+			f.hits = f.hits[:start]
+			return
+		}
+		if x86Ext(&in) != extNone {
+			// The full decoder must read the same instruction: data
+			// that passes the length decoder rarely passes both.
+			d, err := x86asm.Decode(fn[pos:pos+in.len], 64)
+			if err != nil || d.Op == 0 || d.Len != in.len {
+				f.hits = f.hits[:start]
+				return
+			}
+		}
+		ins = append(ins, [2]int{pos, in.len})
+		pos += in.len
+	}
+	for _, p := range ins {
+		in, _ := decodeX86(fn[p[0]:g1])
+		count(p[0], &in)
+	}
+}
+
+// Control flow of one instruction.
+const (
+	flowNext     = iota // falls through
+	flowCond            // falls through, and may branch to target
+	flowJump            // goes to target only
+	flowStop            // ends the path (return, trap)
+	flowIndirect        // an indirect jump: a jump table, or a tail call
+	flowCall            // a call: target, and what follows if it returns
+)
+
+// x86Branch classifies in (raw its bytes, next the offset after it):
+// target is function-relative, -1 when outside.
+func x86Branch(in *x86Inst, raw []byte, next int) (target, kind int) {
+	rel := func() int {
+		n := len(raw)
+		switch in.op {
+		case 0xeb, 0xe0, 0xe1, 0xe2, 0xe3:
+			return next + int(int8(raw[n-1]))
+		}
+		if in.opmap == 0 && in.op >= 0x70 && in.op <= 0x7f {
+			return next + int(int8(raw[n-1]))
+		}
+		return next + int(int32(binary.LittleEndian.Uint32(raw[n-4:])))
+	}
+	switch in.opmap {
+	case 0:
+		switch op := in.op; {
+		case op >= 0x70 && op <= 0x7f, op >= 0xe0 && op <= 0xe3:
+			return rel(), flowCond
+		case op == 0xe8: // call: a local subroutine, or another function
+			return rel(), flowCall
+		case op == 0xff && (in.reg&7 == 2 || in.reg&7 == 3):
+			return -1, flowCall
+		case op == 0xe9 || op == 0xeb:
+			return rel(), flowJump
+		case op == 0xc3 || op == 0xc2 || op == 0xca || op == 0xcb || op == 0xcf || op == 0xf4 || op == 0xcc:
+			return -1, flowStop
+		case op == 0xff && in.reg&7 == 4:
+			return -1, flowIndirect
+		case op == 0xff && in.reg&7 == 5:
+			return -1, flowStop
+		}
+	case 1:
+		switch op := in.op; {
+		case op >= 0x80 && op <= 0x8f:
+			return rel(), flowCond
+		case op == 0x0b || op == 0xb9: // ud2, ud1
+			return -1, flowStop
+		}
+	}
+	return -1, flowNext
+}
+
+// jumpTable resolves the indirect jump just decoded (f.last) and queues
+// the table's targets: a PIC table of 32-bit offsets from its base
+// (lea base; movsxd r, [base + i*4]; add r, base; jmp r) or one of
+// absolute addresses (jmp [table + i*8], or mov r, [table + i*8]; jmp r).
+func (f *flow) jumpTable(o *codeObject, whole, fn []byte, start uint64) {
+	jmp := f.last[(f.nLast-1)%len(f.last)]
+	end := start + uint64(len(fn))
+	queue := func(base uint64, size int, relative, precise bool) {
+		inside := base >= start && base < end
+		for k := 0; k < maxJumpEntries; k++ {
+			loc := base + uint64(k*size)
+			inFn := loc >= start && loc+uint64(size) <= end
+			if inside && !inFn {
+				return // a table in the function ends with it
+			}
+			taken := false
+			if inFn {
+				for i := 0; i < size; i++ {
+					if m := f.mark[loc-start+uint64(i)]; m == markInsn || m == markBody {
+						taken = true
+					}
+				}
+				if taken && !precise {
+					return
+				}
+			}
+			b := o.read(whole, loc, size)
+			if b == nil {
+				return
+			}
+			var t uint64
+			if relative {
+				t = uint64(int64(base) + int64(int32(binary.LittleEndian.Uint32(b))))
+			} else {
+				t = binary.LittleEndian.Uint64(b)
+			}
+			if t < start || t >= end || t >= base && t < loc+uint64(size) {
+				return
+			}
+			if m := f.mark[t-start]; m == markData || m == markBody && !taken {
+				return // into a table, or an instruction: past the table's end
+			}
+			if taken {
+				// A path took the table for code: the bytes after a
+				// call that does not return. Known now, for the next walk.
+				f.known = append(f.known, [2]int{int(loc - start), int(loc-start) + size})
+				f.redo = true
+				continue
+			}
+			if inFn {
+				for i := 0; i < size; i++ {
+					f.mark[loc-start+uint64(i)] = markData
+				}
+			}
+			f.tables = append(f.tables, int(t-start))
+		}
+	}
+	absolute := func(in *x86Inst) bool {
+		return in.hasMem && !in.rip && in.base < 0 && in.index >= 0 && in.scale == 8
+	}
+	if jmp.hasMem {
+		if absolute(&jmp) {
+			queue(uint64(jmp.disp), 8, false, true)
+		}
+		return
+	}
+	for k := 2; k <= min(f.nLast, len(f.last)); k++ {
+		in := f.last[(f.nLast-k)%len(f.last)]
+		switch {
+		case in.opmap == 0 && in.op == 0x63 && in.hasMem && in.base >= 0 && in.index >= 0 && in.scale == 4:
+			// The table's base: the lea into that register on this
+			// path, else (hoisted out of a loop) any in the function.
+			for j := k + 1; j <= min(f.nLast, len(f.last)); j++ {
+				if l := f.last[(f.nLast-j)%len(f.last)]; l.opmap == 0 && l.op == 0x8d && l.rip && l.reg&15 == uint8(in.base) {
+					queue(uint64(int64(f.lastAt[(f.nLast-j)%len(f.last)])+l.disp), 4, true, true)
+					return
+				}
+			}
+			for _, base := range f.leas[in.base] {
+				queue(base, 4, true, false)
+			}
+			return
+		case in.opmap == 0 && in.op == 0x8b && in.rexW && absolute(&in) && in.reg == jmp.rm:
+			queue(uint64(in.disp), 8, false, true)
+			return
+		}
+	}
+}
