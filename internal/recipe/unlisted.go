@@ -140,9 +140,9 @@ func (r *Recipe) PlanFor(rel Release, target string, options []string) (*Plan, e
 	// otherwise the release's Configure refuses it itself.
 	if unknown, from := unknownFeatures(rel.Version, p.Slice.Options); len(unknown) > 0 {
 		if from == "OpenSSL "+rel.Version {
-			return nil, fmt.Errorf("OpenSSL %s for %s: OpenSSL %s does not know the option(s) %s (its Configure's features are listed in docs/recipes.md): %w", rel.Version, target, rel.Version, strings.Join(unknown, " "), ErrOption)
+			return nil, fmt.Errorf("OpenSSL %s for %s: OpenSSL %s does not know the option(s) %s (its Configure's features are listed in docs/recipes.md); instead, leave them out or spell a feature of that list: %w", rel.Version, target, rel.Version, strings.Join(unknown, " "), ErrOption)
 		}
-		return nil, fmt.Errorf("OpenSSL %s for %s: the option(s) %s name no feature the Configure of %s knows (the releases osslbuild has read): %w", rel.Version, target, strings.Join(unknown, " "), from, ErrOption)
+		return nil, fmt.Errorf("OpenSSL %s for %s: the option(s) %s name no feature the Configure of %s knows (the releases osslbuild has read); instead, leave them out or spell a feature docs/recipes.md lists: %w", rel.Version, target, strings.Join(unknown, " "), from, ErrOption)
 	}
 	// Which libraries OpenSSL builds is its no-shared option's to say; the
 	// recipe's libraries must agree with it, or the build would make
