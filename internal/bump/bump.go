@@ -16,9 +16,10 @@
 //     files upstream publishes are not used: they come from the same place
 //     as the tarball and prove nothing.
 //  3. The signature is verified with package signature against EVERY key
-//     pinned in keys/ (keys.Fingerprints). Pinned keys change only by a
+//     pinned in keys/ (keys.Fingerprints) and in the recipe's release_keys
+//     (a consumer's own, beside its recipe). Pinned keys change only by a
 //     reviewed commit, so "any pinned key" is exactly the set of signers the
-//     project has decided to trust; a signature by any other key is refused
+//     project (or the consumer) has decided to trust; a signature by any other key is refused
 //     (signature.ErrUnknownSigner, naming the issuer's key id and
 //     fingerprint), as is a bad or expired one. The new [[release]] then
 //     lists only the key that actually signed it: the narrowest pin that
@@ -70,7 +71,6 @@ import (
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
-	"github.com/osslbuild/osslbuild/keys"
 )
 
 // DefaultRecipe is the recipe file a bump rewrites when Options.Recipe is "".
@@ -224,6 +224,7 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 	rel := recipe.Release{
 		Version: ver,
 		URLs:    UpstreamURLs(ver),
+		Keys:    old.Keys,
 	}
 	staged, err := os.MkdirTemp(opts.TempDir, "osslbuild-bump-")
 	if err != nil {
@@ -252,7 +253,7 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
 	}
 
-	signer, err := verify(ctx, dl)
+	signer, err := verify(ctx, dl, old)
 	if err != nil {
 		return nil, fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
 	}
@@ -307,14 +308,15 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 }
 
 // verify checks the staged signature over the staged tarball against every
-// pinned key (see the package doc for why).
-func verify(ctx context.Context, dl *downloaded) (signature.Result, error) {
+// pinned key, osslbuild's and the recipe's release keys (see the package
+// doc for why).
+func verify(ctx context.Context, dl *downloaded, r *recipe.Recipe) (signature.Result, error) {
 	f, err := os.Open(dl.tarball.Path)
 	if err != nil {
 		return signature.Result{}, err
 	}
 	defer f.Close()
-	return signature.Verify(ctx, f, dl.asc, keys.Fingerprints())
+	return signature.Verifier{Extra: r.Keys}.Verify(ctx, f, dl.asc, r.AllSigners())
 }
 
 // logger returns w (io.Discard if nil) and a function that logs a line to it.
@@ -370,6 +372,6 @@ func seed(ctx context.Context, fo fetch.Options, rel recipe.Release, dl *downloa
 		return err
 	}
 	var signer signature.Result
-	_, err = f.SeedSignature(ctx, file, tb, dl.sig.Path, dl.sig.URL, source.SignatureCheck(tb.Path, rel.Signers, &signer))
+	_, err = f.SeedSignature(ctx, file, tb, dl.sig.Path, dl.sig.URL, source.SignatureCheck(tb.Path, rel, &signer))
 	return err
 }

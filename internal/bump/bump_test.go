@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/testsupport/bumptest"
+	"github.com/osslbuild/osslbuild/internal/testsupport/sigtest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
@@ -242,7 +244,7 @@ func TestBumpRestoresRelease(t *testing.T) {
 		t.Fatalf("tarball not in the cache after SeedCache: %+v, %v", res, err)
 	}
 	var signer signature.Result
-	sig, err := f.FetchSignature(context.Background(), file, res, source.SignatureCheck(res.Path, []string{currentKey}, &signer))
+	sig, err := f.FetchSignature(context.Background(), file, res, source.SignatureCheck(res.Path, recipe.Release{Signers: []string{currentKey}}, &signer))
 	if err != nil || !sig.Cached || signer.Signer != currentKey {
 		t.Fatalf("verified signature not in the cache after SeedCache: %+v, %v (signer %q)", sig, err, signer.Signer)
 	}
@@ -702,5 +704,38 @@ func TestNextLink(t *testing.T) {
 		if got := nextLink(h); got != want {
 			t.Errorf("nextLink(%q) = %q, want %q", h, got, want)
 		}
+	}
+}
+
+// TestBumpRecipeKey: a consumer's recipe that pins its own release key
+// (release_keys) takes a release signed by that key, which osslbuild's
+// keys/ do not hold: the new [[release]] names it as its signer, and the
+// recipe stays valid.
+func TestBumpRecipeKey(t *testing.T) {
+	fx := testfixture.Get(t, "3.0.20")
+	k := sigtest.NewKey(t, "OpenSSL next")
+	sigPath := filepath.Join(t.TempDir(), "openssl-3.0.20.tar.gz.asc")
+	os.WriteFile(sigPath, k.Sign(t, fx.Tarball), 0o644)
+	n := newFakeNet(t)
+	n.release("3.0.20", fx.Tarball, sigPath)
+
+	example, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), "recipes", "examples", "python-build-standalone.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	text := strings.Replace(string(example), "schema = 1\n", fmt.Sprintf("schema = 1\n\nrelease_keys = [{ path = \"keys/openssl-next.asc\", fingerprint = %q }]\n", k.Fingerprint()), 1)
+	testfixture.WriteTree(t, dir, map[string]string{"osslbuild.toml": text, "keys/openssl-next.asc": string(k.Armored(t))})
+	path := filepath.Join(dir, "osslbuild.toml")
+	if _, err := Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n, KeepDefault: true}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := recipe.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := r.Release("3.0.20")
+	if err != nil || !slices.Equal(rel.Signers, []string{k.Fingerprint()}) || rel.SHA256 != fx.SHA256 {
+		t.Errorf("bumped release %+v, %v; want signed by the recipe's key %s", rel, err, k.Fingerprint())
 	}
 }

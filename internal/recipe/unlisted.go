@@ -3,6 +3,7 @@ package recipe
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,7 +51,7 @@ func UpstreamURLs(v string) []string {
 // A release the recipe lists is the recipe's; a sha256 given with it must
 // be the one the recipe pins. A release the recipe does not list needs the
 // caller's sha256: it is then fetched from upstream's URLs, and any key
-// pinned in keys/ may have signed it (listed reports false; its Size is 0
+// pinned in keys/ or in the recipe's release_keys may have signed it (listed reports false; its Size is 0
 // until the download measures it). A sha256 the recipe pins to another
 // release is refused: the same bytes cannot be two releases.
 func (r *Recipe) Resolve(ver, sha256 string) (rel Release, listed bool, err error) {
@@ -83,8 +84,21 @@ func (r *Recipe) Resolve(ver, sha256 string) (rel Release, listed bool, err erro
 		Version: v,
 		SHA256:  sha,
 		URLs:    UpstreamURLs(v),
-		Signers: keys.Fingerprints(),
+		Signers: r.AllSigners(),
+		Keys:    r.Keys,
 	}, false, nil
+}
+
+// AllSigners are the fingerprints of every key that may sign a release the
+// recipe does not list: osslbuild's keys/, then the recipe's release_keys.
+func (r *Recipe) AllSigners() []string {
+	out := keys.Fingerprints()
+	for _, k := range r.Keys {
+		if !slices.Contains(out, k.Fingerprint) {
+			out = append(out, k.Fingerprint)
+		}
+	}
+	return out
 }
 
 func orDefault(v, def string) string {
