@@ -141,4 +141,5 @@ func (v *Variant) FromTree(tree string) *Variant {
 	stages = append(stages, stage{"record", func(context.Context, *job) error { return ErrReachedRecord }, makes})
 	return &Variant{Name: v.Name, stages: stages}
 }
+
 var ToolVersions = toolVersions
