@@ -20,6 +20,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"github.com/osslbuild/osslbuild/internal/testsupport/sigtest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
+	"github.com/osslbuild/osslbuild/internal/universal"
 )
 
 // TestMiniConsumerRecipe: a consumer's own recipe, a file in a temporary
@@ -253,4 +254,38 @@ func TestMiniConsumerReleaseKeyRefused(t *testing.T) {
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// TestMiniMergeHoldsTheKeyFile: build:universal2 of a release signed by
+// the recipe's own key merges its slices, whose claims keep the key file
+// that verified them; build:merge of the same slices with a recipe whose
+// key file at that path is other bytes (the same key, armored with a
+// comment) refuses them, naming the key file they were verified with.
+func TestMiniMergeHoldsTheKeyFile(t *testing.T) {
+	k := sigtest.NewKey(t, "OpenSSL next")
+	s, recipePath := keyedMini(t, k, k, k.Fingerprint(), "keys/openssl-next.asc")
+	rt := miniRuntime(t, &strings.Builder{})
+	res, err := pipeline.Universal2(context.Background(), s, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sl := range res.Manifest.Slices {
+		if c := sl.Claims; c == nil || c.Source.SignerKey == nil || c.Source.SignerKey.Origin != "recipe" || c.Source.SignerKey.Path != "keys/openssl-next.asc" {
+			t.Errorf("%s slice claims %+v", sl.Target.Arch, sl.Claims)
+		}
+	}
+	arm, x86 := filepath.Join(s.Out, "openssl-macos-arm64"), filepath.Join(s.Out, "openssl-macos-x86-64")
+	// The same key in other bytes: an armor header changes the file.
+	keyFile := filepath.Join(filepath.Dir(recipePath), "keys", "openssl-next.asc")
+	armored := strings.Replace(string(mustRead(t, keyFile)), "-----BEGIN PGP PUBLIC KEY BLOCK-----\n", "-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: the same key\n", 1)
+	if err := os.WriteFile(keyFile, []byte(armored), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := s
+	m.Out = filepath.Join(t.TempDir(), "dist")
+	_, err = pipeline.Merge(context.Background(), m, rt, arm, x86)
+	if !errors.Is(err, universal.ErrRefused) || !strings.Contains(err.Error(), "verified with the key file recipe keys/openssl-next.asc (sha256 "+sha256Hex(k.Armored(t))+"), not one this recipe verifies OpenSSL 9.9.9 with") {
+		t.Errorf("slices verified with another key file: %v", err)
+	}
+	emptyOrMissing(t, m.Out)
 }
