@@ -86,6 +86,11 @@ const MaxTarballSize = 1 << 30
 // treat errors.Is(err, ErrExists) as "nothing to do".
 var ErrExists = errors.New("release already in recipe")
 
+// ErrKnownMismatch marks a download whose sha256 or size is not what the
+// recipe's known-release line (recipe.KnownReleases) says: two sources
+// disagree about the release.
+var ErrKnownMismatch = errors.New("the download is not the release the recipe knows")
+
 // ErrNoRelease marks a series for which the listing has no final release.
 var ErrNoRelease = errors.New("no release found")
 
@@ -252,6 +257,12 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 	if err := refuseKnownDigest(old, path, ver, tb.SHA256); err != nil {
 		return nil, fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
 	}
+	for _, k := range recipe.KnownReleases(orig) {
+		if k.Version == ver && (k.SHA256 != tb.SHA256 || k.Size != tb.Size) {
+			return nil, fmt.Errorf("bump %s: refusing %s from %s: sha256 %s, %d bytes; %s:%d lists OpenSSL %s as known, from another signed source, with sha256 %s, %d bytes: %w",
+				ver, rel.FileName(), tb.URL, tb.SHA256, tb.Size, path, k.Line, ver, k.SHA256, k.Size, ErrKnownMismatch)
+		}
+	}
 
 	signer, err := verify(ctx, dl, old)
 	if err != nil {
@@ -278,6 +289,7 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bump %s: rewrite %s: %w", ver, path, err)
 	}
+	updated = dropKnown(updated, ver)
 	if err := checkRewrite(path, orig, updated, rel, setDefault); err != nil {
 		return nil, fmt.Errorf("bump %s: rewrite %s: %w", ver, path, err)
 	}

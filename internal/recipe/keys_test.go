@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-version"
+
+	"github.com/osslbuild/osslbuild/internal/lifecycle"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/testsupport/sigtest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
@@ -141,5 +144,55 @@ func TestReleaseKeysRefused(t *testing.T) {
 				t.Errorf("error does not say %q and %q:\n%v", where, tt.why, err)
 			}
 		})
+	}
+}
+
+// TestKnownNotPinned: the releases osslbuild's recipe lists as known and
+// not pinned are newer than every release it pins of their series, of
+// series the lifecycle table knows, with a sha256 and a size; and the
+// header says where the digests come from and why they are not pinned.
+func TestKnownNotPinned(t *testing.T) {
+	b, err := os.ReadFile("../../recipes/openssl.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustLoad(t)
+	known := KnownReleases(b)
+	if len(known) == 0 {
+		t.Fatal("recipes/openssl.toml lists no known, unpinned release")
+	}
+	for _, k := range known {
+		if _, err := r.Release(k.Version); err == nil {
+			t.Errorf("line %d: %s is listed as not pinned, and the recipe pins it (recipe:bump drops the line)", k.Line, k.Version)
+		}
+		s, ok := lifecycle.Of(k.Version)
+		if !ok {
+			t.Errorf("line %d: %s: series not in internal/lifecycle", k.Line, k.Version)
+		}
+		for _, v := range r.Versions() {
+			if vs, _ := lifecycle.SeriesName(v); vs == s.Name && !version.Must(version.NewVersion(k.Version)).GreaterThan(version.Must(version.NewVersion(v))) {
+				t.Errorf("line %d: %s is not newer than the pinned %s of its series", k.Line, k.Version, v)
+			}
+		}
+		if k.Size <= 0 || len(k.SHA256) != 64 {
+			t.Errorf("line %d: %+v", k.Line, k)
+		}
+	}
+	for _, want := range []string{"Debian's\n# Sources index", "Debian's pool answers 404 for these\n# tarballs and their signatures"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the header does not say %q", want)
+		}
+	}
+}
+
+func TestKnownReleases(t *testing.T) {
+	text := "# not pinned: 4.0.3 sha256 " + strings.Repeat("a", 64) + " 55235667 bytes\r\n" +
+		"#not pinned:  1.1.1w  sha256 " + strings.Repeat("b", 64) + "  1 bytes (an old one)\n" +
+		"# not pinned: 4.0.4 sha256 " + strings.Repeat("c", 63) + " 5 bytes\n" + // short digest: not a line
+		"not pinned: 4.0.5 sha256 " + strings.Repeat("d", 64) + " 5 bytes\n" // not a comment
+	got := KnownReleases([]byte(text))
+	want := []Known{{"4.0.3", strings.Repeat("a", 64), 55235667, 1}, {"1.1.1w", strings.Repeat("b", 64), 1, 2}}
+	if !slices.Equal(got, want) {
+		t.Errorf("KnownReleases = %+v, want %+v", got, want)
 	}
 }
