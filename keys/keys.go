@@ -18,10 +18,14 @@ import (
 //go:embed *.asc
 var files embed.FS
 
+// Path is where the key pinned for the primary key fingerprint fpr lives
+// in osslbuild's repository (what a manifest records of it).
+func Path(fpr string) string { return "keys/openssl-" + strings.ToUpper(fpr) + ".asc" }
+
 // Armored returns the armored public key block pinned for the primary key
 // fingerprint fpr (40 hex digits, any case).
 func Armored(fpr string) ([]byte, error) {
-	name := "openssl-" + strings.ToUpper(fpr) + ".asc"
+	name := strings.TrimPrefix(Path(fpr), "keys/")
 	b, err := fs.ReadFile(files, name)
 	if err != nil {
 		return nil, fmt.Errorf("no pinned key %s in keys/ (have %s)", fpr, strings.Join(Fingerprints(), ", "))

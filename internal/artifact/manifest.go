@@ -84,6 +84,22 @@ type Source struct {
 	Signer       string `json:"signer,omitempty"`      // primary key fingerprint
 	SigningKey   string `json:"signing_key,omitempty"` // (sub)key that made the signature
 	SignedAt     string `json:"signed_at,omitempty"`
+	// SignerKey is the key file that verified the signature and where it
+	// came from: what a rebuild needs to verify the release the same way.
+	SignerKey *KeyRef `json:"signer_key,omitempty"`
+}
+
+// KeyRef names a release key file and pins its content, as RecipeRef
+// does a recipe.
+type KeyRef struct {
+	Fingerprint string `json:"fingerprint"` // its primary key's: the Source's signer
+	// Origin is "osslbuild" (osslbuild's keys/, at the manifest's
+	// osslbuild revision) or "recipe" (the recipe's release_keys).
+	Origin string `json:"origin"`
+	// Path is keys/openssl-<fingerprint>.asc in osslbuild's repository, or
+	// the path the recipe gives, relative to the recipe (never absolute).
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"` // of the file's bytes
 }
 
 // Patch is one applied patch.

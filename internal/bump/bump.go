@@ -16,9 +16,10 @@
 //     files upstream publishes are not used: they come from the same place
 //     as the tarball and prove nothing.
 //  3. The signature is verified with package signature against EVERY key
-//     pinned in keys/ (keys.Fingerprints). Pinned keys change only by a
+//     pinned in keys/ (keys.Fingerprints) and in the recipe's release_keys
+//     (a consumer's own, beside its recipe). Pinned keys change only by a
 //     reviewed commit, so "any pinned key" is exactly the set of signers the
-//     project has decided to trust; a signature by any other key is refused
+//     project (or the consumer) has decided to trust; a signature by any other key is refused
 //     (signature.ErrUnknownSigner, naming the issuer's key id and
 //     fingerprint), as is a bad or expired one. The new [[release]] then
 //     lists only the key that actually signed it: the narrowest pin that
@@ -70,7 +71,6 @@ import (
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
-	"github.com/osslbuild/osslbuild/keys"
 )
 
 // DefaultRecipe is the recipe file a bump rewrites when Options.Recipe is "".
@@ -85,6 +85,11 @@ const MaxTarballSize = 1 << 30
 // usual outcome of a weekly run when upstream released nothing: callers may
 // treat errors.Is(err, ErrExists) as "nothing to do".
 var ErrExists = errors.New("release already in recipe")
+
+// ErrKnownMismatch marks a download whose sha256 or size is not what the
+// recipe's known-release line (recipe.KnownReleases) says: two sources
+// disagree about the release.
+var ErrKnownMismatch = errors.New("the download is not the release the recipe knows")
 
 // ErrNoRelease marks a series for which the listing has no final release.
 var ErrNoRelease = errors.New("no release found")
@@ -224,6 +229,7 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 	rel := recipe.Release{
 		Version: ver,
 		URLs:    UpstreamURLs(ver),
+		Keys:    old.Keys,
 	}
 	staged, err := os.MkdirTemp(opts.TempDir, "osslbuild-bump-")
 	if err != nil {
@@ -251,8 +257,14 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 	if err := refuseKnownDigest(old, path, ver, tb.SHA256); err != nil {
 		return nil, fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
 	}
+	for _, k := range recipe.KnownReleases(orig) {
+		if k.Version == ver && (k.SHA256 != tb.SHA256 || k.Size != tb.Size) {
+			return nil, fmt.Errorf("bump %s: refusing %s from %s: sha256 %s, %d bytes; %s:%d lists OpenSSL %s as known, from another signed source, with sha256 %s, %d bytes: %w",
+				ver, rel.FileName(), tb.URL, tb.SHA256, tb.Size, path, k.Line, ver, k.SHA256, k.Size, ErrKnownMismatch)
+		}
+	}
 
-	signer, err := verify(ctx, dl)
+	signer, err := verify(ctx, dl, old)
 	if err != nil {
 		return nil, fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
 	}
@@ -277,6 +289,7 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bump %s: rewrite %s: %w", ver, path, err)
 	}
+	updated = dropKnown(updated, ver)
 	if err := checkRewrite(path, orig, updated, rel, setDefault); err != nil {
 		return nil, fmt.Errorf("bump %s: rewrite %s: %w", ver, path, err)
 	}
@@ -307,14 +320,15 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 }
 
 // verify checks the staged signature over the staged tarball against every
-// pinned key (see the package doc for why).
-func verify(ctx context.Context, dl *downloaded) (signature.Result, error) {
+// pinned key, osslbuild's and the recipe's release keys (see the package
+// doc for why).
+func verify(ctx context.Context, dl *downloaded, r *recipe.Recipe) (signature.Result, error) {
 	f, err := os.Open(dl.tarball.Path)
 	if err != nil {
 		return signature.Result{}, err
 	}
 	defer f.Close()
-	return signature.Verify(ctx, f, dl.asc, keys.Fingerprints())
+	return signature.Verifier{Extra: r.Keys}.Verify(ctx, f, dl.asc, r.AllSigners())
 }
 
 // logger returns w (io.Discard if nil) and a function that logs a line to it.
@@ -370,6 +384,6 @@ func seed(ctx context.Context, fo fetch.Options, rel recipe.Release, dl *downloa
 		return err
 	}
 	var signer signature.Result
-	_, err = f.SeedSignature(ctx, file, tb, dl.sig.Path, dl.sig.URL, source.SignatureCheck(tb.Path, rel.Signers, &signer))
+	_, err = f.SeedSignature(ctx, file, tb, dl.sig.Path, dl.sig.URL, source.SignatureCheck(tb.Path, rel, &signer))
 	return err
 }

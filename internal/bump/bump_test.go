@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/testsupport/bumptest"
+	"github.com/osslbuild/osslbuild/internal/testsupport/sigtest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
@@ -242,7 +245,7 @@ func TestBumpRestoresRelease(t *testing.T) {
 		t.Fatalf("tarball not in the cache after SeedCache: %+v, %v", res, err)
 	}
 	var signer signature.Result
-	sig, err := f.FetchSignature(context.Background(), file, res, source.SignatureCheck(res.Path, []string{currentKey}, &signer))
+	sig, err := f.FetchSignature(context.Background(), file, res, source.SignatureCheck(res.Path, recipe.Release{Signers: []string{currentKey}}, &signer))
 	if err != nil || !sig.Cached || signer.Signer != currentKey {
 		t.Fatalf("verified signature not in the cache after SeedCache: %+v, %v (signer %q)", sig, err, signer.Signer)
 	}
@@ -423,6 +426,10 @@ func TestBumpRelabelledUnpinned(t *testing.T) {
 			if tc.dflt != "4.0.2" {
 				before = withDefault(t, before, tc.dflt)
 			}
+			// Without the recipe's known-release lines (which would refuse
+			// 4.0.2 as 4.0.3 by its sha256 first, TestBumpKnownRelease):
+			// the identity alone must tell.
+			before = regexp.MustCompile(`(?m)^# not pinned: .*\n`).ReplaceAllString(before, "")
 			path := writeRecipe(t, before)
 			cache, staging := t.TempDir(), t.TempDir()
 			var log bytes.Buffer
@@ -703,4 +710,84 @@ func TestNextLink(t *testing.T) {
 			t.Errorf("nextLink(%q) = %q, want %q", h, got, want)
 		}
 	}
+}
+
+// TestBumpRecipeKey: a consumer's recipe that pins its own release key
+// (release_keys) takes a release signed by that key, which osslbuild's
+// keys/ do not hold: the new [[release]] names it as its signer, and the
+// recipe stays valid.
+func TestBumpRecipeKey(t *testing.T) {
+	fx := testfixture.Get(t, "3.0.20")
+	k := sigtest.NewKey(t, "OpenSSL next")
+	sigPath := filepath.Join(t.TempDir(), "openssl-3.0.20.tar.gz.asc")
+	os.WriteFile(sigPath, k.Sign(t, fx.Tarball), 0o644)
+	n := newFakeNet(t)
+	n.release("3.0.20", fx.Tarball, sigPath)
+
+	example, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), "recipes", "examples", "python-build-standalone.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	text := strings.Replace(string(example), "schema = 1\n", fmt.Sprintf("schema = 1\n\nrelease_keys = [{ path = \"keys/openssl-next.asc\", fingerprint = %q }]\n", k.Fingerprint()), 1)
+	testfixture.WriteTree(t, dir, map[string]string{"osslbuild.toml": text, "keys/openssl-next.asc": string(k.Armored(t))})
+	path := filepath.Join(dir, "osslbuild.toml")
+	if _, err := Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n, KeepDefault: true}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := recipe.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := r.Release("3.0.20")
+	if err != nil || !slices.Equal(rel.Signers, []string{k.Fingerprint()}) || rel.SHA256 != fx.SHA256 {
+		t.Errorf("bumped release %+v, %v; want signed by the recipe's key %s", rel, err, k.Fingerprint())
+	}
+}
+
+// TestBumpKnownRelease: a release the recipe lists as known and not pinned
+// (its sha256 and size from another signed source) is bumped only when the
+// download has that sha256 and size; then its line goes, with the lines of
+// older releases of its series, and the other series' lines stay. A
+// download that disagrees is refused, naming both digests and the line,
+// and the recipe is left as it was.
+func TestBumpKnownRelease(t *testing.T) {
+	fx := testfixture.Get(t, "3.0.20")
+	line := func(v, sha string, size int64) string {
+		return fmt.Sprintf("# not pinned: %s sha256 %s %d bytes\n", v, sha, size)
+	}
+	header := "# Known releases.\n" + line("3.0.19", strings.Repeat("1", 64), 1) + line("3.0.20", fx.SHA256, fx.Size) + line("3.5.9", strings.Repeat("2", 64), 2) + "\n"
+	before := header + withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20")
+	n := newFakeNet(t)
+	n.release("3.0.20", fx.Tarball, fx.Signature)
+
+	path := writeRecipe(t, before)
+	if _, err := Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(path)
+	for _, k := range recipe.KnownReleases(after) {
+		if strings.HasPrefix(k.Version, "3.0.") {
+			t.Errorf("known line %+v left after 3.0.20 is pinned", k)
+		}
+	}
+	if got, want := len(recipe.KnownReleases(after)), len(recipe.KnownReleases([]byte(before)))-2; got != want {
+		t.Errorf("%d known lines after the bump, want %d (the 3.0 series' two dropped)", got, want)
+	}
+	if !strings.HasPrefix(string(after), "# Known releases.\n"+line("3.5.9", strings.Repeat("2", 64), 2)+"\n") {
+		t.Errorf("the header after the bump:\n%s", string(after)[:200])
+	}
+
+	wrong := strings.Replace(before, line("3.0.20", fx.SHA256, fx.Size), line("3.0.20", strings.Repeat("3", 64), fx.Size), 1)
+	path = writeRecipe(t, wrong)
+	_, err := Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n})
+	if !errors.Is(err, ErrKnownMismatch) {
+		t.Fatalf("a download the known line disagrees with: %v", err)
+	}
+	for _, want := range []string{fx.SHA256, strings.Repeat("3", 64), path + ":3"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	assertFile(t, path, wrong)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-version"
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/osslbuild/osslbuild/internal/lifecycle"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
@@ -119,6 +120,33 @@ func rewrite(orig []byte, rel recipe.Release, setDefault bool, mark string) ([]b
 	out = append(out, block)
 	out = append(out, lines[at:]...)
 	return []byte(strings.Join(out, "")), nil
+}
+
+// dropKnown removes the known-release lines (recipe.KnownReleases) that a
+// release of v pins now: v's, and the older ones of its series, which
+// the new release supersedes.
+func dropKnown(data []byte, v string) []byte {
+	series, err := lifecycle.SeriesName(v)
+	if err != nil {
+		return data
+	}
+	drop := map[int]bool{}
+	for _, k := range recipe.KnownReleases(data) {
+		if s, _ := lifecycle.SeriesName(k.Version); s == series && !newer(k.Version, v) {
+			drop[k.Line] = true
+		}
+	}
+	if len(drop) == 0 {
+		return data
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	var out []string
+	for i, l := range lines {
+		if !drop[i+1] {
+			out = append(out, l)
+		}
+	}
+	return []byte(strings.Join(out, ""))
 }
 
 var versionLineRe = regexp.MustCompile(`^[ \t]*version[ \t]*=[ \t]*"([^"]*)"`)

@@ -1,8 +1,16 @@
 // Package lifecycle holds OpenSSL's release series and the day upstream's
 // support for each ends, as the OpenSSL project publishes them (its release
-// strategy page; openssl-library.org's lifecycle). It is the one table of
+// strategy page; openssl-library.org's lifecycle, generated from the
+// openssl/release-metadata repository's data.json). It is the one table of
 // these dates: check names a library whose series has ended, and the
 // recipe marks the releases it lists by it.
+//
+// Series upstream has announced but not yet released are in the table too,
+// marked Announced: their dates are upstream's plans, given by month only
+// ("Oct 2026", "Nov 2027"). The rule for a month-only date (MonthRule): it
+// counts as the first day of that month, the earliest day the
+// announcement allows, so a build or a check warns from the day after it,
+// no later than the full date, once upstream gives it, would.
 package lifecycle
 
 import (
@@ -21,7 +29,18 @@ type Series struct {
 	// Before says the version is older than every series in the table,
 	// whose support ended no later than EndOfLife (that of the oldest).
 	Before bool
+	// Announced marks a series whose dates are upstream's announcement
+	// (release-metadata's forward entries), not those of a release made:
+	// Due is the month its first release is announced for (YYYY-MM).
+	Announced bool
+	Due       string
+	// Month says upstream gave the end of life as a month only;
+	// EndOfLife is then that month's first day (MonthRule).
+	Month bool
 }
+
+// MonthRule is how a month-only date upstream announces becomes a day.
+const MonthRule = "a month-only date counts as the first day of that month: the earliest day the announcement allows, so a warning comes no later than the full date would bring it"
 
 // table lists every series, oldest first. A new series gets its row when
 // upstream announces its date; TestRecipeSeriesKnown fails until it does.
@@ -40,6 +59,11 @@ var table = []Series{
 	{Name: "3.5", EndOfLife: "2030-04-08", LTS: true},
 	{Name: "3.6", EndOfLife: "2026-11-01"},
 	{Name: "4.0", EndOfLife: "2027-05-14"},
+	// Announced by month in openssl/release-metadata (data.json, commit
+	// 05408e9, "Add forward release metadata"): release, end of life.
+	{Name: "4.1", EndOfLife: "2027-11-01", Month: true, Announced: true, Due: "2026-10"},            // Oct 2026, Nov 2027
+	{Name: "4.2", EndOfLife: "2032-04-01", LTS: true, Month: true, Announced: true, Due: "2027-04"}, // Apr 2027, Apr 2032
+	{Name: "5.0", EndOfLife: "2028-11-01", Month: true, Announced: true, Due: "2027-10"},            // Oct 2027, Nov 2028
 }
 
 // Table is every series, oldest first (a copy).
@@ -96,14 +120,22 @@ func (s Series) Ended(now time.Time) bool {
 }
 
 // EndedOn says when support ended, for a series that has: "the 3.0
-// series (LTS) reached its end of life on 2026-09-07".
+// series (LTS) reached its end of life on 2026-09-07"; for a month-only
+// date, the month and the day MonthRule makes of it.
 func (s Series) EndedOn() string {
 	name := "the " + s.Name + " series"
 	if s.LTS {
 		name += " (LTS)"
 	}
-	if s.Before {
+	switch {
+	case s.Before:
 		return name + " reached its end of life no later than " + s.EndOfLife
+	case s.Month:
+		month := s.EndOfLife
+		if t, err := time.Parse(time.DateOnly, s.EndOfLife); err == nil {
+			month = t.Format("January 2006")
+		}
+		return fmt.Sprintf("%s reached its end of life in %s (upstream announced the month only: osslbuild takes its first day, %s, as the last day of support)", name, month, s.EndOfLife)
 	}
 	return name + " reached its end of life on " + s.EndOfLife
 }

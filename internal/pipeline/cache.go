@@ -28,6 +28,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/sbom"
 	"github.com/osslbuild/osslbuild/internal/source/patch"
+	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/patches"
 	"github.com/osslbuild/osslbuild/smoke"
@@ -116,6 +117,12 @@ func (r *run) fitsPlan(p *recipe.Plan, v *Variant, name string, id toolchain.Ide
 		if accepted := p.Release.Signers; len(accepted) > 0 && !slices.Contains(accepted, m.OpenSSL.Signer) {
 			why = append(why, fmt.Sprintf("signer %q, which the plan does not accept (%s)", m.OpenSSL.Signer, strings.Join(accepted, ", ")))
 		}
+		// The key file that verified the source is one the plan verifies
+		// with: osslbuild's keys/ or the recipe's, byte for byte.
+		if k := m.OpenSSL.SignerKey; m.OpenSSL.Signer != "" && (k == nil || k.Fingerprint != m.OpenSSL.Signer || !slices.Contains(keyRefs(p.Release), *k)) {
+			g, _ := json.Marshal(k)
+			why = append(why, fmt.Sprintf("signer key %s, not one of the plan's key files", g))
+		}
 		if len(m.Slices) > 0 || len(m.HeaderDispatch) > 0 {
 			why = append(why, "it records slices or a header dispatch: a merge, not a slice")
 		}
@@ -128,8 +135,9 @@ func (r *run) fitsPlan(p *recipe.Plan, v *Variant, name string, id toolchain.Ide
 
 // cacheKey digests the inputs of one slice build: the plan (the slice as
 // the recipe resolves it, the release with its pins, URLs and signers, the
-// install prefix), the patches, the toolchain, osslbuild and the variant,
-// not the recipe file's bytes. Two recipe files that plan the same slice
+// recipe's release keys by origin, path and digest, the install prefix),
+// the patches, the toolchain, osslbuild (and so its keys/) and the
+// variant, not the recipe file's bytes. Two recipe files that plan the same slice
 // (pyca's example and the embedded recipe, a comment apart) share an
 // entry; each hit writes its own recipe into what it serves (cached). The
 // pinned source digest stands for the verified tarball: nothing else can
@@ -149,10 +157,11 @@ func cacheKey(p *recipe.Plan, v *Variant, revision string, id toolchain.Identity
 		Variant   string
 		Slice     platform.Slice
 		Release   recipe.Release
+		Keys      []signature.Key `json:",omitempty"` // the manifest records which verified the source
 		Prefix    string
 		Patches   []string
 		Toolchain toolchain.Identity
-	}{3, revision, v.Name, p.Slice, p.Release, p.Recipe.Prefix, pd, id}
+	}{3, revision, v.Name, p.Slice, p.Release, p.Release.Keys, p.Recipe.Prefix, pd, id}
 	return digestJSON(in)
 }
 

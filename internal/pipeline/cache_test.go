@@ -17,6 +17,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"github.com/osslbuild/osslbuild/internal/testsupport/standin"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
@@ -78,6 +79,28 @@ func TestCacheKeyChangesWithEveryInput(t *testing.T) {
 	for name, f := range variants {
 		if f() == base {
 			t.Errorf("changing the %s does not change the key", name)
+		}
+	}
+	// The recipe's release keys: a key, where it comes from and its bytes
+	// (what the manifest records of the key that verified the source).
+	withKey := func(k signature.Key) string {
+		q := *p
+		q.Release.Keys = []signature.Key{k}
+		key, err := pipeline.CacheKey(&q, pipeline.Osslbuild, "rev1", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return key
+	}
+	k := signature.Key{Fingerprint: strings.Repeat("AB", 20), Origin: signature.OriginRecipe, Path: "keys/openssl-next.asc", SHA256: strings.Repeat("1", 64)}
+	keyed := withKey(k)
+	moved, edited, other := k, k, k
+	moved.Path = "keys/elsewhere.asc"
+	edited.SHA256 = strings.Repeat("2", 64)
+	other.Fingerprint = strings.Repeat("CD", 20)
+	for name, got := range map[string]string{"its path": withKey(moved), "its file's bytes": withKey(edited), "its fingerprint": withKey(other)} {
+		if keyed == base || got == keyed || got == base {
+			t.Errorf("a recipe's release key: changing %s does not change the key", name)
 		}
 	}
 	// Another recipe file with the same plan (another name, path, origin

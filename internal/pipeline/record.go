@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"time"
 
@@ -9,6 +11,8 @@ import (
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/sbom"
 	"github.com/osslbuild/osslbuild/internal/source"
+	"github.com/osslbuild/osslbuild/internal/source/signature"
+	"github.com/osslbuild/osslbuild/keys"
 )
 
 // record writes manifest.json (how the slice was made, and the sha256 of
@@ -65,8 +69,29 @@ func sourceRef(v *source.Verified) artifact.Source {
 	if v.Signer != nil {
 		s.Signer, s.SigningKey = v.Signer.Signer, v.Signer.SigningKey
 		s.SignedAt = v.Signer.Created.UTC().Format(time.RFC3339)
+		s.SignerKey = keyRef(v.Signer.Key)
 	}
 	return s
+}
+
+func keyRef(k signature.Key) *artifact.KeyRef {
+	return &artifact.KeyRef{Fingerprint: k.Fingerprint, Origin: k.Origin, Path: k.Path, SHA256: k.SHA256}
+}
+
+// keyRefs are the key files that may verify rel, as a manifest records
+// them: osslbuild's keys/, then the recipe's release keys.
+func keyRefs(rel recipe.Release) []artifact.KeyRef {
+	var out []artifact.KeyRef
+	for _, f := range keys.Fingerprints() {
+		if b, err := keys.Armored(f); err == nil {
+			sum := sha256.Sum256(b)
+			out = append(out, artifact.KeyRef{Fingerprint: f, Origin: signature.OriginOsslbuild, Path: keys.Path(f), SHA256: hex.EncodeToString(sum[:])})
+		}
+	}
+	for _, k := range rel.Keys {
+		out = append(out, *keyRef(k))
+	}
+	return out
 }
 
 // scrubWork writes the private build directory as $WORK, so the manifest is

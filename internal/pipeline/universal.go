@@ -18,7 +18,6 @@ import (
 	"github.com/osslbuild/osslbuild/internal/source/patch"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/internal/universal"
-	"github.com/osslbuild/osslbuild/keys"
 	"github.com/osslbuild/osslbuild/patches"
 )
 
@@ -411,10 +410,13 @@ func (r *run) holdToRecipe(m *artifact.Manifest) error {
 	} else if want := configure.Args(p); !slices.Equal(m.Configure.Argv, want) {
 		why = append(why, fmt.Sprintf("Configure ran as %q, the recipe's plan is %q", m.Configure.Argv, want))
 	}
-	if s := m.OpenSSL.Signer; s != "" && !slices.Contains(signers(p.Release, listed), s) {
-		why = append(why, fmt.Sprintf("its source is signed by %s, which the recipe does not pin for OpenSSL %s (%s)", s, rel.Version, strings.Join(signers(p.Release, listed), ", ")))
+	if s := m.OpenSSL.Signer; s != "" && !slices.Contains(p.Release.Signers, s) {
+		why = append(why, fmt.Sprintf("its source is signed by %s, which the recipe does not pin for OpenSSL %s (%s)", s, rel.Version, strings.Join(p.Release.Signers, ", ")))
 	} else if s == "" && p.Release.SignatureRequired() {
 		why = append(why, fmt.Sprintf("its source records no signer, and the recipe requires a signature for OpenSSL %s", rel.Version))
+	} else if k := m.OpenSSL.SignerKey; k != nil && (k.Fingerprint != s || !slices.Contains(keyRefs(p.Release), *k)) {
+		// A slice from before the record has none: its signer is held above.
+		why = append(why, fmt.Sprintf("its source was verified with the key file %s %s (sha256 %s), not one this recipe verifies OpenSSL %s with", k.Origin, k.Path, k.SHA256, rel.Version))
 	}
 	if m.Target.OpenSSLDir != "" {
 		field("the openssldir", m.Target.OpenSSLDir, p.Slice.OpenSSLDir)
@@ -469,13 +471,4 @@ func fitsPair(in []universal.Slice) func(*artifact.Manifest) error {
 		}
 		return nil
 	}
-}
-
-// signers are the keys that may sign rel: the recipe's for a listed
-// release, any pinned key for one it does not list.
-func signers(rel recipe.Release, listed bool) []string {
-	if listed {
-		return rel.Signers
-	}
-	return keys.Fingerprints()
 }

@@ -41,6 +41,7 @@ func TestRecipesDocKeys(t *testing.T) {
 		"### `options` entries (top level and per target)": reflect.TypeOf(Option{}),
 		"### `[targets.<name>]`":                           reflect.TypeOf(Target{}),
 		"### `[[release]]`":                                reflect.TypeOf(Release{}),
+		"### `release_keys` entries":                       reflect.TypeOf(ReleaseKey{}),
 	}
 	row := regexp.MustCompile("(?m)^\\| `([a-z0-9_]+)` \\|")
 	for heading, typ := range sections {

@@ -28,12 +28,12 @@ var featureRe = regexp.MustCompile(`^(no|enable)-([a-z0-9][a-z0-9_.+-]*)$`)
 // would install outside the staging directory or where layout does not
 // look.
 var longOptions = []struct {
-	prefix string
-	value  *regexp.Regexp
-	want   string
+	prefix        string
+	value         *regexp.Regexp
+	want, instead string
 }{
-	{"--libdir=", regexp.MustCompile(`^lib$`), "lib (the artifact's layout)"},
-	{"--api=", regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?$`), "an OpenSSL version such as 1.1.1 or 3.0"},
+	{"--libdir=", regexp.MustCompile(`^lib$`), "lib (the artifact's layout)", "write --libdir=lib (the artifact's layout)"},
+	{"--api=", regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?$`), "an OpenSSL version such as 1.1.1 or 3.0", "write the API version as X.Y or X.Y.Z, such as --api=1.1.1 or --api=3.0"},
 }
 
 // CheckOption refuses what must not reach Configure as an option. Recipe
@@ -41,75 +41,133 @@ var longOptions = []struct {
 // takes "-..." and "+..." arguments as compiler flags and "VAR=value" as
 // its variables (CFLAGS=... replaces OpenSSL's -O3, the pyca bug), and a
 // bare word may be read as the Configure target, so only feature switches
-// (no-X, enable-X) and a few long options get through.
+// (no-X, enable-X) and a few long options get through. A refusal names the
+// option, why, and what to write instead (OptionAdvice).
 func CheckOption(o string) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("option %q: %s: %w", o, fmt.Sprintf(format, args...), ErrOption)
+	why, instead, refused := OptionAdvice(o)
+	if !refused {
+		return nil
 	}
-	if why, ok := refusedOption(o); ok {
-		return bad("%s", why)
+	return fmt.Errorf("option %q: %s; instead, %s: %w", o, why, instead, ErrOption)
+}
+
+// Advice that recurs in OptionAdvice.
+const (
+	leaveOut      = "leave it out"
+	inTargetFlags = "put the flag in the recipe's targets.<name>.flags, where it reaches Configure as an argument (docs/recipes.md lists the families allowed)"
+)
+
+// OptionAdvice is why osslbuild refuses the option o and what to write
+// instead; refused is false for an option it passes on. Linux and Windows
+// builds that hand pyca's OPENSSL_BUILD_FLAGS to Configure as they are
+// accept much of what is refused here (docs/pyca-infra.md's token table).
+func OptionAdvice(o string) (why, instead string, refused bool) {
+	if why, instead, ok := refusedOption(o); ok {
+		return why, instead, true
 	}
 	switch {
 	case o == "" || strings.ContainsAny(o, " \t\n\r$`\"'\\;&|<>()*?[]{}~#!"):
-		return bad("want a single Configure option")
+		return "want a single Configure option", "give the options one by one, separated by spaces, each a no-FEATURE, an enable-FEATURE, --libdir=lib or --api=X.Y", true
 	case strings.HasPrefix(o, "-O"):
-		return bad("optimisation is OpenSSL's own -O3; an option must not override it")
+		return "optimisation is OpenSSL's own -O3; an option must not override it", leaveOut + ": OpenSSL's Configure sets -O3 itself, and osslbuild refuses to build at any other level", true
 	case strings.HasPrefix(o, "--"):
 		var names []string
 		for _, l := range longOptions {
 			if v, ok := strings.CutPrefix(o, l.prefix); ok {
 				if !l.value.MatchString(v) {
-					return bad("%s takes %s, not %q", strings.TrimSuffix(l.prefix, "="), l.want, v)
+					return fmt.Sprintf("%s takes %s, not %q", strings.TrimSuffix(l.prefix, "="), l.want, v), l.instead, true
 				}
-				return nil
+				return "", "", false
 			}
 			names = append(names, l.prefix+"VALUE")
 		}
-		return bad("long options are limited to %s (osslbuild sets --prefix and --openssldir itself)", strings.Join(names, ", "))
+		why := fmt.Sprintf("long options are limited to %s (osslbuild sets --prefix and --openssldir itself)", strings.Join(names, ", "))
+		switch name, _, _ := strings.Cut(o, "="); name {
+		case "--prefix":
+			return why, "set prefix in the recipe (the install prefix OpenSSL embeds; the artifact is relocatable whatever it is)", true
+		case "--openssldir":
+			return why, "set openssldir in the recipe's targets.<name> (pyca's recipe has Homebrew's for each architecture)", true
+		case "--cross-compile-prefix":
+			return why, leaveOut + ": osslbuild chooses the compiler (OSSLBUILD_TOOLCHAIN, docs/building.md)", true
+		}
+		return why, leaveOut + ": of the long options osslbuild passes only --libdir=lib and --api=X.Y", true
 	case strings.HasPrefix(o, "-") || strings.HasPrefix(o, "+"):
-		return bad("a compiler flag, not a Configure option: Configure would hand it to the compiler; compiler flags come only from the recipe's targets")
+		why := "a compiler flag, not a Configure option: Configure would hand it to the compiler; compiler flags come only from the recipe's targets"
+		name, v, _ := strings.Cut(o, "=")
+		switch {
+		case deploymentFlag(o):
+			if v == "" {
+				v = "11.0"
+			}
+			return why, fmt.Sprintf("set min_os = %q in the recipe's macOS target; osslbuild derives %s=%s from it", v, name, v), true
+		case o == "-static" || strings.HasPrefix(o, "-l") || strings.HasPrefix(o, "-L") || strings.HasPrefix(o, "-Wl,") || o == "-rpath":
+			return "a linker flag: Configure would link with it", leaveOut + ": the static libraries link nothing themselves, and the program that links them chooses its own linker flags", true
+		case strings.HasPrefix(o, "-DOPENSSL_NO_"):
+			return why, "write the option no-" + strings.ToLower(strings.TrimPrefix(name, "-DOPENSSL_NO_")) + " if it is a feature of the release's Configure, else " + inTargetFlags, true
+		}
+		return why, inTargetFlags, true
 	case strings.Contains(o, "="):
 		name, _, _ := strings.Cut(o, "=")
-		return bad("a variable assignment: Configure would set %s from it", name)
+		why := fmt.Sprintf("a variable assignment: Configure would set %s from it", name)
+		switch name {
+		case "CFLAGS", "CPPFLAGS", "CXXFLAGS", "ASFLAGS":
+			return why + " (CFLAGS replaces OpenSSL's -O3: the pyca bug)", inTargetFlags, true
+		case "CC", "CXX", "AR", "RANLIB", "LD", "AS", "CROSS_COMPILE", "PERL":
+			return why, leaveOut + ": osslbuild chooses the tools (OSSLBUILD_TOOLCHAIN, docs/building.md)", true
+		}
+		return why, leaveOut + ": osslbuild builds Configure's environment itself, variable by variable", true
 	case !featureRe.MatchString(o):
-		return bad("want no-FEATURE or enable-FEATURE (a bare word may be taken as the Configure target)")
+		why := "want no-FEATURE or enable-FEATURE (a bare word may be taken as the Configure target)"
+		lower := strings.ToLower(o)
+		switch {
+		case lower != o && featureRe.MatchString(lower):
+			return why, "write it in lower case: " + lower, true
+		case slices.Contains(bareFeatures, o):
+			return why + "; Configure reads the bare word " + o + " as enable-" + o, "write enable-" + o, true
+		}
+		return why, leaveOut + ": the Configure target is the recipe's targets.<name>.configure (darwin64-arm64-cc, darwin64-x86_64-cc)", true
 	}
-	return nil
+	return "", "", false
 }
 
+// bareFeatures are the words Configure rewrites into enable-X itself.
+var bareFeatures = []string{"shared", "threads", "zlib", "zlib-dynamic", "sctp", "fips"}
+
 // optionRefusals are options Configure knows that must not build the
-// libraries a consumer links, each with why: they instrument the code,
-// swap OpenSSL's assembly for generic C, or build for debugging, all with
-// OpenSSL's -O3 still on the compiler line. Every other feature a
-// release's Configure knows is allowed (releaseFeatures).
+// libraries a consumer links, each with why and what to write instead:
+// they instrument the code, swap OpenSSL's assembly for generic C, or
+// build for debugging, all with OpenSSL's -O3 still on the compiler line.
+// Every other feature a release's Configure knows is allowed
+// (releaseFeatures).
 var optionRefusals = []struct {
-	match func(string) bool
-	why   string
+	match        func(string) bool
+	why, instead string
 }{
-	{is("enable-asan", "enable-ubsan", "enable-msan"), "a sanitiser build: Configure adds -fsanitize=... to every compile, instrumenting each memory access or operation and linking its run-time, with -O3 still on the compiler line"},
-	{func(o string) bool { return strings.HasPrefix(o, "enable-fuzz-") }, "a fuzzing build: Configure adds the fuzzer's instrumentation (-fsanitize=fuzzer..., AFL's compiler) to every compile"},
-	{is("no-asm"), "drops OpenSSL's hand-written assembly (AES-NI, SHA, bignum and constant-time code) for its generic C: slower, and not the code a consumer's checks expect"},
-	{is("no-sse2"), "drops the SSE2 code paths (the switch is for 32-bit x86, whose CPUs may lack SSE2)"},
-	{is("386"), "Configure's 386 switch: 32-bit x86 code for the i386, without the SSE2 assembly"},
-	{is("no-pic"), "builds position-dependent code: the static libraries go into shared objects (Python's extension modules), which need position-independent code"},
-	{is("enable-crypto-mdebug", "enable-crypto-mdebug-backtrace"), "builds OpenSSL's memory-debugging hooks into every allocation"},
-	{is("enable-allocfail-tests", "enable-unit-test"), "builds test hooks into the libraries (allocation failures on demand, internal functions exported for unit tests)"},
-	{is("--debug", "-d"), "Configure's debug build: -O0 -g instead of -O3 (the pyca bug by another road)"},
-	{is("--pgo"), "Configure's profile-guided build: code generation follows a profile, not -O3"},
+	{is("enable-asan", "enable-ubsan", "enable-msan"), "a sanitiser build: Configure adds -fsanitize=... to every compile, instrumenting each memory access or operation and linking its run-time, with -O3 still on the compiler line", leaveOut + ": sanitiser builds are for testing OpenSSL, not for the libraries a wheel ships"},
+	{func(o string) bool { return strings.HasPrefix(o, "enable-fuzz-") }, "a fuzzing build: Configure adds the fuzzer's instrumentation (-fsanitize=fuzzer..., AFL's compiler) to every compile", leaveOut + ": fuzzing builds are for OpenSSL's fuzzers"},
+	{is("no-asm"), "drops OpenSSL's hand-written assembly (AES-NI, SHA, bignum and constant-time code) for its generic C: slower, and not the code a consumer's checks expect", leaveOut + ": both macOS architectures build OpenSSL's assembly"},
+	{is("no-sse2"), "drops the SSE2 code paths (the switch is for 32-bit x86, whose CPUs may lack SSE2)", leaveOut + ": every x86_64 CPU has SSE2"},
+	{is("386"), "Configure's 386 switch: 32-bit x86 code for the i386, without the SSE2 assembly", leaveOut + ": the macOS targets are arm64 and x86_64"},
+	{is("no-pic"), "builds position-dependent code: the static libraries go into shared objects (Python's extension modules), which need position-independent code", leaveOut},
+	{is("enable-crypto-mdebug", "enable-crypto-mdebug-backtrace"), "builds OpenSSL's memory-debugging hooks into every allocation", leaveOut},
+	{is("enable-allocfail-tests", "enable-unit-test"), "builds test hooks into the libraries (allocation failures on demand, internal functions exported for unit tests)", leaveOut},
+	{is("--debug", "-d"), "Configure's debug build: -O0 -g instead of -O3 (the pyca bug by another road)", leaveOut + ": the release build is OpenSSL's -O3"},
+	{is("--pgo"), "Configure's profile-guided build: code generation follows a profile, not -O3", leaveOut},
 }
 
 func is(names ...string) func(string) bool {
 	return func(o string) bool { return slices.Contains(names, o) }
 }
 
-// refusedOption is why o is refused by name, false when it is not.
-func refusedOption(o string) (string, bool) {
+// refusedOption is why o is refused by name and what to write instead,
+// false when it is not.
+func refusedOption(o string) (why, instead string, ok bool) {
 	for _, r := range optionRefusals {
 		if r.match(o) {
-			return r.why, true
+			return r.why, r.instead, true
 		}
 	}
-	return "", false
+	return "", "", false
 }
 
 // knownFeatures is the set of feature names release v's Configure takes:

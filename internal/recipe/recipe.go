@@ -15,6 +15,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -25,6 +26,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/osslbuild/osslbuild/internal/platform"
+	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/keys"
 	"github.com/osslbuild/osslbuild/recipes"
 )
@@ -56,6 +58,10 @@ type Recipe struct {
 	Options  []Option
 	Targets  map[string]Target
 	Releases []Release
+	// Keys are the recipe's release_keys, read and checked to hold the
+	// fingerprint written beside each: used with osslbuild's keys/ to
+	// verify every release, listed or not.
+	Keys []signature.Key
 	// Universal2Dispatch are the public headers allowed to differ between
 	// the universal2 slices (merged with a per-architecture dispatch);
 	// any other difference refuses the merge.
@@ -83,8 +89,20 @@ type Release struct {
 	SHA256    string   `toml:"sha256"`
 	Size      int64    `toml:"size"`
 	URLs      []string `toml:"urls"`
-	Signers   []string `toml:"signers"`   // primary key fingerprints from keys/
+	Signers   []string `toml:"signers"`   // primary key fingerprints from keys/ or the recipe's release_keys
 	Signature string   `toml:"signature"` // "required" (default); "optional" only with LoadOptions.Unsigned
+	// Keys are the recipe's release keys, where Signers may find a key
+	// beside osslbuild's keys/ (Recipe.Keys).
+	Keys []signature.Key `toml:"-" json:"-"`
+}
+
+// ReleaseKey is an OpenSSL release key a recipe pins beside osslbuild's
+// keys/: a file of the consumer's, by its path relative to the recipe,
+// and the full fingerprint of its primary key, so that a file swapped for
+// another key's is refused.
+type ReleaseKey struct {
+	Path        string `toml:"path"`
+	Fingerprint string `toml:"fingerprint"`
 }
 
 // FileName is the upstream tarball name, openssl-<version>.tar.gz.
@@ -115,6 +133,8 @@ type fileSchema struct {
 	InstallName string            `toml:"install_name"`
 	Targets     map[string]Target `toml:"targets"`
 	Releases    []Release         `toml:"release"`
+	// ReleaseKeys are OpenSSL release keys kept beside the recipe.
+	ReleaseKeys []ReleaseKey `toml:"release_keys"`
 	// Headers that may differ between the universal2 slices, e.g.
 	// "include/openssl/configuration.h" when an option applies to one
 	// architecture only.
@@ -142,7 +162,7 @@ func LoadWith(nameOrPath string, o LoadOptions) (*Recipe, error) {
 	b, err := ReadFile(nameOrPath)
 	switch {
 	case err == nil:
-		r, err := parse(nameOrPath, b, o)
+		r, err := parse(nameOrPath, b, o, keysBeside(nameOrPath))
 		if r != nil {
 			r.Origin = OriginFile
 		}
@@ -158,7 +178,7 @@ func LoadWith(nameOrPath string, o LoadOptions) (*Recipe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recipe %q: neither a file nor one of the embedded recipes (%s): %w", nameOrPath, strings.Join(Embedded(), ", "), ErrUnknown)
 	}
-	r, err := parse("recipes/"+name, b, o)
+	r, err := parse("recipes/"+name, b, o, noKeys)
 	if r != nil {
 		r.Origin = OriginEmbedded
 	}
@@ -170,36 +190,47 @@ func LoadWith(nameOrPath string, o LoadOptions) (*Recipe, error) {
 // refused by name before it is opened, and again from the open file, so a
 // FIFO swapped in meanwhile is not read either (it is opened
 // non-blocking).
-func ReadFile(path string) ([]byte, error) {
+func ReadFile(path string) ([]byte, error) { return readRegular("recipe", path, MaxSize) }
+
+// MaxKeySize bounds a release key file: OpenSSL's are a few KB.
+const MaxKeySize = 1 << 20
+
+// readRegular is ReadFile for a file of kind (errors name it so) of at most
+// max bytes.
+func readRegular(kind, path string, max int64) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("recipe %s: %w", path, err)
+		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
 	}
-	if err := regular(path, fi); err != nil {
+	if err := regular(kind, path, fi); err != nil {
 		return nil, err
 	}
 	f, err := openNonBlocking(path)
 	if err != nil {
-		return nil, fmt.Errorf("recipe %s: %w", path, err)
+		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
 	}
 	defer f.Close()
 	if fi, err = f.Stat(); err != nil {
-		return nil, fmt.Errorf("recipe %s: %w", path, err)
+		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
 	}
-	if err := regular(path, fi); err != nil {
+	if err := regular(kind, path, fi); err != nil {
 		return nil, err
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return nil, fmt.Errorf("recipe %s: %w", path, err)
+		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
 	}
-	if len(b) > MaxSize {
-		return nil, fmt.Errorf("recipe %s: larger than %d bytes; a recipe is a short TOML file: %w", path, MaxSize, ErrInvalid)
+	if int64(len(b)) > max {
+		what := "a recipe is a short TOML file"
+		if kind != "recipe" {
+			what = "an OpenPGP key file is a few KB"
+		}
+		return nil, fmt.Errorf("%s %s: larger than %d bytes; %s: %w", kind, path, max, what, ErrInvalid)
 	}
 	return b, nil
 }
 
-func regular(path string, fi fs.FileInfo) error {
+func regular(kind, path string, fi fs.FileInfo) error {
 	m := fi.Mode()
 	var what string
 	switch {
@@ -216,7 +247,24 @@ func regular(path string, fi fs.FileInfo) error {
 	default:
 		what = "not a regular file"
 	}
-	return fmt.Errorf("recipe %s: %s; want a regular TOML file: %w", path, what, ErrInvalid)
+	want := "a regular TOML file"
+	if kind != "recipe" {
+		want = "a regular file (an armored OpenPGP public key)"
+	}
+	return fmt.Errorf("%s %s: %s; want %s: %w", kind, path, what, want, ErrInvalid)
+}
+
+// keysBeside reads the release keys of the recipe file at path, by their
+// paths relative to it.
+func keysBeside(path string) func(string) ([]byte, error) {
+	return func(rel string) ([]byte, error) {
+		return readRegular("release key", filepath.Join(filepath.Dir(path), filepath.FromSlash(rel)), MaxKeySize)
+	}
+}
+
+// noKeys is an embedded recipe's key reader: nothing lies beside it.
+func noKeys(string) ([]byte, error) {
+	return nil, errors.New("an embedded recipe has no files beside it: osslbuild's own keys are in keys/")
 }
 
 // Embedded lists the recipes built into osslbuild.
@@ -241,14 +289,17 @@ var (
 	// OpenSSL embeds in C strings and the Makefile: no spaces, quotes,
 	// "$" (make would expand it), "%" or "\\".
 	dirRe = regexp.MustCompile(`^/[A-Za-z0-9._/@+-]*$`)
+	// keyPathRe is a release key file's path relative to the recipe.
+	keyPathRe = regexp.MustCompile(`^[A-Za-z0-9._@+-][A-Za-z0-9._/@+-]*$`)
 	// headerRe is a public header of the installed tree.
 	headerRe = regexp.MustCompile(`^include/[A-Za-z0-9_/.-]+\.h$`)
 )
 
-// Parse decodes and validates recipe bytes; path names the file in errors.
-// A release cannot waive its signature (see LoadOptions).
+// Parse decodes and validates recipe bytes; path names the file in errors,
+// and its release keys are read relative to it. A release cannot waive
+// its signature (see LoadOptions).
 func Parse(path string, data []byte) (*Recipe, error) {
-	return parse(path, data, LoadOptions{})
+	return parse(path, data, LoadOptions{}, keysBeside(path))
 }
 
 // checker collects a recipe's refusals, each placed at file:line.
@@ -272,7 +323,7 @@ func (c *checker) bad(loc, field, format string, args ...any) {
 // UTF-8 file; TOML does not allow it.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
-func parse(path string, data []byte, o LoadOptions) (*Recipe, error) {
+func parse(path string, data []byte, o LoadOptions, readKey func(string) ([]byte, error)) (*Recipe, error) {
 	// Refused rather than skipped: the recipe's digest in every manifest is
 	// of the file's bytes, and a decoder error would not say what is wrong.
 	if bytes.HasPrefix(data, utf8BOM) {
@@ -359,7 +410,12 @@ func parse(path string, data []byte, o LoadOptions) (*Recipe, error) {
 		parseOptions(f+".options", t.Options)
 		r.Targets[name] = t
 	}
+	r.Keys = checkKeys(c, s.ReleaseKeys, readKey)
 	pinned := keys.Fingerprints()
+	var own []string
+	for _, k := range r.Keys {
+		own = append(own, k.Fingerprint)
+	}
 	seen := map[string]bool{}
 	for i, rel := range r.Releases {
 		loc := fmt.Sprintf("release[%d]", i)
@@ -401,17 +457,18 @@ func parse(path string, data []byte, o LoadOptions) (*Recipe, error) {
 			bad(loc+".signature", f+".signature", "want required, got %q", rel.Signature)
 		}
 		if len(rel.Signers) == 0 && rel.SignatureRequired() {
-			bad(loc+".signers", f+".signers", "a required signature needs at least one pinned key fingerprint (%s)", strings.Join(pinned, ", "))
+			bad(loc+".signers", f+".signers", "a required signature needs at least one pinned key fingerprint (%s)", strings.Join(append(slices.Clone(pinned), own...), ", "))
 		}
 		for j, k := range rel.Signers {
 			l, ff := fmt.Sprintf("%s.signers[%d]", loc, j), fmt.Sprintf("%s.signers[%d]", f, j)
 			switch {
 			case !fpr40.MatchString(k):
 				bad(l, ff, "want a 40-digit upper-case key fingerprint, got %q", k)
-			case !slices.Contains(pinned, k):
-				bad(l, ff, "key %s is not pinned in keys/ (pinned: %s); a new signing key comes in only by a reviewed osslbuild commit", k, strings.Join(pinned, ", "))
+			case !slices.Contains(pinned, k) && !slices.Contains(own, k):
+				bad(l, ff, "key %s is not pinned in keys/ (pinned: %s) nor in the recipe's release_keys (%s); a new signing key comes in by a reviewed osslbuild commit or by the recipe's release_keys", k, strings.Join(pinned, ", "), orNone(own))
 			}
 		}
+		r.Releases[i].Keys = r.Keys
 	}
 	// A recipe may list no release: a consumer that keeps its OpenSSL
 	// version and sha256 elsewhere (pyca's openssl-version.sh) gives them
@@ -426,6 +483,59 @@ func parse(path string, data []byte, o LoadOptions) (*Recipe, error) {
 		return nil, fmt.Errorf("%w: %w", errors.Join(c.errs...), ErrInvalid)
 	}
 	return r, nil
+}
+
+// checkKeys reads the recipe's release_keys with readKey and holds each
+// file to the fingerprint written beside it.
+func checkKeys(c *checker, rks []ReleaseKey, readKey func(string) ([]byte, error)) []signature.Key {
+	var out []signature.Key
+	paths, fprs := map[string]bool{}, map[string]bool{}
+	for i, rk := range rks {
+		f := fmt.Sprintf("release_keys[%d]", i)
+		ok := true
+		if !keyPathRe.MatchString(rk.Path) || path.Clean(rk.Path) != rk.Path || !filepath.IsLocal(filepath.FromSlash(rk.Path)) {
+			c.bad(f+".path", f+".path", "want a clean path relative to the recipe, inside its directory (such as keys/openssl-release.asc), got %q", rk.Path)
+			ok = false
+		} else if paths[rk.Path] {
+			c.bad(f+".path", f+".path", "%s given twice", rk.Path)
+			ok = false
+		}
+		paths[rk.Path] = true
+		if !fpr40.MatchString(rk.Fingerprint) {
+			c.bad(f+".fingerprint", f+".fingerprint", "want the primary key's full fingerprint, 40 upper-case hex digits without spaces, got %q", rk.Fingerprint)
+			ok = false
+		} else if fprs[rk.Fingerprint] {
+			c.bad(f+".fingerprint", f+".fingerprint", "key %s given twice", rk.Fingerprint)
+			ok = false
+		}
+		fprs[rk.Fingerprint] = true
+		if !ok {
+			continue
+		}
+		b, err := readKey(rk.Path)
+		if err != nil {
+			c.bad(f+".path", f+".path", "%v", err)
+			continue
+		}
+		if got, err := signature.PrimaryFingerprint(b); err == nil && got != rk.Fingerprint {
+			c.bad(f+".fingerprint", f+".fingerprint", "the file %s holds the primary key %s, not %s: a swapped file or a wrong fingerprint (OpenSSL publishes its keys' fingerprints at %s)", rk.Path, got, rk.Fingerprint, signature.PublishedAt)
+			continue
+		}
+		k, err := signature.NewKey(rk.Fingerprint, signature.OriginRecipe, rk.Path, b)
+		if err != nil {
+			c.bad(f+".path", f+".path", "%s: %v", rk.Path, err)
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }
 
 // checkLibraries reads libraries and install_name: nil for static

@@ -3,6 +3,7 @@ package recipe
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,7 +51,7 @@ func UpstreamURLs(v string) []string {
 // A release the recipe lists is the recipe's; a sha256 given with it must
 // be the one the recipe pins. A release the recipe does not list needs the
 // caller's sha256: it is then fetched from upstream's URLs, and any key
-// pinned in keys/ may have signed it (listed reports false; its Size is 0
+// pinned in keys/ or in the recipe's release_keys may have signed it (listed reports false; its Size is 0
 // until the download measures it). A sha256 the recipe pins to another
 // release is refused: the same bytes cannot be two releases.
 func (r *Recipe) Resolve(ver, sha256 string) (rel Release, listed bool, err error) {
@@ -83,8 +84,21 @@ func (r *Recipe) Resolve(ver, sha256 string) (rel Release, listed bool, err erro
 		Version: v,
 		SHA256:  sha,
 		URLs:    UpstreamURLs(v),
-		Signers: keys.Fingerprints(),
+		Signers: r.AllSigners(),
+		Keys:    r.Keys,
 	}, false, nil
+}
+
+// AllSigners are the fingerprints of every key that may sign a release the
+// recipe does not list: osslbuild's keys/, then the recipe's release_keys.
+func (r *Recipe) AllSigners() []string {
+	out := keys.Fingerprints()
+	for _, k := range r.Keys {
+		if !slices.Contains(out, k.Fingerprint) {
+			out = append(out, k.Fingerprint)
+		}
+	}
+	return out
 }
 
 func orDefault(v, def string) string {
@@ -140,9 +154,9 @@ func (r *Recipe) PlanFor(rel Release, target string, options []string) (*Plan, e
 	// otherwise the release's Configure refuses it itself.
 	if unknown, from := unknownFeatures(rel.Version, p.Slice.Options); len(unknown) > 0 {
 		if from == "OpenSSL "+rel.Version {
-			return nil, fmt.Errorf("OpenSSL %s for %s: OpenSSL %s does not know the option(s) %s (its Configure's features are listed in docs/recipes.md): %w", rel.Version, target, rel.Version, strings.Join(unknown, " "), ErrOption)
+			return nil, fmt.Errorf("OpenSSL %s for %s: OpenSSL %s does not know the option(s) %s (its Configure's features are listed in docs/recipes.md); instead, leave them out or spell a feature of that list: %w", rel.Version, target, rel.Version, strings.Join(unknown, " "), ErrOption)
 		}
-		return nil, fmt.Errorf("OpenSSL %s for %s: the option(s) %s name no feature the Configure of %s knows (the releases osslbuild has read): %w", rel.Version, target, strings.Join(unknown, " "), from, ErrOption)
+		return nil, fmt.Errorf("OpenSSL %s for %s: the option(s) %s name no feature the Configure of %s knows (the releases osslbuild has read); instead, leave them out or spell a feature docs/recipes.md lists: %w", rel.Version, target, strings.Join(unknown, " "), from, ErrOption)
 	}
 	// Which libraries OpenSSL builds is its no-shared option's to say; the
 	// recipe's libraries must agree with it, or the build would make

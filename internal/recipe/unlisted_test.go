@@ -16,59 +16,71 @@ const pycaFlags = "no-zlib no-shared no-module no-comp no-apps no-docs no-sm2-pr
 
 func TestCheckOption(t *testing.T) {
 	for _, tt := range []struct {
-		opt  string
-		want string // "" = accepted; else a part of the error
+		opt     string
+		want    string // "" = accepted; else a part of the error
+		instead string // a part of what the refusal says to write instead
 	}{
-		{"no-zlib", ""},
-		{"enable-ec_nistp_64_gcc_128", ""},
-		{"no-buildtest-c++", ""},
-		{"no-tls1_3", ""},
-		{"--libdir=lib", ""},
-		{"--api=3.0", ""},
-		{"-O0", "optimisation is OpenSSL's own -O3"},
-		{"-O3", "optimisation is OpenSSL's own -O3"},
-		{"-march=native", "a compiler flag"},
-		{"-DOPENSSL_NO_ASM", "a compiler flag"},
-		{"-Wl,-rpath,/x", "a compiler flag"},
-		{"+-O0", "a compiler flag"},
-		{"-g", "a compiler flag"},
-		{"CFLAGS=-O0", "a variable assignment: Configure would set CFLAGS"},
-		{"CC=gcc", "a variable assignment: Configure would set CC"},
-		{"--prefix=/usr", "osslbuild sets --prefix and --openssldir itself"},
-		{"--openssldir=/etc/ssl", "long options are limited to --libdir=VALUE, --api=VALUE"},
+		{"no-zlib", "", ""},
+		{"enable-ec_nistp_64_gcc_128", "", ""},
+		{"no-buildtest-c++", "", ""},
+		{"no-tls1_3", "", ""},
+		{"--libdir=lib", "", ""},
+		{"--api=3.0", "", ""},
+		{"-O0", "optimisation is OpenSSL's own -O3", "leave it out: OpenSSL's Configure sets -O3 itself"},
+		{"-O3", "optimisation is OpenSSL's own -O3", "leave it out"},
+		{"-march=native", "a compiler flag", "targets.<name>.flags"},
+		{"-mmacosx-version-min=12.0", "a compiler flag", `set min_os = "12.0" in the recipe's macOS target`},
+		{"-DOPENSSL_NO_ASM", "a compiler flag", "write the option no-asm if it is a feature"},
+		{"-DFOO=1", "a compiler flag", "targets.<name>.flags"},
+		{"-Wl,-rpath,/x", "a linker flag", "leave it out: the static libraries link nothing"},
+		{"-lz", "a linker flag", "leave it out"},
+		{"-static", "a linker flag", "leave it out"},
+		{"+-O0", "a compiler flag", "targets.<name>.flags"},
+		{"-g", "a compiler flag", "targets.<name>.flags"},
+		{"CFLAGS=-O0", "a variable assignment: Configure would set CFLAGS", "targets.<name>.flags"},
+		{"CC=gcc", "a variable assignment: Configure would set CC", "osslbuild chooses the tools"},
+		{"LDFLAGS=-s", "a variable assignment: Configure would set LDFLAGS", "osslbuild builds Configure's environment itself"},
+		{"--prefix=/usr", "osslbuild sets --prefix and --openssldir itself", "set prefix in the recipe"},
+		{"--openssldir=/etc/ssl", "long options are limited to --libdir=VALUE, --api=VALUE", "set openssldir in the recipe's targets.<name>"},
+		{"--cross-compile-prefix=x86_64-w64-mingw32-", "long options are limited", "osslbuild chooses the compiler"},
+		{"--release", "long options are limited", "only --libdir=lib and --api=X.Y"},
+		{"--strict-warnings", "long options are limited", "leave it out"},
 		// Features Configure knows that instrument the code, drop its
 		// assembly or build for debugging: refused by name (5392f1f
 		// accepted every no-X and enable-X).
-		{"--debug", "Configure's debug build: -O0 -g"},
-		{"--pgo", "profile-guided"},
-		{"enable-asan", "a sanitiser build"},
-		{"enable-ubsan", "a sanitiser build"},
-		{"enable-msan", "a sanitiser build"},
-		{"enable-fuzz-libfuzzer", "a fuzzing build"},
-		{"enable-fuzz-afl", "a fuzzing build"},
-		{"no-asm", "drops OpenSSL's hand-written assembly"},
-		{"no-sse2", "drops the SSE2 code paths"},
-		{"386", "Configure's 386 switch"},
-		{"no-pic", "position-independent code"},
-		{"enable-crypto-mdebug", "memory-debugging hooks"},
-		{"enable-unit-test", "test hooks"},
-		{"enable-allocfail-tests", "test hooks"},
+		{"--debug", "Configure's debug build: -O0 -g", "leave it out: the release build is OpenSSL's -O3"},
+		{"-d", "Configure's debug build: -O0 -g", "leave it out"},
+		{"--pgo", "profile-guided", "leave it out"},
+		{"enable-asan", "a sanitiser build", "leave it out: sanitiser builds are for testing OpenSSL"},
+		{"enable-ubsan", "a sanitiser build", "leave it out"},
+		{"enable-msan", "a sanitiser build", "leave it out"},
+		{"enable-fuzz-libfuzzer", "a fuzzing build", "leave it out"},
+		{"enable-fuzz-afl", "a fuzzing build", "leave it out"},
+		{"no-asm", "drops OpenSSL's hand-written assembly", "leave it out"},
+		{"no-sse2", "drops the SSE2 code paths", "leave it out"},
+		{"386", "Configure's 386 switch", "leave it out"},
+		{"no-pic", "position-independent code", "leave it out"},
+		{"enable-crypto-mdebug", "memory-debugging hooks", "leave it out"},
+		{"enable-unit-test", "test hooks", "leave it out"},
+		{"enable-allocfail-tests", "test hooks", "leave it out"},
 		// Turning such a feature off, or on where it is already, is not.
-		{"no-asan", ""},
-		{"enable-asm", ""},
-		{"no-fuzz-afl", ""},
-		{"--libdir=", `--libdir takes lib (the artifact's layout), not ""`},
-		{"--libdir=../../../../tmp/x", `--libdir takes lib (the artifact's layout), not "../../../../tmp/x"`},
-		{"--libdir=/tmp/x", "--libdir takes lib"},
-		{"--libdir=lib64", "--libdir takes lib"},
-		{"--libdir=lib/../..", "--libdir takes lib"},
-		{"--api=../x", "--api takes an OpenSSL version"},
-		{"darwin64-x86_64-cc", "a bare word may be taken as the Configure target"},
-		{"threads", "want no-FEATURE or enable-FEATURE"},
-		{"no-zlib no-shared", "want a single Configure option"},
-		{"no-$(id)", "want a single Configure option"},
-		{"", "want a single Configure option"},
-		{"No-Zlib", "want no-FEATURE"},
+		{"no-asan", "", ""},
+		{"enable-asm", "", ""},
+		{"no-fuzz-afl", "", ""},
+		{"--libdir=", `--libdir takes lib (the artifact's layout), not ""`, "write --libdir=lib"},
+		{"--libdir=../../../../tmp/x", `--libdir takes lib (the artifact's layout), not "../../../../tmp/x"`, "write --libdir=lib"},
+		{"--libdir=/tmp/x", "--libdir takes lib", "write --libdir=lib"},
+		{"--libdir=lib64", "--libdir takes lib", "write --libdir=lib"},
+		{"--libdir=lib/../..", "--libdir takes lib", "write --libdir=lib"},
+		{"--api=../x", "--api takes an OpenSSL version", "such as --api=1.1.1"},
+		{"darwin64-x86_64-cc", "a bare word may be taken as the Configure target", "the Configure target is the recipe's targets.<name>.configure"},
+		{"linux-armv4", "a bare word may be taken as the Configure target", "leave it out"},
+		{"threads", "want no-FEATURE or enable-FEATURE", "write enable-threads"},
+		{"zlib", "Configure reads the bare word zlib as enable-zlib", "write enable-zlib"},
+		{"no-zlib no-shared", "want a single Configure option", "separated by spaces"},
+		{"no-$(id)", "want a single Configure option", "one by one"},
+		{"", "want a single Configure option", "one by one"},
+		{"No-Zlib", "want no-FEATURE", "write it in lower case: no-zlib"},
 	} {
 		t.Run(tt.opt, func(t *testing.T) {
 			err := CheckOption(tt.opt)
@@ -80,6 +92,10 @@ func TestCheckOption(t *testing.T) {
 			}
 			if !errors.Is(err, ErrOption) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), `"`+tt.opt+`"`) {
 				t.Errorf("CheckOption(%q) = %v; want ErrOption naming the option and %q", tt.opt, err, tt.want)
+			}
+			// Every refusal says what to write instead.
+			if _, instead, ok := strings.Cut(err.Error(), "; instead, "); !ok || !strings.Contains(instead, tt.instead) {
+				t.Errorf("CheckOption(%q) = %v; want it to say what to write instead: %q", tt.opt, err, tt.instead)
 			}
 		})
 	}

@@ -50,7 +50,7 @@ func fetchSignature(ctx context.Context, f *fetch.Fetcher, rel recipe.Release, t
 	file := FileFor(rel)
 	v := &Verified{Release: rel, Tarball: tb}
 	var signer signature.Result
-	sig, err := f.FetchSignature(ctx, file, tb, SignatureCheck(tb.Path, rel.Signers, &signer))
+	sig, err := f.FetchSignature(ctx, file, tb, SignatureCheck(tb.Path, rel, &signer))
 	if err != nil {
 		var fe *fetch.Error
 		if !rel.SignatureRequired() && errors.As(err, &fe) && fe.NotFoundAnywhere() {
@@ -67,9 +67,10 @@ func fetchSignature(ctx context.Context, f *fetch.Fetcher, rel recipe.Release, t
 
 // SignatureCheck is the fetch.Check for a release's detached signature:
 // OpenPGP over the tarball at tarball (verified against its pinned digest
-// already) by a pinned key that allowed lists. The signer of an accepted
+// already) by a key rel.Signers allows, found in osslbuild's keys/ or
+// among the recipe's release keys (rel.Keys). The signer of an accepted
 // signature is stored in *signer.
-func SignatureCheck(tarball string, allowed []string, signer *signature.Result) fetch.Check {
+func SignatureCheck(tarball string, rel recipe.Release, signer *signature.Result) fetch.Check {
 	return func(ctx context.Context, sig fetch.Result) error {
 		asc, err := os.ReadFile(sig.Path)
 		if err != nil {
@@ -80,7 +81,7 @@ func SignatureCheck(tarball string, allowed []string, signer *signature.Result) 
 			return err
 		}
 		defer t.Close()
-		res, err := signature.Verify(ctx, t, asc, allowed)
+		res, err := Verifier(rel).Verify(ctx, t, asc, rel.Signers)
 		if err != nil {
 			return err
 		}
@@ -88,6 +89,10 @@ func SignatureCheck(tarball string, allowed []string, signer *signature.Result) 
 		return nil
 	}
 }
+
+// Verifier verifies rel's signature with osslbuild's keys/ and the
+// recipe's release keys rel.Keys.
+func Verifier(rel recipe.Release) signature.Verifier { return signature.Verifier{Extra: rel.Keys} }
 
 // Describe is a one-line account of a verified release for logs.
 func (v *Verified) Describe() string {
@@ -99,7 +104,7 @@ func (v *Verified) Describe() string {
 		s += " (replacing a bad cached copy)"
 	}
 	if v.Signer != nil {
-		s += fmt.Sprintf("; signed %s by %s (key %s)", v.Signer.Created.Format(time.DateOnly), v.Signer.Signer, v.Signer.SigningKey)
+		s += fmt.Sprintf("; signed %s by %s (key %s; verified with %s %s)", v.Signer.Created.Format(time.DateOnly), v.Signer.Signer, v.Signer.SigningKey, v.Signer.Key.Origin, v.Signer.Key.Path)
 		if v.Signature != nil && v.Signature.Evicted != nil {
 			s += fmt.Sprintf("; signature fetched again from %s: the cached one failed: %v", v.Signature.URL, v.Signature.Evicted)
 		}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
-	"github.com/osslbuild/osslbuild/internal/source/signature"
 )
 
 // ErrDigest marks a download whose sha256 is not the one given for the
@@ -30,8 +29,8 @@ const MaxUnlistedSize = 1 << 30
 // The tarball comes from the mirror, then upstream's URLs, and a source
 // counts only if it serves bytes with exactly the given sha256 and the
 // detached signature beside them. Then, before anything enters the cache:
-// the signature must verify against the pinned keys (any of them, judged
-// when it signed), and the tarball must name the version asked for in its
+// the signature must verify against the pinned keys (any of osslbuild's
+// keys/ and of the recipe's release keys, judged when it signed), and the tarball must name the version asked for in its
 // top-level directory and version file (CheckIdentity: a genuine older
 // release served under the new name carries a valid signature too). Only
 // then is it stored in the verified cache, where the next run finds it
@@ -88,7 +87,7 @@ func FetchUnlisted(ctx context.Context, f *fetch.Fetcher, rel recipe.Release) (*
 	if err != nil {
 		return refuse(err)
 	}
-	signer, err := signature.Verify(ctx, t, asc, rel.Signers)
+	signer, err := Verifier(rel).Verify(ctx, t, asc, rel.Signers)
 	t.Close()
 	if err != nil {
 		return refuse(fmt.Errorf("signature %s: %w", sig.URL, err))

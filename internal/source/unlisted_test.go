@@ -15,6 +15,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
+	"github.com/osslbuild/osslbuild/internal/testsupport/sigtest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/keys"
 )
@@ -172,5 +173,81 @@ func TestFetchUnlistedNeedsItsPins(t *testing.T) {
 	rel := unlisted("4.0.3", "", srv)
 	if _, err := FetchUnlisted(context.Background(), onlineFetcher(t, t.TempDir()), rel); err == nil || srv.hits.Load() != 0 {
 		t.Errorf("FetchUnlisted without a sha256: %v, %d requests", err, srv.hits.Load())
+	}
+}
+
+// TestFetchRecipeKey: a real release's bytes (3.0.20), signed here by a
+// freshly made key that only the recipe pins (its release_keys), served
+// over HTTP: accepted beside osslbuild's keys, the result naming the
+// recipe's key file; the same bytes signed by a key nobody pins are
+// refused naming the signing subkey's id and where OpenSSL publishes its
+// keys, and nothing enters the cache. As a listed release (the pinned
+// fetch, from a mirror) the recipe's key verifies too.
+func TestFetchRecipeKey(t *testing.T) {
+	fx := testfixture.Get(t, "3.0.20")
+	consumer, stranger := sigtest.NewKey(t, "OpenSSL next"), sigtest.NewKey(t, "not OpenSSL")
+	key, err := signature.NewKey(consumer.Fingerprint(), signature.OriginRecipe, "keys/openssl-next.asc", consumer.Armored(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ours, theirs := filepath.Join(dir, "ours.asc"), filepath.Join(dir, "theirs.asc")
+	os.WriteFile(ours, consumer.Sign(t, fx.Tarball), 0o644)
+	os.WriteFile(theirs, stranger.Sign(t, fx.Tarball), 0o644)
+	keyed := func(rel recipe.Release) recipe.Release {
+		rel.Signers, rel.Keys = append(keys.Fingerprints(), consumer.Fingerprint()), []signature.Key{key}
+		return rel
+	}
+
+	srv := serve(t, map[string]string{"/download/openssl-3.0.20.tar.gz": fx.Tarball, "/download/openssl-3.0.20.tar.gz.asc": ours})
+	v, err := FetchUnlisted(context.Background(), onlineFetcher(t, t.TempDir()), keyed(unlisted("3.0.20", fx.SHA256, srv)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Signer.Signer != consumer.Fingerprint() || v.Signer.SigningKey != consumer.SigningFingerprint() ||
+		v.Signer.Key.Origin != "recipe" || v.Signer.Key.Path != "keys/openssl-next.asc" || v.Signer.Key.SHA256 != key.SHA256 {
+		t.Errorf("signer %+v", v.Signer)
+	}
+	if !strings.Contains(v.Describe(), "verified with recipe keys/openssl-next.asc") {
+		t.Errorf("Describe: %s", v.Describe())
+	}
+	// Without the recipe's key, the signature is by an unknown signer.
+	plain := unlisted("3.0.20", fx.SHA256, srv)
+	if _, err := FetchUnlisted(context.Background(), onlineFetcher(t, t.TempDir()), plain); !errors.Is(err, signature.ErrUnknownSigner) {
+		t.Errorf("without the recipe's key: %v", err)
+	}
+
+	srv = serve(t, map[string]string{"/download/openssl-3.0.20.tar.gz": fx.Tarball, "/download/openssl-3.0.20.tar.gz.asc": theirs})
+	cache := t.TempDir()
+	_, err = FetchUnlisted(context.Background(), onlineFetcher(t, cache), keyed(unlisted("3.0.20", fx.SHA256, srv)))
+	if !errors.Is(err, signature.ErrUnknownSigner) {
+		t.Fatalf("a signer nobody pins: %v", err)
+	}
+	for _, want := range []string{"key id " + stranger.SigningKeyID(), signature.PublishedAt, consumer.Fingerprint(), "/download/openssl-3.0.20.tar.gz"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal lacks %q:\n%v", want, err)
+		}
+	}
+	if entries, _ := filepath.Glob(filepath.Join(cache, "sha256", "*", "*")); len(entries) > 0 {
+		t.Errorf("refused download entered the cache: %v", entries)
+	}
+
+	// Listed, from a mirror holding the tarball and the recipe key's
+	// signature.
+	mirror := t.TempDir()
+	testfixture.CopyFile(t, fx.Tarball, filepath.Join(mirror, "openssl-3.0.20.tar.gz"))
+	testfixture.CopyFile(t, ours, filepath.Join(mirror, "openssl-3.0.20.tar.gz.asc"))
+	f, err := fetch.New(fetch.Options{CacheDir: t.TempDir(), Mirror: mirror, Offline: true, Backoff: []time.Duration{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := recipe.Release{Version: "3.0.20", SHA256: fx.SHA256, Size: fx.Size, URLs: []string{"https://example.invalid/openssl-3.0.20.tar.gz"},
+		Signers: []string{consumer.Fingerprint()}, Keys: []signature.Key{key}}
+	v, err = Fetch(context.Background(), f, rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Signer.Key.Origin != "recipe" || v.Signer.Signer != consumer.Fingerprint() {
+		t.Errorf("listed: signer %+v", v.Signer)
 	}
 }

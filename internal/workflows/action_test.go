@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -15,8 +16,10 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"github.com/osslbuild/osslbuild/internal/testsupport/sbomtest"
+	"github.com/osslbuild/osslbuild/internal/testsupport/sigtest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
@@ -126,13 +129,22 @@ var sliceArtifacts = map[string]string{"arm64": "openssl-macos-arm64", "x86_64":
 
 // TestActionRuns runs the action's own scripts the way GitHub Actions runs
 // them, for the workflow in docs/pyca-infra.md fed with a pyca-style
-// openssl-version.sh (openssl-4.0.2, its sha256, pyca's flags): the two
-// slice jobs at once, from one action checkout (this repository), each in a
-// workspace of its own outside it, in cross mode; then the universal2 job
-// merging what they produced; and a job given a flag as an option, which
-// must fail. The artifact cache is the end-to-end fixtures' (one build per
-// slice per source state), with the fixtures' revision stamped into the
-// binary so the builds they made are served.
+// openssl-version.sh (openssl-4.0.2, its sha256, pyca's flags), in cross
+// mode, each job in a workspace of its own outside the action checkout
+// (this repository). For every trigger of pyca's file (schedule,
+// pull_request, push) it runs the jobs that trigger starts: the build
+// matrix's two slice jobs at once, from one action checkout, then the
+// universal2 job on what they uploaded, downloaded as pyca's steps do; each
+// trigger must upload pyca's three artifacts, laid out as the page's
+// side-by-side table says. Beside them run jobs that must fail: a flag as
+// an option, a hostile target input, a hostile recipe, a recipe outside
+// the workspace; and the consumer's release keys: the release signed by a
+// key only pyca's recipe pins (it builds, and the manifest names the key
+// file), a key file that is not the fingerprint the recipe writes, and a
+// signer nobody pins (each refused, naming why, with nothing published).
+// The artifact cache is the end-to-end fixtures' (one build per slice per
+// source state), with the fixtures' revision stamped into the binary so
+// the builds they made are served.
 func TestActionRuns(t *testing.T) {
 	e2e.Require(t)
 	e2e.Universal2(t) // builds the slices once, into the shared artifact cache
@@ -161,29 +173,179 @@ func TestActionRuns(t *testing.T) {
 		testfixture.WriteTree(t, j.workspace, map[string]string{pycaRecipePath: string(recipeText)})
 		return j
 	}
-	var jobs []invocation
-	for _, row := range w.Jobs["build"].Strategy.Matrix["ARCH"] {
-		inputs := osslbuildInputs(t, w, "build", map[string]string{"ARCH.NAME": row["NAME"], "ARCH.ARTIFACT_NAME": row["ARTIFACT_NAME"]}, vf)
-		jobs = append(jobs, newJob(row["NAME"], inputs))
+	buildInputs := func(row map[string]string) map[string]string {
+		return osslbuildInputs(t, w, "build", map[string]string{"ARCH.NAME": row["NAME"], "ARCH.ARTIFACT_NAME": row["ARTIFACT_NAME"]}, vf)
 	}
-	bad := maps.Clone(jobs[0].inputs)
+	arm64 := buildInputs(map[string]string{"NAME": "arm64", "ARTIFACT_NAME": "arm64"})
+
+	// The jobs that must fail, all at once.
+	var refused []invocation
+	bad := maps.Clone(arm64)
 	bad["openssl-options"] = "no-zlib -O0"
-	jobs = append(jobs, newJob("flag as option", bad))
+	refused = append(refused, newJob("flag as option", bad))
 	// A target input with a newline: the refusal goes through osslbuild's
 	// escaping writer, and starts no workflow command of its own.
-	hostile := maps.Clone(jobs[0].inputs)
+	hostile := maps.Clone(arm64)
 	hostile["target"] = "a\n::warning title=INJ::b"
-	jobs = append(jobs, newJob("hostile target", hostile))
+	refused = append(refused, newJob("hostile target", hostile))
 	// A recipe with an -O0 flag in the caller's workspace, and one
 	// outside it.
-	j := newJob("hostile recipe", maps.Clone(jobs[0].inputs))
+	j := newJob("hostile recipe", maps.Clone(arm64))
 	testfixture.WriteTree(t, j.workspace, map[string]string{pycaRecipePath: strings.Replace(string(recipeText),
 		`flags = []`, `flags = ["-O0"]`, 1)})
-	jobs = append(jobs, j)
-	outside := maps.Clone(jobs[0].inputs)
+	refused = append(refused, j)
+	outside := maps.Clone(arm64)
 	outside["recipe"] = "../" + filepath.Base(pycaRecipePath)
-	jobs = append(jobs, newJob("recipe outside the workspace", outside))
+	refused = append(refused, newJob("recipe outside the workspace", outside))
+	// The consumer's release keys: the real 4.0.2 signed by a key only
+	// pyca's recipe pins, from a mirror of its own and an empty fetch and
+	// artifact cache (the shared cache holds OpenSSL's own signature).
+	consumer, other, stranger := sigtest.NewKey(t, "OpenSSL next"), sigtest.NewKey(t, "someone else"), sigtest.NewKey(t, "not OpenSSL")
+	keysEntry := fmt.Sprintf("release_keys = [{ path = \"keys/openssl-next.asc\", fingerprint = %q }]\n", consumer.Fingerprint())
+	keysLine := strings.Count(string(recipeText)[:strings.Index(string(recipeText), "schema = 1\n")], "\n") + 3 // schema, a blank line, release_keys
+	keyed := func(name string, signer, inFile *sigtest.Key) invocation {
+		j := newJob(name, maps.Clone(arm64))
+		mirror := t.TempDir()
+		testfixture.CopyFile(t, fx.Tarball, filepath.Join(mirror, filepath.Base(fx.Tarball)))
+		if err := os.WriteFile(filepath.Join(mirror, filepath.Base(fx.Tarball)+".asc"), signer.Sign(t, fx.Tarball), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Replace(string(recipeText), "schema = 1\n", "schema = 1\n\n"+keysEntry, 1)
+		testfixture.WriteTree(t, j.workspace, map[string]string{pycaRecipePath: text, filepath.Join(filepath.Dir(pycaRecipePath), "keys", "openssl-next.asc"): string(inFile.Armored(t))})
+		j.env = append(slices.Clone(env), "OSSLBUILD_MIRROR="+mirror, "OSSLBUILD_CACHE="+t.TempDir())
+		return j
+	}
+	consumerJob := keyed("consumer-pinned key", consumer, consumer)
+	refused = append(refused, keyed("fingerprint mismatch", consumer, other), keyed("unknown signer", stranger, consumer))
+	jobs := append([]invocation{consumerJob}, refused...)
 
+	results := runJobs(a, jobs)
+	nothing := func(j invocation) {
+		if _, err := os.Stat(filepath.Join(j.workspace, "dist")); !os.IsNotExist(err) {
+			t.Errorf("%s: the refused build created %s/dist", j.name, j.workspace)
+		}
+	}
+	for i, j := range jobs {
+		res := results[i]
+		switch j.name {
+		case "hostile target":
+			if res.err == nil || !strings.Contains(res.log, `::error title=osslbuild::target "a%0A::warning title=INJ::b": want arm64, x86_64, universal2 or merge`) {
+				t.Errorf("a hostile target input: err %v\n%s", res.err, tail(res.log))
+			}
+			for _, l := range strings.Split(res.log, "\n") {
+				if strings.HasPrefix(strings.TrimLeft(l, " \t"), "::warning title=INJ") {
+					t.Errorf("a hostile target input started a workflow command: %q", l)
+				}
+			}
+		case "hostile recipe":
+			if res.err == nil || !strings.Contains(res.log, pycaRecipePath+":") || !strings.Contains(res.log, `targets.arm64.flags[0]: flag "-O0": optimisation is OpenSSL's own -O3`) {
+				t.Errorf("a recipe with -O0: err %v\n%s", res.err, tail(res.log))
+			}
+			nothing(j)
+		case "recipe outside the workspace":
+			if res.err == nil || !strings.Contains(res.log, "want a path relative to the workspace, inside it") {
+				t.Errorf("a recipe outside the workspace: err %v\n%s", res.err, tail(res.log))
+			}
+		case "flag as option":
+			if res.err == nil || !strings.Contains(res.log, `option "-O0": optimisation is OpenSSL's own -O3`) || !strings.Contains(res.log, "instead, leave it out") {
+				t.Errorf("a build given -O0 as an option: err %v\n%s", res.err, tail(res.log))
+			}
+			nothing(j)
+		case "fingerprint mismatch":
+			if want := fmt.Sprintf("%s:%d: release_keys[0].fingerprint: the file keys/openssl-next.asc holds the primary key %s, not %s", pycaRecipePath, keysLine, other.Fingerprint(), consumer.Fingerprint()); res.err == nil || !strings.Contains(res.log, want) {
+				t.Errorf("a key file holding another key: err %v, want %q\n%s", res.err, want, tail(res.log))
+			}
+			nothing(j)
+		case "unknown signer":
+			if res.err == nil || !strings.Contains(res.log, "key id "+stranger.SigningKeyID()) || !strings.Contains(res.log, signature.PublishedAt) {
+				t.Errorf("a release signed by a key nobody pins: err %v\n%s", res.err, tail(res.log))
+			}
+			nothing(j)
+		case "consumer-pinned key":
+			if res.err != nil {
+				t.Fatalf("a release signed by the recipe's own key: %v\n%s", res.err, tail(res.log))
+			}
+			dir := checkJob(t, j, res, "openssl-macos-arm64", "arm64", fx.SHA256)
+			m, err := artifact.ReadManifest(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := artifact.KeyRef{Fingerprint: consumer.Fingerprint(), Origin: "recipe", Path: "keys/openssl-next.asc", SHA256: sha256Of(consumer.Armored(t))}
+			if m.OpenSSL.Signer != consumer.Fingerprint() || m.OpenSSL.SignerKey == nil || *m.OpenSSL.SignerKey != want {
+				t.Errorf("the manifest's source %+v, key %+v; want verified with %+v", m.OpenSSL, m.OpenSSL.SignerKey, want)
+			}
+		}
+	}
+	if t.Failed() {
+		return
+	}
+
+	// Every trigger of pyca's file runs every job: the three artifacts each
+	// time.
+	for _, event := range []string{"schedule", "pull_request", "push"} {
+		t.Run(event, func(t *testing.T) {
+			uploaded := map[string]string{}
+			var matrix []invocation
+			for _, row := range w.Jobs["build"].Strategy.Matrix["ARCH"] {
+				matrix = append(matrix, newJob(row["NAME"], buildInputs(row)))
+			}
+			for i, res := range runJobs(a, matrix) {
+				j := matrix[i]
+				if res.err != nil {
+					t.Fatalf("%s: job %s: %v\n%s", event, j.name, res.err, tail(res.log))
+				}
+				uploaded[sliceArtifacts[j.name]] = checkJob(t, j, res, sliceArtifacts[j.name], j.name, fx.SHA256)
+			}
+			// The universal2 job, needs: [ build ]: pyca's download steps
+			// put the slices' artifacts in its workspace.
+			u := newJob("universal2", osslbuildInputs(t, w, "universal2", nil, vf))
+			for name, dir := range map[string]string{"x86-64": uploaded["openssl-macos-x86-64"], "arm64": uploaded["openssl-macos-arm64"]} {
+				if err := os.CopyFS(filepath.Join(u.workspace, name), os.DirFS(dir)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res := runJobs(a, []invocation{u})[0]
+			if res.err != nil {
+				t.Fatalf("%s: universal2: %v\n%s", event, res.err, tail(res.log))
+			}
+			dir := checkJob(t, u, res, "openssl-macos-universal2", "universal2", fx.SHA256)
+			uploaded["openssl-macos-universal2"] = dir
+			f, err := inspect.Inspect(filepath.Join(dir, "lib", "libcrypto.a"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Slices) != 2 {
+				t.Errorf("universal2 libcrypto.a has %d slices", len(f.Slices))
+			}
+			if got := slices.Sorted(maps.Keys(uploaded)); !slices.Equal(got, slices.Sorted(slices.Values(pycaInfra.Artifacts))) {
+				t.Errorf("%s uploads %v, want pyca's %v", event, got, pycaInfra.Artifacts)
+			}
+			// The layouts the side-by-side table gives.
+			for name, dir := range uploaded {
+				present, absent := layoutClaims(t, name == "openssl-macos-universal2")
+				for _, p := range present {
+					if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+						t.Errorf("%s: the page says the drop-in's %s holds %s: %v", event, name, p, err)
+					}
+				}
+				for _, p := range absent {
+					if _, err := os.Stat(filepath.Join(dir, p)); !os.IsNotExist(err) {
+						t.Errorf("%s: the page says the drop-in's %s has no %s", event, name, p)
+					}
+				}
+			}
+		})
+	}
+
+	// Nothing of the runs is left in the action's checkout.
+	if left, _ := filepath.Glob(filepath.Join(testfixture.RepoRoot(), ".mage-*")); len(left) > 0 {
+		t.Errorf("left in the action checkout: %v", left)
+	}
+}
+
+// runJobs runs jobs at once, as a runner machine shared by several jobs
+// would, and returns their results in order.
+func runJobs(a *actionYML, jobs []invocation) []result {
 	results := make([]result, len(jobs))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
@@ -194,92 +356,12 @@ func TestActionRuns(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	return results
+}
 
-	sliceDirs := map[string]string{}
-	for i, j := range jobs {
-		res := results[i]
-		if j.name == "hostile target" {
-			if res.err == nil || !strings.Contains(res.log, `::error title=osslbuild::target "a%0A::warning title=INJ::b": want arm64, x86_64, universal2 or merge`) {
-				t.Errorf("a hostile target input: err %v\n%s", res.err, tail(res.log))
-			}
-			for _, l := range strings.Split(res.log, "\n") {
-				if strings.HasPrefix(strings.TrimLeft(l, " \t"), "::warning title=INJ") {
-					t.Errorf("a hostile target input started a workflow command: %q", l)
-				}
-			}
-			continue
-		}
-		if j.name == "hostile recipe" {
-			if res.err == nil || !strings.Contains(res.log, pycaRecipePath+":") || !strings.Contains(res.log, `targets.arm64.flags[0]: flag "-O0": optimisation is OpenSSL's own -O3`) {
-				t.Errorf("a recipe with -O0: err %v\n%s", res.err, tail(res.log))
-			}
-			if _, err := os.Stat(filepath.Join(j.workspace, "dist")); !os.IsNotExist(err) {
-				t.Errorf("the refused build created %s/dist", j.workspace)
-			}
-			continue
-		}
-		if j.name == "recipe outside the workspace" {
-			if res.err == nil || !strings.Contains(res.log, "want a path relative to the workspace, inside it") {
-				t.Errorf("a recipe outside the workspace: err %v\n%s", res.err, tail(res.log))
-			}
-			continue
-		}
-		if j.name == "flag as option" {
-			if res.err == nil || !strings.Contains(res.log, `option "-O0": optimisation is OpenSSL's own -O3`) {
-				t.Errorf("a build given -O0 as an option: err %v\n%s", res.err, tail(res.log))
-			}
-			if _, err := os.Stat(filepath.Join(j.workspace, "dist")); !os.IsNotExist(err) {
-				t.Errorf("the refused build created %s/dist", j.workspace)
-			}
-			continue
-		}
-		if res.err != nil {
-			t.Fatalf("job %s: %v\n%s", j.name, res.err, tail(res.log))
-		}
-		sliceDirs[j.name] = checkJob(t, j, res, sliceArtifacts[j.name], j.name, fx.SHA256)
-	}
-	if t.Failed() {
-		return
-	}
-
-	// The manual run's universal2 job: both slices (arm64 from the cache
-	// the arm64 job filled) and their merge, uploading x86_64 beside it.
-	inputs := osslbuildInputs(t, w, "universal2", nil, vf)
-	u := newJob("universal2", inputs)
-	res := a.run(context.Background(), u)
-	if res.err != nil {
-		t.Fatalf("universal2: %v\n%s", res.err, tail(res.log))
-	}
-	dir := checkJob(t, u, res, "openssl-macos-universal2", "universal2", fx.SHA256)
-	f, err := inspect.Inspect(filepath.Join(dir, "lib", "libcrypto.a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(f.Slices) != 2 {
-		t.Errorf("universal2 libcrypto.a has %d slices", len(f.Slices))
-	}
-	x86 := filepath.Join(u.workspace, "dist", "openssl-macos-x86-64")
-	if m, err := artifact.ReadManifest(x86); err != nil || m.Target.Arch != "x86_64" {
-		t.Errorf("universal2 job: the x86_64 slice the page uploads (dist/openssl-macos-x86-64/): %v", err)
-	}
-
-	// merge, for slices built by separate jobs: held to the same recipe.
-	mj := newJob("merge", map[string]string{"target": "merge", "arm64-artifact": "arm64", "x86_64-artifact": "x86-64", "recipe": pycaRecipePath})
-	for name, from := range map[string]string{"arm64": sliceDirs["arm64"], "x86-64": x86} {
-		if err := os.CopyFS(filepath.Join(mj.workspace, name), os.DirFS(from)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res = a.run(context.Background(), mj)
-	if res.err != nil {
-		t.Fatalf("merge: %v\n%s", res.err, tail(res.log))
-	}
-	checkJob(t, mj, res, "openssl-macos-universal2", "universal2", fx.SHA256)
-
-	// Nothing of the runs is left in the action's checkout.
-	if left, _ := filepath.Glob(filepath.Join(testfixture.RepoRoot(), ".mage-*")); len(left) > 0 {
-		t.Errorf("left in the action checkout: %v", left)
-	}
+func sha256Of(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // checkJob holds one successful job to what the action promises and

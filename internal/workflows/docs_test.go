@@ -45,24 +45,69 @@ type pycaWorkflow struct {
 			Branches []string `yaml:"branches"`
 			Paths    []string `yaml:"paths"`
 		} `yaml:"push"`
-		WorkflowDispatch struct {
-			Inputs map[string]struct {
-				Description string `yaml:"description"`
-				Type        string `yaml:"type"`
-				Default     bool   `yaml:"default"`
-			} `yaml:"inputs"`
-		} `yaml:"workflow_dispatch"`
+		// pyca's file has no manual trigger, nor has the drop-in.
+		WorkflowDispatch *struct{} `yaml:"workflow_dispatch"`
 	} `yaml:"on"`
-	Jobs map[string]struct {
-		If       string   `yaml:"if"`
-		RunsOn   string   `yaml:"runs-on"`
-		Name     string   `yaml:"name"`
-		Needs    []string `yaml:"needs"`
-		Strategy struct {
+	Permissions map[string]string `yaml:"permissions"`
+	Jobs        map[string]struct {
+		If          string            `yaml:"if"`
+		RunsOn      string            `yaml:"runs-on"`
+		Name        string            `yaml:"name"`
+		Needs       []string          `yaml:"needs"`
+		Permissions map[string]string `yaml:"permissions"`
+		Strategy    struct {
 			Matrix map[string][]map[string]string `yaml:"matrix"`
 		} `yaml:"strategy"`
 		Steps []actionStep `yaml:"steps"`
 	} `yaml:"jobs"`
+}
+
+// pycaInfra is pyca/infra's .github/workflows/build-macos-openssl.yml at
+// pyca/infra 516ff14 (2026-08-05), the file the drop-in replaces, as facts:
+// its triggers, jobs, matrix, steps (a uses: step by its reference, a run:
+// step by its name), pins and artifacts. The page's side-by-side table and
+// the drop-in are held to it.
+var pycaInfra = struct {
+	Cron      string
+	Paths     []string // pull_request's and push's
+	Branches  []string // push's
+	Jobs      []pycaJob
+	Artifacts []string
+}{
+	Cron:     "0 0 * * FRI",
+	Paths:    []string{".github/workflows/build-macos-openssl.yml", "cryptography-linux/openssl-version.sh"},
+	Branches: []string{"main"},
+	Jobs: []pycaJob{
+		{ID: "build", Name: "Build OpenSSL for macOS (${{ matrix.ARCH.NAME }})", RunsOn: "macos-15",
+			Matrix: []map[string]string{
+				{"NAME": "x86_64", "ARTIFACT_NAME": "x86-64", "CFLAGS": "-mmacosx-version-min=10.12 -march=core2", "OPENSSLDIR": "/usr/local/etc/openssl@3"},
+				{"NAME": "arm64", "ARTIFACT_NAME": "arm64", "CFLAGS": "-mmacosx-version-min=11.0", "OPENSSLDIR": "/opt/homebrew/etc/openssl@3"},
+			},
+			Steps: []string{"actions/checkout@v7.0.1", "Download OpenSSL", "Extract OpenSSL", "Build OpenSSL", "Generate SBOM", "actions/upload-artifact@v7.0.1"}},
+		{ID: "universal2", Name: "Build OpenSSL for macOS universal2", RunsOn: "macos-15", Needs: []string{"build"},
+			Steps: []string{"actions/checkout@v7.0.1", "actions/download-artifact@v8.0.1", "actions/download-artifact@v8.0.1", "Create universal2 OpenSSL", "Generate SBOM", "actions/upload-artifact@v7.0.1"}},
+	},
+	Artifacts: []string{"openssl-macos-x86-64", "openssl-macos-arm64", "openssl-macos-universal2"},
+}
+
+type pycaJob struct {
+	ID, Name, RunsOn string
+	Needs            []string
+	Matrix           []map[string]string
+	Steps            []string
+}
+
+// pycaPins are the actions pyca's file uses, as it pins them (by tag).
+func pycaPins() map[string]string {
+	pins := map[string]string{}
+	for _, j := range pycaInfra.Jobs {
+		for _, st := range j.Steps {
+			if a, ref, ok := strings.Cut(st, "@"); ok {
+				pins[a] = ref
+			}
+		}
+	}
+	return pins
 }
 
 // docWorkflowYAML returns the first ```yaml block of the page's "The
@@ -231,23 +276,46 @@ func TestPycaInfraDoc(t *testing.T) {
 	})
 
 	t.Run("pyca's triggers and jobs", func(t *testing.T) {
-		paths := []string{".github/workflows/build-macos-openssl.yml", "cryptography-linux/openssl-version.sh", pycaRecipePath}
-		if w.Name != "macOS OpenSSL" || len(w.On.Schedule) != 1 || w.On.Schedule[0].Cron != "0 0 * * FRI" ||
-			!slices.Equal(w.On.PullRequest.Paths, paths) || !slices.Equal(w.On.Push.Paths, paths) || !slices.Equal(w.On.Push.Branches, []string{"main"}) {
+		paths := append(slices.Clone(pycaInfra.Paths), pycaRecipePath)
+		if w.Name != "macOS OpenSSL" || len(w.On.Schedule) != 1 || w.On.Schedule[0].Cron != pycaInfra.Cron ||
+			!slices.Equal(w.On.PullRequest.Paths, paths) || !slices.Equal(w.On.Push.Paths, paths) || !slices.Equal(w.On.Push.Branches, pycaInfra.Branches) {
 			t.Errorf("name and triggers: %+v, want pyca's, and the recipe", w.On)
 		}
-		if in, ok := w.On.WorkflowDispatch.Inputs["universal2"]; !ok || in.Type != "boolean" || in.Default {
-			t.Errorf("workflow_dispatch inputs %+v: want universal2, a boolean, off", w.On.WorkflowDispatch.Inputs)
+		if w.On.WorkflowDispatch != nil {
+			t.Error("workflow_dispatch: pyca's file has no manual trigger; every trigger builds the three artifacts")
 		}
-		b, u := w.Jobs["build"], w.Jobs["universal2"]
-		if len(w.Jobs) != 2 || b.Name != "Build OpenSSL for macOS (${{ matrix.ARCH.NAME }})" || u.Name != "Build OpenSSL for macOS universal2" ||
-			b.RunsOn != "macos-15" || u.RunsOn != "macos-15" || b.If != "" || u.If != "${{ inputs.universal2 }}" {
-			t.Errorf("jobs: want pyca's build job, always, and universal2 on a manual run only")
+		if len(w.Jobs) != len(pycaInfra.Jobs) {
+			t.Errorf("jobs %v, want pyca's %d", slices.Sorted(maps.Keys(w.Jobs)), len(pycaInfra.Jobs))
 		}
-		// What pyca/cryptography downloads now: arm64.
-		want := []map[string]string{{"NAME": "arm64", "ARTIFACT_NAME": "arm64"}}
-		if !slices.EqualFunc(b.Strategy.Matrix["ARCH"], want, maps.Equal) {
-			t.Errorf("matrix %v, want %v", b.Strategy.Matrix, want)
+		for _, pj := range pycaInfra.Jobs {
+			j, ok := w.Jobs[pj.ID]
+			if !ok || j.Name != pj.Name || j.RunsOn != pj.RunsOn || !slices.Equal(j.Needs, pj.Needs) || j.If != "" {
+				t.Errorf("job %s: name %q, runs-on %q, needs %v, if %q; want pyca's %q on %s, needs %v, on every run", pj.ID, j.Name, j.RunsOn, j.Needs, j.If, pj.Name, pj.RunsOn, pj.Needs)
+			}
+			// pyca's matrix rows, in pyca's order, with what stays in the
+			// workflow (the rest is the recipe's).
+			var want []map[string]string
+			for _, row := range pj.Matrix {
+				want = append(want, map[string]string{"NAME": row["NAME"], "ARTIFACT_NAME": row["ARTIFACT_NAME"]})
+			}
+			if got := j.Strategy.Matrix["ARCH"]; !slices.EqualFunc(got, want, maps.Equal) {
+				t.Errorf("job %s: matrix %v, want %v", pj.ID, got, want)
+			}
+		}
+	})
+
+	t.Run("least privilege", func(t *testing.T) {
+		if !maps.Equal(w.Permissions, map[string]string{"contents": "read"}) {
+			t.Errorf("workflow permissions %v, want contents: read only", w.Permissions)
+		}
+		for name, j := range w.Jobs {
+			if j.Permissions != nil {
+				t.Errorf("job %s sets permissions %v: the workflow's contents: read is all a job needs", name, j.Permissions)
+			}
+		}
+		doc := string(mustReadDoc(t))
+		if !strings.Contains(doc, "### Why `permissions: contents: read`") {
+			t.Errorf("%s does not say why the permissions block is what it is", docPath)
 		}
 	})
 
@@ -263,6 +331,9 @@ func TestPycaInfraDoc(t *testing.T) {
 				if action != "actions/upload-artifact" {
 					continue
 				}
+				if st.If != "" {
+					t.Errorf("job %s uploads %s only if %s: pyca's file uploads on every run", name, st.With["name"], st.If)
+				}
 				for _, row := range rows {
 					vars := map[string]string{}
 					for k, v := range row {
@@ -274,20 +345,15 @@ func TestPycaInfraDoc(t *testing.T) {
 					}
 					uploaded = append(uploaded, n)
 				}
-				// The artifact directory's contents are the artifact's root;
-				// universal2's x86_64 slice is published beside it.
-				want := "${{ steps.build.outputs.artifact-dir }}/"
-				if st.With["name"] == "openssl-macos-x86-64" {
-					want = "dist/openssl-macos-x86-64/"
-				}
-				if st.With["path"] != want {
+				// The artifact directory's contents are the artifact's root.
+				if want := "${{ steps.build.outputs.artifact-dir }}/"; st.With["path"] != want {
 					t.Errorf("job %s uploads %q, want %q", name, st.With["path"], want)
 				}
 			}
 		}
 		slices.Sort(uploaded)
-		if want := []string{"openssl-macos-arm64", "openssl-macos-universal2", "openssl-macos-x86-64"}; !slices.Equal(uploaded, want) {
-			t.Errorf("uploaded %v, want pyca's %v", uploaded, want)
+		if want := slices.Sorted(slices.Values(pycaInfra.Artifacts)); !slices.Equal(uploaded, want) {
+			t.Errorf("uploaded %v, want pyca's %v on every run", uploaded, want)
 		}
 	})
 
@@ -329,11 +395,19 @@ func TestPycaInfraDoc(t *testing.T) {
 				t.Errorf("build (%s) inputs %v\nwant %v", row["NAME"], got, want)
 			}
 		}
+		// The merge takes the slices pyca's download steps put in x86-64/
+		// and arm64/, and the release from their manifests.
 		got := osslbuildInputs(t, w, "universal2", nil, vf)
-		want := maps.Clone(pyca)
-		want["target"] = "universal2"
+		want := map[string]string{"target": "merge", "recipe": pycaRecipePath, "arm64-artifact": "arm64", "x86_64-artifact": "x86-64"}
 		if !maps.Equal(got, want) {
 			t.Errorf("universal2 inputs %v, want %v", got, want)
+		}
+		for _, st := range w.Jobs["universal2"].Steps {
+			if strings.HasPrefix(st.Uses, "actions/download-artifact@") {
+				if d := map[string]string{"openssl-macos-x86-64": "x86-64", "openssl-macos-arm64": "arm64"}[st.With["name"]]; d != st.With["path"] {
+					t.Errorf("universal2 downloads %s into %q, want pyca's %q", st.With["name"], st.With["path"], d)
+				}
+			}
 		}
 	})
 
@@ -380,23 +454,45 @@ func TestPycaInfraDoc(t *testing.T) {
 		}
 	})
 
+	// pyca's own steps keep pyca's pins, exactly; osslbuild's action is
+	// the one step added, pinned by commit.
 	t.Run("pins", func(t *testing.T) {
-		want := workflowPins(t)
+		pins := pycaPins()
 		for _, line := range strings.Split(src, "\n") {
 			m := usesLineRe.FindStringSubmatch(line)
 			if m == nil || m[1] == osslbuildUses {
 				continue
 			}
-			pm := pinnedRe.FindStringSubmatch(m[1])
-			if pm == nil || !versionCommentRe.MatchString(line) {
-				t.Errorf("%s: %q is not pinned to a commit with a version comment", docPath, strings.TrimSpace(line))
-				continue
-			}
-			if sha, ok := want[pm[1]+pm[2]]; !ok || sha != pm[3] {
-				t.Errorf("%s: %s pinned to %s; the workflows pin %q", docPath, pm[1]+pm[2], pm[3], sha)
+			action, ref, _ := strings.Cut(m[1], "@")
+			if want, ok := pins[action]; !ok || ref != want {
+				t.Errorf("%s: %q: pyca's file pins %s as %s@%s", docPath, strings.TrimSpace(line), action, action, want)
 			}
 		}
+		for _, pj := range pycaInfra.Jobs {
+			var got []string
+			for _, st := range w.Jobs[pj.ID].Steps {
+				if st.Uses != "" && st.Uses != osslbuildUses {
+					got = append(got, st.Uses)
+				}
+			}
+			var want []string
+			for _, st := range pj.Steps {
+				if strings.Contains(st, "@") {
+					want = append(want, st)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("job %s uses %v, want pyca's %v, in pyca's order", pj.ID, got, want)
+			}
+		}
+		if !strings.Contains(docWorkflowYAML(t), "uses: "+osslbuildUses) || !strings.Contains(string(mustReadDoc(t)), "a full\ncommit SHA") {
+			t.Errorf("%s: osslbuild's action is not pinned by commit", docPath)
+		}
 	})
+
+	t.Run("side by side", func(t *testing.T) { checkSideBySide(t, w) })
+
+	t.Run("OPENSSL_BUILD_FLAGS tokens", func(t *testing.T) { checkTokenTable(t) })
 
 	t.Run("tables", func(t *testing.T) {
 		inputs := docTable(t, "input")

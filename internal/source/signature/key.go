@@ -2,15 +2,85 @@ package signature
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	pgperrors "github.com/ProtonMail/go-crypto/openpgp/errors"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 )
+
+// Where a key comes from, as Result.Key and a manifest record it.
+const (
+	OriginOsslbuild = "osslbuild" // osslbuild's keys/, embedded in it: Path is keys/openssl-<fingerprint>.asc
+	OriginRecipe    = "recipe"    // a recipe's release_keys: Path as the recipe writes it, relative to the recipe
+)
+
+// PublishedAt is where OpenSSL publishes its release keys, for a refusal
+// of a signer no pinned key holds.
+const PublishedAt = "https://openssl-library.org/source/ (the keyring pubkeys.asc there, and the fingerprints that page lists)"
+
+// Key is one pinned OpenPGP key file: the primary fingerprint it is
+// pinned under, where it comes from, its path there, the sha256 of its
+// bytes and the bytes (armored). Fingerprint, origin, path and digest are
+// what a manifest records of the key that verified a release: enough to
+// find the same file again and to know it is the same.
+type Key struct {
+	Fingerprint string `json:"fingerprint"`
+	Origin      string `json:"origin"`
+	Path        string `json:"path"`
+	SHA256      string `json:"sha256"`
+	Armored     []byte `json:"-"`
+}
+
+// NewKey is the key file armored, read from path of origin, pinned under
+// the primary fingerprint fpr: it must hold exactly that primary key
+// (ErrPinnedKey otherwise, naming the fingerprint it holds), so a file
+// swapped for another key's is refused before anything is verified with it.
+func NewKey(fpr, origin, path string, armored []byte) (Key, error) {
+	fpr = normFpr(fpr)
+	if _, err := parseKey(fpr, armored); err != nil {
+		return Key{}, err
+	}
+	return Key{Fingerprint: fpr, Origin: origin, Path: path, SHA256: digest(armored), Armored: armored}, nil
+}
+
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// withRevocationsOf is k with the revocations of every other file in all
+// that holds the same primary key added, the primary's and each subkey's.
+func (k *pinnedKey) withRevocationsOf(all []keyFile) *pinnedKey {
+	c := *k
+	c.revocations = slices.Clone(k.revocations)
+	c.subkeys = nil
+	for _, s := range k.subkeys {
+		sc := *s
+		sc.revocations = slices.Clone(s.revocations)
+		c.subkeys = append(c.subkeys, &sc)
+	}
+	for _, o := range all {
+		if o.k == k || !bytes.Equal(o.k.primary.Fingerprint, k.primary.Fingerprint) {
+			continue
+		}
+		c.revocations = append(c.revocations, o.k.revocations...)
+		for _, os := range o.k.subkeys {
+			for _, cs := range c.subkeys {
+				if bytes.Equal(os.pub.Fingerprint, cs.pub.Fingerprint) {
+					cs.revocations = append(cs.revocations, os.revocations...)
+				}
+			}
+		}
+	}
+	return &c
+}
 
 // pinnedKey is one pinned certificate with every verified self-signature
 // kept. go-crypto's Entity keeps only the newest binding per subkey, and
@@ -30,12 +100,35 @@ type subkey struct {
 
 // parseKey reads the armored certificate pinned under fpr.
 func parseKey(fpr string, armored []byte) (*pinnedKey, error) {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s: %s", ErrPinnedKey, fpr, fmt.Sprintf(format, args...))
+	k, err := parseCert(armored)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrPinnedKey, fpr, err)
 	}
+	if got := fprString(k.primary.Fingerprint); got != fpr {
+		return nil, fmt.Errorf("%w: %s: file holds key %s instead", ErrPinnedKey, fpr, got)
+	}
+	return k, nil
+}
+
+// PrimaryFingerprint is the fingerprint of the primary key an armored key
+// file holds (it must hold exactly one).
+func PrimaryFingerprint(armored []byte) (string, error) {
+	k, err := parseCert(armored)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrPinnedKey, err)
+	}
+	return fprString(k.primary.Fingerprint), nil
+}
+
+// parseCert reads an armored certificate, keeping the self-signatures and
+// revocations that verify.
+func parseCert(armored []byte) (*pinnedKey, error) {
 	block, err := armor.Decode(bytes.NewReader(armored))
 	if err != nil {
-		return nil, bad("armor: %v", err)
+		return nil, fmt.Errorf("armor: %w", err)
+	}
+	if block.Type != "PGP PUBLIC KEY BLOCK" {
+		return nil, fmt.Errorf("armor type %q, want PGP PUBLIC KEY BLOCK", block.Type)
 	}
 	r := packet.NewReader(block.Body)
 	k := &pinnedKey{}
@@ -51,19 +144,19 @@ func parseKey(fpr string, armored []byte) (*pinnedKey, error) {
 			if errors.As(err, &unsup) {
 				continue // e.g. a packet of a newer algorithm: skip, as go-crypto's ReadKeyRing does
 			}
-			return nil, bad("%v", err)
+			return nil, err
 		}
 		switch pkt := p.(type) {
 		case *packet.PublicKey:
 			if !pkt.IsSubkey {
 				if k.primary != nil {
-					return nil, bad("holds more than one primary key")
+					return nil, errors.New("holds more than one primary key")
 				}
 				k.primary = pkt
 				continue
 			}
 			if k.primary == nil {
-				return nil, bad("subkey before primary key")
+				return nil, errors.New("subkey before primary key")
 			}
 			sk = &subkey{pub: pkt}
 			k.subkeys = append(k.subkeys, sk)
@@ -74,16 +167,13 @@ func parseKey(fpr string, armored []byte) (*pinnedKey, error) {
 			uid, sk = nil, nil
 		case *packet.Signature:
 			if k.primary == nil {
-				return nil, bad("signature before primary key")
+				return nil, errors.New("signature before primary key")
 			}
 			k.addSignature(pkt, uid, sk)
 		}
 	}
 	if k.primary == nil {
-		return nil, bad("no primary key")
-	}
-	if got := fprString(k.primary.Fingerprint); got != fpr {
-		return nil, bad("file holds key %s instead", got)
+		return nil, errors.New("no primary key")
 	}
 	return k, nil
 }

@@ -8,9 +8,11 @@
 //  1. The .asc holds exactly one signature packet, a binary-document
 //     signature (type 0x00) with a hash of the SHA-2 family or stronger.
 //  2. Its issuer (issuer fingerprint subpacket, else issuer key id) is the
-//     primary key or a subkey of a key pinned in package keys AND that
-//     primary key's fingerprint is in the recipe's allowed list. Anything else
-//     is ErrUnknownSigner, naming the issuer.
+//     primary key or a subkey of a pinned key, one of package keys or one
+//     a recipe pins beside them (its release_keys, Verifier.Extra), AND
+//     that primary key's fingerprint is in the recipe's allowed list.
+//     Anything else is ErrUnknownSigner, naming the issuer's key id and
+//     where OpenSSL publishes its keys (PublishedAt).
 //  3. The signature verifies cryptographically over the streamed tarball
 //     against that pinned (sub)key (else ErrBadSignature).
 //  4. The key is judged at the signature's creation time T, not at "now":
@@ -48,6 +50,14 @@
 // Signatures in the pinned files that do not verify (third-party
 // certifications, corrupt packets) are ignored: they can neither bind nor
 // revoke anything.
+//
+// A recipe may pin a file of a key osslbuild pins too (a copy carrying a
+// newer self-signature that extends its expiry, say). Each file is judged
+// on its own, osslbuild's first, then the recipe's in its order, and the
+// first under which the key was valid when it signed is the one the Result
+// names (Result.Key: its fingerprint, origin, path and sha256, what a
+// manifest records); a revocation in any file of the key counts in all, so
+// a copy cannot hide one.
 package signature
 
 import (
@@ -94,6 +104,7 @@ type Result struct {
 	SigningKey string    // fingerprint of the key that made the signature: the primary or a subkey
 	Created    time.Time // the signature's creation time (UTC)
 	Hash       string    // hash algorithm of the signature, e.g. "SHA-512"
+	Key        Key       // the key file that verified it (without its bytes)
 }
 
 // Verifier holds the sources Verify uses; the zero value uses the keys pinned
@@ -101,8 +112,11 @@ type Result struct {
 type Verifier struct {
 	Armored      func(fpr string) ([]byte, error) // pinned armored key for a primary fingerprint
 	Fingerprints func() []string                  // all pinned primary fingerprints
-	Now          func() time.Time
-	Skew         time.Duration // 0 means DefaultSkew
+	// Extra are keys pinned beside osslbuild's, a recipe's release_keys
+	// (each checked to hold its primary fingerprint, see NewKey).
+	Extra []Key
+	Now   func() time.Time
+	Skew  time.Duration // 0 means DefaultSkew
 }
 
 func (v Verifier) armored() func(string) ([]byte, error) {
@@ -146,41 +160,52 @@ func (v Verifier) Verify(ctx context.Context, tarball io.Reader, armoredSig []by
 	for _, a := range allowed {
 		allowedSet[normFpr(a)] = true
 	}
-	pinned := map[string]bool{}
-	var found *pinnedKey
-	var signing *packet.PublicKey
-	var sub *subkey
-	for _, f := range v.Fingerprints() {
-		f = normFpr(f)
-		pinned[f] = true
-		armored, err := v.Armored(f)
-		if err != nil {
-			return Result{}, fmt.Errorf("%w: %w", ErrPinnedKey, err)
-		}
-		k, err := parseKey(f, armored)
-		if err != nil {
-			return Result{}, err
-		}
-		if pk, s := k.issuerKey(sig); pk != nil && found == nil {
-			found, signing, sub = k, pk, s
+	all, err := v.keyFiles()
+	if err != nil {
+		return Result{}, err
+	}
+	ours, theirs := map[string]bool{}, map[string]bool{}
+	for _, c := range all {
+		if c.key.Origin == OriginOsslbuild {
+			ours[c.key.Fingerprint] = true
+		} else {
+			theirs[c.key.Fingerprint] = true
 		}
 	}
 	for a := range allowedSet {
-		if !pinned[a] {
-			return Result{}, fmt.Errorf("%w: the recipe allows key %s, which is not pinned in keys/ (pinned: %s)",
-				ErrPinnedKey, a, strings.Join(sortedKeys(pinned), ", "))
+		if !ours[a] && !theirs[a] {
+			return Result{}, fmt.Errorf("%w: the recipe allows key %s, which is pinned neither in osslbuild's keys/ (%s) nor among the recipe's release_keys (%s)",
+				ErrPinnedKey, a, list(ours), list(theirs))
 		}
 	}
-	if found == nil {
-		return Result{}, fmt.Errorf("%w: signature issued by %s, which is not a pinned key (pinned: %s)",
-			ErrUnknownSigner, issuer, strings.Join(sortedKeys(pinned), ", "))
+	// The files that hold the issuer, as primary or subkey, in order
+	// (osslbuild's first); of those, the ones whose primary is allowed and
+	// that hold the same signing key as the first.
+	var holding, usable []keyFile
+	for _, c := range all {
+		if pk, _ := c.k.issuerKey(sig); pk != nil {
+			holding = append(holding, c)
+			if allowedSet[c.key.Fingerprint] {
+				usable = append(usable, c)
+			}
+		}
 	}
-	primaryFpr := fprString(found.primary.Fingerprint)
-	signingFpr := fprString(signing.Fingerprint)
-	if !allowedSet[primaryFpr] {
+	if len(holding) == 0 {
+		return Result{}, fmt.Errorf("%w: signature made by %s, which no pinned key holds, as its primary key or a subkey (osslbuild's keys/: %s; the recipe's release_keys: %s); OpenSSL publishes its release keys at %s: check the signing key's primary fingerprint there, then add its file to the recipe's release_keys with that fingerprint",
+			ErrUnknownSigner, issuer, list(ours), list(theirs), PublishedAt)
+	}
+	if len(usable) == 0 {
+		pk, _ := holding[0].k.issuerKey(sig)
 		return Result{}, fmt.Errorf("%w: signature issued by key %s (primary %s), which is pinned but not allowed by the recipe (allowed: %s)",
-			ErrUnknownSigner, signingFpr, primaryFpr, strings.Join(sortedKeys(allowedSet), ", "))
+			ErrUnknownSigner, fprString(pk.Fingerprint), holding[0].key.Fingerprint, strings.Join(sortedKeys(allowedSet), ", "))
 	}
+	signing, sub := usable[0].k.issuerKey(sig)
+	primaryFpr := usable[0].key.Fingerprint
+	signingFpr := fprString(signing.Fingerprint)
+	usable = slices.DeleteFunc(usable, func(c keyFile) bool {
+		pk, _ := c.k.issuerKey(sig)
+		return !bytes.Equal(pk.Fingerprint, signing.Fingerprint)
+	})
 	who := fmt.Sprintf("key %s", signingFpr)
 	if sub != nil {
 		who = fmt.Sprintf("subkey %s of %s", signingFpr, primaryFpr)
@@ -209,15 +234,71 @@ func (v Verifier) Verify(ctx context.Context, tarball io.Reader, armoredSig []by
 			ErrBadSignature, who, utc(sig.CreationTime), err)
 	}
 
-	if err := found.validAt(sig.CreationTime, sub); err != nil {
-		return Result{}, fmt.Errorf("signature by %s made %s: %w", who, utc(sig.CreationTime), err)
+	// Each file of the key judged on its own, a revocation in any of them
+	// counting in all: the first file under which the key was valid when
+	// it signed is the one that verified the release.
+	var errs []error
+	for _, c := range usable {
+		k := c.k.withRevocationsOf(all)
+		_, s := k.issuerKey(sig)
+		if err := k.validAt(sig.CreationTime, s); err != nil {
+			if len(usable) > 1 {
+				err = fmt.Errorf("%s %s: %w", c.key.Origin, c.key.Path, err)
+			}
+			errs = append(errs, err)
+			continue
+		}
+		key := c.key
+		key.Armored = nil
+		return Result{
+			Signer:     primaryFpr,
+			SigningKey: signingFpr,
+			Created:    sig.CreationTime.UTC(),
+			Hash:       sig.Hash.String(),
+			Key:        key,
+		}, nil
 	}
-	return Result{
-		Signer:     primaryFpr,
-		SigningKey: signingFpr,
-		Created:    sig.CreationTime.UTC(),
-		Hash:       sig.Hash.String(),
-	}, nil
+	return Result{}, fmt.Errorf("signature by %s made %s: %w", who, utc(sig.CreationTime), errors.Join(errs...))
+}
+
+// keyFile is one pinned key file, parsed.
+type keyFile struct {
+	key Key
+	k   *pinnedKey
+}
+
+// keyFiles parses osslbuild's pinned keys, then the extra ones, in order.
+func (v Verifier) keyFiles() ([]keyFile, error) {
+	var out []keyFile
+	for _, f := range v.Fingerprints() {
+		f = normFpr(f)
+		armored, err := v.Armored(f)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrPinnedKey, err)
+		}
+		k, err := parseKey(f, armored)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, keyFile{Key{Fingerprint: f, Origin: OriginOsslbuild, Path: keys.Path(f), SHA256: digest(armored), Armored: armored}, k})
+	}
+	for _, x := range v.Extra {
+		x.Fingerprint = normFpr(x.Fingerprint)
+		k, err := parseKey(x.Fingerprint, x.Armored)
+		if err != nil {
+			return nil, fmt.Errorf("%s key %s: %w", x.Origin, x.Path, err)
+		}
+		out = append(out, keyFile{x, k})
+	}
+	return out, nil
+}
+
+// list names the fingerprints of set for messages, "none" if empty.
+func list(set map[string]bool) string {
+	if len(set) == 0 {
+		return "none"
+	}
+	return strings.Join(sortedKeys(set), ", ")
 }
 
 // parseSignature decodes an armored detached signature holding exactly one

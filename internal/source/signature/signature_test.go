@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -379,5 +380,180 @@ func TestPinnedKeyValidity(t *testing.T) {
 		if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
 			t.Errorf("%s sub=%v at %s: got %v, want %v", fprString(tc.key.primary.Fingerprint), tc.sub, tc.at, err, tc.want)
 		}
+	}
+}
+
+// --- keys a recipe pins beside osslbuild's ---
+
+// recipeKey is e's public key as a recipe pins it: a file at path of
+// origin recipe, checked to hold e's primary key.
+func recipeKey(t *testing.T, e *openpgp.Entity, path string) Key {
+	t.Helper()
+	k, err := NewKey(fpr(e), OriginRecipe, path, armored(t, openpgp.PublicKeyType, e.Serialize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// withSigningSubkey is a key made at t0 whose signing subkey (made a day
+// later) signs, as OpenSSL's current key's does.
+func withSigningSubkey(t *testing.T) (*openpgp.Entity, *packet.PrivateKey) {
+	t.Helper()
+	e := newEntity(t, t0, 0)
+	if err := e.AddSigningSubkey(cfgAt(t0.Add(day), 0)); err != nil {
+		t.Fatal(err)
+	}
+	return e, e.Subkeys[len(e.Subkeys)-1].PrivateKey
+}
+
+// TestRecipeKeyVerifies: a release signed by the subkey of a key only the
+// recipe pins verifies beside osslbuild's keys, and the result names the
+// file that verified it (fingerprint, origin, path, the file's sha256).
+func TestRecipeKeyVerifies(t *testing.T) {
+	theirs, sub := withSigningSubkey(t)
+	ours := newEntity(t, t0, 0)
+	v := pinning(t, ours)
+	v.Extra = []Key{recipeKey(t, theirs, "keys/openssl-next.asc")}
+	sig := signAt(t, sub, bytes.NewReader(data), t0.Add(2*day))
+	res, err := v.Verify(context.Background(), bytes.NewReader(data), sig, []string{fpr(ours), fpr(theirs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Key{Fingerprint: fpr(theirs), Origin: OriginRecipe, Path: "keys/openssl-next.asc", SHA256: v.Extra[0].SHA256}
+	if res.Signer != fpr(theirs) || res.SigningKey != fprString(sub.PublicKey.Fingerprint) || !reflect.DeepEqual(res.Key, want) {
+		t.Errorf("result %+v, want signer %s via subkey %s, key %+v", res, fpr(theirs), fprString(sub.PublicKey.Fingerprint), want)
+	}
+	// osslbuild's own key names its file in keys/.
+	sig = signAt(t, ours.PrivateKey, bytes.NewReader(data), t0.Add(2*day))
+	res, err = v.Verify(context.Background(), bytes.NewReader(data), sig, []string{fpr(ours), fpr(theirs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Key.Origin != OriginOsslbuild || res.Key.Path != "keys/openssl-"+fpr(ours)+".asc" || res.Key.Fingerprint != fpr(ours) || len(res.Key.SHA256) != 64 {
+		t.Errorf("osslbuild's key: %+v", res.Key)
+	}
+}
+
+// TestRealReleaseRecipeKeyNotNeeded: the real 4.0.2 verifies with osslbuild's
+// key when a recipe pins another key beside it, and the result names
+// keys/ and the pinned file's digest.
+func TestRealReleaseRecipeKeyNotNeeded(t *testing.T) {
+	theirs, _ := withSigningSubkey(t)
+	f, sig := real(t, "4.0.2")
+	v := Verifier{Extra: []Key{recipeKey(t, theirs, "keys/openssl-next.asc")}}
+	res, err := v.Verify(context.Background(), f, sig, []string{current, fpr(theirs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := v.armored()(current)
+	if res.Key.Origin != OriginOsslbuild || res.Key.Path != "keys/openssl-"+current+".asc" || res.Key.SHA256 != digest(b) {
+		t.Errorf("key %+v", res.Key)
+	}
+}
+
+// TestUnknownSignerNamesTheKey: a signature by the subkey of a key neither
+// osslbuild nor the recipe pins is refused naming the subkey's id (what a
+// signature names) and where OpenSSL publishes its keys, and the keys
+// that were pinned.
+func TestUnknownSignerNamesTheKey(t *testing.T) {
+	stranger, sub := withSigningSubkey(t)
+	theirs, _ := withSigningSubkey(t)
+	ours := newEntity(t, t0, 0)
+	v := pinning(t, ours)
+	v.Extra = []Key{recipeKey(t, theirs, "keys/openssl-next.asc")}
+	sig := signAt(t, sub, bytes.NewReader(data), t0.Add(2*day))
+	_, err := v.Verify(context.Background(), bytes.NewReader(data), sig, []string{fpr(ours), fpr(theirs)})
+	if !errors.Is(err, ErrUnknownSigner) {
+		t.Fatalf("want ErrUnknownSigner, got %v", err)
+	}
+	for _, want := range []string{"key id " + sub.PublicKey.KeyIdString(), PublishedAt, fpr(ours), fpr(theirs), "release_keys"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), fpr(stranger)) {
+		t.Errorf("error names a primary fingerprint the signature does not give: %v", err)
+	}
+}
+
+// TestNewKeyHoldsItsFingerprint: a file pinned under another key's
+// fingerprint (a swapped file) is refused, naming the key it holds.
+func TestNewKeyHoldsItsFingerprint(t *testing.T) {
+	a, b := newEntity(t, t0, 0), newEntity(t, t0, 0)
+	_, err := NewKey(fpr(a), OriginRecipe, "keys/a.asc", armored(t, openpgp.PublicKeyType, b.Serialize))
+	if !errors.Is(err, ErrPinnedKey) || !strings.Contains(err.Error(), "holds key "+fpr(b)) {
+		t.Errorf("a file of another key: %v", err)
+	}
+	if _, err := NewKey(fpr(a), OriginRecipe, "keys/a.asc", []byte("not a key")); !errors.Is(err, ErrPinnedKey) {
+		t.Errorf("not a key: %v", err)
+	}
+	if _, err := NewKey(strings.ToLower(fpr(a)), OriginRecipe, "keys/a.asc", armored(t, openpgp.PublicKeyType, a.Serialize)); err != nil {
+		t.Errorf("a lower-case fingerprint: %v", err)
+	}
+}
+
+// extended is e's public key with a newer user-ID self-signature, made at
+// at, stating lifetime (0: no expiry): what a key's owner publishes to
+// extend it.
+func extended(t *testing.T, e *openpgp.Entity, at time.Time, lifetime time.Duration) []byte {
+	t.Helper()
+	for _, id := range e.Identities {
+		ns := *id.SelfSignature
+		ns.CreationTime = at
+		secs := uint32(lifetime / time.Second)
+		ns.KeyLifetimeSecs = &secs
+		if err := ns.SignUserId(id.UserId.Id, e.PrimaryKey, e.PrivateKey, cfgAt(at, lifetime)); err != nil {
+			t.Fatal(err)
+		}
+		id.Signatures = append(id.Signatures, &ns)
+	}
+	return armored(t, openpgp.PublicKeyType, e.Serialize)
+}
+
+// TestTwoFilesOfOneKey: a recipe's copy of a key osslbuild pins, extended
+// since, verifies a signature made after osslbuild's copy says the key
+// expired, and is named as what verified it; a revocation in osslbuild's
+// copy refuses the key whatever the recipe's copy says.
+func TestTwoFilesOfOneKey(t *testing.T) {
+	e := newEntity(t, t0, 30*day)
+	old := armored(t, openpgp.PublicKeyType, e.Serialize)
+	renewed := extended(t, e, t0.Add(20*day), 0)
+	copyKey, err := NewKey(fpr(e), OriginRecipe, "keys/openssl-renewed.asc", renewed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Verifier{
+		Armored:      func(string) ([]byte, error) { return old, nil },
+		Fingerprints: func() []string { return []string{fpr(e)} },
+		Extra:        []Key{copyKey},
+		Now:          func() time.Time { return t0.Add(365 * day) },
+	}
+	allowed := []string{fpr(e)}
+	// Within osslbuild's copy's lifetime: osslbuild's file verifies.
+	res, err := v.Verify(context.Background(), bytes.NewReader(data), signAt(t, e.PrivateKey, bytes.NewReader(data), t0.Add(10*day)), allowed)
+	if err != nil || res.Key.Origin != OriginOsslbuild {
+		t.Errorf("signed within the old lifetime: %+v, %v; want osslbuild's file", res.Key, err)
+	}
+	// After it: only the recipe's copy makes the key valid then.
+	res, err = v.Verify(context.Background(), bytes.NewReader(data), signAt(t, e.PrivateKey, bytes.NewReader(data), t0.Add(40*day)), allowed)
+	if err != nil || !reflect.DeepEqual(res.Key, Key{Fingerprint: fpr(e), Origin: OriginRecipe, Path: "keys/openssl-renewed.asc", SHA256: copyKey.SHA256}) {
+		t.Errorf("signed after osslbuild's copy expires: %+v, %v; want the recipe's copy", res.Key, err)
+	}
+	// Without the copy the same signature is refused, naming the expiry.
+	plain := v
+	plain.Extra = nil
+	if _, err := plain.Verify(context.Background(), bytes.NewReader(data), signAt(t, e.PrivateKey, bytes.NewReader(data), t0.Add(40*day)), allowed); !errors.Is(err, ErrKeyExpired) {
+		t.Errorf("without the recipe's copy: %v, want ErrKeyExpired", err)
+	}
+	// A revocation in one file counts in the other.
+	if err := e.RevokeKey(packet.KeyCompromised, "", cfgAt(t0.Add(50*day), 0)); err != nil {
+		t.Fatal(err)
+	}
+	revoked := armored(t, openpgp.PublicKeyType, e.Serialize)
+	v.Armored = func(string) ([]byte, error) { return revoked, nil }
+	_, err = v.Verify(context.Background(), bytes.NewReader(data), signAt(t, e.PrivateKey, bytes.NewReader(data), t0.Add(40*day)), allowed)
+	if !errors.Is(err, ErrRevoked) || !strings.Contains(err.Error(), "keys/openssl-renewed.asc") {
+		t.Errorf("revoked in osslbuild's file: %v; want ErrRevoked from the recipe's copy too", err)
 	}
 }
