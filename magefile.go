@@ -18,6 +18,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/check"
 	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/rebuild"
 	"github.com/osslbuild/osslbuild/internal/repro"
 	"github.com/osslbuild/osslbuild/internal/targets"
 )
@@ -151,6 +152,20 @@ func (Verify) Reproducible(ctx context.Context, arch *string, version *string, r
 		a = *arch
 	}
 	return targets.Safe(repro.Verify(ctx, s, targets.Runtime(), a))
+}
+
+// Rebuild verifies an artifact (a directory or its .tar.gz) against its manifest, refuses what this checkout and machine cannot rebuild (another revision, toolchain or headers; the release not fetchable and verifiable), rebuilds it in a fresh directory past the artifact cache and compares every file: one line per file PASS or FAIL (the first differing member and byte offset), then a verdict; a universal2 is rebuilt slice by slice where only some slices' toolchains are here.
+func (Verify) Rebuild(ctx context.Context, artifact string) error {
+	ctx, stop := targets.Interruptible(ctx)
+	defer stop()
+	s, err := targets.Flags{}.Settings()
+	if err != nil {
+		return targets.Safe(err)
+	}
+	rt := targets.Runtime()
+	rt.Revision = rebuild.Checkout(ctx)
+	_, err = rebuild.Run(ctx, rebuild.Options{Artifact: artifact, Settings: s, Runtime: rt, Report: targets.Stdout()})
+	return targets.Safe(err)
 }
 
 // Recipe edits a recipe file, recipes/openssl.toml by default.

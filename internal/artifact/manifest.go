@@ -71,6 +71,11 @@ type RecipeRef struct {
 	Origin string `json:"origin,omitempty"` // "embedded" or "file" (-recipe=FILE)
 	Path   string `json:"path"`             // recipe.RecordedPath: never an absolute path
 	SHA256 string `json:"sha256"`
+	// Content is a file recipe's bytes, so that anyone holding the
+	// artifact can rebuild it (verify:rebuild). An embedded recipe is not
+	// copied: the osslbuild revision the manifest names holds it at Path.
+	// "" in a manifest from before it (docs/trust.md, "Rebuilding an artifact").
+	Content string `json:"content,omitempty"`
 }
 
 // Source is the verified OpenSSL source release.
@@ -81,9 +86,12 @@ type Source struct {
 	Size         int64  `json:"size"`
 	URL          string `json:"url"`
 	SignatureURL string `json:"signature_url,omitempty"`
-	Signer       string `json:"signer,omitempty"`      // primary key fingerprint
-	SigningKey   string `json:"signing_key,omitempty"` // (sub)key that made the signature
-	SignedAt     string `json:"signed_at,omitempty"`
+	// SignatureSHA256 is the digest of the detached signature that was
+	// verified ("" for a release without one, or a manifest from before it).
+	SignatureSHA256 string `json:"signature_sha256,omitempty"`
+	Signer          string `json:"signer,omitempty"`      // primary key fingerprint
+	SigningKey      string `json:"signing_key,omitempty"` // (sub)key that made the signature
+	SignedAt        string `json:"signed_at,omitempty"`
 	// SignerKey is the key file that verified the signature and where it
 	// came from: what a rebuild needs to verify the release the same way.
 	SignerKey *KeyRef `json:"signer_key,omitempty"`

@@ -65,6 +65,7 @@ func sourceRef(v *source.Verified) artifact.Source {
 	}
 	if v.Signature != nil {
 		s.SignatureURL = recordedURL(v.Release, strings.TrimSuffix(v.Signature.URL, ".asc")) + ".asc"
+		s.SignatureSHA256 = v.Signature.SHA256
 	}
 	if v.Signer != nil {
 		s.Signer, s.SigningKey = v.Signer.Signer, v.Signer.SigningKey
@@ -117,7 +118,12 @@ func recordedURL(rel recipe.Release, u string) string {
 }
 
 // recipeRef is how a manifest names the recipe: its origin, the path it
-// records (never an absolute one) and its digest.
+// records (never an absolute one), its digest and, for a file recipe, its
+// bytes (an embedded one is in the revision the manifest names).
 func recipeRef(r *recipe.Recipe) artifact.RecipeRef {
-	return artifact.RecipeRef{Name: r.Name, Origin: r.Origin, Path: r.RecordedPath(), SHA256: r.SHA256}
+	ref := artifact.RecipeRef{Name: r.Name, Origin: r.Origin, Path: r.RecordedPath(), SHA256: r.SHA256}
+	if r.Origin == recipe.OriginFile {
+		ref.Content = string(r.Bytes)
+	}
+	return ref
 }

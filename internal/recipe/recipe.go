@@ -49,6 +49,7 @@ type Recipe struct {
 	Path    string // where it was read from (embedded: "recipes/<file>")
 	Origin  string // OriginEmbedded or OriginFile
 	SHA256  string // digest of the file's bytes, recorded in manifests
+	Bytes   []byte // the file's bytes (a manifest holds a file recipe's)
 	Schema  int    // the file's schema version (Schema)
 	Default string
 	Prefix  string
@@ -349,6 +350,7 @@ func parse(path string, data []byte, o LoadOptions, readKey func(string) ([]byte
 		Name:     strings.TrimSuffix(filepath.Base(path), ".toml"),
 		Path:     path,
 		SHA256:   hex.EncodeToString(sum[:]),
+		Bytes:    data,
 		Schema:   schema,
 		Default:  s.Default,
 		Prefix:   s.Prefix,

@@ -1,0 +1,115 @@
+package rebuild
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+)
+
+// universal rebuilds a universal artifact: whole (build:universal2, every
+// file compared) when its own osslbuild and toolchain and every slice's
+// are here; else slice by slice where a slice's are, each slice of the
+// merged libraries compared with the rebuilt slice's library, saying
+// which slices it could not rebuild and why.
+func (r *rebuilder) universal(ctx context.Context, m *artifact.Manifest, dir string) (*Result, error) {
+	type part struct {
+		arch string
+		plan plan
+		why  []string
+	}
+	var parts []part
+	whole := m.Claims == nil
+	for _, s := range m.Slices {
+		p, why := r.prepare(ctx, s, s.Target.Name)
+		parts = append(parts, part{s.Target.Arch, p, why})
+		if len(why) > 0 || s.Claims != nil {
+			whole = false
+		}
+	}
+	if whole {
+		// The merge's own records: its osslbuild and toolchain.
+		merge := *m
+		merge.Slices, merge.Target = nil, m.Slices[0].Target
+		if p, why := r.prepare(ctx, &merge, ""); len(why) == 0 {
+			out, err := r.build(ctx, p, "universal2")
+			if err != nil {
+				return r.res, err
+			}
+			r.compareTrees(ctx, dir, out)
+			return r.verdict(m.Name)
+		} else {
+			for _, w := range why {
+				r.res.Skipped = append(r.res.Skipped, "the merge: "+w)
+			}
+		}
+	}
+	var built int
+	for _, p := range parts {
+		if len(p.why) > 0 {
+			for _, w := range p.why {
+				r.res.Skipped = append(r.res.Skipped, p.arch+" slice: "+w)
+				fmt.Fprintf(r.o.Report, "SKIP %s slice: %s\n", p.arch, w)
+			}
+			continue
+		}
+		out, err := r.build(ctx, p.plan, "")
+		if err != nil {
+			return r.res, err
+		}
+		built++
+		r.compareSlice(ctx, dir, out, p.arch)
+	}
+	if built == 0 {
+		return r.refuse(m.Name, r.res.Skipped)
+	}
+	return r.verdict(m.Name)
+}
+
+// compareSlice compares each universal file of the artifact a with the
+// rebuilt slice b's file of the same path: the arch slice of the one must
+// be the other's bytes. Files that are not per-architecture are reported
+// as SKIP: only a rebuild of every slice makes them.
+func (r *rebuilder) compareSlice(ctx context.Context, a, b, arch string) {
+	fa, err := artifact.Entries(ctx, a)
+	if err != nil {
+		r.line(Line{Status: "FAIL", File: ".", Detail: err.Error()})
+		return
+	}
+	for _, n := range union(fa, fa) {
+		ba, err := os.ReadFile(filepath.Join(a, n))
+		if err != nil {
+			r.line(Line{Status: "FAIL", File: n, Detail: err.Error()})
+			continue
+		}
+		f, err := inspect.InspectReader(n, bytes.NewReader(ba), int64(len(ba)))
+		if err != nil || f.Format != inspect.FormatFat {
+			r.line(Line{Status: "SKIP", File: n + " [" + arch + "]", Detail: "not per-architecture: needs every slice rebuilt"})
+			continue
+		}
+		var got []byte
+		for _, s := range f.Slices {
+			if s.Arch == arch {
+				got = span(ba, s.Offset, s.Size)
+			}
+		}
+		file := n + " [" + arch + "]"
+		bb, err := os.ReadFile(filepath.Join(b, n))
+		switch {
+		case got == nil:
+			r.line(Line{Status: "FAIL", File: file, Detail: "the artifact's file has no " + arch + " slice"})
+		case err != nil:
+			r.line(Line{Status: "FAIL", File: file, Detail: "not in the rebuilt slice: " + err.Error()})
+		default:
+			if d := Difference(n, got, bb); d != "" {
+				r.line(Line{Status: "FAIL", File: file, Detail: d})
+			} else {
+				r.line(Line{Status: "PASS", File: file})
+			}
+		}
+	}
+}
