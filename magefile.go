@@ -16,6 +16,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/bench"
 	"github.com/osslbuild/osslbuild/internal/bump"
 	"github.com/osslbuild/osslbuild/internal/check"
+	"github.com/osslbuild/osslbuild/internal/diff"
 	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/rebuild"
@@ -44,6 +45,13 @@ func Smoke(ctx context.Context, artifact string) error {
 		return targets.Safe(err)
 	}
 	return targets.Safe(link.RunSmoke(ctx, artifact, s.Toolchain, s.Work, targets.Stdout(), os.Getenv))
+}
+
+// Diff compares two osslbuild artifacts (directories, their .tar.gz, or a manifest.json alone), each verified against its manifest first: release and options, Configure's argv and environment, compiler lines, each library's size, members and exported symbols, instruction set, code evidence, deployment targets, dylibs' install names and loads, files and digests; an artifact and itself are identical (-format=text, markdown for a pull request's body, json).
+func Diff(ctx context.Context, a, b string, format *string) error {
+	ctx, stop := targets.Interruptible(ctx)
+	defer stop()
+	return targets.Safe(diff.Run(ctx, a, b, targets.Deref(format), targets.Stdout()))
 }
 
 // Actions writes GitHub Actions workflow commands for the composite action's shell steps.

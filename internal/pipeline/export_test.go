@@ -23,14 +23,6 @@ func Unsigned(s Settings) Settings {
 	return s
 }
 
-// WithLinkProgram is rt linking prog in the link stage instead of
-// smoke/smoke.c: a tree shaped like OpenSSL that is not OpenSSL needs a
-// consumer of its own API.
-func WithLinkProgram(rt Runtime, prog link.Program) Runtime {
-	rt.linkProgram = prog
-	return rt
-}
-
 // LinkProgram is the consumer rt links in the link stage (zero: smoke/smoke.c).
 func (rt Runtime) LinkProgram() link.Program { return rt.linkProgram }
 

@@ -159,7 +159,7 @@ type Runtime struct {
 	// linkProgram is the consumer the link stage links with every member
 	// of the libraries; zero means smoke/smoke.c. Tests that build an
 	// OpenSSL-shaped tree which is not OpenSSL give one that uses its API
-	// (export_test.go): nothing else sets it.
+	// (WithLinkProgram): nothing else sets it.
 	linkProgram link.Program
 }
 

@@ -1,0 +1,503 @@
+// Package diff compares two osslbuild artifacts (directories, their
+// .tar.gz, or an artifact's manifest.json alone), each verified against its
+// manifest first, and says what changes for a program that links them:
+// release and options, Configure's argv and environment, compiler lines,
+// per-library size, member count and exported symbols, instruction-set
+// level and extensions, code evidence, deployment targets, dylibs' install
+// names and what they load, and the file list and digests (a changed file
+// explained down to the archive member and section by repro's tree
+// comparison). It renders text for a terminal, Markdown for a pull
+// request's body and JSON for tools.
+package diff
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/artifact/unpacked"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
+	"github.com/osslbuild/osslbuild/internal/repro"
+)
+
+// Side is one of the two things compared, verified.
+type Side struct {
+	Path     string // as given
+	Manifest *artifact.Manifest
+	// Dir is the verified artifact directory; "" when only a manifest was
+	// given (then nothing but what the manifest records is compared).
+	Dir       string
+	Libraries map[string]Library // by path in the artifact (lib/libcrypto.a)
+}
+
+// Library is what a library file of an artifact holds.
+type Library struct {
+	Size    int64          `json:"size"`
+	Members map[string]int `json:"members"` // objects per architecture
+	Symbols []string       `json:"-"`       // defined external symbols, all architectures, sorted, unique
+}
+
+// Open verifies path and reads what Compare needs: a directory or a
+// .tar.gz (unpacked under work) is held to its manifest (every file's
+// sha256, nothing added, linked or special; the manifest held to itself);
+// a manifest.json file alone is held to itself. A mismatch is an error
+// wrapping artifact.ErrMismatch.
+func Open(ctx context.Context, path, work string) (*Side, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	if fi.Mode().IsRegular() && !strings.HasSuffix(path, ".tar.gz") && !strings.HasSuffix(path, ".tgz") {
+		return openManifest(ctx, path)
+	}
+	dir, err := unpacked.Dir(ctx, path, work)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w (want an osslbuild artifact: a directory, its .tar.gz or its %s)", err, artifact.ManifestName)
+	}
+	m, err := artifact.Verify(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("diff: artifact %s: %w", path, err)
+	}
+	s := &Side{Path: path, Manifest: m, Dir: dir, Libraries: map[string]Library{}}
+	for _, rel := range slices.Sorted(maps.Keys(m.Files)) {
+		if !isLibrary(rel) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		l, err := readLibrary(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, fmt.Errorf("diff: artifact %s: %s: %w", path, rel, err)
+		}
+		s.Libraries[rel] = l
+	}
+	return s, nil
+}
+
+func openManifest(ctx context.Context, path string) (*Side, error) {
+	f, _, err := artifact.OpenRegular(path)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.LimitReader(ctxio.Reader(ctx, f), artifact.MaxManifestSize+1)); err != nil {
+		return nil, fmt.Errorf("diff: %s: %w", path, err)
+	}
+	if buf.Len() > artifact.MaxManifestSize {
+		return nil, fmt.Errorf("diff: %s: larger than %d bytes: not a %s", path, artifact.MaxManifestSize, artifact.ManifestName)
+	}
+	m, err := artifact.ParseManifest(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("diff: %s: want an osslbuild artifact (a directory, its .tar.gz or its %s): %w", path, artifact.ManifestName, err)
+	}
+	if m.Schema != artifact.Schema {
+		return nil, fmt.Errorf("diff: %s: schema %q, expected %q", path, m.Schema, artifact.Schema)
+	}
+	if ps := artifact.VerifyManifest(m); len(ps) > 0 {
+		return nil, fmt.Errorf("diff: %s: %s: %w", path, strings.Join(ps, "; "), artifact.ErrMismatch)
+	}
+	return &Side{Path: path, Manifest: m}, nil
+}
+
+func isLibrary(rel string) bool {
+	base := filepath.Base(rel)
+	return strings.HasPrefix(rel, "lib/") && (strings.HasSuffix(base, ".a") || strings.HasSuffix(base, ".dylib") || strings.Contains(base, ".so"))
+}
+
+// readLibrary reads a library's size, objects per architecture and
+// defined external symbols through inspect.
+func readLibrary(p string) (Library, error) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return Library{}, err
+	}
+	f, err := inspect.InspectBytes(filepath.Base(p), b)
+	if err != nil {
+		return Library{}, err
+	}
+	l := Library{Size: int64(len(b)), Members: map[string]int{}}
+	seen := map[string]bool{}
+	for _, s := range f.Slices {
+		l.Members[s.Arch] += len(s.Objects)
+		for _, o := range s.Objects {
+			if o.Offset < 0 || o.Offset+o.Size > int64(len(b)) {
+				return Library{}, fmt.Errorf("%s member %s: outside the file", s.Arch, o.Member)
+			}
+			syms, err := inspect.DefinedExternals(b[o.Offset : o.Offset+o.Size])
+			if err != nil {
+				return Library{}, fmt.Errorf("%s member %s: %w", s.Arch, o.Member, err)
+			}
+			for _, sym := range syms {
+				if !seen[sym] {
+					seen[sym] = true
+					l.Symbols = append(l.Symbols, sym)
+				}
+			}
+		}
+	}
+	sort.Strings(l.Symbols)
+	return l, nil
+}
+
+// Report is what differs between A and B, section by section, in a fixed
+// order; a section with no difference is left out.
+type Report struct {
+	A         string    `json:"a"`
+	B         string    `json:"b"`
+	NameA     string    `json:"name_a"`
+	NameB     string    `json:"name_b"`
+	Identical bool      `json:"identical"`
+	Notes     []string  `json:"notes,omitempty"` // what could not be compared, and why
+	Sections  []Section `json:"sections"`
+}
+
+// Section is one kind of fact: values that changed, and members of a set
+// (options, symbols, files) only in A (Removed) or only in B (Added).
+type Section struct {
+	Title   string   `json:"title"`
+	Changed []Change `json:"changed,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	Added   []string `json:"added,omitempty"`
+}
+
+// Change is one value in A and in B ("" where that side has none).
+type Change struct {
+	Key    string   `json:"key"`
+	A      string   `json:"a"`
+	B      string   `json:"b"`
+	Detail []string `json:"detail,omitempty"` // for a changed file: where it differs
+}
+
+func (s Section) empty() bool { return len(s.Changed)+len(s.Removed)+len(s.Added) == 0 }
+
+// Compare opens a and b (see Open; tarballs are unpacked under a scratch
+// directory removed before it returns) and compares them.
+func Compare(ctx context.Context, a, b string) (*Report, error) {
+	work, err := os.MkdirTemp("", "osslbuild-diff-")
+	if err != nil {
+		return nil, fmt.Errorf("diff: scratch directory: %w", err)
+	}
+	defer os.RemoveAll(work)
+	sa, err := Open(ctx, a, filepath.Join(work, "a"))
+	if err != nil {
+		return nil, err
+	}
+	sb, err := Open(ctx, b, filepath.Join(work, "b"))
+	if err != nil {
+		return nil, err
+	}
+	return CompareSides(ctx, sa, sb)
+}
+
+// CompareSides compares two opened sides.
+func CompareSides(ctx context.Context, a, b *Side) (*Report, error) {
+	r := &Report{A: a.Path, B: b.Path, NameA: a.Manifest.Name, NameB: b.Manifest.Name}
+	fa, fb := facts(a.Manifest), facts(b.Manifest)
+	for _, title := range order {
+		s := Section{Title: title}
+		s.Changed = changes(fa.values[title], fb.values[title])
+		s.Removed, s.Added = setDiff(fa.sets[title], fb.sets[title])
+		if !s.empty() {
+			r.Sections = append(r.Sections, s)
+		}
+		if title == "code evidence" {
+			// The libraries themselves come after what the manifest says
+			// of their code.
+			libs, err := libraries(a, b, r)
+			if err != nil {
+				return nil, err
+			}
+			r.Sections = append(r.Sections, libs...)
+		}
+	}
+	files, err := fileSection(ctx, a, b)
+	if err != nil {
+		return nil, err
+	}
+	if !files.empty() {
+		r.Sections = append(r.Sections, files)
+	}
+	r.Identical = len(r.Sections) == 0
+	return r, nil
+}
+
+// order is the sections' order, most consequential first.
+var order = []string{"release", "target", "deployment targets", "options", "Configure argv", "Configure environment", "compiler lines", "instruction set", "code evidence", "dylibs"}
+
+type factSet struct {
+	values map[string]map[string]string
+	sets   map[string][]string
+}
+
+// facts flattens what a manifest records into sections of keyed values
+// and sets. Keys of a universal artifact's slices carry the slice's
+// architecture; a thin artifact's carry none, so that an arm64 artifact
+// and an x86_64 one compare field by field.
+func facts(m *artifact.Manifest) factSet {
+	f := factSet{values: map[string]map[string]string{}, sets: map[string][]string{}}
+	val := func(sec, key, v string) {
+		if f.values[sec] == nil {
+			f.values[sec] = map[string]string{}
+		}
+		if v != "" {
+			f.values[sec][key] = v
+		}
+	}
+	add := func(sec string, v ...string) { f.sets[sec] = append(f.sets[sec], v...) }
+	val("release", "artifact", m.Name)
+	val("release", "OpenSSL", m.OpenSSL.Version)
+	val("release", "source sha256", m.OpenSSL.SHA256)
+	val("release", "signer", m.OpenSSL.Signer)
+	val("release", "osslbuild", m.Osslbuild)
+	val("release", "recipe", strings.TrimSpace(m.Recipe.Name+" "+m.Recipe.Path+" sha256 "+m.Recipe.SHA256))
+	var patches []string
+	for _, p := range m.Patches {
+		patches = append(patches, p.Name+" "+p.SHA256)
+	}
+	val("release", "patches", strings.Join(patches, ", "))
+	val("release", "variant", m.Variant)
+	val("release", "compiler", m.Toolchain.Compiler)
+	val("release", "SDK", m.Toolchain.SDK)
+	val("release", "SDK digest", m.Toolchain.SDKDigest)
+	parts := []*artifact.Manifest{m}
+	if len(m.Slices) > 0 {
+		parts = m.Slices
+		val("target", "target", m.Target.Name+" "+m.Target.Arch)
+	}
+	universal := len(m.Slices) > 0
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		k := func(key string) string {
+			if universal {
+				return p.Target.Arch + " " + key
+			}
+			return key
+		}
+		t := p.Target
+		val("target", k("target"), t.Name)
+		val("target", k("Configure target"), t.Configure)
+		val("target", k("os"), t.OS)
+		val("target", k("arch"), t.Arch)
+		val("target", k("flags"), strings.Join(t.Flags, " "))
+		val("target", k("openssldir"), t.OpenSSLDir)
+		if t.Shared != nil {
+			val("target", k("shared"), fmt.Sprintf("install name %s, version %s, static too: %t", t.Shared.InstallName, t.Shared.Version, t.Shared.Static))
+		}
+		val("target", k("clang -target"), p.Toolchain.Targets[t.Arch])
+		val("deployment targets", k("min_os"), t.MinOS)
+		val("Configure argv", k("CFLAGS (Makefile)"), p.Configure.CFLAGS)
+		for _, o := range t.Options {
+			add("options", k(o))
+		}
+		for _, o := range t.Skipped {
+			add("options", k("skipped: "+o))
+		}
+		for i, a := range p.Configure.Argv {
+			if i == 0 {
+				val("Configure argv", k("Configure"), a)
+				continue
+			}
+			add("Configure argv", k(a))
+		}
+		for _, e := range p.Configure.Env {
+			add("Configure environment", k(e))
+		}
+	}
+	// Compiler lines, code evidence and dylibs are recorded per library and
+	// architecture on the artifact itself (a universal one's slices hold
+	// copies: Distribute).
+	for _, l := range m.CompilerLines {
+		add("compiler lines", fmt.Sprintf("%s %s: %s (%s)", l.Library, l.Arch, l.Line, l.Opt))
+	}
+	for _, c := range m.CodeEvidence {
+		key := c.Library + " " + c.Arch
+		val("code evidence", key, fmt.Sprintf("%s, score %.3f over %d functions", c.Class, c.Score, c.Functions))
+		if c.ISA != nil {
+			val("instruction set", key+" level", c.ISA.Level)
+			val("instruction set", key+" extensions", strings.Join(c.ISA.Extensions, " "))
+			val("instruction set", key+" held to", c.ISA.Limit)
+			var d []string
+			for _, fn := range c.ISA.Dispatched {
+				d = append(d, fmt.Sprint(fn))
+			}
+			val("instruction set", key+" dispatched above it", strings.Join(d, ", "))
+		}
+	}
+	for _, d := range m.Dylibs {
+		key := d.Library + " " + d.Arch
+		val("dylibs", key+" install name", d.InstallName)
+		val("dylibs", key+" versions", strings.Trim(d.Current+" (compatibility "+d.Compatibility+")", " ()"))
+		val("dylibs", key+" loads", strings.Join(d.Loads, ", "))
+		val("dylibs", key+" signature", d.Signature)
+		for _, s := range m.Parts() {
+			if s.Arch == d.Arch || !universal {
+				val("deployment targets", key, s.MinOS)
+			}
+		}
+	}
+	for _, l := range m.LinkChecks {
+		val("deployment targets", "linked for ("+l.Arch+")", l.Platform)
+	}
+	return f
+}
+
+func changes(a, b map[string]string) []Change {
+	var out []Change
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if a[k] != b[k] {
+			out = append(out, Change{Key: k, A: a[k], B: b[k]})
+		}
+	}
+	return out
+}
+
+// setDiff is what only a has and what only b has, sorted, unique.
+func setDiff(a, b []string) (removed, added []string) {
+	ina, inb := map[string]bool{}, map[string]bool{}
+	for _, x := range a {
+		ina[x] = true
+	}
+	for _, x := range b {
+		inb[x] = true
+	}
+	for _, x := range slices.Sorted(maps.Keys(ina)) {
+		if !inb[x] {
+			removed = append(removed, x)
+		}
+	}
+	for _, x := range slices.Sorted(maps.Keys(inb)) {
+		if !ina[x] {
+			added = append(added, x)
+		}
+	}
+	return removed, added
+}
+
+// libraries compares the libraries' sizes, members and exported symbols,
+// which only files hold (a manifest alone records none of them).
+func libraries(a, b *Side, r *Report) ([]Section, error) {
+	if a.Dir == "" || b.Dir == "" {
+		r.Notes = append(r.Notes, "library sizes, members and exported symbols not compared: "+manifestOnly(a, b)+" is a manifest alone")
+		return nil, nil
+	}
+	sec := Section{Title: "libraries"}
+	var syms []Section
+	keys := map[string]bool{}
+	for k := range a.Libraries {
+		keys[k] = true
+	}
+	for k := range b.Libraries {
+		keys[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		la, oka := a.Libraries[k]
+		lb, okb := b.Libraries[k]
+		switch {
+		case !oka:
+			sec.Added = append(sec.Added, k)
+			continue
+		case !okb:
+			sec.Removed = append(sec.Removed, k)
+			continue
+		}
+		if la.Size != lb.Size {
+			sec.Changed = append(sec.Changed, Change{Key: k + " size", A: fmt.Sprintf("%d bytes", la.Size), B: fmt.Sprintf("%d bytes (%+d)", lb.Size, lb.Size-la.Size)})
+		}
+		if ma, mb := members(la), members(lb); ma != mb {
+			sec.Changed = append(sec.Changed, Change{Key: k + " members", A: ma, B: mb})
+		}
+		s := Section{Title: "exported symbols of " + k}
+		s.Removed, s.Added = setDiff(la.Symbols, lb.Symbols)
+		if !s.empty() {
+			syms = append(syms, s)
+		}
+	}
+	var out []Section
+	if !sec.empty() {
+		out = append(out, sec)
+	}
+	return append(out, syms...), nil
+}
+
+func members(l Library) string {
+	var parts []string
+	for _, arch := range slices.Sorted(maps.Keys(l.Members)) {
+		parts = append(parts, fmt.Sprintf("%d (%s)", l.Members[arch], arch))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func manifestOnly(a, b *Side) string {
+	var names []string
+	for _, s := range []*Side{a, b} {
+		if s.Dir == "" {
+			names = append(names, s.Path)
+		}
+	}
+	return strings.Join(names, " and ")
+}
+
+// maxDetail bounds how a changed file is explained: the first members and
+// sections that differ are the ones a reviewer reads.
+const maxDetail = 10
+
+// fileSection lists files only in A or only in B and files whose digest
+// differs, explained through repro.CompareBytes where both are on disk.
+func fileSection(ctx context.Context, a, b *Side) (Section, error) {
+	s := Section{Title: "files"}
+	s.Removed, s.Added = setDiff(slices.Collect(maps.Keys(a.Manifest.Files)), slices.Collect(maps.Keys(b.Manifest.Files)))
+	for _, p := range slices.Sorted(maps.Keys(a.Manifest.Files)) {
+		da, db := a.Manifest.Files[p], b.Manifest.Files[p]
+		if db == "" || da == db {
+			continue
+		}
+		c := Change{Key: p, A: "sha256 " + da, B: "sha256 " + db}
+		if a.Dir != "" && b.Dir != "" {
+			if err := ctx.Err(); err != nil {
+				return s, err
+			}
+			ba, err := os.ReadFile(filepath.Join(a.Dir, filepath.FromSlash(p)))
+			if err != nil {
+				return s, fmt.Errorf("diff: %w", err)
+			}
+			bb, err := os.ReadFile(filepath.Join(b.Dir, filepath.FromSlash(p)))
+			if err != nil {
+				return s, fmt.Errorf("diff: %w", err)
+			}
+			diffs := repro.CompareBytes(p, ba, bb)
+			for i, d := range diffs {
+				if i == maxDetail {
+					c.Detail = append(c.Detail, fmt.Sprintf("... and %d more", len(diffs)-maxDetail))
+					break
+				}
+				loc := d.Member
+				if loc != "" {
+					loc = "(" + loc + ") "
+				}
+				c.Detail = append(c.Detail, loc+d.Detail)
+			}
+		}
+		s.Changed = append(s.Changed, c)
+	}
+	return s, nil
+}
