@@ -187,8 +187,9 @@ with open(out, "w") as f:
   slice that holds OpenSSL and every static library (code evidence: a
   deterministic sample of at most 512 objects and about 4,096 functions
   per slice, the first 64 instructions of each, on both cores), the
-  instruction-set pass on every x86-64 slice (every instruction of every
-  compiled function decoded, not a sample), every rule, the report. In the
+  instruction-set pass on every x86-64 and arm64 slice (every instruction
+  of every compiled function decoded, not a sample; a linked image by
+  recursive descent through its jump tables), every rule, the report. In the
   directory of binaries it verifies the three artifacts against their
   manifests (every file's sha256, every member's CPU and minos, compiler
   line, flags, platform, version).
