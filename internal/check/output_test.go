@@ -62,7 +62,7 @@ func TestJSONSchema(t *testing.T) {
 	}
 	sl := b["slices"].([]any)
 	arm := sl[1].(map[string]any)
-	wantSlice := []string{"advisories", "arch", "built_on", "candidates", "code", "compiler", "compilers", "evidence", "family", "format", "libcrypto", "minos", "minos_counts",
+	wantSlice := []string{"advisories", "arch", "built_on", "candidates", "code", "compiler", "compilers", "evidence", "family", "format", "isa", "libcrypto", "minos", "minos_counts",
 		"minos_mixed", "objects", "ok", "opt", "opt_source", "opt_status", "platform", "problems", "series", "status", "version"}
 	if got := keys(arm); !slices.Equal(got, wantSlice) {
 		t.Errorf("slice keys %v, want %v", got, wantSlice)
@@ -152,7 +152,7 @@ func TestGitHubActions(t *testing.T) {
 	for _, w := range []string{
 		"# before\n### osslbuild check ",
 		"| artifact | arch | version | minos | opt | code | isa | status | advisories | compiler | sha256 |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
-		" | arm64 | 4.0.2 | 11.0 | -O0 (no -O) | too little 0.00/0 | - | FAIL (slices, optimisation) | 2 (high), fix 4.0.3 | ` " + lineArmO0 + " ` | ` ",
+		" | arm64 | 4.0.2 | 11.0 | -O0 (no -O) | too little 0.00/0 | apple-m1 | FAIL (slices, optimisation) | 2 (high), fix 4.0.3 | ` " + lineArmO0 + " ` | ` ",
 		" | x86\\_64 | 4.0.2 | 10.12 | -O3 | too little 0.00/0 | x86-64 | FAIL (slices) | 2 (high), fix 4.0.3 | ` " + lineX86O3 + " ` | ` ",
 		"\n\nadvisories: OpenSSL's published advisories as of 2026-09-29: 2 of 2 OpenSSL slices affected (2 CVEs: 1 high, 1 low); reported, not failed (-fail-on=SEVERITY fails them)\n",
 	} {
