@@ -608,7 +608,7 @@ func TestMachineFault(t *testing.T) {
 		err  error
 		want bool
 	}{
-		{&fs.PathError{Op: "write", Path: "/work/x/lib/libcrypto.a", Err: syscall.ENOSPC}, true},
+		{&fs.PathError{Op: "write", Path: "work/lib/libcrypto.a", Err: syscall.ENOSPC}, true},
 		{fmt.Errorf("copy from cache: %w", &os.LinkError{Op: "rename", Old: "a", New: "b", Err: syscall.EDQUOT}), true},
 		{fmt.Errorf("its tree as a tarball: %w", syscall.EROFS), true},
 		{fmt.Errorf("verify: %w", syscall.EMFILE), true},
