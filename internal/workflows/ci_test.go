@@ -70,7 +70,7 @@ func TestCI(t *testing.T) {
 	if j := jobs["gate"]; j == nil || j.RunsOn == nil || len(j.RunsOn.Labels) != 1 || j.RunsOn.Labels[0].Value != "ubuntu-24.04" {
 		t.Fatalf("no gate job on ubuntu-24.04")
 	}
-	for _, want := range []string{"go test -short -count=1 ./...", "OSSLBUILD_TESTS=gate go test -count=1 ./...", "go run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 .github/workflows/*.yml"} {
+	for _, want := range []string{"go test -short -count=1 ./...", "OSSLBUILD_TESTS=gate go test -count=1 -timeout 30m ./...", "go run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 .github/workflows/*.yml"} {
 		if !slices.Contains(runs("gate"), want) {
 			t.Errorf("the gate job does not run %q: %q", want, runs("gate"))
 		}
