@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Opens or updates one pull request per release series from the proposals
 # that `go run ./internal/bump/proposals -out DIR` wrote (DIR/<series>/:
-# openssl.toml, title.txt, body.md, commit.txt): the second job of
+# openssl.toml, title.txt, body.md, commit.txt; and LIBRARY_DIFFS/<series>/library-diff.md
+# when the library job compared the builds, appended to the body): the last job of
 # .github/workflows/recipe-bump.yml, the only one holding a token that can
 # write. It runs git and gh only; the downloading and verifying happened in
 # the first job, without that token.
@@ -15,6 +16,8 @@
 #                      changed branch (a pull request opened with the job's
 #                      token starts no workflow by itself)
 #   GH_TOKEN           the token for gh and for git's push
+#   LIBRARY_DIFFS      optional: where the library job's <series>/library-diff.md
+#                      files are (default: DIR)
 #
 # For series X.Y the branch is osslbuild/bump-X.Y, owned by this script: it
 # is one commit on the base, rewritten when the base or the proposal
@@ -28,6 +31,9 @@ die() { echo "bump-pull-requests: $*" >&2; exit 1; }
 
 [ $# -eq 1 ] || die "usage: $0 PROPOSALS_DIR"
 dir=$1
+# The library job's sections, DIFFS/<series>/library-diff.md: only these
+# files are taken from that job, which ran OpenSSL's build.
+diffs=${LIBRARY_DIFFS:-$dir}
 [ -d "$dir" ] || die "$dir: no such directory"
 : "${GITHUB_REPOSITORY:?bump-pull-requests: GITHUB_REPOSITORY (owner/repo) is not set}"
 : "${BASE_BRANCH:?bump-pull-requests: BASE_BRANCH is not set}"
@@ -58,6 +64,10 @@ for p in "$dir"/*; do
 	for f in openssl.toml title.txt body.md commit.txt; do
 		if [ ! -f "$p/$f" ] || [ -L "$p/$f" ]; then die "$p/$f: missing or not a regular file"; fi
 	done
+	l="$diffs/$s/library-diff.md"
+	if [ -e "$l" ] || [ -L "$l" ]; then
+		if [ ! -f "$l" ] || [ -L "$l" ]; then die "$l: not a regular file"; fi
+	fi
 	series_list+=("$s")
 done
 if [ ${#series_list[@]} -eq 0 ]; then
@@ -79,6 +89,14 @@ for s in "${series_list[@]}"; do
 	fi
 	git commit -q -F "$p/commit.txt" -- "$recipe"
 	new=$(git rev-parse HEAD)
+
+	# The library job's comparison of the previous pin's and the proposed
+	# release's artifacts, when it ran: the body's last section.
+	body="$p/body.md"
+	if [ -e "$diffs/$s/library-diff.md" ]; then
+		body="$p/.body-and-libraries.md"
+		cat "$p/body.md" "$diffs/$s/library-diff.md" >"$body"
+	fi
 
 	pr=$(gh_repo pr list --head "$branch" --base "$BASE_BRANCH" --state open --json number --jq '.[0].number // empty')
 	if [ -z "$pr" ]; then
@@ -103,13 +121,13 @@ for s in "${series_list[@]}"; do
 
 	if [ -n "$pr" ]; then
 		if $changed; then
-			gh_repo pr edit "$pr" --title "$title" --body-file "$p/body.md" >/dev/null
+			gh_repo pr edit "$pr" --title "$title" --body-file "$body" >/dev/null
 			echo "series $s: updated pull request #$pr: $title"
 		else
 			echo "series $s: pull request #$pr is up to date: $title"
 		fi
 	else
-		url=$(gh_repo pr create --base "$BASE_BRANCH" --head "$branch" --title "$title" --body-file "$p/body.md")
+		url=$(gh_repo pr create --base "$BASE_BRANCH" --head "$branch" --title "$title" --body-file "$body")
 		echo "series $s: opened $url: $title"
 		changed=true
 	fi

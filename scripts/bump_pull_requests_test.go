@@ -284,6 +284,11 @@ func TestBumpPullRequestsRefuses(t *testing.T) {
 			os.Remove(filepath.Join(dir, "3.5", "body.md"))
 			return "3.5/body.md: missing or not a regular file"
 		},
+		"library diff a link": func(dir string) string {
+			r.proposal(dir, "3.5", "# x", "t")
+			os.Symlink("/etc/passwd", filepath.Join(dir, "3.5", "library-diff.md"))
+			return "3.5/library-diff.md: not a regular file"
+		},
 		"no change": func(dir string) string {
 			r.proposal(dir, "3.5", "", "t")
 			b, _ := os.ReadFile(filepath.Join(r.work, "recipes", "openssl.toml"))
@@ -305,5 +310,35 @@ func TestBumpPullRequestsRefuses(t *testing.T) {
 				t.Errorf("pushed: %s", refs)
 			}
 		})
+	}
+}
+
+// TestBumpPullRequestsLibraryDiff: a proposal the library job compared
+// opens its pull request with the comparison after the body.
+func TestBumpPullRequestsLibraryDiff(t *testing.T) {
+	r := newPRRepo(t)
+	props := t.TempDir()
+	r.proposal(props, "3.5", "# 3.5.8", "recipe: OpenSSL 3.5.8 (3.5 series)")
+	const section = "### What changes in the libraries\n\n| OpenSSL | 3.5.7 | 3.5.8 |\n"
+	if err := os.WriteFile(filepath.Join(props, "3.5", "library-diff.md"), []byte(section), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, calls, err := r.run(props)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	body := filepath.Join(props, "3.5", ".body-and-libraries.md")
+	wantCalls(t, "library diff", calls, []string{
+		"pr list --head osslbuild/bump-3.5 --base main --state open --json number --jq .[0].number // empty --repo o/r",
+		"pr list --head osslbuild/bump-3.5 --base main --state closed --json number,title --jq .[] | [.number, .title] | @tsv --repo o/r",
+		"pr create --base main --head osslbuild/bump-3.5 --title recipe: OpenSSL 3.5.8 (3.5 series) --body-file " + body + " --repo o/r",
+		"workflow run build-macos-openssl.yml --ref osslbuild/bump-3.5 --repo o/r",
+	})
+	got, err := os.ReadFile(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "body of recipe: OpenSSL 3.5.8 (3.5 series)\n" + section; string(got) != want {
+		t.Errorf("body sent:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -64,3 +64,70 @@ func TestBodyCarriesLibraryDiff(t *testing.T) {
 		t.Errorf("a refused diff left %q in the body", q.LibraryDiff)
 	}
 }
+
+// TestWriteLibraryDiff: the workflow's library job's step. WriteProposals
+// records the versions a proposal compares (proposal.json); given the two
+// artifacts built for them, WriteLibraryDiff writes library-diff.md, the
+// body's section; artifacts of other versions (swapped), a new series and
+// a proposal.json that does not hold one series are refused, naming the
+// file, and write nothing.
+func TestWriteLibraryDiff(t *testing.T) {
+	old := minitest.Build(t, "arm64", minitest.Options{})
+	cur := minitest.Build(t, "arm64", minitest.Options{Version: "9.9.10", Options: []string{"no-shared", "no-idea"}})
+	res := &Result{Recipe: "recipes/openssl.toml", Release: recipe.Release{Version: "9.9.10"},
+		OldDefault: "9.9.9", NewDefault: "9.9.9", After: []byte("recipe\n"), Diff: "+version = \"9.9.10\"\n"}
+	props := t.TempDir()
+	if err := WriteProposals(props, []Proposal{{Series: "9.9", Pinned: "9.9.9", Result: res}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(props, "9.9")
+	f, err := ReadFacts(dir)
+	if err != nil || f != (Facts{Series: "9.9", Pinned: "9.9.9", Version: "9.9.10"}) {
+		t.Fatalf("ReadFacts = %+v, %v", f, err)
+	}
+	ctx := context.Background()
+	if err := WriteLibraryDiff(ctx, dir, cur.Dir, old.Tarball); err == nil || !strings.Contains(err.Error(), "is of OpenSSL 9.9.10, the proposal compares 9.9.9") {
+		t.Errorf("swapped artifacts: %v, want the versions named", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ProposalLibraryDiff)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused comparison left %s: %v", ProposalLibraryDiff, err)
+	}
+	if err := WriteLibraryDiff(ctx, dir, old.Dir, cur.Tarball); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, ProposalLibraryDiff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"### What changes in the libraries", "of the 9.9.9 artifact and the 9.9.10 one", "+ no-idea"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("%s lacks %q:\n%s", ProposalLibraryDiff, want, got)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("left %s behind", e.Name())
+		}
+	}
+
+	for _, c := range []struct{ name, facts, want string }{
+		{"new series", `{"series":"9.9","pinned":"","version":"9.9.0"}`, "starts a new series"},
+		{"two series", `{"series":"9.9","pinned":"9.8.1","version":"9.9.10"}`, "want releases of one series"},
+		{"other directory", `{"series":"9.8","pinned":"9.8.1","version":"9.8.2"}`, `series "9.8" in directory 9.9`},
+		{"not JSON", `{"series":`, "proposal.json"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := filepath.Join(t.TempDir(), "9.9")
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d, ProposalFacts), []byte(c.facts), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteLibraryDiff(ctx, d, old.Dir, cur.Dir); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("WriteLibraryDiff: %v, want %q", err, c.want)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package bump
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -275,7 +276,7 @@ func (p Proposal) Body() string {
 	}
 	fmt.Fprintf(&b, "\n```diff\n%s```\n\n", p.Diff)
 	if p.LibraryDiff != "" {
-		fmt.Fprintf(&b, "### What changes in the libraries\n\n`go tool mage diff` of the %s artifact and the %s one, built by the same osslbuild from the same recipe:\n\n%s\n", p.Pinned, rel.Version, p.LibraryDiff)
+		b.WriteString(libraryDiffSection(p.Pinned, rel.Version, p.LibraryDiff))
 	}
 	fmt.Fprintf(&b, "Check it from sources you choose (`OSSLBUILD_MIRROR`): `go tool mage recipe:bump %s -dryrun` prints this diff or says why not.\n\n", rel.Version)
 	fmt.Fprintf(&b, "Opened by the recipe-bump workflow; it replaces this pull request's change when a newer %s release appears.\n", p.Series)
@@ -341,12 +342,18 @@ func WriteProposals(dir string, ps []Proposal) error {
 }
 
 func writeProposal(dir string, p Proposal) error {
+	b, err := json.MarshalIndent(p.Facts(), "", "  ")
+	if err != nil {
+		return err
+	}
+	facts := string(b) + "\n"
 	for name, content := range map[string]string{
 		ProposalRecipe: string(p.After),
 		ProposalDiff:   p.Diff,
 		ProposalTitle:  p.Title() + "\n",
 		ProposalBody:   p.Body(),
 		ProposalCommit: p.CommitMessage(),
+		ProposalFacts:  facts,
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			return err
