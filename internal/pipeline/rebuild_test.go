@@ -248,3 +248,48 @@ func TestRebuildOldManifest(t *testing.T) {
 		}
 	}
 }
+
+// TestRebuildMiniUniversal2Whole: a mini universal2 built by
+// build:universal2 is rebuilt whole (both slices and the merge: every
+// file, the merged manifest and SBOM too, PASS), though each merged
+// slice's records are claims; with one slice claiming another osslbuild it
+// is rebuilt slice by slice and the verdict says which slice was not.
+func TestRebuildMiniUniversal2Whole(t *testing.T) {
+	s := miniSettings(t, nil)
+	rt := miniRuntime(t, &strings.Builder{})
+	rt.Revision = revA
+	res, err := pipeline.Universal2(context.Background(), s, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err, report, _ := runRebuild(t, s, rt, res.Published.Tarball, revA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]bool{}
+	for _, l := range got.Lines {
+		if l.Status != "PASS" {
+			t.Errorf("%s", l)
+		}
+		files[l.File] = true
+	}
+	for _, f := range []string{"lib/libcrypto.a", artifact.ManifestName, artifact.SBOMName} {
+		if !files[f] {
+			t.Errorf("no line for %s:\n%s", f, report)
+		}
+	}
+	if len(got.Skipped) > 0 || !strings.Contains(got.Verdict, ": PASS: all ") {
+		t.Errorf("verdict %q, skipped %q", got.Verdict, got.Skipped)
+	}
+
+	other := copyTree(t, res.Published.Dir)
+	resealWith(t, other, func(m *artifact.Manifest) { m.Slices[1].Claims.Osslbuild = revB })
+	got, err, report, _ = runRebuild(t, s, rt, other, revA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch := got.Skipped
+	if !strings.Contains(got.Verdict, ": PARTIAL: ") || len(arch) == 0 || !strings.Contains(strings.Join(arch, "; "), "slice: it was built by osslbuild "+revB) {
+		t.Errorf("verdict %q, skipped %q:\n%s", got.Verdict, got.Skipped, report)
+	}
+}

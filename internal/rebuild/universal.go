@@ -23,11 +23,15 @@ func (r *rebuilder) universal(ctx context.Context, m *artifact.Manifest, dir str
 		why  []string
 	}
 	var parts []part
+	// Every merged slice's records are claims (universal.claimed), and
+	// prepare holds each slice's claimed osslbuild, toolchain, recipe and
+	// source to this checkout and machine: when all of them and the
+	// merge's own records can be rebuilt here, so can the whole.
 	whole := m.Claims == nil
 	for _, s := range m.Slices {
 		p, why := r.prepare(ctx, s, s.Target.Name)
 		parts = append(parts, part{s.Target.Arch, p, why})
-		if len(why) > 0 || s.Claims != nil {
+		if len(why) > 0 {
 			whole = false
 		}
 	}
