@@ -282,6 +282,29 @@ func TestRebuildMiniUniversal2Whole(t *testing.T) {
 		t.Errorf("verdict %q, skipped %q", got.Verdict, got.Skipped)
 	}
 
+	// As the macOS workflow makes it: slices built by other jobs (here,
+	// into other directories), merged by build:merge. Rebuilt whole too.
+	var slices []string
+	for _, arch := range []string{"arm64", "x86_64"} {
+		sl := s
+		sl.Out = filepath.Join(t.TempDir(), "out")
+		r, err := pipeline.Slice(context.Background(), sl, rt, arch, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices = append(slices, r.Published.Tarball)
+	}
+	ms := s
+	ms.Out = filepath.Join(t.TempDir(), "merged")
+	merged, err := pipeline.Merge(context.Background(), ms, rt, slices[0], slices[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err, report, _ = runRebuild(t, s, rt, merged.Published.Tarball, revA)
+	if err != nil || len(got.Skipped) > 0 || !strings.Contains(got.Verdict, ": PASS: all ") {
+		t.Errorf("build:merge's universal2: %v, verdict %q, skipped %q:\n%s", err, got.Verdict, got.Skipped, report)
+	}
+
 	other := copyTree(t, res.Published.Dir)
 	resealWith(t, other, func(m *artifact.Manifest) { m.Slices[1].Claims.Osslbuild = revB })
 	got, err, report, _ = runRebuild(t, s, rt, other, revA)
