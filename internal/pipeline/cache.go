@@ -31,7 +31,6 @@ import (
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/patches"
-	"github.com/osslbuild/osslbuild/smoke"
 )
 
 // The artifact cache keeps validated artifact trees and their tarballs,
@@ -248,10 +247,7 @@ func (r *run) rulesDigest() string {
 			h.Write(b)
 		}
 	}
-	prog := r.linkProgram
-	if prog.Source == nil {
-		prog = link.Program{Name: smoke.Name, Source: smoke.Source}
-	}
+	prog := LinkProgram(r.Runtime)
 	fmt.Fprintf(h, "%s\x00%d\x00", prog.Name, len(prog.Source))
 	h.Write(prog.Source)
 	return hex.EncodeToString(h.Sum(nil))

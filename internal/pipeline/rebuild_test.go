@@ -190,6 +190,8 @@ func TestRebuildRefusesBeforeBuilding(t *testing.T) {
 		}, []string{
 			`compiler `, `"Apple clang version 16.0.0" recorded`, "run on a Mac whose Xcode has Apple clang version 16.0.0 and the SDK"}},
 		{"recipe", revA, func(m *artifact.Manifest) { m.Recipe.Content += "# edited\n" }, []string{"do not have its recorded sha256"}},
+		{"link program", revA, func(m *artifact.Manifest) { m.LinkChecks[0].ProgramSHA256 = strings.Repeat("e", 64) }, []string{
+			"it was linked with testdata/mini-openssl/consumer.c (sha256 " + strings.Repeat("e", 64) + "), this checkout links testdata/mini-openssl/consumer.c (sha256 ", "check out revision " + revA}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := pub.Dir

@@ -220,6 +220,9 @@ func (r *rebuilder) prepare(ctx context.Context, part *artifact.Manifest, target
 			why = append(why, fmt.Sprintf("it records the patches %s, this checkout applies %s to OpenSSL %s: check out revision %s", js(part.Patches), js(want), src.Version, rev))
 		}
 	}
+	if msg := r.linkProgram(part, rev); msg != "" {
+		why = append(why, msg)
+	}
 	s := r.o.Settings
 	s.Loaded, s.Recipe = rec, ""
 	if rec != nil {
@@ -543,4 +546,19 @@ func union[V any](a, b map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// linkProgram holds the program part's link checks record (name and
+// digest) to the one this checkout links: another program gives other
+// link records, so the manifest could not come out the same.
+func (r *rebuilder) linkProgram(part *artifact.Manifest, rev string) string {
+	prog := pipeline.LinkProgram(r.o.Runtime)
+	sum := sha256.Sum256(prog.Source)
+	ours := hex.EncodeToString(sum[:])
+	for _, c := range part.LinkChecks {
+		if c.Program != prog.Name || c.ProgramSHA256 != ours {
+			return fmt.Sprintf("it was linked with %s (sha256 %s), this checkout links %s (sha256 %s): check out revision %s", c.Program, c.ProgramSHA256, prog.Name, ours, rev)
+		}
+	}
+	return ""
 }
