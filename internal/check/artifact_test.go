@@ -55,7 +55,7 @@ func (a *artifactKit) dir(t *testing.T, universal bool) string {
 	testfixture.CopyFile(t, crypto, filepath.Join(d, "lib", "libcrypto.a"))
 	testfixture.CopyFile(t, ssl, filepath.Join(d, "lib", "libssl.a"))
 	os.WriteFile(filepath.Join(d, "include", "openssl", "ssl.h"), []byte("/* ssl.h */\n"), 0o644)
-	os.WriteFile(filepath.Join(d, "sbom.json"), []byte("{}\n"), 0o644)
+	os.WriteFile(filepath.Join(d, "sbom.json"), []byte(artifactSBOM("4.0.2")), 0o644)
 	if !universal {
 		writeManifest(t, d, name, "arm64", "11.0")
 		return d

@@ -172,6 +172,7 @@ func RunPaths(ctx context.Context, o Options, label string, paths []string) erro
 			}
 			all.Binaries = append(all.Binaries, r.Binaries...)
 			all.Artifacts = append(all.Artifacts, r.Artifacts...)
+			all.SBOMs = append(all.SBOMs, r.SBOMs...)
 			all.Notes = append(all.Notes, r.Notes...)
 			all.Failures = append(all.Failures, r.Failures...)
 			all.Skipped += r.Skipped
@@ -309,7 +310,7 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 	}
 	c := &checker{ctx: ctx, o: o, min: min, links: map[string][]string{}, table: table, failOn: failOn, assessed: assessed,
 		res: &Result{Schema: Schema, Path: o.Path, MinOpt: min.String(), Strict: o.Strict, Archs: o.Archs,
-			Binaries: []Binary{}, Artifacts: []Artifact{}, Notes: []string{}, Failures: []string{}, assessed: assessed,
+			Binaries: []Binary{}, Artifacts: []Artifact{}, SBOMs: []SBOM{}, Notes: []string{}, Failures: []string{}, assessed: assessed,
 			Advisories: &AdvisoryReport{AsOf: table.AsOf, Source: table.Source, Listed: len(table.Advisories), FailOn: string(failOn), Assessed: o.Assessed}}}
 	if msg, stale := table.Stale(o.Now); stale {
 		c.res.Advisories.Stale = msg
@@ -364,6 +365,7 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 			j.root.found[j.rel] = *r.entry
 		}
 		c.roots = append(c.roots, r.roots...)
+		c.sboms = append(c.sboms, r.sboms...)
 	}
 	c.attachLinks()
 	c.judge()
@@ -384,6 +386,7 @@ type checker struct {
 	table    *advisory.Table     // OpenSSL's published advisories
 	failOn   advisory.Severity   // -fail-on; "" for none
 	assessed *advisory.Suppressions
+	sboms    []SBOM // found, held to the binaries once all are judged
 }
 
 // parseFailOn reads -fail-on: low, moderate, high or critical, in any

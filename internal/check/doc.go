@@ -80,6 +80,12 @@
 //     version across all slices and the manifest, and the class of each
 //     library's code_evidence (the code is measured again, whatever its
 //     strings).
+//   - A wheel's PEP 770 SBOMs (.dist-info/sboms/*) and an artifact's
+//     sbom.json (CycloneDX or SPDX JSON) are held to the binaries beside
+//     them: an OpenSSL version listed that is not the one found fails
+//     (rule sbom-mismatch) naming both and the binary, found but not
+//     listed is a note, and an SBOM that cannot be read fails (rule
+//     sbom-malformed) naming the member.
 //   - A file that cannot be inspected (malformed, truncated, over a limit)
 //     fails the check with an error naming the file, member and slice.
 //
@@ -181,7 +187,8 @@
 // filetype, deployment-target, arch-flag, flag, platform, version, format,
 // instruction-set) and check's own: manifest (an artifact's manifest cannot
 // be held against its library) and end-of-life (-strict). Artifact file
-// mismatches are listed under the artifact.
+// mismatches are listed under the artifact; an SBOM's problems (rules
+// sbom-mismatch, sbom-malformed) under the SBOM, in sboms.
 //
 // # SARIF
 //

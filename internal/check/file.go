@@ -27,6 +27,7 @@ type jobResult struct {
 	skipped  int
 	entry    *artifact.Entry // for a file inside an artifact directory: its digest
 	roots    []*root         // artifacts inside a tarball
+	sboms    []SBOM          // a wheel's SBOMs, an artifact's sbom.json
 }
 
 // rawFile is an open regular file, read with pread. Thousands of small
@@ -186,7 +187,15 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 	}
 	switch format {
 	case inspect.FormatUnknown:
-		err = guard(p, func() error { r.entry = &artifact.Entry{SHA256: hashBytes(data)}; return nil })
+		err = guard(p, func() error {
+			r.entry = &artifact.Entry{SHA256: hashBytes(data)}
+			if j.rel == artifact.SBOMName {
+				s := readSBOM(p, "", bytes.NewReader(data))
+				s.root = j.root
+				r.sboms = append(r.sboms, s)
+			}
+			return nil
+		})
 		if err != nil {
 			return fail(size, err)
 		}
@@ -318,6 +327,9 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 			}
 			return nil
 		}
+		if tar && path.Base(m.Name) == artifact.SBOMName || !tar && isWheelSBOM(m.Name) {
+			return c.containerSBOM(p, tar, m, rd, entries, r)
+		}
 		magic := make([]byte, 8)
 		n, err := io.ReadFull(rd, magic)
 		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
@@ -387,6 +399,7 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 		}
 	}
 	r.roots = append(r.roots, manifests...)
+	attachSBOMs(r, manifests)
 	return nil
 }
 

@@ -166,6 +166,7 @@ func (c *checker) judge() {
 	for _, r := range c.roots {
 		c.verify(r)
 	}
+	c.holdSBOMs()
 	if judged == 0 {
 		c.res.nothing = fmt.Sprintf("%s: no OpenSSL build information (\"compiler: \", \"platform: \" ...) found in %d binaries: nothing shows how OpenSSL was built", c.o.Path, len(c.res.Binaries))
 		c.res.Failures = append(c.res.Failures, c.res.nothing)

@@ -47,7 +47,7 @@ func TestJSONSchema(t *testing.T) {
 		slices.Sort(ks)
 		return ks
 	}
-	wantTop := []string{"advisories", "archs", "artifacts", "binaries", "end_of_life", "failures", "min_opt", "not_judged", "notes", "ok", "path", "schema", "skipped", "slices", "strict"}
+	wantTop := []string{"advisories", "archs", "artifacts", "binaries", "end_of_life", "failures", "min_opt", "not_judged", "notes", "ok", "path", "sboms", "schema", "skipped", "slices", "strict"}
 	if got := keys(doc); !slices.Equal(got, wantTop) {
 		t.Errorf("top-level keys %v, want %v", got, wantTop)
 	}

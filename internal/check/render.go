@@ -222,6 +222,7 @@ func Verdict(res *Result) string {
 // advisories over the whole input, and a stale table's warning.
 func footer(res *Result) []string {
 	out := []string{Verdict(res)}
+	out = append(out, sbomLines(res)...)
 	if line := AdvisorySummary(res); line != "" {
 		out = append(out, line)
 	}
@@ -269,6 +270,13 @@ func Annotate(w io.Writer, res *Result) error {
 	for _, a := range res.Artifacts {
 		if len(a.Problems) > 0 {
 			if err := emit(a.Path, "osslbuild check: artifact "+a.Name, strings.Join(a.Problems, "\n")); err != nil {
+				return err
+			}
+		}
+	}
+	for _, s := range res.SBOMs {
+		for _, p := range s.Problems {
+			if err := emit(s.Path, "osslbuild check: SBOM "+s.short(), s.Name()+": "+p.Message); err != nil {
 				return err
 			}
 		}

@@ -18,6 +18,7 @@ type Result struct {
 	OK        bool       `json:"ok"`
 	Binaries  []Binary   `json:"binaries"`
 	Artifacts []Artifact `json:"artifacts"`   // osslbuild artifacts found, each verified against its manifest
+	SBOMs     []SBOM     `json:"sboms"`       // SBOMs found (a wheel's PEP 770 ones, an artifact's sbom.json), each held to the binaries beside it
 	Notes     []string   `json:"notes"`       // skipped special files, links not followed, nested archives, dynamic consumers, unknown optimisation
 	Skipped   int        `json:"skipped"`     // files and members that are no binary
 	Slices    int        `json:"slices"`      // every slice of every binary

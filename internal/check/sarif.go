@@ -46,6 +46,8 @@ var ruleHelp = map[string]string{
 	string(validate.RuleRefusedFlag):   "an artifact's compiler line shows a flag that loads code into the compiler, reads a file into the compile or changes code generation behind -O3",
 	string(RuleManifest):               "an osslbuild artifact differs from what its manifest promises",
 	string(RuleEndOfLife):              "the OpenSSL series is past its end of life (-strict)",
+	string(RuleSBOMMismatch):           "an SBOM shipped with the binaries (a wheel's .dist-info/sboms/, an artifact's sbom.json) lists another OpenSSL version than they hold",
+	string(RuleSBOMMalformed):          "an SBOM shipped with the binaries cannot be read: malformed JSON, or CycloneDX or SPDX fields of the wrong type",
 	string(RuleAdvisory):               "the OpenSSL release has published security advisories (OpenSSL's, matched by version): an error at or above -fail-on, a warning (high, critical, unrated) or note otherwise",
 	"inspect":                          "the file could not be inspected",
 	"nothing-judged":                   "nothing in the input holds OpenSSL's build information",
@@ -148,6 +150,11 @@ func SARIF(w io.Writer, res *Result, version string) error {
 	for _, a := range res.Artifacts {
 		if len(a.Problems) > 0 {
 			add(string(RuleManifest), a.Path, "artifact "+a.Name+": "+strings.Join(a.Problems, "\n"))
+		}
+	}
+	for _, s := range res.SBOMs {
+		for _, p := range s.Problems {
+			add(string(p.Rule), s.Path, s.Name()+": "+p.Message)
 		}
 	}
 	if res.nothing != "" {
