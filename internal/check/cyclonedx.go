@@ -1,0 +1,406 @@
+package check
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	cdx "github.com/CycloneDX/cyclonedx-go"
+
+	"github.com/osslbuild/osslbuild/internal/advisory"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/sbom"
+)
+
+// CycloneDX (-format=cyclonedx) is what check found as a CycloneDX 1.5
+// SBOM: 1.5, the version of the SBOM an osslbuild build writes
+// (sbom.SpecVersion) and of the SBOMs pyca/cryptography's wheels carry,
+// so one reader reads both; every field used here exists in 1.5.
+//
+// One component (type library) per OpenSSL-family library found in each
+// binary: the slices of one file holding the same library and version
+// string are one component, their architectures its evidence. OpenSSL has
+// the purl pkg:generic/openssl@V and the CPE
+// cpe:2.3:a:openssl:openssl:V:*:*:*:*:*:*:* that vulnerability databases
+// match on, as the build's SBOM names it; a fork (BoringSSL, AWS-LC,
+// LibreSSL) has its own name and purl, no OpenSSL CPE and no advisories;
+// a library whose version is unknown has no version, purl or CPE, and says
+// so in the property osslbuild:version. Evidence: the file (and each link
+// to it) as occurrences, the version string found as identity; the
+// member inside a wheel or tarball, the architectures, each slice's
+// optimisation, instruction-set level, deployment target and verdict, the
+// series' end of life and the file's SHA-256 as osslbuild:* properties.
+//
+// OpenSSL's advisories affecting the components are the vulnerabilities
+// section: each advisory once, its affects naming every component it
+// affects, rated as OpenSSL rated it, its recommendation the fixing
+// release of each affected series or "no public fix". An advisory the
+// -vex file assessed as not applying is a vulnerability entry of its own
+// for the components it was assessed for, with the analysis the file
+// gives (its state; a plain "CVE reason" line is written as not_affected)
+// and its reason as detail: a reader sees it was looked at, not that it
+// was missed.
+//
+// Deterministic: the same result gives the same bytes. The serial number
+// derives from the content, and the timestamp is SOURCE_DATE_EPOCH's
+// (read through env), left out when it is unset.
+func CycloneDX(w io.Writer, res *Result, version string, env func(string) string) error {
+	bom := cdx.NewBOM()
+	md := &cdx.Metadata{
+		Tools: &cdx.ToolsChoice{Components: &[]cdx.Component{{
+			Type: cdx.ComponentTypeApplication, Name: "osslbuild check", Version: version,
+		}}},
+		Properties: metadataProperties(res),
+	}
+	if env != nil {
+		if s := env("SOURCE_DATE_EPOCH"); s != "" {
+			sec, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || sec < 0 {
+				return fmt.Errorf("SOURCE_DATE_EPOCH=%q: want seconds since 1970", s)
+			}
+			md.Timestamp = time.Unix(sec, 0).UTC().Format(time.RFC3339)
+		}
+	}
+	bom.Metadata = md
+
+	comps := []cdx.Component{}
+	vulns := newVulnSet()
+	for bi, b := range res.Binaries {
+		for _, lib := range libraries(b) {
+			c := component(bi, b, lib)
+			for _, s := range lib.slices {
+				vulns.add(c.BOMRef, c.Version, s.Advisories)
+			}
+			comps = append(comps, c)
+		}
+	}
+	bom.Components = &comps
+	if v := vulns.list(); len(v) > 0 {
+		bom.Vulnerabilities = &v
+	}
+
+	var body bytes.Buffer
+	if err := encodeBOM(&body, bom); err != nil {
+		return err
+	}
+	bom.SerialNumber = sbom.Serial(body.Bytes())
+	body.Reset()
+	if err := encodeBOM(&body, bom); err != nil {
+		return err
+	}
+	_, err := w.Write(body.Bytes())
+	return err
+}
+
+func encodeBOM(w io.Writer, bom *cdx.BOM) error {
+	enc := cdx.NewBOMEncoder(w, cdx.BOMFileFormatJSON)
+	enc.SetPretty(true)
+	enc.SetEscapeHTML(false)
+	if err := enc.EncodeVersion(bom, cdx.SpecVersion1_5); err != nil {
+		return fmt.Errorf("cyclonedx: encode: %w", err)
+	}
+	return nil
+}
+
+// library is the slices of one binary holding one library: same family,
+// same version string.
+type library struct {
+	family  inspect.Family // "" when only build information, no version string, says what it is
+	text    string         // the version string found, "" when none
+	version string         // the library's own version number, "" when unknown
+	slices  []Slice
+}
+
+// libraries are the OpenSSL-family libraries in b, in slice order: every
+// judged slice (it carries OpenSSL build information) and every slice a
+// version string or a fork's source paths name.
+func libraries(b Binary) []*library {
+	var out []*library
+	for _, s := range b.Slices {
+		if s.Status == StatusNotJudged && s.Family == "" && !s.Libcrypto {
+			continue
+		}
+		f, num := inspect.FamilyOf(s.Version)
+		if f == "" {
+			f = inspect.Family(s.Family)
+		}
+		i := slices.IndexFunc(out, func(l *library) bool { return l.family == f && l.text == s.Version })
+		if i < 0 {
+			out = append(out, &library{family: f, text: s.Version, version: num})
+			i = len(out) - 1
+		}
+		out[i].slices = append(out[i].slices, s)
+	}
+	return out
+}
+
+// name is the component's name: openssl, boringssl, aws-lc, libressl.
+func (l *library) name() string {
+	if l.family == "" {
+		return "openssl"
+	}
+	return strings.ToLower(string(l.family))
+}
+
+func component(bi int, b Binary, l *library) cdx.Component {
+	c := cdx.Component{
+		Type:    cdx.ComponentTypeLibrary,
+		Name:    l.name(),
+		Version: l.version,
+	}
+	// The bom-ref is unique per component: the binary's place in the
+	// result, then the library.
+	c.BOMRef = fmt.Sprintf("binary-%d:%s", bi+1, c.Name)
+	if l.version != "" {
+		c.BOMRef += "@" + l.version
+		c.PackageURL = "pkg:generic/" + c.Name + "@" + l.version
+		if l.family == inspect.FamilyOpenSSL {
+			c.Supplier = &cdx.OrganizationalEntity{Name: "OpenSSL"}
+			c.CPE = "cpe:2.3:a:openssl:openssl:" + cpeEscape(l.version) + ":*:*:*:*:*:*:*"
+		}
+	}
+	occ := []cdx.EvidenceOccurrence{{Location: b.Path}}
+	for _, ln := range b.Links {
+		occ = append(occ, cdx.EvidenceOccurrence{Location: ln})
+	}
+	ev := &cdx.Evidence{Occurrences: &occ}
+	if l.text != "" {
+		conf := float32(1)
+		ev.Identity = &cdx.EvidenceIdentityChoice{Identities: &[]cdx.EvidenceIdentity{{
+			Field: cdx.EvidenceIdentityFieldTypeVersion, Confidence: &conf,
+			Methods: &[]cdx.EvidenceIdentityMethod{{
+				Technique: cdx.EvidenceIdentityTechniqueBinaryAnalysis, Confidence: &conf, Value: l.text,
+			}},
+		}}}
+	}
+	c.Evidence = ev
+	c.Properties = componentProperties(b, l)
+	return c
+}
+
+// cpeEscape quotes what CPE 2.3's formatted string binding reserves in a
+// version ("+", "-" are kept by version strings such as 3.0.5+quic).
+func cpeEscape(v string) string {
+	var s strings.Builder
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
+			s.WriteByte('\\')
+		}
+		s.WriteRune(r)
+	}
+	return s.String()
+}
+
+func componentProperties(b Binary, l *library) *[]cdx.Property {
+	var props []cdx.Property
+	add := func(name, value string) {
+		if value != "" {
+			props = append(props, cdx.Property{Name: "osslbuild:" + name, Value: value})
+		}
+	}
+	add("file", b.Path)
+	add("member", b.Member)
+	add("artifact", b.Artifact)
+	add("file:format", b.Format)
+	add("file:sha256", b.SHA256)
+	var archs []string
+	for _, s := range l.slices {
+		archs = append(archs, s.Arch)
+	}
+	add("archs", strings.Join(archs, ","))
+	if l.family != "" {
+		add("family", string(l.family))
+	}
+	switch {
+	case l.text == "":
+		add("version", "unknown: no version string found; not matched against advisories")
+	case l.version == "":
+		add("version", "unknown: "+l.text+" names no version number; not matched against advisories")
+	}
+	for _, s := range l.slices {
+		p := s.Arch + ":"
+		add(p+"status", s.Status)
+		add(p+"opt", s.Opt)
+		add(p+"opt-status", s.OptStatus)
+		add(p+"opt-source", s.OptSource)
+		if s.ISA != nil {
+			add(p+"isa-level", s.ISA.Level)
+		}
+		add(p+"minos", s.MinOS)
+		add(p+"platform", s.Platform)
+		if s.Signature != nil {
+			add(p+"signature", s.Signature.Kind)
+		}
+	}
+	if s := l.slices[0]; s.Series != nil {
+		add("series", s.Series.Name)
+		add("end-of-life", s.Series.EndOfLife)
+		add("end-of-life:ended", strconv.FormatBool(s.Series.Ended))
+		add("lts", strconv.FormatBool(s.Series.LTS))
+	}
+	if sa := l.slices[0].Advisories; sa != nil {
+		add("advisories:release", sa.Release)
+		add("advisories:count", strconv.Itoa(sa.Total))
+		add("advisories:highest", sa.Highest)
+		add("advisories:fix", sa.Fix)
+		add("advisories:suppressed", strconv.Itoa(sa.Suppressed))
+		for _, cv := range sa.Caveats {
+			add("advisories:caveat", cv)
+		}
+	}
+	// Names sorted; a name's values keep their order.
+	slices.SortStableFunc(props, func(a, b cdx.Property) int { return strings.Compare(a.Name, b.Name) })
+	return &props
+}
+
+func metadataProperties(res *Result) *[]cdx.Property {
+	props := []cdx.Property{
+		{Name: "osslbuild:check:path", Value: res.Path},
+		{Name: "osslbuild:check:ok", Value: strconv.FormatBool(res.OK)},
+		{Name: "osslbuild:check:min-opt", Value: res.MinOpt},
+	}
+	if a := res.Advisories; a != nil {
+		props = append(props,
+			cdx.Property{Name: "osslbuild:advisories:as-of", Value: a.AsOf},
+			cdx.Property{Name: "osslbuild:advisories:source", Value: a.Source},
+		)
+		if a.FailOn != "" {
+			props = append(props, cdx.Property{Name: "osslbuild:advisories:fail-on", Value: a.FailOn})
+		}
+		if a.Assessed != "" {
+			props = append(props,
+				cdx.Property{Name: "osslbuild:advisories:vex", Value: a.Assessed},
+				cdx.Property{Name: "osslbuild:advisories:suppressed", Value: strconv.Itoa(a.Suppressed)},
+			)
+		}
+	}
+	return &props
+}
+
+// vulnSet gathers the vulnerabilities: one entry per advisory affecting
+// components, and one per advisory and assessment for the components the
+// assessment suppressed it for.
+type vulnSet struct {
+	order   []string
+	entries map[string]*vulnEntry
+}
+
+type vulnEntry struct {
+	f          AdvisoryFinding
+	suppressed string            // the assessment, "" for the affecting entry
+	refs       []string          // components
+	versions   map[string]string // component -> version
+	fixes      map[string]string // series -> fix
+}
+
+func newVulnSet() *vulnSet { return &vulnSet{entries: map[string]*vulnEntry{}} }
+
+func (v *vulnSet) add(ref, version string, sa *SliceAdvisories) {
+	if sa == nil {
+		return
+	}
+	for _, f := range sa.List {
+		key := f.CVE + "\x00" + f.Suppressed
+		e := v.entries[key]
+		if e == nil {
+			e = &vulnEntry{f: f, suppressed: f.Suppressed, versions: map[string]string{}, fixes: map[string]string{}}
+			v.entries[key] = e
+			v.order = append(v.order, key)
+		}
+		if !slices.Contains(e.refs, ref) {
+			e.refs = append(e.refs, ref)
+			e.versions[ref] = version
+		}
+		e.fixes[f.Series] = f.Fix
+		if f.PublicFix {
+			e.fixes[f.Series] = "upgrade to " + f.Fix
+		}
+	}
+}
+
+// severity is OpenSSL's rating in CycloneDX's words.
+func severity(s string) cdx.Severity {
+	switch advisory.Severity(s) {
+	case advisory.Critical:
+		return cdx.SeverityCritical
+	case advisory.High:
+		return cdx.SeverityHigh
+	case advisory.Moderate:
+		return cdx.SeverityMedium
+	case advisory.Low:
+		return cdx.SeverityLow
+	}
+	return cdx.SeverityUnknown
+}
+
+// list is the entries in CVE order, affecting before assessed.
+func (v *vulnSet) list() []cdx.Vulnerability {
+	keys := slices.Clone(v.order)
+	slices.SortStableFunc(keys, func(a, b string) int {
+		ea, eb := v.entries[a], v.entries[b]
+		if c := strings.Compare(ea.f.CVE, eb.f.CVE); c != 0 {
+			return c
+		}
+		return strings.Compare(ea.suppressed, eb.suppressed)
+	})
+	var out []cdx.Vulnerability
+	src := &cdx.Source{Name: "OpenSSL", URL: "https://openssl-library.org/news/vulnerabilities/"}
+	for _, k := range keys {
+		e := v.entries[k]
+		vu := cdx.Vulnerability{
+			ID:      e.f.CVE,
+			Source:  src,
+			Ratings: &[]cdx.VulnerabilityRating{{Source: src, Severity: severity(e.f.Severity)}},
+		}
+		if e.f.Date != "" {
+			vu.Published = e.f.Date + "T00:00:00Z"
+		}
+		if e.f.URL != "" {
+			vu.Advisories = &[]cdx.Advisory{{Title: "OpenSSL Security Advisory", URL: e.f.URL}}
+		}
+		var rec []string
+		for _, ser := range sortedKeys(e.fixes) {
+			rec = append(rec, "OpenSSL "+ser+": "+e.fixes[ser])
+		}
+		vu.Recommendation = strings.Join(rec, "; ")
+		var aff []cdx.Affects
+		for _, ref := range e.refs {
+			st := cdx.VulnerabilityStatusAffected
+			if e.suppressed != "" {
+				st = cdx.VulnerabilityStatusNotAffected
+			}
+			aff = append(aff, cdx.Affects{Ref: ref, Range: &[]cdx.AffectedVersions{{Version: e.versions[ref], Status: st}}})
+		}
+		vu.Affects = &aff
+		if e.suppressed != "" {
+			vu.Analysis = &cdx.VulnerabilityAnalysis{State: assessedState(e.suppressed), Detail: e.suppressed}
+		}
+		out = append(out, vu)
+	}
+	return out
+}
+
+// assessedState is the analysis state an assessment gives: a CycloneDX
+// VEX entry's own (its reason starts with it), not_affected for a plain
+// "CVE reason" line.
+func assessedState(reason string) cdx.ImpactAnalysisState {
+	for _, st := range []cdx.ImpactAnalysisState{cdx.IASResolvedWithPedigree, cdx.IASResolved, cdx.IASFalsePositive, cdx.IASNotAffected} {
+		if r, ok := strings.CutPrefix(reason, string(st)); ok && (r == "" || strings.HasPrefix(r, ":") || strings.HasPrefix(r, " (")) {
+			return st
+		}
+	}
+	return cdx.IASNotAffected
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
