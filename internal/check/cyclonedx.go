@@ -26,7 +26,8 @@ import (
 // string are one component, their architectures its evidence. OpenSSL has
 // the purl pkg:generic/openssl@V and the CPE
 // cpe:2.3:a:openssl:openssl:V:*:*:*:*:*:*:* that vulnerability databases
-// match on, as the build's SBOM names it; a fork (BoringSSL, AWS-LC,
+// match on (of the release matched: 3.0.5 for 3.0.5+quic), as the build's
+// SBOM names it; a fork (BoringSSL, AWS-LC,
 // LibreSSL) has its own name and purl, no OpenSSL CPE and no advisories;
 // a library whose version is unknown has no version, purl or CPE, and says
 // so in the property osslbuild:version. Evidence: the file (and each link
@@ -117,11 +118,14 @@ type library struct {
 
 // libraries are the OpenSSL-family libraries in b, in slice order: every
 // judged slice (it carries OpenSSL build information) and every slice a
-// version string or a fork's source paths name.
+// fork's version string or source paths name. A slice not judged whose
+// only trace is OpenSSL's version string is a program compiled against
+// OpenSSL's headers (it loads the library, which is a file of its own): no
+// component, as check matches no advisories against it either.
 func libraries(b Binary) []*library {
 	var out []*library
 	for _, s := range b.Slices {
-		if s.Status == StatusNotJudged && s.Family == "" && !s.Libcrypto {
+		if s.Status == StatusNotJudged && (s.Family == "" || s.Family == string(inspect.FamilyOpenSSL)) {
 			continue
 		}
 		f, num := inspect.FamilyOf(s.Version)
@@ -157,10 +161,17 @@ func component(bi int, b Binary, l *library) cdx.Component {
 	c.BOMRef = fmt.Sprintf("binary-%d:%s", bi+1, c.Name)
 	if l.version != "" {
 		c.BOMRef += "@" + l.version
-		c.PackageURL = "pkg:generic/" + c.Name + "@" + l.version
+		c.PackageURL = "pkg:generic/" + c.Name + "@" + strings.ReplaceAll(l.version, "+", "%2B")
 		if l.family == inspect.FamilyOpenSSL {
 			c.Supplier = &cdx.OrganizationalEntity{Name: "OpenSSL"}
-			c.CPE = "cpe:2.3:a:openssl:openssl:" + cpeEscape(l.version) + ":*:*:*:*:*:*:*"
+			// The CPE names the release vulnerability databases list and
+			// check matched advisories against: 3.0.5 for 3.0.5+quic (the
+			// property osslbuild:advisories:caveat says what that misses).
+			rel := l.version
+			if v, err := advisory.ParseVersion(l.version); err == nil {
+				rel = v.Release()
+			}
+			c.CPE = "cpe:2.3:a:openssl:openssl:" + cpeEscape(rel) + ":*:*:*:*:*:*:*"
 		}
 	}
 	occ := []cdx.EvidenceOccurrence{{Location: b.Path}}
@@ -183,7 +194,7 @@ func component(bi int, b Binary, l *library) cdx.Component {
 }
 
 // cpeEscape quotes what CPE 2.3's formatted string binding reserves in a
-// version ("+", "-" are kept by version strings such as 3.0.5+quic).
+// version: every character but letters, digits, "_", "." and "-".
 func cpeEscape(v string) string {
 	var s strings.Builder
 	for _, r := range v {

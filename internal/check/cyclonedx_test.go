@@ -121,7 +121,7 @@ func TestCycloneDX(t *testing.T) {
 		versionProp, archs string
 	}{
 		{"old", "OpenSSL 1.1.1t  7 Feb 2023", "openssl", "1.1.1t", "pkg:generic/openssl@1.1.1t", "cpe:2.3:a:openssl:openssl:1.1.1t:*:*:*:*:*:*:*", true, "", "x86_64"},
-		{"quic", "OpenSSL 3.0.5+quic 5 Jul 2022", "openssl", "3.0.5+quic", "pkg:generic/openssl@3.0.5+quic", `cpe:2.3:a:openssl:openssl:3.0.5\+quic:*:*:*:*:*:*:*`, true, "", "x86_64"},
+		{"quic", "OpenSSL 3.0.5+quic 5 Jul 2022", "openssl", "3.0.5+quic", "pkg:generic/openssl@3.0.5%2Bquic", "cpe:2.3:a:openssl:openssl:3.0.5:*:*:*:*:*:*:*", true, "", "x86_64"},
 		{"boring", "OpenSSL 1.1.1 (compatible; BoringSSL)", "boringssl", "", "", "", false, "unknown: OpenSSL 1.1.1 (compatible; BoringSSL) names no version number; not matched against advisories", "x86_64"},
 		{"libressl", "LibreSSL 3.3.6", "libressl", "3.3.6", "pkg:generic/libressl@3.3.6", "", false, "", "x86_64"},
 		{"awslc", "AWS-LC 1.29.0", "aws-lc", "1.29.0", "pkg:generic/aws-lc@1.29.0", "", false, "", "x86_64"},
@@ -176,6 +176,15 @@ func TestCycloneDX(t *testing.T) {
 				}
 			}
 		})
+	}
+
+	// A program compiled against OpenSSL's headers (the version macro, no
+	// build information) and a file without OpenSSL: no component.
+	for _, obj := range []string{k.elf("consumer", consumer), k.elf("plain.o", plain, "-c")} {
+		_, doc, _ := runCycloneDX(t, Options{Path: obj})
+		if len(doc.Components) != 0 || len(doc.Vulnerabilities) != 0 {
+			t.Errorf("%s: components %+v", obj, doc.Components)
+		}
 	}
 
 	// Node 14's OpenSSL, 1.1.1t, against the embedded table: the CPE, and
