@@ -2,6 +2,8 @@ package check
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -9,12 +11,117 @@ import (
 	"strings"
 	"time"
 
-	cdx "github.com/CycloneDX/cyclonedx-go"
-
 	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
-	"github.com/osslbuild/osslbuild/internal/sbom"
 )
+
+// The document is written with check's own types, as SARIF is, not with
+// cyclonedx-go: osslcheck depends on no third-party module but
+// golang.org/x/arch (cmd/osslcheck's TestDependencies). The tests
+// validate it against the schema cyclonedx-go ships.
+type cdxBOM struct {
+	Schema          string             `json:"$schema"`
+	BOMFormat       string             `json:"bomFormat"`
+	SpecVersion     string             `json:"specVersion"`
+	SerialNumber    string             `json:"serialNumber,omitempty"`
+	Version         int                `json:"version"`
+	Metadata        *cdxMetadata       `json:"metadata,omitempty"`
+	Components      []cdxComponent     `json:"components"`
+	Vulnerabilities []cdxVulnerability `json:"vulnerabilities,omitempty"`
+}
+
+type cdxMetadata struct {
+	Timestamp  string        `json:"timestamp,omitempty"`
+	Tools      *cdxTools     `json:"tools,omitempty"`
+	Properties []cdxProperty `json:"properties,omitempty"`
+}
+
+type cdxTools struct {
+	Components []cdxComponent `json:"components"`
+}
+
+type cdxOrg struct {
+	Name string `json:"name"`
+}
+
+type cdxComponent struct {
+	BOMRef     string        `json:"bom-ref,omitempty"`
+	Type       string        `json:"type"`
+	Supplier   *cdxOrg       `json:"supplier,omitempty"`
+	Name       string        `json:"name"`
+	Version    string        `json:"version,omitempty"`
+	CPE        string        `json:"cpe,omitempty"`
+	PackageURL string        `json:"purl,omitempty"`
+	Properties []cdxProperty `json:"properties,omitempty"`
+	Evidence   *cdxEvidence  `json:"evidence,omitempty"`
+}
+
+type cdxProperty struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type cdxEvidence struct {
+	Identity    *cdxIdentity    `json:"identity,omitempty"`
+	Occurrences []cdxOccurrence `json:"occurrences,omitempty"`
+}
+
+type cdxIdentity struct {
+	Field      string      `json:"field"`
+	Confidence float64     `json:"confidence"`
+	Methods    []cdxMethod `json:"methods"`
+}
+
+type cdxMethod struct {
+	Technique  string  `json:"technique"`
+	Confidence float64 `json:"confidence"`
+	Value      string  `json:"value"`
+}
+
+type cdxOccurrence struct {
+	Location string `json:"location"`
+}
+
+type cdxSource struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+}
+
+type cdxVulnerability struct {
+	ID             string        `json:"id"`
+	Source         *cdxSource    `json:"source"`
+	Ratings        []cdxRating   `json:"ratings"`
+	Recommendation string        `json:"recommendation,omitempty"`
+	Advisories     []cdxAdvisory `json:"advisories,omitempty"`
+	Published      string        `json:"published,omitempty"`
+	Analysis       *cdxAnalysis  `json:"analysis,omitempty"`
+	Affects        []cdxAffects  `json:"affects"`
+}
+
+type cdxRating struct {
+	Source   *cdxSource `json:"source"`
+	Severity string     `json:"severity"`
+}
+
+type cdxAdvisory struct {
+	Title string `json:"title"`
+	URL   string `json:"url"`
+}
+
+type cdxAnalysis struct {
+	State  string `json:"state"`
+	Detail string `json:"detail,omitempty"`
+}
+
+type cdxAffects struct {
+	Ref      string        `json:"ref"`
+	Versions []cdxAffected `json:"versions"`
+}
+
+type cdxAffected struct {
+	Version string `json:"version,omitempty"`
+	Status  string `json:"status"`
+}
 
 // CycloneDX (-format=cyclonedx) is what check found as a CycloneDX 1.5
 // SBOM: 1.5, the version of the SBOM an osslbuild build writes
@@ -50,11 +157,9 @@ import (
 // derives from the content, and the timestamp is SOURCE_DATE_EPOCH's
 // (read through env), left out when it is unset.
 func CycloneDX(w io.Writer, res *Result, version string, env func(string) string) error {
-	bom := cdx.NewBOM()
-	md := &cdx.Metadata{
-		Tools: &cdx.ToolsChoice{Components: &[]cdx.Component{{
-			Type: cdx.ComponentTypeApplication, Name: "osslbuild check", Version: version,
-		}}},
+	bom := &cdxBOM{Schema: "http://cyclonedx.org/schema/bom-1.5.schema.json", BOMFormat: "CycloneDX", SpecVersion: "1.5", Version: 1}
+	md := &cdxMetadata{
+		Tools:      &cdxTools{Components: []cdxComponent{{Type: "application", Name: "osslbuild check", Version: version}}},
 		Properties: metadataProperties(res),
 	}
 	if env != nil {
@@ -68,7 +173,7 @@ func CycloneDX(w io.Writer, res *Result, version string, env func(string) string
 	}
 	bom.Metadata = md
 
-	comps := []cdx.Component{}
+	comps := []cdxComponent{}
 	vulns := newVulnSet()
 	for bi, b := range res.Binaries {
 		for _, lib := range libraries(b) {
@@ -79,16 +184,14 @@ func CycloneDX(w io.Writer, res *Result, version string, env func(string) string
 			comps = append(comps, c)
 		}
 	}
-	bom.Components = &comps
-	if v := vulns.list(); len(v) > 0 {
-		bom.Vulnerabilities = &v
-	}
+	bom.Components = comps
+	bom.Vulnerabilities = vulns.list()
 
 	var body bytes.Buffer
 	if err := encodeBOM(&body, bom); err != nil {
 		return err
 	}
-	bom.SerialNumber = sbom.Serial(body.Bytes())
+	bom.SerialNumber = serialFrom(body.Bytes())
 	body.Reset()
 	if err := encodeBOM(&body, bom); err != nil {
 		return err
@@ -97,14 +200,24 @@ func CycloneDX(w io.Writer, res *Result, version string, env func(string) string
 	return err
 }
 
-func encodeBOM(w io.Writer, bom *cdx.BOM) error {
-	enc := cdx.NewBOMEncoder(w, cdx.BOMFileFormatJSON)
-	enc.SetPretty(true)
+func encodeBOM(w io.Writer, bom *cdxBOM) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.EncodeVersion(bom, cdx.SpecVersion1_5); err != nil {
+	if err := enc.Encode(bom); err != nil {
 		return fmt.Errorf("cyclonedx: encode: %w", err)
 	}
 	return nil
+}
+
+// serialFrom is a serial number made from what the BOM says, as the
+// build's SBOM makes its own (internal/sbom): an RFC 4122 version-5-style
+// UUID of the content's SHA-256, so the same content gives the same bytes.
+func serialFrom(data []byte) string {
+	h := sha256.Sum256(data)
+	h[6] = (h[6] & 0x0f) | 0x50
+	h[8] = (h[8] & 0x3f) | 0x80
+	return fmt.Sprintf("urn:uuid:%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
 }
 
 // library is the slices of one binary holding one library: same family,
@@ -150,9 +263,9 @@ func (l *library) name() string {
 	return strings.ToLower(string(l.family))
 }
 
-func component(bi int, b Binary, l *library) cdx.Component {
-	c := cdx.Component{
-		Type:    cdx.ComponentTypeLibrary,
+func component(bi int, b Binary, l *library) cdxComponent {
+	c := cdxComponent{
+		Type:    "library",
 		Name:    l.name(),
 		Version: l.version,
 	}
@@ -163,7 +276,7 @@ func component(bi int, b Binary, l *library) cdx.Component {
 		c.BOMRef += "@" + l.version
 		c.PackageURL = "pkg:generic/" + c.Name + "@" + strings.ReplaceAll(l.version, "+", "%2B")
 		if l.family == inspect.FamilyOpenSSL {
-			c.Supplier = &cdx.OrganizationalEntity{Name: "OpenSSL"}
+			c.Supplier = &cdxOrg{Name: "OpenSSL"}
 			// The CPE names the release vulnerability databases list and
 			// check matched advisories against: 3.0.5 for 3.0.5+quic (the
 			// property osslbuild:advisories:caveat says what that misses).
@@ -174,19 +287,13 @@ func component(bi int, b Binary, l *library) cdx.Component {
 			c.CPE = "cpe:2.3:a:openssl:openssl:" + cpeEscape(rel) + ":*:*:*:*:*:*:*"
 		}
 	}
-	occ := []cdx.EvidenceOccurrence{{Location: b.Path}}
+	ev := &cdxEvidence{Occurrences: []cdxOccurrence{{Location: b.Path}}}
 	for _, ln := range b.Links {
-		occ = append(occ, cdx.EvidenceOccurrence{Location: ln})
+		ev.Occurrences = append(ev.Occurrences, cdxOccurrence{Location: ln})
 	}
-	ev := &cdx.Evidence{Occurrences: &occ}
 	if l.text != "" {
-		conf := float32(1)
-		ev.Identity = &cdx.EvidenceIdentityChoice{Identities: &[]cdx.EvidenceIdentity{{
-			Field: cdx.EvidenceIdentityFieldTypeVersion, Confidence: &conf,
-			Methods: &[]cdx.EvidenceIdentityMethod{{
-				Technique: cdx.EvidenceIdentityTechniqueBinaryAnalysis, Confidence: &conf, Value: l.text,
-			}},
-		}}}
+		ev.Identity = &cdxIdentity{Field: "version", Confidence: 1,
+			Methods: []cdxMethod{{Technique: "binary-analysis", Confidence: 1, Value: l.text}}}
 	}
 	c.Evidence = ev
 	c.Properties = componentProperties(b, l)
@@ -206,11 +313,11 @@ func cpeEscape(v string) string {
 	return s.String()
 }
 
-func componentProperties(b Binary, l *library) *[]cdx.Property {
-	var props []cdx.Property
+func componentProperties(b Binary, l *library) []cdxProperty {
+	var props []cdxProperty
 	add := func(name, value string) {
 		if value != "" {
-			props = append(props, cdx.Property{Name: "osslbuild:" + name, Value: value})
+			props = append(props, cdxProperty{Name: "osslbuild:" + name, Value: value})
 		}
 	}
 	add("file", b.Path)
@@ -264,32 +371,32 @@ func componentProperties(b Binary, l *library) *[]cdx.Property {
 		}
 	}
 	// Names sorted; a name's values keep their order.
-	slices.SortStableFunc(props, func(a, b cdx.Property) int { return strings.Compare(a.Name, b.Name) })
-	return &props
+	slices.SortStableFunc(props, func(a, b cdxProperty) int { return strings.Compare(a.Name, b.Name) })
+	return props
 }
 
-func metadataProperties(res *Result) *[]cdx.Property {
-	props := []cdx.Property{
+func metadataProperties(res *Result) []cdxProperty {
+	props := []cdxProperty{
 		{Name: "osslbuild:check:path", Value: res.Path},
 		{Name: "osslbuild:check:ok", Value: strconv.FormatBool(res.OK)},
 		{Name: "osslbuild:check:min-opt", Value: res.MinOpt},
 	}
 	if a := res.Advisories; a != nil {
 		props = append(props,
-			cdx.Property{Name: "osslbuild:advisories:as-of", Value: a.AsOf},
-			cdx.Property{Name: "osslbuild:advisories:source", Value: a.Source},
+			cdxProperty{Name: "osslbuild:advisories:as-of", Value: a.AsOf},
+			cdxProperty{Name: "osslbuild:advisories:source", Value: a.Source},
 		)
 		if a.FailOn != "" {
-			props = append(props, cdx.Property{Name: "osslbuild:advisories:fail-on", Value: a.FailOn})
+			props = append(props, cdxProperty{Name: "osslbuild:advisories:fail-on", Value: a.FailOn})
 		}
 		if a.Assessed != "" {
 			props = append(props,
-				cdx.Property{Name: "osslbuild:advisories:vex", Value: a.Assessed},
-				cdx.Property{Name: "osslbuild:advisories:suppressed", Value: strconv.Itoa(a.Suppressed)},
+				cdxProperty{Name: "osslbuild:advisories:vex", Value: a.Assessed},
+				cdxProperty{Name: "osslbuild:advisories:suppressed", Value: strconv.Itoa(a.Suppressed)},
 			)
 		}
 	}
-	return &props
+	return props
 }
 
 // vulnSet gathers the vulnerabilities: one entry per advisory affecting
@@ -334,22 +441,18 @@ func (v *vulnSet) add(ref, version string, sa *SliceAdvisories) {
 }
 
 // severity is OpenSSL's rating in CycloneDX's words.
-func severity(s string) cdx.Severity {
+func severity(s string) string {
 	switch advisory.Severity(s) {
-	case advisory.Critical:
-		return cdx.SeverityCritical
-	case advisory.High:
-		return cdx.SeverityHigh
+	case advisory.Critical, advisory.High, advisory.Low:
+		return s
 	case advisory.Moderate:
-		return cdx.SeverityMedium
-	case advisory.Low:
-		return cdx.SeverityLow
+		return "medium"
 	}
-	return cdx.SeverityUnknown
+	return "unknown"
 }
 
 // list is the entries in CVE order, affecting before assessed.
-func (v *vulnSet) list() []cdx.Vulnerability {
+func (v *vulnSet) list() []cdxVulnerability {
 	keys := slices.Clone(v.order)
 	slices.SortStableFunc(keys, func(a, b string) int {
 		ea, eb := v.entries[a], v.entries[b]
@@ -358,37 +461,35 @@ func (v *vulnSet) list() []cdx.Vulnerability {
 		}
 		return strings.Compare(ea.suppressed, eb.suppressed)
 	})
-	var out []cdx.Vulnerability
-	src := &cdx.Source{Name: "OpenSSL", URL: "https://openssl-library.org/news/vulnerabilities/"}
+	var out []cdxVulnerability
+	src := &cdxSource{Name: "OpenSSL", URL: "https://openssl-library.org/news/vulnerabilities/"}
 	for _, k := range keys {
 		e := v.entries[k]
-		vu := cdx.Vulnerability{
+		vu := cdxVulnerability{
 			ID:      e.f.CVE,
 			Source:  src,
-			Ratings: &[]cdx.VulnerabilityRating{{Source: src, Severity: severity(e.f.Severity)}},
+			Ratings: []cdxRating{{Source: src, Severity: severity(e.f.Severity)}},
 		}
 		if e.f.Date != "" {
 			vu.Published = e.f.Date + "T00:00:00Z"
 		}
 		if e.f.URL != "" {
-			vu.Advisories = &[]cdx.Advisory{{Title: "OpenSSL Security Advisory", URL: e.f.URL}}
+			vu.Advisories = []cdxAdvisory{{Title: "OpenSSL Security Advisory", URL: e.f.URL}}
 		}
 		var rec []string
 		for _, ser := range sortedKeys(e.fixes) {
 			rec = append(rec, "OpenSSL "+ser+": "+e.fixes[ser])
 		}
 		vu.Recommendation = strings.Join(rec, "; ")
-		var aff []cdx.Affects
 		for _, ref := range e.refs {
-			st := cdx.VulnerabilityStatusAffected
+			st := "affected"
 			if e.suppressed != "" {
-				st = cdx.VulnerabilityStatusNotAffected
+				st = "unaffected"
 			}
-			aff = append(aff, cdx.Affects{Ref: ref, Range: &[]cdx.AffectedVersions{{Version: e.versions[ref], Status: st}}})
+			vu.Affects = append(vu.Affects, cdxAffects{Ref: ref, Versions: []cdxAffected{{Version: e.versions[ref], Status: st}}})
 		}
-		vu.Affects = &aff
 		if e.suppressed != "" {
-			vu.Analysis = &cdx.VulnerabilityAnalysis{State: assessedState(e.suppressed), Detail: e.suppressed}
+			vu.Analysis = &cdxAnalysis{State: assessedState(e.suppressed), Detail: e.suppressed}
 		}
 		out = append(out, vu)
 	}
@@ -398,13 +499,13 @@ func (v *vulnSet) list() []cdx.Vulnerability {
 // assessedState is the analysis state an assessment gives: a CycloneDX
 // VEX entry's own (its reason starts with it), not_affected for a plain
 // "CVE reason" line.
-func assessedState(reason string) cdx.ImpactAnalysisState {
-	for _, st := range []cdx.ImpactAnalysisState{cdx.IASResolvedWithPedigree, cdx.IASResolved, cdx.IASFalsePositive, cdx.IASNotAffected} {
-		if r, ok := strings.CutPrefix(reason, string(st)); ok && (r == "" || strings.HasPrefix(r, ":") || strings.HasPrefix(r, " (")) {
+func assessedState(reason string) string {
+	for _, st := range []string{"resolved_with_pedigree", "resolved", "false_positive", "not_affected"} {
+		if r, ok := strings.CutPrefix(reason, st); ok && (r == "" || strings.HasPrefix(r, ":") || strings.HasPrefix(r, " (")) {
 			return st
 		}
 	}
-	return cdx.IASNotAffected
+	return "not_affected"
 }
 
 func sortedKeys(m map[string]string) []string {

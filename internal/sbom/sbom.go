@@ -85,7 +85,7 @@ func Write(dir string, m *artifact.Manifest) error {
 	if err := encode(&body, bom); err != nil {
 		return err
 	}
-	bom.SerialNumber = Serial(body.Bytes())
+	bom.SerialNumber = "urn:uuid:" + uuidFrom(body.Bytes())
 	body.Reset()
 	if err := encode(&body, bom); err != nil {
 		return err
@@ -156,11 +156,6 @@ func buildProperties(m *artifact.Manifest) *[]cdx.Property {
 	props = append(props, own...)
 	return &props
 }
-
-// Serial is a BOM serial number made from what the BOM says (its
-// encoding without one): the same content gives the same serial, where
-// CycloneDX's usual random one would make every run's bytes differ.
-func Serial(content []byte) string { return "urn:uuid:" + uuidFrom(content) }
 
 // uuidFrom makes an RFC 4122 version-5-style UUID from data's SHA-256.
 func uuidFrom(data []byte) string {
