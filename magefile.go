@@ -29,7 +29,7 @@ var Aliases = map[string]any{
 	"build:linux-x86_64": Build.LinuxX86_64,
 }
 
-// Check audits OpenSSL builds anywhere: Mach-O or ELF files, static libraries, wheels, osslbuild artifacts (verified against their manifests), directories; fails below -minopt (0, 1, 2, 3, s or z; default 2), on a missing -arch=arm64,x86_64, and with -strict where the optimisation is unknown or the OpenSSL series past its end of life, and with -isa=core2 (x86-64, x86-64-v2, x86-64-v3) on compiled x86-64 code above that level outside the release's dispatch list; reports OpenSSL's published advisories for each release and with -failon=high (low, moderate, critical) fails at or above it, -vex=FILE suppressing assessed CVEs (-json or -format=json for machines, -format=sarif for code scanning).
+// Check audits OpenSSL builds anywhere: Mach-O or ELF files, static libraries, wheels, osslbuild artifacts (verified against their manifests), directories; fails below -minopt (0, 1, 2, 3, s or z; default 2), on a missing -arch=arm64,x86_64, and with -strict where the optimisation is unknown or the OpenSSL series past its end of life, and with -isa=core2 (x86-64, x86-64-v2, x86-64-v3) on compiled x86-64 code above that level outside the release's dispatch list; reports OpenSSL's published advisories for each release and with -failon=high (low, moderate, critical) fails at or above it, -vex=FILE suppressing assessed CVEs (-json or -format=json for machines, -format=sarif for code scanning, -format=cyclonedx for a CycloneDX 1.5 SBOM of the libraries found).
 func Check(ctx context.Context, path string, minopt *string, arch *string, json *bool, strict *bool, isa *string, format *string, failon *string, vex *string) error {
 	ctx, stop := targets.Interruptible(ctx)
 	defer stop()

@@ -68,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the result as JSON (the same as -format=json)")
 	strict := fs.Bool("strict", false, "fail where the optimisation is unknown or the OpenSSL series past its end of life")
 	isa := fs.String("isa", "", "fail compiled x86-64 code above this level: x86-64, core2, x86-64-v2, x86-64-v3, x86-64-v4")
-	format := fs.String("format", "", "output: text (default), json, or sarif (SARIF 2.1.0, for code scanning)")
+	format := fs.String("format", "", "output: text (default), json, sarif (SARIF 2.1.0, for code scanning) or cyclonedx (a CycloneDX 1.5 SBOM of the libraries found, with their advisories)")
 	failOn := fs.String("fail-on", "", "fail where OpenSSL's published advisories affect the release at or above this severity: low, moderate, high or critical (an unrated one fails at every level; default: report only)")
 	fs.StringVar(failOn, "failon", "", "the same as -fail-on, as go tool mage check spells it")
 	vex := fs.String("vex", "", "a file of assessed CVEs whose advisories are suppressed (and counted): CycloneDX VEX JSON, or one \"CVE-YYYY-NNNN reason\" a line")

@@ -16,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	osslcheckmain "github.com/osslbuild/osslbuild/cmd/osslcheck"
+	"github.com/osslbuild/osslbuild/internal/testsupport/sbomtest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/testsupport/wheeltest"
 )
@@ -90,11 +91,18 @@ func execute(t *testing.T, bin string, args ...string) (string, int) {
 }
 
 // sarifVersion drops the tool's own version, the one field where a mage
-// binary and osslcheck differ by design.
+// binary and osslcheck differ by design: SARIF's driver version, and a
+// CycloneDX SBOM's tools with the serial number derived from them.
 func sarifVersion(s string) string {
 	var doc map[string]any
 	if json.Unmarshal([]byte(s), &doc) != nil {
 		return s
+	}
+	if doc["bomFormat"] == "CycloneDX" {
+		delete(doc, "serialNumber")
+		if md, ok := doc["metadata"].(map[string]any); ok {
+			delete(md, "tools")
+		}
 	}
 	if runs, ok := doc["runs"].([]any); ok {
 		for _, r := range runs {
@@ -113,7 +121,7 @@ func TestSameAsMageCheck(t *testing.T) {
 	osslcheck, mage := binaries(t)
 	in := wheeltest.Inputs(t)
 	for _, name := range []string{"wheel", "wheelhouse", "pe", "site-packages", "missing"} {
-		for _, flags := range [][]string{nil, {"-json"}, {"-format=sarif"}, {"-minopt=3", "-strict"}, {"-arch=arm64,x86_64"}, {"-minopt=7"}, {"-isa=haswell"}} {
+		for _, flags := range [][]string{nil, {"-json"}, {"-format=sarif"}, {"-format=cyclonedx"}, {"-minopt=3", "-strict"}, {"-arch=arm64,x86_64"}, {"-minopt=7"}, {"-isa=haswell"}} {
 			usage := slices.Contains(flags, "-minopt=7") || slices.Contains(flags, "-isa=haswell")
 			t.Run(name+" "+strings.Join(flags, " "), func(t *testing.T) {
 				args := append([]string{in[name]}, flags...)
@@ -148,6 +156,29 @@ func TestSARIFSchema(t *testing.T) {
 		}
 		if err := schema.Validate(doc); err != nil {
 			t.Errorf("%s: SARIF does not validate: %v\n%s", name, err, out)
+		}
+	}
+}
+
+// TestCycloneDXSchema validates -format=cyclonedx against the CycloneDX
+// 1.5 schema the cyclonedx-go module ships, and holds it to the same
+// bytes on a second run.
+func TestCycloneDXSchema(t *testing.T) {
+	osslcheck, _ := binaries(t)
+	in := wheeltest.Inputs(t)
+	for _, name := range []string{"wheel", "wheelhouse", "pe", "site-packages"} {
+		out, _ := execute(t, osslcheck, in[name], "-format=cyclonedx")
+		again, _ := execute(t, osslcheck, in[name], "-format=cyclonedx")
+		if out != again {
+			t.Errorf("%s: two runs differ", name)
+		}
+		p := filepath.Join(t.TempDir(), "bom.json")
+		if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		doc := sbomtest.Validate(t, p)
+		if comps, _ := doc["components"].([]any); len(comps) == 0 {
+			t.Errorf("%s: no components:\n%s", name, out)
 		}
 	}
 }

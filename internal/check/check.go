@@ -59,9 +59,11 @@ type Options struct {
 	JSON bool // print the Result as JSON instead of a table (Format "json")
 	// Format is what Run prints: "text" (the table; "" too), "json"
 	// (check's own schema: everything found) or "sarif" (SARIF 2.1.0 for
-	// code scanning: the failures, one result per failing slice).
+	// code scanning: the failures, one result per failing slice) or
+	// "cyclonedx" (a CycloneDX 1.5 SBOM of the libraries found, with
+	// their advisories as vulnerabilities).
 	Format string
-	// Version names the tool in SARIF output.
+	// Version names the tool in SARIF and CycloneDX output.
 	Version string
 
 	Stdout io.Writer      // nil: os.Stdout
@@ -215,11 +217,11 @@ func render(ctx context.Context, o Options, get func(Options) (*Result, error)) 
 		return usage("check: -json and -format=%s: give one (-json is -format=json)", format)
 	case o.JSON, format == "json":
 		format = "json"
-	case format == "", format == "text", format == "sarif":
+	case format == "", format == "text", format == "sarif", format == "cyclonedx":
 	default:
-		return usage("check: -format=%s: want text, json or sarif", format)
+		return usage("check: -format=%s: want text, json, sarif or cyclonedx", format)
 	}
-	machine := format == "json" || format == "sarif"
+	machine := format == "json" || format == "sarif" || format == "cyclonedx"
 	o.Digests = o.Digests || machine || report.SummaryEnabled(o.Env)
 	res, err := get(o)
 	if err != nil {
@@ -231,6 +233,12 @@ func render(ctx context.Context, o Options, get func(Options) (*Result, error)) 
 		err = report.JSON(&out, res)
 	case "sarif":
 		err = SARIF(&out, res, o.Version)
+	case "cyclonedx":
+		env := o.Env
+		if env == nil {
+			env = os.Getenv
+		}
+		err = CycloneDX(&out, res, o.Version, env)
 	default:
 		err = Text(&out, res)
 	}

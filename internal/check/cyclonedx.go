@@ -1,0 +1,518 @@
+package check
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/osslbuild/osslbuild/internal/advisory"
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+)
+
+// The document is written with check's own types, as SARIF is, not with
+// cyclonedx-go: osslcheck depends on no third-party module but
+// golang.org/x/arch (cmd/osslcheck's TestDependencies). The tests
+// validate it against the schema cyclonedx-go ships.
+type cdxBOM struct {
+	Schema          string             `json:"$schema"`
+	BOMFormat       string             `json:"bomFormat"`
+	SpecVersion     string             `json:"specVersion"`
+	SerialNumber    string             `json:"serialNumber,omitempty"`
+	Version         int                `json:"version"`
+	Metadata        *cdxMetadata       `json:"metadata,omitempty"`
+	Components      []cdxComponent     `json:"components"`
+	Vulnerabilities []cdxVulnerability `json:"vulnerabilities,omitempty"`
+}
+
+type cdxMetadata struct {
+	Timestamp  string        `json:"timestamp,omitempty"`
+	Tools      *cdxTools     `json:"tools,omitempty"`
+	Properties []cdxProperty `json:"properties,omitempty"`
+}
+
+type cdxTools struct {
+	Components []cdxComponent `json:"components"`
+}
+
+type cdxOrg struct {
+	Name string `json:"name"`
+}
+
+type cdxComponent struct {
+	BOMRef     string        `json:"bom-ref,omitempty"`
+	Type       string        `json:"type"`
+	Supplier   *cdxOrg       `json:"supplier,omitempty"`
+	Name       string        `json:"name"`
+	Version    string        `json:"version,omitempty"`
+	CPE        string        `json:"cpe,omitempty"`
+	PackageURL string        `json:"purl,omitempty"`
+	Properties []cdxProperty `json:"properties,omitempty"`
+	Evidence   *cdxEvidence  `json:"evidence,omitempty"`
+}
+
+type cdxProperty struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type cdxEvidence struct {
+	Identity    *cdxIdentity    `json:"identity,omitempty"`
+	Occurrences []cdxOccurrence `json:"occurrences,omitempty"`
+}
+
+type cdxIdentity struct {
+	Field      string      `json:"field"`
+	Confidence float64     `json:"confidence"`
+	Methods    []cdxMethod `json:"methods"`
+}
+
+type cdxMethod struct {
+	Technique  string  `json:"technique"`
+	Confidence float64 `json:"confidence"`
+	Value      string  `json:"value"`
+}
+
+type cdxOccurrence struct {
+	Location string `json:"location"`
+}
+
+type cdxSource struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+}
+
+type cdxVulnerability struct {
+	ID             string        `json:"id"`
+	Source         *cdxSource    `json:"source"`
+	Ratings        []cdxRating   `json:"ratings"`
+	Recommendation string        `json:"recommendation,omitempty"`
+	Advisories     []cdxAdvisory `json:"advisories,omitempty"`
+	Published      string        `json:"published,omitempty"`
+	Analysis       *cdxAnalysis  `json:"analysis,omitempty"`
+	Affects        []cdxAffects  `json:"affects"`
+}
+
+type cdxRating struct {
+	Source   *cdxSource `json:"source"`
+	Severity string     `json:"severity"`
+}
+
+type cdxAdvisory struct {
+	Title string `json:"title"`
+	URL   string `json:"url"`
+}
+
+type cdxAnalysis struct {
+	State  string `json:"state"`
+	Detail string `json:"detail,omitempty"`
+}
+
+type cdxAffects struct {
+	Ref      string        `json:"ref"`
+	Versions []cdxAffected `json:"versions"`
+}
+
+type cdxAffected struct {
+	Version string `json:"version,omitempty"`
+	Status  string `json:"status"`
+}
+
+// CycloneDX (-format=cyclonedx) is what check found as a CycloneDX 1.5
+// SBOM: 1.5, the version of the SBOM an osslbuild build writes
+// (sbom.SpecVersion) and of the SBOMs pyca/cryptography's wheels carry,
+// so one reader reads both; every field used here exists in 1.5.
+//
+// One component (type library) per OpenSSL-family library found in each
+// binary: the slices of one file holding the same library and version
+// string are one component, their architectures its evidence. OpenSSL has
+// the purl pkg:generic/openssl@V and the CPE
+// cpe:2.3:a:openssl:openssl:V:*:*:*:*:*:*:* that vulnerability databases
+// match on (of the release matched: 3.0.5 for 3.0.5+quic), as the build's
+// SBOM names it; a fork (BoringSSL, AWS-LC,
+// LibreSSL) has its own name and purl, no OpenSSL CPE and no advisories;
+// a library whose version is unknown has no version, purl or CPE, and says
+// so in the property osslbuild:version. Evidence: the file (and each link
+// to it) as occurrences, the version string found as identity; the
+// member inside a wheel or tarball, the architectures, each slice's
+// optimisation, instruction-set level, deployment target and verdict, the
+// series' end of life and the file's SHA-256 as osslbuild:* properties.
+//
+// OpenSSL's advisories affecting the components are the vulnerabilities
+// section: each advisory once, its affects naming every component it
+// affects, rated as OpenSSL rated it, its recommendation the fixing
+// release of each affected series or "no public fix". An advisory the
+// -vex file assessed as not applying is a vulnerability entry of its own
+// for the components it was assessed for, with the analysis the file
+// gives (its state; a plain "CVE reason" line is written as not_affected)
+// and its reason as detail: a reader sees it was looked at, not that it
+// was missed.
+//
+// Deterministic: the same result gives the same bytes. The serial number
+// derives from the content, and the timestamp is SOURCE_DATE_EPOCH's
+// (read through env), left out when it is unset.
+func CycloneDX(w io.Writer, res *Result, version string, env func(string) string) error {
+	bom := &cdxBOM{Schema: "http://cyclonedx.org/schema/bom-1.5.schema.json", BOMFormat: "CycloneDX", SpecVersion: "1.5", Version: 1}
+	md := &cdxMetadata{
+		Tools:      &cdxTools{Components: []cdxComponent{{Type: "application", Name: "osslbuild check", Version: version}}},
+		Properties: metadataProperties(res),
+	}
+	if env != nil {
+		if s := env("SOURCE_DATE_EPOCH"); s != "" {
+			sec, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || sec < 0 {
+				return fmt.Errorf("SOURCE_DATE_EPOCH=%q: want seconds since 1970", s)
+			}
+			md.Timestamp = time.Unix(sec, 0).UTC().Format(time.RFC3339)
+		}
+	}
+	bom.Metadata = md
+
+	comps := []cdxComponent{}
+	vulns := newVulnSet()
+	for bi, b := range res.Binaries {
+		for _, lib := range libraries(b) {
+			c := component(bi, b, lib)
+			for _, s := range lib.slices {
+				vulns.add(c.BOMRef, c.Version, s.Advisories)
+			}
+			comps = append(comps, c)
+		}
+	}
+	bom.Components = comps
+	bom.Vulnerabilities = vulns.list()
+
+	var body bytes.Buffer
+	if err := encodeBOM(&body, bom); err != nil {
+		return err
+	}
+	bom.SerialNumber = serialFrom(body.Bytes())
+	body.Reset()
+	if err := encodeBOM(&body, bom); err != nil {
+		return err
+	}
+	_, err := w.Write(body.Bytes())
+	return err
+}
+
+func encodeBOM(w io.Writer, bom *cdxBOM) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(bom); err != nil {
+		return fmt.Errorf("cyclonedx: encode: %w", err)
+	}
+	return nil
+}
+
+// serialFrom is a serial number made from what the BOM says, as the
+// build's SBOM makes its own (internal/sbom): an RFC 4122 version-5-style
+// UUID of the content's SHA-256, so the same content gives the same bytes.
+func serialFrom(data []byte) string {
+	h := sha256.Sum256(data)
+	h[6] = (h[6] & 0x0f) | 0x50
+	h[8] = (h[8] & 0x3f) | 0x80
+	return fmt.Sprintf("urn:uuid:%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+}
+
+// library is the slices of one binary holding one library: same family,
+// same version string.
+type library struct {
+	family  inspect.Family // "" when only build information, no version string, says what it is
+	text    string         // the version string found, "" when none
+	version string         // the library's own version number, "" when unknown
+	slices  []Slice
+}
+
+// libraries are the OpenSSL-family libraries in b, in slice order: every
+// judged slice (it carries OpenSSL build information) and every slice a
+// fork's version string or source paths name. A slice not judged whose
+// only trace is OpenSSL's version string is a program compiled against
+// OpenSSL's headers (it loads the library, which is a file of its own): no
+// component, as check matches no advisories against it either.
+func libraries(b Binary) []*library {
+	var out []*library
+	for _, s := range b.Slices {
+		if s.Status == StatusNotJudged && (s.Family == "" || s.Family == string(inspect.FamilyOpenSSL)) {
+			continue
+		}
+		f, num := inspect.FamilyOf(s.Version)
+		if f == "" {
+			f = inspect.Family(s.Family)
+		}
+		i := slices.IndexFunc(out, func(l *library) bool { return l.family == f && l.text == s.Version })
+		if i < 0 {
+			out = append(out, &library{family: f, text: s.Version, version: num})
+			i = len(out) - 1
+		}
+		out[i].slices = append(out[i].slices, s)
+	}
+	return out
+}
+
+// name is the component's name: openssl, boringssl, aws-lc, libressl.
+func (l *library) name() string {
+	if l.family == "" {
+		return "openssl"
+	}
+	return strings.ToLower(string(l.family))
+}
+
+func component(bi int, b Binary, l *library) cdxComponent {
+	c := cdxComponent{
+		Type:    "library",
+		Name:    l.name(),
+		Version: l.version,
+	}
+	// The bom-ref is unique per component: the binary's place in the
+	// result, then the library.
+	c.BOMRef = fmt.Sprintf("binary-%d:%s", bi+1, c.Name)
+	if l.version != "" {
+		c.BOMRef += "@" + l.version
+		c.PackageURL = "pkg:generic/" + c.Name + "@" + strings.ReplaceAll(l.version, "+", "%2B")
+		if l.family == inspect.FamilyOpenSSL {
+			c.Supplier = &cdxOrg{Name: "OpenSSL"}
+			// The CPE names the release vulnerability databases list and
+			// check matched advisories against: 3.0.5 for 3.0.5+quic (the
+			// property osslbuild:advisories:caveat says what that misses).
+			rel := l.version
+			if v, err := advisory.ParseVersion(l.version); err == nil {
+				rel = v.Release()
+			}
+			c.CPE = "cpe:2.3:a:openssl:openssl:" + cpeEscape(rel) + ":*:*:*:*:*:*:*"
+		}
+	}
+	ev := &cdxEvidence{Occurrences: []cdxOccurrence{{Location: b.Path}}}
+	for _, ln := range b.Links {
+		ev.Occurrences = append(ev.Occurrences, cdxOccurrence{Location: ln})
+	}
+	if l.text != "" {
+		ev.Identity = &cdxIdentity{Field: "version", Confidence: 1,
+			Methods: []cdxMethod{{Technique: "binary-analysis", Confidence: 1, Value: l.text}}}
+	}
+	c.Evidence = ev
+	c.Properties = componentProperties(b, l)
+	return c
+}
+
+// cpeEscape quotes what CPE 2.3's formatted string binding reserves in a
+// version: every character but letters, digits, "_", "." and "-".
+func cpeEscape(v string) string {
+	var s strings.Builder
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
+			s.WriteByte('\\')
+		}
+		s.WriteRune(r)
+	}
+	return s.String()
+}
+
+func componentProperties(b Binary, l *library) []cdxProperty {
+	var props []cdxProperty
+	add := func(name, value string) {
+		if value != "" {
+			props = append(props, cdxProperty{Name: "osslbuild:" + name, Value: value})
+		}
+	}
+	add("file", b.Path)
+	add("member", b.Member)
+	add("artifact", b.Artifact)
+	add("file:format", b.Format)
+	add("file:sha256", b.SHA256)
+	var archs []string
+	for _, s := range l.slices {
+		archs = append(archs, s.Arch)
+	}
+	add("archs", strings.Join(archs, ","))
+	if l.family != "" {
+		add("family", string(l.family))
+	}
+	switch {
+	case l.text == "":
+		add("version", "unknown: no version string found; not matched against advisories")
+	case l.version == "":
+		add("version", "unknown: "+l.text+" names no version number; not matched against advisories")
+	}
+	for _, s := range l.slices {
+		p := s.Arch + ":"
+		add(p+"status", s.Status)
+		add(p+"opt", s.Opt)
+		add(p+"opt-status", s.OptStatus)
+		add(p+"opt-source", s.OptSource)
+		if s.ISA != nil {
+			add(p+"isa-level", s.ISA.Level)
+		}
+		add(p+"minos", s.MinOS)
+		add(p+"platform", s.Platform)
+		if s.Signature != nil {
+			add(p+"signature", s.Signature.Kind)
+		}
+	}
+	if s := l.slices[0]; s.Series != nil {
+		add("series", s.Series.Name)
+		add("end-of-life", s.Series.EndOfLife)
+		add("end-of-life:ended", strconv.FormatBool(s.Series.Ended))
+		add("lts", strconv.FormatBool(s.Series.LTS))
+	}
+	if sa := l.slices[0].Advisories; sa != nil {
+		add("advisories:release", sa.Release)
+		add("advisories:count", strconv.Itoa(sa.Total))
+		add("advisories:highest", sa.Highest)
+		add("advisories:fix", sa.Fix)
+		add("advisories:suppressed", strconv.Itoa(sa.Suppressed))
+		for _, cv := range sa.Caveats {
+			add("advisories:caveat", cv)
+		}
+	}
+	// Names sorted; a name's values keep their order.
+	slices.SortStableFunc(props, func(a, b cdxProperty) int { return strings.Compare(a.Name, b.Name) })
+	return props
+}
+
+func metadataProperties(res *Result) []cdxProperty {
+	props := []cdxProperty{
+		{Name: "osslbuild:check:path", Value: res.Path},
+		{Name: "osslbuild:check:ok", Value: strconv.FormatBool(res.OK)},
+		{Name: "osslbuild:check:min-opt", Value: res.MinOpt},
+	}
+	if a := res.Advisories; a != nil {
+		props = append(props,
+			cdxProperty{Name: "osslbuild:advisories:as-of", Value: a.AsOf},
+			cdxProperty{Name: "osslbuild:advisories:source", Value: a.Source},
+		)
+		if a.FailOn != "" {
+			props = append(props, cdxProperty{Name: "osslbuild:advisories:fail-on", Value: a.FailOn})
+		}
+		if a.Assessed != "" {
+			props = append(props,
+				cdxProperty{Name: "osslbuild:advisories:vex", Value: a.Assessed},
+				cdxProperty{Name: "osslbuild:advisories:suppressed", Value: strconv.Itoa(a.Suppressed)},
+			)
+		}
+	}
+	return props
+}
+
+// vulnSet gathers the vulnerabilities: one entry per advisory affecting
+// components, and one per advisory and assessment for the components the
+// assessment suppressed it for.
+type vulnSet struct {
+	order   []string
+	entries map[string]*vulnEntry
+}
+
+type vulnEntry struct {
+	f          AdvisoryFinding
+	suppressed string            // the assessment, "" for the affecting entry
+	refs       []string          // components
+	versions   map[string]string // component -> version
+	fixes      map[string]string // series -> fix
+}
+
+func newVulnSet() *vulnSet { return &vulnSet{entries: map[string]*vulnEntry{}} }
+
+func (v *vulnSet) add(ref, version string, sa *SliceAdvisories) {
+	if sa == nil {
+		return
+	}
+	for _, f := range sa.List {
+		key := f.CVE + "\x00" + f.Suppressed
+		e := v.entries[key]
+		if e == nil {
+			e = &vulnEntry{f: f, suppressed: f.Suppressed, versions: map[string]string{}, fixes: map[string]string{}}
+			v.entries[key] = e
+			v.order = append(v.order, key)
+		}
+		if !slices.Contains(e.refs, ref) {
+			e.refs = append(e.refs, ref)
+			e.versions[ref] = version
+		}
+		e.fixes[f.Series] = f.Fix
+		if f.PublicFix {
+			e.fixes[f.Series] = "upgrade to " + f.Fix
+		}
+	}
+}
+
+// severity is OpenSSL's rating in CycloneDX's words.
+func severity(s string) string {
+	switch advisory.Severity(s) {
+	case advisory.Critical, advisory.High, advisory.Low:
+		return s
+	case advisory.Moderate:
+		return "medium"
+	}
+	return "unknown"
+}
+
+// list is the entries in CVE order, affecting before assessed.
+func (v *vulnSet) list() []cdxVulnerability {
+	keys := slices.Clone(v.order)
+	slices.SortStableFunc(keys, func(a, b string) int {
+		ea, eb := v.entries[a], v.entries[b]
+		if c := strings.Compare(ea.f.CVE, eb.f.CVE); c != 0 {
+			return c
+		}
+		return strings.Compare(ea.suppressed, eb.suppressed)
+	})
+	var out []cdxVulnerability
+	src := &cdxSource{Name: "OpenSSL", URL: "https://openssl-library.org/news/vulnerabilities/"}
+	for _, k := range keys {
+		e := v.entries[k]
+		vu := cdxVulnerability{
+			ID:      e.f.CVE,
+			Source:  src,
+			Ratings: []cdxRating{{Source: src, Severity: severity(e.f.Severity)}},
+		}
+		if e.f.Date != "" {
+			vu.Published = e.f.Date + "T00:00:00Z"
+		}
+		if e.f.URL != "" {
+			vu.Advisories = []cdxAdvisory{{Title: "OpenSSL Security Advisory", URL: e.f.URL}}
+		}
+		var rec []string
+		for _, ser := range sortedKeys(e.fixes) {
+			rec = append(rec, "OpenSSL "+ser+": "+e.fixes[ser])
+		}
+		vu.Recommendation = strings.Join(rec, "; ")
+		for _, ref := range e.refs {
+			st := "affected"
+			if e.suppressed != "" {
+				st = "unaffected"
+			}
+			vu.Affects = append(vu.Affects, cdxAffects{Ref: ref, Versions: []cdxAffected{{Version: e.versions[ref], Status: st}}})
+		}
+		if e.suppressed != "" {
+			vu.Analysis = &cdxAnalysis{State: assessedState(e.suppressed), Detail: e.suppressed}
+		}
+		out = append(out, vu)
+	}
+	return out
+}
+
+// assessedState is the analysis state an assessment gives: a CycloneDX
+// VEX entry's own (its reason starts with it), not_affected for a plain
+// "CVE reason" line.
+func assessedState(reason string) string {
+	for _, st := range []string{"resolved_with_pedigree", "resolved", "false_positive", "not_affected"} {
+		if r, ok := strings.CutPrefix(reason, st); ok && (r == "" || strings.HasPrefix(r, ":") || strings.HasPrefix(r, " (")) {
+			return st
+		}
+	}
+	return "not_affected"
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
