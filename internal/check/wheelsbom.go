@@ -127,17 +127,17 @@ type cdxDoc struct {
 	BOMFormat   *string `json:"bomFormat"`
 	SpecVersion string  `json:"specVersion"`
 	Metadata    *struct {
-		Component *cdxComponent `json:"component"`
+		Component *readComponent `json:"component"`
 	} `json:"metadata"`
-	Components []cdxComponent `json:"components"`
+	Components []readComponent `json:"components"`
 }
 
-type cdxComponent struct {
-	Name       string         `json:"name"`
-	Version    string         `json:"version"`
-	PURL       string         `json:"purl"`
-	CPE        string         `json:"cpe"`
-	Components []cdxComponent `json:"components"`
+type readComponent struct {
+	Name       string          `json:"name"`
+	Version    string          `json:"version"`
+	PURL       string          `json:"purl"`
+	CPE        string          `json:"cpe"`
+	Components []readComponent `json:"components"`
 }
 
 // spdxDoc is the part of an SPDX JSON document check reads.
@@ -183,15 +183,15 @@ func ParseSBOM(b []byte) (string, []SBOMComponent, error) {
 			return "", nil, fmt.Errorf("malformed CycloneDX: bomFormat is not \"CycloneDX\"")
 		}
 		var out []SBOMComponent
-		var walk func([]cdxComponent)
-		walk = func(cs []cdxComponent) {
+		var walk func([]readComponent)
+		walk = func(cs []readComponent) {
 			for _, c := range cs {
 				out = append(out, SBOMComponent{Name: c.Name, Version: c.Version, PURL: c.PURL, CPE: c.CPE})
 				walk(c.Components)
 			}
 		}
 		if d.Metadata != nil && d.Metadata.Component != nil {
-			walk([]cdxComponent{*d.Metadata.Component})
+			walk([]readComponent{*d.Metadata.Component})
 		}
 		walk(d.Components)
 		format := "CycloneDX"
