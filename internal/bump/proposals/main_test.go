@@ -211,7 +211,7 @@ func TestOneSeriesNewer(t *testing.T) {
 		t.Fatalf("%s holds %v, want exactly one proposal, 3.5", out, got)
 	}
 	p := filepath.Join(out, "3.5")
-	if got, want := entries(t, p), []string{bump.ProposalBody, bump.ProposalCommit, bump.ProposalRecipe, bump.ProposalDiff, bump.ProposalTitle}; !slices.Equal(got, want) {
+	if got, want := entries(t, p), []string{bump.ProposalBody, bump.ProposalCommit, bump.ProposalRecipe, bump.ProposalFacts, bump.ProposalDiff, bump.ProposalTitle}; !slices.Equal(got, want) {
 		t.Errorf("%s holds %v, want %v", p, got, want)
 	}
 	read := func(name string) string {
@@ -250,6 +250,7 @@ func TestOneSeriesNewer(t *testing.T) {
 
 	signer := rel.Signers[0]
 	assertContains(t, "title", read(bump.ProposalTitle), "recipe: OpenSSL 3.5.7 (3.5 series)\n")
+	assertContains(t, "proposal.json", read(bump.ProposalFacts), `"series": "3.5"`, `"pinned": "3.5.6"`, `"version": "3.5.7"`)
 	assertContains(t, "body", read(bump.ProposalBody),
 		"OpenSSL **3.5.7** is the newest 3.5 release",
 		"the recipe's newest 3.5 release is 3.5.6",
