@@ -45,7 +45,8 @@ func ReadFacts(dir string) (Facts, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return Facts{}, fmt.Errorf("proposal %s: %w", path, err)
 	}
-	if !seriesRe.MatchString(f.Series) || f.Version == "" || seriesOf(f.Version) != f.Series || (f.Pinned != "" && seriesOf(f.Pinned) != f.Series) {
+	if !seriesRe.MatchString(f.Series) || !versionRe.MatchString(f.Version) || seriesOf(f.Version) != f.Series ||
+		(f.Pinned != "" && (!versionRe.MatchString(f.Pinned) || seriesOf(f.Pinned) != f.Series)) {
 		return Facts{}, fmt.Errorf("proposal %s: series %q, pinned %q, version %q: want releases of one series X.Y", path, f.Series, f.Pinned, f.Version)
 	}
 	if filepath.Base(dir) != f.Series {
@@ -71,6 +72,8 @@ func WriteLibraryDiff(ctx context.Context, dir, old, new string) error {
 		return err
 	}
 	defer os.RemoveAll(work)
+	// Each side verified once, held to its version, then compared.
+	var sides [2]*diff.Side
 	for i, side := range []struct{ path, want string }{{old, f.Pinned}, {new, f.Version}} {
 		s, err := diff.Open(ctx, side.path, filepath.Join(work, fmt.Sprint(i)))
 		if err != nil {
@@ -79,17 +82,18 @@ func WriteLibraryDiff(ctx context.Context, dir, old, new string) error {
 		if got := s.Manifest.OpenSSL.Version; got != side.want {
 			return fmt.Errorf("proposal %s: artifact %s is of OpenSSL %s, the proposal compares %s", dir, side.path, got, side.want)
 		}
+		sides[i] = s
 	}
-	p := Proposal{Series: f.Series, Pinned: f.Pinned, Result: &Result{}}
-	if err := p.AttachDiff(ctx, old, new); err != nil {
-		return err
+	r, err := diff.CompareSides(ctx, sides[0], sides[1])
+	if err != nil {
+		return fmt.Errorf("proposal %s: %w", dir, err)
 	}
 	tmp, err := os.CreateTemp(dir, "."+ProposalLibraryDiff+"-")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	_, werr := tmp.WriteString(libraryDiffSection(f.Pinned, f.Version, p.LibraryDiff))
+	_, werr := tmp.WriteString(libraryDiffSection(f.Pinned, f.Version, diff.Markdown(r)))
 	if err := errors.Join(werr, tmp.Chmod(0o644), tmp.Close()); err != nil {
 		return fmt.Errorf("proposal %s: %w", dir, err)
 	}
