@@ -60,19 +60,33 @@ func TarSHA256(ctx context.Context, dir, top string, mtime time.Time) (string, e
 }
 
 // CheckTarballStream holds the .tar.gz at path to a tree whose tar stream
-// has the sha256 tarSum (TarSHA256): one gzip member with the header
-// WriteTarball writes (no name, comment, time or extra field), whose
-// content is that tar stream byte for byte, and nothing after it. It
-// returns the file's digests. The deflate encoding itself is not derived
-// again: the bytes a reader unpacks are the tree's.
+// has the sha256 tarSum (TarSHA256): ReadTarballStream, then SameStream.
 func CheckTarballStream(path, tarSum string) (Digests, error) {
+	d, err := ReadTarballStream(context.Background(), path)
+	if err != nil {
+		return Digests{}, err
+	}
+	if err := SameStream(path, d, tarSum); err != nil {
+		return Digests{}, err
+	}
+	return d, nil
+}
+
+// ReadTarballStream reads the .tar.gz at path as osslbuild writes it: one
+// gzip member with the header WriteTarball writes (no name, comment, time
+// or extra field) and nothing after it. It returns the file's digests,
+// TarSHA256 being the sha256 of the tar stream it unpacks to. The deflate
+// encoding itself is not derived again: the bytes a reader unpacks are
+// what SameStream holds to a tree. Apart from that comparison so that a
+// cache hit unpacks the tarball while it derives the tree's stream.
+func ReadTarballStream(ctx context.Context, path string) (Digests, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Digests{}, err
 	}
 	defer f.Close()
 	fileSum := sha256.New()
-	cr := &countReader{r: io.TeeReader(f, fileSum)}
+	cr := &countReader{r: io.TeeReader(ctxio.Reader(ctx, f), fileSum)}
 	br := bufio.NewReader(cr)
 	gz, err := gzip.NewReader(br)
 	if err != nil {
@@ -86,13 +100,19 @@ func CheckTarballStream(path, tarSum string) (Digests, error) {
 	if _, err := io.Copy(ts, gz); err != nil {
 		return Digests{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if got := hex.EncodeToString(ts.Sum(nil)); got != tarSum {
-		return Digests{}, fmt.Errorf("%s: its tar stream (sha256 %s) is not the tree's (%s)", path, got, tarSum)
-	}
 	if n, _ := io.Copy(io.Discard, br); n > 0 {
 		return Digests{}, fmt.Errorf("%s: %d bytes after its gzip stream", path, n)
 	}
-	return Digests{SHA256: hex.EncodeToString(fileSum.Sum(nil)), TarSHA256: tarSum, Size: cr.n}, nil
+	return Digests{SHA256: hex.EncodeToString(fileSum.Sum(nil)), TarSHA256: hex.EncodeToString(ts.Sum(nil)), Size: cr.n}, nil
+}
+
+// SameStream refuses a tarball (at path, read as d) whose tar stream is
+// not the tree's, tarSum.
+func SameStream(path string, d Digests, tarSum string) error {
+	if d.TarSHA256 != tarSum {
+		return fmt.Errorf("%s: its tar stream (sha256 %s) is not the tree's (%s)", path, d.TarSHA256, tarSum)
+	}
+	return nil
 }
 
 type countReader struct {

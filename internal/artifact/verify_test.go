@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -59,6 +60,9 @@ func TestVerify(t *testing.T) {
 		want   []string // substrings of the error, each naming the file
 	}{
 		{"untouched", func(*testing.T, string) {}, nil},
+		{"an executable file (0755 in the tar stream)", func(t *testing.T, dir string) {
+			os.Chmod(filepath.Join(dir, "lib/libssl.a"), 0o755)
+		}, nil},
 		{"line appended to a header", func(t *testing.T, dir string) {
 			appendTo(t, filepath.Join(dir, "include/openssl/ssl.h"), "#define X 1\n")
 		}, []string{"include/openssl/ssl.h: changed: the manifest lists sha256 " + sum("/* ssl */\n") + ", the file has " + sum("/* ssl */\n#define X 1\n")}},
@@ -86,31 +90,58 @@ func TestVerify(t *testing.T) {
 			os.Remove(filepath.Join(dir, "sbom.json"))
 		}, []string{"2 files differ from manifest.json", "lib/libcrypto.a: changed", "sbom.json: missing"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := published(t)
-			tc.tamper(t, dir)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			m, err := Verify(ctx, dir)
-			if tc.want == nil {
-				if err != nil || m.Name != "openssl-macos-arm64" {
-					t.Fatalf("err = %v", err)
+		// CopyVerified (a cache hit's copy) gives Verify's verdict on its
+		// source, and copies nothing that is not a file or a directory.
+		for _, how := range []struct {
+			name   string
+			verify func(ctx context.Context, dir string) (*Manifest, error)
+		}{
+			{"Verify", Verify},
+			{"CopyVerified", func(ctx context.Context, dir string) (*Manifest, error) {
+				dst := filepath.Join(t.TempDir(), "copy")
+				m, tarSum, err := CopyVerified(ctx, dir, dst, "top")
+				filepath.WalkDir(dst, func(p string, d os.DirEntry, err error) error {
+					if err == nil && !d.IsDir() && !d.Type().IsRegular() {
+						t.Errorf("copied %s (%v)", p, d.Type())
+					}
+					return nil
+				})
+				if err == nil {
+					copied, verr := Verify(ctx, dst)
+					want, terr := TarSHA256(ctx, dst, "top", time.Unix(m.SourceDateEpoch, 0))
+					if verr != nil || terr != nil || tarSum != want || !reflect.DeepEqual(copied, m) {
+						t.Errorf("the copy: %v, %v; tar stream %s, of the copy %s", verr, terr, tarSum, want)
+					}
 				}
-				return
-			}
-			var ve *VerifyError
-			if !errors.Is(err, ErrMismatch) || !errors.As(err, &ve) || m == nil {
-				t.Fatalf("err = %v, want a *VerifyError", err)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error lacks %q:\n%v", w, err)
+				return m, err
+			}},
+		} {
+			t.Run(tc.name+"/"+how.name, func(t *testing.T) {
+				dir := published(t)
+				tc.tamper(t, dir)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				m, err := how.verify(ctx, dir)
+				if tc.want == nil {
+					if err != nil || m.Name != "openssl-macos-arm64" {
+						t.Fatalf("err = %v", err)
+					}
+					return
 				}
-			}
-			if !strings.HasPrefix(err.Error(), "verify "+dir+": ") {
-				t.Errorf("error does not name the artifact: %v", err)
-			}
-		})
+				var ve *VerifyError
+				if !errors.Is(err, ErrMismatch) || !errors.As(err, &ve) || m == nil {
+					t.Fatalf("err = %v, want a *VerifyError", err)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error lacks %q:\n%v", w, err)
+					}
+				}
+				if !strings.HasPrefix(err.Error(), "verify "+dir+": ") {
+					t.Errorf("error does not name the artifact: %v", err)
+				}
+			})
+		}
 	}
 }
 
