@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -341,6 +343,17 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	if err != nil {
 		return nil, false, err
 	}
+	// Unpacking the cached tarball is the dearest part of a hit and reads
+	// nothing the rest does: it runs beside the copy, the verification and
+	// the proofs, and its tar stream is compared with the tree's after.
+	tctx, stopTarball := context.WithCancel(ctx)
+	var tarball struct {
+		sync.WaitGroup
+		d   artifact.Digests
+		err error
+	}
+	tarball.Go(func() { tarball.d, tarball.err = artifact.ReadTarballStream(tctx, e.tarball()) })
+	defer func() { stopTarball(); tarball.Wait() }()
 	release := func() { os.RemoveAll(work) }
 	discard := func(why error) (*built, bool, error) {
 		release()
@@ -357,13 +370,11 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 		os.RemoveAll(e.dir)
 		return nil, false, nil
 	}
+	// The copy, every file of it against the manifest (nothing missing,
+	// added, linked or special) and the tar stream its tarball must hold,
+	// in one read of the entry: what is published is what was verified.
 	dir := filepath.Join(work, e.name)
-	if err := os.CopyFS(dir, os.DirFS(e.tree())); err != nil {
-		return discard(fmt.Errorf("copy from cache: %w", err))
-	}
-	// Every file of the copy against the manifest (nothing missing, added,
-	// linked or special): what is published is what was verified.
-	m, err := artifact.Verify(ctx, dir)
+	m, tarSum, err := artifact.CopyVerified(ctx, e.tree(), dir, e.name)
 	if err != nil {
 		return discard(err)
 	}
@@ -379,21 +390,6 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	if err := canonical(dir, m); err != nil {
 		return discard(err)
 	}
-	tarSum, err := artifact.TarSHA256(ctx, dir, e.name, time.Unix(m.SourceDateEpoch, 0))
-	if err != nil {
-		return discard(fmt.Errorf("its tree as a tarball: %w", err))
-	}
-	// Unpacking the cached tarball is the dearest part of a hit and reads
-	// nothing validation does: it runs beside the proofs.
-	type checked struct {
-		d   artifact.Digests
-		err error
-	}
-	tarball := make(chan checked, 1)
-	go func() {
-		d, err := artifact.CheckTarballStream(e.tarball(), tarSum)
-		tarball <- checked{d, err}
-	}()
 	// The proof record is a hint for the link alone: the libraries are
 	// validated from their bytes on every hit, whatever it says.
 	want := e.provedFor(dir)
@@ -403,11 +399,13 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	}
 	link := last != want
 	recs, err := prove(ctx, dir, m, link)
-	tc := <-tarball
-	if err == nil && tc.err != nil {
-		return discard(fmt.Errorf("its tarball: %w", tc.err))
+	tarball.Wait()
+	if err == nil {
+		if err := cmp.Or(tarball.err, artifact.SameStream(e.tarball(), tarball.d, tarSum)); err != nil {
+			return discard(fmt.Errorf("its tarball: %w", err))
+		}
 	}
-	d := tc.d
+	d := tarball.d
 	if errors.Is(err, toolchain.ErrSetup) {
 		// A machine that cannot link (no lld, no stubs) says so; it does
 		// not make the entry invalid.

@@ -224,10 +224,24 @@ func firstReal(errs []error) error {
 }
 
 // loadSlices verifies each slice artifact against its manifest and holds
-// the manifest to the recipe.
+// the manifest to the recipe. A slice this run built, or served from the
+// cache, was verified or written in its private directory a moment ago:
+// its manifest is read from the file again (what a merge of the same
+// slices elsewhere reads) without hashing every file a second time.
 func loadSlices(ctx context.Context, j *mergeJob) error {
+	ours := map[string]bool{}
+	for _, b := range j.parts {
+		ours[b.dir] = true
+	}
 	for _, dir := range j.dirs {
-		s, err := universal.Load(ctx, dir)
+		var s universal.Slice
+		var err error
+		if ours[dir] {
+			s.Dir = dir
+			s.Manifest, err = artifact.ReadManifest(dir)
+		} else {
+			s, err = universal.Load(ctx, dir)
+		}
 		if err == nil {
 			err = j.run.holdToRecipe(s.Manifest)
 		}
