@@ -266,10 +266,7 @@ func (b *stageBuilder) build(ctx context.Context, p *recipe.Plan) (_ *built, err
 			err = fmt.Errorf("%w\n(full log: %s)", err, j.logPath)
 		}
 	}()
-	stages := b.variant.stages
-	if !r.Rebuild {
-		stages = makeCached(stages, r.MakeCache)
-	}
+	stages := makeCached(b.variant.stages, r.MakeCache)
 	if err := runStages(ctx, stages, j); err != nil {
 		return nil, err
 	}

@@ -16,7 +16,8 @@ import (
 // another recipe file with the same plan) restore the staging directory
 // and run every stage after make with the current code, giving the same
 // bytes. A changed Configure argument re-keys that slice only; -rebuild
-// bypasses the cache; an unreadable entry is built again.
+// bypasses the cache, which a rebuild given it explicitly (verify:rebuild's
+// test) uses; an unreadable entry is built again.
 func TestMiniMakeCache(t *testing.T) {
 	requireMini(t)
 	s := miniSettings(t, nil)
@@ -73,11 +74,30 @@ func TestMiniMakeCache(t *testing.T) {
 		}
 	})
 	t.Run("-rebuild bypasses it", func(t *testing.T) {
+		// -rebuild as a target gives it: OSSLBUILD_MAKE_CACHE in the
+		// environment is not taken for a rebuild.
+		o := s
+		o.Rebuild, o.MakeCache = true, ""
+		if err := o.FromEnv(func(k string) string {
+			if k == "OSSLBUILD_MAKE_CACHE" {
+				return s.MakeCache
+			}
+			return ""
+		}); err != nil {
+			t.Fatal(err)
+		}
+		build(o)
+		if o.MakeCache != "" || restored("openssl-macos-arm64") || !compiled("openssl-macos-arm64") {
+			t.Errorf("-rebuild used the make cache %q:\n%s", o.MakeCache, log.String())
+		}
+	})
+	t.Run("a rebuild given a make cache uses it", func(t *testing.T) {
+		// verify:rebuild's own test rebuilds from the make output of
+		// another build of the same plan (rebuild.Options.TestMakeCache).
 		o := s
 		o.Rebuild = true
-		build(o)
-		if restored("openssl-macos-arm64") || !compiled("openssl-macos-arm64") {
-			t.Errorf("-rebuild used the make cache:\n%s", log.String())
+		if again := build(o); again != first || !restored("openssl-macos-arm64") {
+			t.Errorf("a rebuild with MakeCache set gives %s (the build %s), restored nothing:\n%s", again, first, log.String())
 		}
 	})
 	t.Run("an unreadable entry is built again", func(t *testing.T) {

@@ -57,7 +57,10 @@ type Settings struct {
 	// MakeCache, when set (OSSLBUILD_MAKE_CACHE), keeps what Configure and
 	// make made by the plan alone, so that a build whose plan is unchanged
 	// runs only the stages after make (makecache.go): for developing
-	// osslbuild and for its test fixtures; Rebuild bypasses it.
+	// osslbuild and for its test fixtures. Set, it is used with Rebuild
+	// too (a test rebuilds from another build's make output); FromEnv
+	// does not take OSSLBUILD_MAKE_CACHE for a Rebuild, so -rebuild
+	// bypasses it.
 	MakeCache string
 
 	Fetch fetch.Options // cache, mirror, offline
@@ -93,7 +96,7 @@ func (s *Settings) FromEnv(getenv func(string) string) error {
 	if s.Work == "" {
 		s.Work = getenv("OSSLBUILD_WORK")
 	}
-	if s.MakeCache == "" {
+	if s.MakeCache == "" && !s.Rebuild {
 		s.MakeCache = getenv("OSSLBUILD_MAKE_CACHE")
 	}
 	if v := getenv("OSSLBUILD_FETCH_DEADLINE"); v != "" && s.Fetch.Deadline == 0 {

@@ -60,6 +60,14 @@ type Options struct {
 	// end-to-end fixtures, whose test binaries record their fixture key;
 	// the target never sets it.
 	TestRevisions bool
+	// TestMakeCache, for osslbuild's own tests, is a make cache
+	// (pipeline.Settings.MakeCache) of independent builds to take
+	// Configure and make's output from: the end-to-end fixtures' second
+	// builds of each plan, made under a hostile environment in another
+	// directory, whose objects the reproducibility tests prove equal to
+	// the first builds'. Everything after make runs again. The target
+	// never sets it: a user's rebuild builds from nothing.
+	TestMakeCache string
 }
 
 // Line is one line of the report: a file and its verdict.
@@ -229,7 +237,7 @@ func (r *rebuilder) prepare(ctx context.Context, part *artifact.Manifest, target
 		s.Recipe = rec.Path
 	}
 	s.Version, s.SHA256, s.Options = src.Version, src.SHA256, nil
-	s.Rebuild, s.MakeCache, s.Keep = true, "", false // a real build: neither the artifact cache nor make's
+	s.Rebuild, s.MakeCache, s.Keep = true, r.o.TestMakeCache, false // a real build: neither the artifact cache nor (but in tests) make's
 	if rec != nil && len(why) == 0 {
 		// The release: fetched and verified (sha256, size, signature) here,
 		// by the signer the manifest names.
