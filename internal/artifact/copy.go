@@ -27,6 +27,11 @@ import (
 // files are copied: a link, FIFO, socket or device in src is never
 // followed or opened, and is a mismatch as in Verify.
 func CopyVerified(ctx context.Context, src, dst, top string) (*Manifest, string, error) {
+	if fi, err := os.Lstat(src); err != nil {
+		return nil, "", fmt.Errorf("verify %s: %w", src, err)
+	} else if !fi.IsDir() {
+		return nil, "", fmt.Errorf("verify %s: %s, expected a directory: %w", src, Describe(src, fi.Mode().Type()), ErrMismatch)
+	}
 	mb, err := readRegular(ctx, filepath.Join(src, ManifestName), MaxManifestSize)
 	if err != nil {
 		return nil, "", fmt.Errorf("verify %s: %w", src, err)
@@ -76,7 +81,7 @@ func CopyVerified(ctx context.Context, src, dst, top string) (*Manifest, string,
 		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755, ModTime: mtime, Format: tar.FormatPAX})
 	}
 	if err := writeDir(top); err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("verify %s: %w", src, err)
 	}
 	found := map[string]Entry{}
 	buf := make([]byte, 256<<10)
@@ -89,8 +94,16 @@ func CopyVerified(ctx context.Context, src, dst, top string) (*Manifest, string,
 				return nil, "", err
 			}
 			if err := writeDir(top + "/" + n.rel); err != nil {
-				return nil, "", err
+				return nil, "", fmt.Errorf("verify %s: %s: %w", src, n.rel, err)
 			}
+		case n.typ.IsRegular() && n.rel != ManifestName && m.Files[n.rel] == "":
+			// Not listed: hashed for the message, never copied (an
+			// entry cannot fill the disk with files it does not list).
+			sum, err := hashRegular(ctx, from)
+			if err != nil {
+				return nil, "", fmt.Errorf("verify %s: %w", src, err)
+			}
+			found[n.rel] = Entry{SHA256: sum}
 		case n.typ.IsRegular():
 			sum, err := copyHashed(ctx, from, to, top+"/"+n.rel, mtime, tw, buf)
 			if err != nil {
@@ -104,7 +117,7 @@ func CopyVerified(ctx context.Context, src, dst, top string) (*Manifest, string,
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("verify %s: %w", src, err)
 	}
 	// The manifest copied must be the one parsed above.
 	if got, want := found[ManifestName].SHA256, sha256.Sum256(mb); got != hex.EncodeToString(want[:]) {
@@ -133,19 +146,19 @@ func copyHashed(ctx context.Context, from, to, name string, mtime time.Time, tw 
 	defer in.Close()
 	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666|st.Mode()&0o777)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("copy %s: %w", from, err)
 	}
 	defer out.Close()
 	ost, err := out.Stat()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("copy %s: %w", from, err)
 	}
 	mode := int64(0o644)
 	if ost.Mode()&0o111 != 0 {
 		mode = 0o755
 	}
 	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: st.Size(), ModTime: mtime, Format: tar.FormatPAX}); err != nil {
-		return "", err
+		return "", fmt.Errorf("copy %s: %w", from, err)
 	}
 	h := sha256.New()
 	n, err := io.CopyBuffer(io.MultiWriter(out, h, tw), ctxio.Reader(ctx, in), buf)

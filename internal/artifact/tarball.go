@@ -97,14 +97,23 @@ func ReadTarballStream(ctx context.Context, path string) (Digests, error) {
 		return Digests{}, fmt.Errorf("%s: its gzip header (name %q, comment %q, time %v, %d bytes extra) is not the one osslbuild writes", path, h.Name, h.Comment, h.ModTime, len(h.Extra))
 	}
 	ts := sha256.New()
-	if _, err := io.Copy(ts, gz); err != nil {
+	n, err := io.Copy(ts, io.LimitReader(gz, MaxTarStream+1))
+	if err != nil {
 		return Digests{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if n > MaxTarStream {
+		return Digests{}, fmt.Errorf("%s: unpacks to more than %d bytes, more than any artifact holds: not read further", path, int64(MaxTarStream))
 	}
 	if n, _ := io.Copy(io.Discard, br); n > 0 {
 		return Digests{}, fmt.Errorf("%s: %d bytes after its gzip stream", path, n)
 	}
 	return Digests{SHA256: hex.EncodeToString(fileSum.Sum(nil)), TarSHA256: hex.EncodeToString(ts.Sum(nil)), Size: cr.n}, nil
 }
+
+// MaxTarStream bounds what ReadTarballStream unpacks: a real artifact's
+// tar stream is tens of megabytes; a gzip bomb in a cache entry is read
+// no further than this.
+const MaxTarStream = 2 << 30
 
 // SameStream refuses a tarball (at path, read as d) whose tar stream is
 // not the tree's, tarSum.

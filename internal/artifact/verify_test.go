@@ -101,8 +101,13 @@ func TestVerify(t *testing.T) {
 				dst := filepath.Join(t.TempDir(), "copy")
 				m, tarSum, err := CopyVerified(ctx, dir, dst, "top")
 				filepath.WalkDir(dst, func(p string, d os.DirEntry, err error) error {
-					if err == nil && !d.IsDir() && !d.Type().IsRegular() {
+					rel, _ := filepath.Rel(dst, p)
+					switch {
+					case err != nil || d.IsDir():
+					case !d.Type().IsRegular():
 						t.Errorf("copied %s (%v)", p, d.Type())
+					case rel != ManifestName && (m == nil || m.Files[filepath.ToSlash(rel)] == ""):
+						t.Errorf("copied %s, which the manifest does not list", rel)
 					}
 					return nil
 				})
@@ -371,5 +376,17 @@ func TestVerifyErrorText(t *testing.T) {
 		if !strings.HasPrefix(s, tt.head) || !strings.HasSuffix(s, tt.tail) || strings.Count(s, "\n") != tt.lines {
 			t.Errorf("%d problems:\n%s", tt.n, s)
 		}
+	}
+}
+
+// TestCopyVerifiedRoot: an entry whose tree is a link to a directory is
+// refused as a link, not followed.
+func TestCopyVerifiedRoot(t *testing.T) {
+	dir := published(t)
+	link := filepath.Join(t.TempDir(), "entry")
+	os.Symlink(dir, link)
+	_, _, err := CopyVerified(context.Background(), link, filepath.Join(t.TempDir(), "copy"), "top")
+	if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "symlink to "+dir+", expected a directory") {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -266,7 +266,10 @@ func (b *stageBuilder) build(ctx context.Context, p *recipe.Plan) (_ *built, err
 			err = fmt.Errorf("%w\n(full log: %s)", err, j.logPath)
 		}
 	}()
-	stages := makeCached(b.variant.stages, r.MakeCache)
+	stages := b.variant.stages
+	if !r.Rebuild || r.MakeCacheOnRebuild {
+		stages = makeCached(stages, r.MakeCache)
+	}
 	if err := runStages(ctx, stages, j); err != nil {
 		return nil, err
 	}

@@ -399,6 +399,9 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	}
 	link := last != want
 	recs, err := prove(ctx, dir, m, link)
+	if err != nil {
+		stopTarball() // the entry goes anyway: no need to unpack the rest
+	}
 	tarball.Wait()
 	if err == nil {
 		if err := cmp.Or(tarball.err, artifact.SameStream(e.tarball(), tarball.d, tarSum)); err != nil {

@@ -57,11 +57,15 @@ type Settings struct {
 	// MakeCache, when set (OSSLBUILD_MAKE_CACHE), keeps what Configure and
 	// make made by the plan alone, so that a build whose plan is unchanged
 	// runs only the stages after make (makecache.go): for developing
-	// osslbuild and for its test fixtures. Set, it is used with Rebuild
-	// too (a test rebuilds from another build's make output); FromEnv
-	// does not take OSSLBUILD_MAKE_CACHE for a Rebuild, so -rebuild
-	// bypasses it.
+	// osslbuild and for its test fixtures. Rebuild bypasses it (and
+	// FromEnv does not take OSSLBUILD_MAKE_CACHE for a Rebuild), so
+	// -rebuild, verify:rebuild and verify:reproducible always run make.
 	MakeCache string
+	// MakeCacheOnRebuild uses MakeCache with Rebuild too: only for
+	// verify:rebuild's own end-to-end test (rebuild.Options.TestMakeCache),
+	// which rebuilds from the make output of another, independent build of
+	// the same plan. No flag or environment variable sets it.
+	MakeCacheOnRebuild bool
 
 	Fetch fetch.Options // cache, mirror, offline
 }

@@ -238,7 +238,11 @@ func loadSlices(ctx context.Context, j *mergeJob) error {
 		var err error
 		if ours[dir] {
 			s.Dir = dir
-			s.Manifest, err = artifact.ReadManifest(dir)
+			if s.Manifest, err = artifact.ReadManifest(dir); err == nil {
+				if ps := artifact.VerifyManifest(s.Manifest); len(ps) > 0 {
+					err = fmt.Errorf("%s: %s: %s: %w", dir, artifact.ManifestName, strings.Join(ps, "; "), artifact.ErrMismatch)
+				}
+			}
 		} else {
 			s, err = universal.Load(ctx, dir)
 		}

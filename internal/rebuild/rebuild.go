@@ -238,6 +238,7 @@ func (r *rebuilder) prepare(ctx context.Context, part *artifact.Manifest, target
 	}
 	s.Version, s.SHA256, s.Options = src.Version, src.SHA256, nil
 	s.Rebuild, s.MakeCache, s.Keep = true, r.o.TestMakeCache, false // a real build: neither the artifact cache nor (but in tests) make's
+	s.MakeCacheOnRebuild = r.o.TestMakeCache != ""
 	if rec != nil && len(why) == 0 {
 		// The release: fetched and verified (sha256, size, signature) here,
 		// by the signer the manifest names.
