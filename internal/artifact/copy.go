@@ -7,11 +7,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/ctxio"
@@ -32,55 +29,21 @@ func CopyVerified(ctx context.Context, src, dst, top string) (*Manifest, string,
 	} else if !fi.IsDir() {
 		return nil, "", fmt.Errorf("verify %s: %s, expected a directory: %w", src, Describe(src, fi.Mode().Type()), ErrMismatch)
 	}
-	mb, err := readRegular(ctx, filepath.Join(src, ManifestName), MaxManifestSize)
+	m, mb, err := readManifestFile(ctx, src)
+	if err != nil {
+		return nil, "", err
+	}
+	nodes, err := tarOrder(ctx, src)
 	if err != nil {
 		return nil, "", fmt.Errorf("verify %s: %w", src, err)
 	}
-	m, err := ParseManifest(mb)
-	if err != nil {
-		return nil, "", fmt.Errorf("verify %s: %s: %w", src, ManifestName, err)
-	}
-	if m.Schema != Schema {
-		return nil, "", fmt.Errorf("verify %s: %s: schema %q, expected %q", src, ManifestName, m.Schema, Schema)
-	}
-	type node struct {
-		rel string // slash-separated, relative to src
-		typ fs.FileMode
-	}
-	var nodes []node
-	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if p == src {
-			return nil
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		nodes = append(nodes, node{filepath.ToSlash(rel), d.Type()})
-		return nil
-	})
-	if err != nil {
-		return nil, "", fmt.Errorf("verify %s: %w", src, err)
-	}
-	// writeTar's order: by slash path, so a directory precedes its files.
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].rel < nodes[j].rel })
-
 	if err := os.Mkdir(dst, 0o777); err != nil {
 		return nil, "", err
 	}
 	stream := sha256.New()
 	tw := tar.NewWriter(stream)
-	mtime := time.Unix(m.SourceDateEpoch, 0).UTC().Truncate(time.Second)
-	writeDir := func(name string) error {
-		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755, ModTime: mtime, Format: tar.FormatPAX})
-	}
-	if err := writeDir(top); err != nil {
+	mtime := tarTime(time.Unix(m.SourceDateEpoch, 0))
+	if err := tw.WriteHeader(dirHeader(top, mtime)); err != nil {
 		return nil, "", fmt.Errorf("verify %s: %w", src, err)
 	}
 	found := map[string]Entry{}
@@ -93,7 +56,7 @@ func CopyVerified(ctx context.Context, src, dst, top string) (*Manifest, string,
 			if err := os.Mkdir(to, 0o777); err != nil {
 				return nil, "", err
 			}
-			if err := writeDir(top + "/" + n.rel); err != nil {
+			if err := tw.WriteHeader(dirHeader(top+"/"+n.rel, mtime)); err != nil {
 				return nil, "", fmt.Errorf("verify %s: %s: %w", src, n.rel, err)
 			}
 		case n.typ.IsRegular() && n.rel != ManifestName && m.Files[n.rel] == "":
@@ -123,12 +86,8 @@ func CopyVerified(ctx context.Context, src, dst, top string) (*Manifest, string,
 	if got, want := found[ManifestName].SHA256, sha256.Sum256(mb); got != hex.EncodeToString(want[:]) {
 		return nil, "", fmt.Errorf("verify %s: %s changed while it was copied: %w", src, ManifestName, ErrMismatch)
 	}
-	delete(found, ManifestName)
-	if ps := CompareFiles(m.Files, found); len(ps) > 0 {
-		return m, "", &VerifyError{Dir: src, Problems: ps}
-	}
-	if ps := VerifyManifest(m); len(ps) > 0 {
-		return m, "", fmt.Errorf("verify %s: %s: %s: %w", src, ManifestName, strings.Join(ps, "; "), ErrMismatch)
+	if err := holdFiles(src, m, found); err != nil {
+		return m, "", err
 	}
 	return m, hex.EncodeToString(stream.Sum(nil)), nil
 }
@@ -153,11 +112,7 @@ func copyHashed(ctx context.Context, from, to, name string, mtime time.Time, tw 
 	if err != nil {
 		return "", fmt.Errorf("copy %s: %w", from, err)
 	}
-	mode := int64(0o644)
-	if ost.Mode()&0o111 != 0 {
-		mode = 0o755
-	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: st.Size(), ModTime: mtime, Format: tar.FormatPAX}); err != nil {
+	if err := tw.WriteHeader(fileHeader(name, ost.Mode(), st.Size(), mtime)); err != nil {
 		return "", fmt.Errorf("copy %s: %w", from, err)
 	}
 	h := sha256.New()

@@ -59,19 +59,6 @@ func TarSHA256(ctx context.Context, dir, top string, mtime time.Time) (string, e
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// CheckTarballStream holds the .tar.gz at path to a tree whose tar stream
-// has the sha256 tarSum (TarSHA256): ReadTarballStream, then SameStream.
-func CheckTarballStream(path, tarSum string) (Digests, error) {
-	d, err := ReadTarballStream(context.Background(), path)
-	if err != nil {
-		return Digests{}, err
-	}
-	if err := SameStream(path, d, tarSum); err != nil {
-		return Digests{}, err
-	}
-	return d, nil
-}
-
 // ReadTarballStream reads the .tar.gz at path as osslbuild writes it: one
 // gzip member with the header WriteTarball writes (no name, comment, time
 // or extra field) and nothing after it. It returns the file's digests,
@@ -137,51 +124,29 @@ func (c *countReader) Read(p []byte) (int, error) {
 
 // writeTar writes dir's tar stream, as WriteTarball describes it, to w.
 func writeTar(ctx context.Context, dir, top string, mtime time.Time, w io.Writer) error {
-	var paths []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p != dir {
-			paths = append(paths, p)
-		}
-		return nil
-	})
+	nodes, err := tarOrder(ctx, dir)
 	if err != nil {
 		return fmt.Errorf("tarball %s: %w", dir, err)
 	}
-	sort.Slice(paths, func(i, j int) bool {
-		a, _ := filepath.Rel(dir, paths[i])
-		b, _ := filepath.Rel(dir, paths[j])
-		return filepath.ToSlash(a) < filepath.ToSlash(b)
-	})
 	tw := tar.NewWriter(w)
-	mtime = mtime.UTC().Truncate(time.Second)
-	writeDir := func(name string) error {
-		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755, ModTime: mtime, Format: tar.FormatPAX})
-	}
-	if err := writeDir(top); err != nil {
+	mtime = tarTime(mtime)
+	if err := tw.WriteHeader(dirHeader(top, mtime)); err != nil {
 		return err
 	}
-	for _, p := range paths {
-		rel, _ := filepath.Rel(dir, p)
-		name := top + "/" + filepath.ToSlash(rel)
+	for _, n := range nodes {
+		p := filepath.Join(dir, filepath.FromSlash(n.rel))
+		name := top + "/" + n.rel
 		fi, err := os.Lstat(p)
 		if err != nil {
 			return err
 		}
 		switch {
 		case fi.IsDir():
-			if err := writeDir(name); err != nil {
+			if err := tw.WriteHeader(dirHeader(name, mtime)); err != nil {
 				return err
 			}
 		case fi.Mode().IsRegular():
-			mode := int64(0o644)
-			if fi.Mode()&0o111 != 0 {
-				mode = 0o755
-			}
-			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: fi.Size(), ModTime: mtime, Format: tar.FormatPAX}
-			if err := tw.WriteHeader(hdr); err != nil {
+			if err := tw.WriteHeader(fileHeader(name, fi.Mode(), fi.Size(), mtime)); err != nil {
 				return err
 			}
 			f, err := os.Open(p)
@@ -194,10 +159,62 @@ func writeTar(ctx context.Context, dir, top string, mtime time.Time, w io.Writer
 				return fmt.Errorf("tarball %s: %w", p, err)
 			}
 		default:
-			return fmt.Errorf("tarball %s: %s is not a regular file or directory (%s)", dir, rel, fi.Mode().Type())
+			return fmt.Errorf("tarball %s: %s is not a regular file or directory (%s)", dir, n.rel, fi.Mode().Type())
 		}
 	}
 	return tw.Close()
+}
+
+// treeNode is one entry below a tree's root: its slash-separated path
+// relative to the root and its type.
+type treeNode struct {
+	rel string
+	typ fs.FileMode
+}
+
+// tarOrder lists every entry below dir, without following links, in the
+// order of its tar stream: by slash path, so a directory precedes its
+// files. writeTar and CopyVerified share it, so a tarball written from a
+// tree and the stream derived while copying one cannot differ in order.
+func tarOrder(ctx context.Context, dir string) ([]treeNode, error) {
+	var nodes []treeNode
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		nodes = append(nodes, treeNode{filepath.ToSlash(rel), d.Type()})
+		return nil
+	})
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].rel < nodes[j].rel })
+	return nodes, err
+}
+
+// tarTime is every entry's mtime: UTC, whole seconds.
+func tarTime(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
+
+// dirHeader and fileHeader are the tar stream's headers: no owner, PAX,
+// modes normalised to 0755 (directories, and files with any execute bit)
+// or 0644.
+func dirHeader(name string, mtime time.Time) *tar.Header {
+	return &tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755, ModTime: mtime, Format: tar.FormatPAX}
+}
+
+func fileHeader(name string, mode fs.FileMode, size int64, mtime time.Time) *tar.Header {
+	m := int64(0o644)
+	if mode&0o111 != 0 {
+		m = 0o755
+	}
+	return &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: m, Size: size, ModTime: mtime, Format: tar.FormatPAX}
 }
 
 type countWriter struct {

@@ -127,29 +127,63 @@ func CompareFiles(listed map[string]string, found map[string]Entry) []FileProble
 // writes none), so a link to a host file or to /dev/zero cannot smuggle
 // content in or hang the check.
 func Verify(ctx context.Context, dir string) (*Manifest, error) {
-	mb, err := readRegular(ctx, filepath.Join(dir, ManifestName), MaxManifestSize)
+	m, _, err := readManifestFile(ctx, dir)
 	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", dir, err)
-	}
-	m, err := ParseManifest(mb)
-	if err != nil {
-		return nil, fmt.Errorf("verify %s: %s: %w", dir, ManifestName, err)
-	}
-	if m.Schema != Schema {
-		return nil, fmt.Errorf("verify %s: %s: schema %q, expected %q", dir, ManifestName, m.Schema, Schema)
+		return nil, err
 	}
 	found, err := Entries(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
+	return m, holdFiles(dir, m, found)
+}
+
+// LoadManifest reads dir's manifest.json as Verify does (a regular file
+// of at most MaxManifestSize, osslbuild's schema) and holds its records
+// to each other (VerifyManifest), without hashing the files it lists: for
+// a tree this process verified or wrote itself a moment ago.
+func LoadManifest(ctx context.Context, dir string) (*Manifest, error) {
+	m, _, err := readManifestFile(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	return m, holdRecords(dir, m)
+}
+
+// readManifestFile reads and parses dir's manifest.json, refusing one that
+// is not a regular file, too large, or not osslbuild's schema; it returns
+// the bytes read too.
+func readManifestFile(ctx context.Context, dir string) (*Manifest, []byte, error) {
+	mb, err := readRegular(ctx, filepath.Join(dir, ManifestName), MaxManifestSize)
+	if err != nil {
+		return nil, nil, fmt.Errorf("verify %s: %w", dir, err)
+	}
+	m, err := ParseManifest(mb)
+	if err != nil {
+		return nil, nil, fmt.Errorf("verify %s: %s: %w", dir, ManifestName, err)
+	}
+	if m.Schema != Schema {
+		return nil, nil, fmt.Errorf("verify %s: %s: schema %q, expected %q", dir, ManifestName, m.Schema, Schema)
+	}
+	return m, mb, nil
+}
+
+// holdFiles refuses a tree whose entries (found, manifest.json among them
+// or not) are not exactly the files m lists, or whose records disagree.
+func holdFiles(dir string, m *Manifest, found map[string]Entry) error {
 	delete(found, ManifestName)
 	if ps := CompareFiles(m.Files, found); len(ps) > 0 {
-		return m, &VerifyError{Dir: dir, Problems: ps}
+		return &VerifyError{Dir: dir, Problems: ps}
 	}
+	return holdRecords(dir, m)
+}
+
+// holdRecords is VerifyManifest as an error naming dir's manifest.
+func holdRecords(dir string, m *Manifest) error {
 	if ps := VerifyManifest(m); len(ps) > 0 {
-		return m, fmt.Errorf("verify %s: %s: %s: %w", dir, ManifestName, strings.Join(ps, "; "), ErrMismatch)
+		return fmt.Errorf("verify %s: %s: %s: %w", dir, ManifestName, strings.Join(ps, "; "), ErrMismatch)
 	}
-	return m, nil
+	return nil
 }
 
 // Entries walks dir without following links and returns every entry that

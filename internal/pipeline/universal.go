@@ -238,11 +238,7 @@ func loadSlices(ctx context.Context, j *mergeJob) error {
 		var err error
 		if ours[dir] {
 			s.Dir = dir
-			if s.Manifest, err = artifact.ReadManifest(dir); err == nil {
-				if ps := artifact.VerifyManifest(s.Manifest); len(ps) > 0 {
-					err = fmt.Errorf("%s: %s: %s: %w", dir, artifact.ManifestName, strings.Join(ps, "; "), artifact.ErrMismatch)
-				}
-			}
+			s.Manifest, err = artifact.LoadManifest(ctx, dir)
 		} else {
 			s, err = universal.Load(ctx, dir)
 		}
