@@ -1,6 +1,7 @@
 // Package build runs make on a configured OpenSSL tree: only the libraries
 // (build_libs), then an install of libraries, headers, pkgconfig and cmake
-// files (install_dev) into a staging DESTDIR. It reports progress by counting
+// files (install_dev) into a staging DESTDIR; for a build that ships only
+// shared libraries, without the static ones. It reports progress by counting
 // compiled objects against the total the Makefile declares, keeps the full
 // output in a log file, and stops make's whole process group on cancellation.
 package build
@@ -31,7 +32,19 @@ type Options struct {
 	Log      string   // path of the log file receiving make's full output
 	Progress Progress // may be nil
 	Stage    string   // DESTDIR for install_dev
+	// SharedOnly leaves the static libraries out. With shared libraries
+	// enabled OpenSSL compiles every library source twice, once for the
+	// archives and once (-DOPENSSL_USE_NODELETE) for the shared objects,
+	// and build_libs makes both; a build that ships only the shared ones
+	// empties LIBS and INSTALL_LIBS (the static libraries build_libs and
+	// install_dev name, in every series from 3.0) so that half is never
+	// compiled. The providers' archives the shared libraries link are
+	// their prerequisites, made all the same.
+	SharedOnly bool
 }
+
+// staticLess are the make variables that leave the static libraries out.
+var staticLess = []string{"LIBS=", "INSTALL_LIBS="}
 
 // objRe finds the object a compile command produces; OpenSSL's rules end in
 // "-c -o <obj> <src>".
@@ -74,14 +87,18 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Shared != nil {
 		jobs = "" // from MAKEFLAGS: the shared jobserver
 	}
-	err = runMake(ctx, opts, logf, onLine, jobs, "build_libs")
+	var vars []string
+	if opts.SharedOnly {
+		vars = staticLess
+	}
+	err = runMake(ctx, opts, logf, onLine, slices.Concat([]string{jobs}, vars, []string{"build_libs"})...)
 	prog.Finish(err)
 	if err != nil {
 		return err
 	}
 	// install_dev depends on build_libs, which is now up to date; -j1 keeps
 	// its copy loops ordered in the log.
-	return runMake(ctx, opts, logf, nil, "DESTDIR="+opts.Stage, "install_dev")
+	return runMake(ctx, opts, logf, nil, slices.Concat([]string{"DESTDIR=" + opts.Stage}, vars, []string{"install_dev"})...)
 }
 
 func runMake(ctx context.Context, opts Options, logf *os.File, onLine func(string), args ...string) error {

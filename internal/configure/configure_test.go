@@ -146,6 +146,12 @@ func TestRealConfigureGate(t *testing.T) {
 					t.Errorf("%s: only %d library objects found in the Makefile", target, res.Objects)
 				}
 
+				if target == "arm64" && version == "3.5.7" {
+					sharedObjects(t, src, env)
+				}
+				if target != "arm64" {
+					continue // the pyca way once per release: the gate reads the same variables for either
+				}
 				// The pyca way: the same flags as CFLAGS in the environment of
 				// Configure. The gate must refuse it.
 				pycaEnv := append(slices.Clone(env), "CFLAGS="+strings.Join(p.Slice.Flags, " "))
@@ -158,6 +164,54 @@ func TestRealConfigureGate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// sharedObjects configures the real tree src by the end-to-end tests'
+// recipe of shared libraries and requires the gate's reading of the real
+// Makefile to list the shared libraries' objects a shared-only build
+// compiles: the shared twin of every object of libcrypto and libssl
+// (libcrypto-shlib-x.o for libcrypto-lib-x.o; the providers' archives'
+// objects as they are), and none of those archives' own.
+func sharedObjects(t *testing.T, src string, env []string) {
+	t.Helper()
+	r, err := recipe.Load(filepath.Join(testfixture.RepoRoot(), "testdata", "recipes", "shared.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Plan("3.5.7", "arm64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	if err := Run(context.Background(), src, p, env, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	m, _, err := Gate(src, p)
+	if err != nil {
+		t.Fatalf("gate refused the shared recipe's Configure: %v", err)
+	}
+	shared := map[string]bool{}
+	for _, o := range m.SharedObjects {
+		if strings.Contains(o, "/libcrypto-lib-") || strings.Contains(o, "/libssl-lib-") {
+			t.Errorf("shared object %s is an archive's", o)
+		}
+		shared[o] = true
+	}
+	missing := 0
+	for _, o := range m.Objects {
+		// libcrypto's and libssl's objects (LIBS also names archives the
+		// shared libraries do not link: apps', the template provider's).
+		twin := strings.Replace(o, "-lib-", "-shlib-", 1)
+		if !strings.Contains(o, "/libcrypto-lib-") && !strings.Contains(o, "/libssl-lib-") || shared[twin] {
+			continue
+		}
+		if missing++; missing <= 5 {
+			t.Errorf("library object %s has no shared twin among the shared objects", o)
+		}
+	}
+	if len(m.SharedObjects) < 500 || missing > 0 {
+		t.Errorf("%d shared objects for %d library objects, %d without a twin", len(m.SharedObjects), len(m.Objects), missing)
 	}
 }
 
@@ -191,6 +245,12 @@ func TestGate(t *testing.T) {
 				want := []string{"crypto/libcrypto-lib-a.o", "crypto/libcrypto-lib-b.o", "ssl/libssl-lib-s.o", "providers/libdefault-lib-d.o"}
 				if !slices.Equal(m.Objects, want) {
 					t.Errorf("objects = %v, want %v", m.Objects, want)
+				}
+				// The shared libraries' objects, with those of the archive
+				// libcrypto links; SHLIBS names one through a variable.
+				want = []string{"crypto/libcrypto-shlib-a.o", "crypto/libcrypto-shlib-b.o", "providers/libdefault-lib-d.o", "ssl/libssl-shlib-s.o", "crypto/libssl-shlib-a.o"}
+				if !slices.Equal(m.SharedObjects, want) {
+					t.Errorf("shared objects = %v, want %v", m.SharedObjects, want)
 				}
 				if res.EffectiveOpt != "-O3" || res.CompileFlags != "-arch x86_64 -O3 -Wall -mmacosx-version-min=10.12 -march=core2" {
 					t.Errorf("result = %+v", res)

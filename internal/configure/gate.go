@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -21,6 +22,10 @@ type Makefile struct {
 	Path    string
 	Vars    map[string]string // top-level VAR=value assignments, continuation lines joined
 	Objects []string          // objects the libraries in LIBS are made of (progress total)
+	// SharedObjects are the objects the shared libraries in SHLIBS are
+	// made of, with those of the archives they link (a shared-only
+	// build's progress total); none when the libraries are static only.
+	SharedObjects []string
 }
 
 // CompileFlags is what OpenSSL embeds after "compiler: cc": the target's
@@ -65,21 +70,75 @@ func ReadMakefile(dir string) (*Makefile, error) {
 			m.Vars[k] = strings.Join(strings.Fields(v), " ")
 		}
 	}
-	libs := strings.Fields(m.Vars["LIBS"])
-	seen := map[string]bool{}
+	rules := map[string][]string{}
+	var order []string
 	for _, l := range lines {
-		target, deps, ok := strings.Cut(l, ":")
-		if !ok || !slices.Contains(libs, strings.TrimSpace(target)) {
+		if l == "" || l[0] == '\t' || l[0] == '#' {
 			continue
 		}
-		for _, d := range strings.Fields(deps) {
+		target, deps, ok := strings.Cut(m.expand(l), ":")
+		if !ok {
+			continue
+		}
+		for _, t := range strings.Fields(target) {
+			if _, ok := rules[t]; !ok {
+				order = append(order, t)
+			}
+			rules[t] = append(rules[t], strings.Fields(deps)...)
+		}
+	}
+	m.Objects = objectsOf(rules, order, strings.Fields(m.expand(m.Vars["LIBS"])), false)
+	m.SharedObjects = objectsOf(rules, order, strings.Fields(m.expand(m.Vars["SHLIBS"])), true)
+	return m, nil
+}
+
+// varRef is a make variable reference, $(NAME).
+var varRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+
+// expand replaces the references in s to the Makefile's top-level
+// variables with their values, a few levels deep: OpenSSL's generated
+// Makefiles name their libraries' objects literally, but a rule may still
+// name a library through a variable.
+func (m *Makefile) expand(s string) string {
+	for range 4 {
+		if !strings.Contains(s, "$(") {
+			break
+		}
+		s = varRef.ReplaceAllStringFunc(s, func(ref string) string {
+			if v, ok := m.Vars[ref[2:len(ref)-1]]; ok {
+				return v
+			}
+			return ref
+		})
+	}
+	return s
+}
+
+// objectsOf lists, in the Makefile's order, the objects of the rules for
+// libs, and with archives set those of the archives they depend on too.
+func objectsOf(rules map[string][]string, order, libs []string, archives bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range order {
+		if !slices.Contains(libs, t) {
+			continue
+		}
+		deps := rules[t]
+		if archives {
+			for _, d := range deps {
+				if strings.HasSuffix(d, ".a") {
+					deps = append(deps, rules[d]...)
+				}
+			}
+		}
+		for _, d := range deps {
 			if strings.HasSuffix(d, ".o") && !seen[d] {
 				seen[d] = true
-				m.Objects = append(m.Objects, d)
+				out = append(out, d)
 			}
 		}
 	}
-	return m, nil
+	return out
 }
 
 // GateResult is what the gate found, for logs and the manifest.

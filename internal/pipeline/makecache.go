@@ -23,8 +23,8 @@ import (
 // the plan: the Configure argv, the constructed environment, the
 // generated toolchain wrappers, the toolchain's identity (with the SDK's
 // digest), the versions of make and perl that run, the source's sha256 and
-// SOURCE_DATE_EPOCH, the patches applied and the variant. That is what
-// decides the objects. The Go code in the key is the code of the segment
+// SOURCE_DATE_EPOCH, the patches applied, the variant and whether make
+// leaves the static libraries out. That is what decides the objects. The Go code in the key is the code of the segment
 // itself: internal/build/build.go (build.Invocation: how make runs),
 // internal/configure/gate.go (configure.GateSource: what make may start
 // from) and this package's configure.go (how Configure runs, the pyca
@@ -139,7 +139,9 @@ func (j *job) makeKey(ctx context.Context) (string, error) {
 		Epoch     int64
 		Code      string
 		Tools     string
-	}{2, j.variant, configure.Args(j.plan), scrubWork(j.env, j.work), wrappers, id, j.source.Tarball.SHA256, patches, j.tree.SourceDateEpoch, segmentCode, tools})
+		// SharedOnly: make leaves the static libraries out (makeLibraries).
+		SharedOnly bool
+	}{2, j.variant, configure.Args(j.plan), scrubWork(j.env, j.work), wrappers, id, j.source.Tarball.SHA256, patches, j.tree.SourceDateEpoch, segmentCode, tools, j.sharedOnly()})
 }
 
 // makeFromCache restores the segment's result from the entry of the job's

@@ -115,6 +115,44 @@ func TestMiniShared(t *testing.T) {
 	}
 }
 
+// TestMiniSharedOnlyLeavesArchivesOut: a recipe of shared libraries alone
+// never makes the static ones (OpenSSL compiles every source twice when
+// both are made): with the archives' rules broken, ["shared"] still builds
+// and validates, its exports held to the release's objects all the same,
+// while ["static", "shared"] fails in make. The two share no make-cache
+// entry, though their Configure lines are the same: the second, run after
+// the first into the same make cache, makes rather than restores.
+func TestMiniSharedOnlyLeavesArchivesOut(t *testing.T) {
+	requireMini(t)
+	broken := map[string][2]string{"Makefile.in": {"\t$(AR) r $@ $(CRYPTO_OBJ)\n", "\techo 'the archives are made' >&2; exit 1\n"}}
+	cache := filepath.Join(t.TempDir(), "make")
+	build := func(libraries string) (*pipeline.Result, error, string) {
+		s := miniSettings(t, broken)
+		s.Rebuild, s.MakeCache = false, cache
+		editRecipe(t, s, func(r string) string { return sharedRecipe(r, libraries, "") })
+		var log strings.Builder
+		res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), "linux-x86_64", nil)
+		return res, err, log.String()
+	}
+	res, err, log := build(`["shared"]`)
+	if err != nil {
+		t.Fatalf("a shared-only build made the archives: %v\n%s", err, log)
+	}
+	if names := libEntries(t, filepath.Join(res.Published.Dir, "lib"), true); !slices.Equal(names, []string{"libcrypto.so.9", "libssl.so.9"}) {
+		t.Errorf("lib/ holds %v", names)
+	}
+	if !strings.Contains(log, "compiling 3 objects") || !strings.Contains(log, "validated libcrypto.so.9 x86_64") {
+		t.Errorf("the log does not show the three shared objects compiled and the libraries validated:\n%s", log)
+	}
+	_, err, log = build(`["static", "shared"]`)
+	if err == nil || !strings.Contains(err.Error(), "the archives are made") {
+		t.Errorf("static and shared libraries: want make to fail making the archives, got %v\n%s", err, log)
+	}
+	if strings.Contains(log, "restored from the make cache") {
+		t.Errorf("static and shared libraries restored the shared-only make:\n%s", log)
+	}
+}
+
 // TestMiniSharedPrefix: install_name = "prefix" gives installer-style
 // dylibs: install names under the install prefix's lib/, libssl loading
 // libcrypto by it, recorded in the manifest, and check holding the
@@ -316,8 +354,8 @@ func TestMiniSharedRefused(t *testing.T) {
 			"CRYPTO_SHOBJ=crypto/libcrypto-shlib-cversion.o crypto/libcrypto-shlib-mem.o crypto/extra.o\ncrypto/extra.o:\n\tprintf 'int not_openssl(void){return 1;}\\n' > crypto/extra.c && $(CC) $(CNF_CFLAGS) $(CFLAGS) -c -o $@ crypto/extra.c\n"}},
 			"libcrypto.9.dylib arm64: exports 1 symbols no object of the release's libraries defines: _not_openssl"},
 		{"a link in the artifact", map[string][2]string{"Makefile.in": {
-			"cp libcrypto.a libssl.a $(DESTDIR)$(INSTALLTOP)/lib/",
-			"cp libcrypto.a libssl.a $(DESTDIR)$(INSTALLTOP)/lib/ && ln -s libssl.a $(DESTDIR)$(INSTALLTOP)/lib/libextra.a"}},
+			"for l in $(INSTALL_LIBS); do cp $$l $(DESTDIR)$(INSTALLTOP)/lib/; done",
+			"for l in $(INSTALL_LIBS); do cp $$l $(DESTDIR)$(INSTALLTOP)/lib/; done; ln -s libssl.a $(DESTDIR)$(INSTALLTOP)/lib/libextra.a"}},
 			"lib/libextra.a is not a regular file"},
 	} {
 		t.Run(tt.name, func(t *testing.T) { requireRefused(t, "arm64", tt.edits, tt.want) })

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
@@ -51,7 +55,13 @@ func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validat
 	if err != nil {
 		return err
 	}
-	lines, code, err := validateTree(ctx, j.dir, j.plan, j.stagedLib(), func(e validate.Expect) validate.Expect {
+	var exports map[string]bool
+	if j.plan.Slice.Shared != nil && j.staging != "" {
+		if exports, err = j.releaseExports(); err != nil {
+			return err
+		}
+	}
+	lines, code, err := validateTree(ctx, j.dir, j.plan, exports, func(e validate.Expect) validate.Expect {
 		e = adjust(e)
 		if e.ISA != nil {
 			e.ISA.Dispatch = list
@@ -97,22 +107,13 @@ func (j *job) dispatchList() (dispatch.List, error) {
 // validateTree validates every library under dir/lib, its machine code
 // included, and returns the compiler lines found and the code verdicts.
 //
-// staged, when the build's staging lib/ is at hand (not in a proof), holds
-// the static archives the dylibs' exports are held to.
-func validateTree(ctx context.Context, dir string, p *recipe.Plan, staged string, adjust func(validate.Expect) validate.Expect) ([]artifact.CompilerLine, []artifact.CodeEvidence, error) {
+// exports, when the build's objects are at hand (not in a proof), are the
+// symbols the release's objects define, which the shared libraries'
+// exports are held to (releaseExports).
+func validateTree(ctx context.Context, dir string, p *recipe.Plan, exports map[string]bool, adjust func(validate.Expect) validate.Expect) ([]artifact.CompilerLine, []artifact.CodeEvidence, error) {
 	var errs []error
 	var lines []artifact.CompilerLine
 	var code []artifact.CodeEvidence
-	// OpenSSL links some of libcrypto's sources into libssl's dylib too
-	// (its packet and hash table code): what the release's objects
-	// define, in either archive, either dylib may export. Read once.
-	var exports map[string]bool
-	if p.Slice.Shared != nil && staged != "" {
-		var err error
-		if exports, err = definedBy(filepath.Join(staged, "libcrypto.a"), filepath.Join(staged, "libssl.a")); err != nil {
-			return nil, nil, err
-		}
-	}
 	for _, lib := range p.Slice.Libraries() {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -155,6 +156,75 @@ func (j *job) stagedLib() string {
 		return ""
 	}
 	return filepath.Join(j.staging, j.plan.Recipe.Prefix, "lib")
+}
+
+// exportsFile, at the staging directory's root (outside the install
+// prefix, so never laid out), lists the external symbols the objects of a
+// shared-only build define, one per line: it has no archives to read them
+// from, and it is made with the staging directory, so the make cache
+// keeps it.
+const exportsFile = "osslbuild-exports.txt"
+
+// releaseExports are the external symbols the release's objects define:
+// OpenSSL links some of libcrypto's sources into libssl's shared library
+// too (its packet and hash table code), so what they define, in either
+// library, either shared library may export. They are read from the
+// staged archives, or for a shared-only build from its exportsFile.
+func (j *job) releaseExports() (map[string]bool, error) {
+	if !j.sharedOnly() {
+		staged := j.stagedLib()
+		return definedBy(filepath.Join(staged, "libcrypto.a"), filepath.Join(staged, "libssl.a"))
+	}
+	b, err := os.ReadFile(filepath.Join(j.staging, exportsFile))
+	if err != nil {
+		return nil, fmt.Errorf("exports: %w", err)
+	}
+	out := map[string]bool{}
+	for _, n := range strings.Fields(string(b)) {
+		out[n] = true
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("exports: %s lists no symbol", exportsFile)
+	}
+	return out, nil
+}
+
+// writeExports writes exportsFile of a shared-only build: the symbols the
+// objects of its shared libraries define (shared, relative to the source
+// tree src) that are the release's library objects, those the static
+// archives list (static) or their shared twins (libcrypto-shlib-x.o for
+// libcrypto-lib-x.o), as the archives would have defined them. An object
+// only the shared libraries' rules name (linked in from elsewhere) defines
+// none of them, so what it exports is refused as it would be beside the
+// archives.
+func writeExports(src, staging string, shared, static []string) error {
+	release := map[string]bool{}
+	for _, o := range static {
+		release[o] = true
+	}
+	out := map[string]bool{}
+	for _, o := range shared {
+		dir, base := path.Split(o)
+		if !release[o] && !release[dir+strings.Replace(base, "-shlib-", "-lib-", 1)] {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, o))
+		if err != nil {
+			return fmt.Errorf("exports: %w", err)
+		}
+		syms, err := inspect.DefinedExternals(data)
+		if err != nil {
+			return fmt.Errorf("exports: %s: %w", o, err)
+		}
+		for _, n := range syms {
+			out[n] = true
+		}
+	}
+	if len(out) == 0 {
+		return fmt.Errorf("exports: the %d objects of the shared libraries define no symbol", len(shared))
+	}
+	names := slices.Sorted(maps.Keys(out))
+	return os.WriteFile(filepath.Join(staging, exportsFile), []byte(strings.Join(names, "\n")+"\n"), 0o644)
 }
 
 // definedBy is every external symbol the objects of the static archives
