@@ -63,8 +63,8 @@ type Settings struct {
 	MakeCache string
 	// MakeCacheOnRebuild uses MakeCache with Rebuild too: only for
 	// verify:rebuild's own end-to-end test (rebuild.Options.TestMakeCache),
-	// which rebuilds from the make output of another, independent build of
-	// the same plan. No flag or environment variable sets it.
+	// which runs everything after make again over the fixtures' make
+	// output. No flag or environment variable sets it.
 	MakeCacheOnRebuild bool
 
 	Fetch fetch.Options // cache, mirror, offline

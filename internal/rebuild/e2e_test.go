@@ -14,27 +14,24 @@ import (
 // made (the end-to-end fixture) rebuilt from its manifest alone passes
 // file by file: both slices built again without the artifact cache,
 // merged, and every file of the merge compared. Configure and make's
-// output comes from the fixtures' second, independent builds of the same
-// plans (e2e.HostileMakeCache: a hostile environment, another directory;
-// repro proves their objects equal to the first builds'), so everything
-// after make runs again here and no run pays two more cold OpenSSL builds
-// for what repro already proves (the x86_64 slice, which no hostile
-// fixture builds, is made once into that cache on a cold store). One
-// rebuild, of the tarball: it covers unpacking, both slices and the merge;
-// a directory and a single slice go the same way (the mini-tree tests).
-// The fixtures record "test-<key>", which the revision rule refuses for
-// users; TestRevisions accepts it for this test binary, whose key it is.
+// output comes from the make cache the fixture itself filled (its plans'
+// staging directories), so everything after make runs again here and no
+// run pays two more cold OpenSSL builds: that two independent makes of a
+// plan give the same objects is repro's proof (TestReproducibleUnderHostile-
+// Environment, TestSharedReproducible, on second builds made in another
+// directory under a hostile environment), not this test's. One rebuild, of
+// the tarball: it covers unpacking, both slices and the merge; a directory
+// and a single slice go the same way (the mini-tree tests). The fixtures
+// record "test-<key>", which the revision rule refuses for users;
+// TestRevisions accepts it for this test binary, whose key it is.
 func TestRebuildUniversal2Fixtures(t *testing.T) {
 	path := filepath.Join(e2e.Universal2(t), "dist", "openssl-macos-universal2.tar.gz")
-	// The hostile arm64 build first, so that its make output, not this
-	// rebuild's, is what the hostile make cache holds for that plan.
-	e2e.HostileArm64(t)
 	release := e2e.BuildSlot(t)
 	defer release()
 	var report strings.Builder
 	s := e2e.Settings(t, t.TempDir())
 	res, err := rebuild.Run(context.Background(), rebuild.Options{Artifact: path, Settings: s, Runtime: e2e.Runtime(t),
-		Report: &report, TestRevisions: true, TestMakeCache: e2e.HostileMakeCache()})
+		Report: &report, TestRevisions: true, TestMakeCache: s.MakeCache})
 	t.Logf("report:\n%s", report.String())
 	if err != nil {
 		t.Fatal(err)

@@ -61,12 +61,11 @@ type Options struct {
 	// the target never sets it.
 	TestRevisions bool
 	// TestMakeCache, for osslbuild's own tests, is a make cache
-	// (pipeline.Settings.MakeCache) of independent builds to take
-	// Configure and make's output from: the end-to-end fixtures' second
-	// builds of each plan, made under a hostile environment in another
-	// directory, whose objects the reproducibility tests prove equal to
-	// the first builds'. Everything after make runs again. The target
-	// never sets it: a user's rebuild builds from nothing.
+	// (pipeline.Settings.MakeCache) to take Configure and make's output
+	// from: the end-to-end fixtures', whose objects the reproducibility
+	// tests prove equal to those of second, independent builds.
+	// Everything after make runs again. The target never sets it: a
+	// user's rebuild builds from nothing.
 	TestMakeCache string
 }
 

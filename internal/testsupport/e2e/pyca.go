@@ -62,13 +62,13 @@ func HostileArm64(t testing.TB) string {
 func hostileSettings(t testing.TB, dir string) pipeline.Settings {
 	o := Settings(t, filepath.Join(dir, "another", "build", "path"))
 	o.Fetch.CacheDir = filepath.Join(dir, "another", "cache")
-	o.MakeCache = HostileMakeCache()
+	o.MakeCache = hostileMakeCache()
 	o.Jobs = 2
 	return o
 }
 
-// HostileMakeCache is the make cache of the fixtures' second builds: each
+// hostileMakeCache is the make cache of the fixtures' second builds: each
 // plan built again under a hostile environment in another directory
 // (HostileArm64, SharedHostile), apart from the first builds' so that the
 // reproducibility proofs compare two real makes.
-func HostileMakeCache() string { return filepath.Join(Dir(), "make-hostile") }
+func hostileMakeCache() string { return filepath.Join(Dir(), "make-hostile") }
