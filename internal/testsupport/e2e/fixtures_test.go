@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,7 +11,9 @@ import (
 
 // TestFixtures builds (or proves) every fixture, one subtest each: the
 // fixture step (cmd/fixtures) runs it with no timeout before the
-// packages' tests, which then find them built. With
+// packages' tests, which then find them built; with OSSLBUILD_E2E_CLAIMS
+// (a directory) in several processes at once, each fixture built by the
+// one that claims it first. With
 // OSSLBUILD_E2E_SELFTEST=1 it builds small stand-ins instead, for the
 // step's own test.
 func TestFixtures(t *testing.T) {
@@ -18,7 +21,20 @@ func TestFixtures(t *testing.T) {
 	if os.Getenv("OSSLBUILD_E2E_SELFTEST") == "1" {
 		fixtures = selftestFixtures()
 	}
+	claims := os.Getenv("OSSLBUILD_E2E_CLAIMS")
 	for _, f := range fixtures {
+		// Workers of the fixture step share the list: each fixture goes to
+		// the first to claim it.
+		if claims != "" {
+			c, err := os.OpenFile(filepath.Join(claims, f.Name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+			if errors.Is(err, fs.ErrExist) {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+		}
 		t.Run(f.Name, func(t *testing.T) {
 			t.Logf("why: %s", f.Why)
 			f.Build(t)

@@ -3,8 +3,10 @@ package testfixture
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Store is where built test fixtures live (the end-to-end builds, the code
@@ -50,11 +52,39 @@ func Lock(t testing.TB, path string) (release func()) {
 	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }
 }
 
-// BuildSlot waits for the machine's one build slot and returns its
+// BuildSlot waits for one of the machine's build slots and returns its
 // release: a fixture build (OpenSSL with make -j on every core, the code
-// corpus) holds it, so two test binaries never build at once and compete
-// for the same cores.
+// corpus) holds one, so test binaries never build more at once than there
+// are slots. There is one, so that two builds never compete for the same
+// cores while packages' tests wait on them, unless OSSLBUILD_BUILD_SLOTS
+// says more: the fixture step runs two builds at once, which fill the
+// core one build leaves idle while it unpacks, runs Configure and proves
+// what make made.
 func BuildSlot(t testing.TB) (release func()) {
 	t.Helper()
-	return Lock(t, filepath.Join(Store(), "build.slot"))
+	slot := filepath.Join(Store(), "build.slot")
+	n, _ := strconv.Atoi(os.Getenv("OSSLBUILD_BUILD_SLOTS"))
+	if n <= 1 {
+		return Lock(t, slot)
+	}
+	if err := os.MkdirAll(Store(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		for i := range n {
+			path := slot
+			if i > 0 {
+				path += "." + strconv.Itoa(i)
+			}
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+				return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }
+			}
+			f.Close()
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
