@@ -94,8 +94,24 @@ func TestRealConfigureGate(t *testing.T) {
 	if err != nil {
 		testfixture.Missing(t, "%v", err)
 	}
+	// A hostile user environment, for every release at once: none of it
+	// may reach Configure. (Set here, not with t.Setenv, so the releases'
+	// subtests, a minute of single-threaded perl each, run in parallel;
+	// restored when they have all ended.)
+	for k, v := range map[string]string{"CFLAGS": "-O0 -g", "CPPFLAGS": "-DHOSTILE", "MACOSX_DEPLOYMENT_TARGET": "10.9"} {
+		old, had := os.LookupEnv(k)
+		os.Setenv(k, v)
+		t.Cleanup(func() {
+			if had {
+				os.Setenv(k, old)
+			} else {
+				os.Unsetenv(k)
+			}
+		})
+	}
 	for _, version := range []string{"4.0.2", "3.5.7", "3.0.20"} {
 		t.Run(version, func(t *testing.T) {
+			t.Parallel()
 			fx := testfixture.Get(t, version)
 			src := filepath.Join(t.TempDir(), "src")
 			if _, err := unpack.Extract(context.Background(), fx.Tarball, src, unpack.Options{}); err != nil {
@@ -108,10 +124,6 @@ func TestRealConfigureGate(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				// A hostile user environment: none of it may reach Configure.
-				t.Setenv("CFLAGS", "-O0 -g")
-				t.Setenv("CPPFLAGS", "-DHOSTILE")
-				t.Setenv("MACOSX_DEPLOYMENT_TARGET", "10.9")
 				env, err := Env(tenv, work, 1787657968)
 				if err != nil {
 					t.Fatal(err)
