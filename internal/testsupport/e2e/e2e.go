@@ -2,7 +2,7 @@
 // slices cross-built by osslbuild) to tests in any package, building each
 // at most once per key: go test runs package binaries in parallel, so
 // builds are shared through a directory, serialised with a lock, and run
-// one at a time on the machine (BuildSlot).
+// one at a time on the machine (BuildSlot), two in the fixture step.
 //
 // The store is $OSSLBUILD_E2E_DIR, else <user cache dir>/osslbuild/
 // test-fixtures: outside the clone, so a second CI run on the same machine
