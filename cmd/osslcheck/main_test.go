@@ -30,6 +30,7 @@ func binaries(t *testing.T) (osslcheck, mage string) {
 		t.Skip("compiles the mage binary")
 	}
 	built.once.Do(func() {
+		defer testfixture.MageLock(t)()
 		dir, err := os.MkdirTemp("", "osslcheck-test-")
 		if err != nil {
 			built.err = err

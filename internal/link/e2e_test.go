@@ -162,6 +162,7 @@ func TestUnresolvedMember(t *testing.T) {
 // linux-x86_64 artifact: exit status 0 and the results on stdout.
 func TestSmokeTarget(t *testing.T) {
 	dir := e2e.LinuxX8664(t)
+	defer testfixture.MageLock(t)()
 	cmd := exec.Command("go", "tool", "mage", "smoke", dir)
 	cmd.Dir = testfixture.RepoRoot()
 	cmd.Env = append(os.Environ(), "OSSLBUILD_WORK="+t.TempDir())

@@ -22,6 +22,9 @@ func mage(t *testing.T, env []string, args ...string) (string, int) {
 // environment, returning combined output and the exit code.
 func run(t *testing.T, env []string, argv ...string) (string, int) {
 	t.Helper()
+	if len(argv) > 2 && argv[0] == "go" && argv[1] == "tool" && argv[2] == "mage" {
+		defer testfixture.MageLock(t)()
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = testfixture.RepoRoot()
 	cmd.Env = append(os.Environ(), env...)

@@ -1,6 +1,8 @@
 package testfixture
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,4 +89,16 @@ func BuildSlot(t testing.TB) (release func()) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// MageLock takes the lock every test holds while it runs `go tool mage` in
+// this checkout, and returns its release. Mage compiles a magefile by
+// writing mage_output_file.go beside it and removing it afterwards (always
+// for -compile, and on a miss of its binary cache), so two compiles in one
+// checkout at once, from two packages' test binaries, remove each other's
+// file ("open ./mage_output_file.go: no such file or directory").
+func MageLock(t testing.TB) (release func()) {
+	t.Helper()
+	sum := sha256.Sum256([]byte(RepoRoot()))
+	return Lock(t, filepath.Join(os.TempDir(), "osslbuild-mage-"+hex.EncodeToString(sum[:8])+".lock"))
 }
