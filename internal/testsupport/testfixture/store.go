@@ -3,6 +3,7 @@ package testfixture
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -43,12 +44,23 @@ func Lock(t testing.TB, path string) (release func()) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return flock(t, path, 0)
+}
+
+// flock takes an exclusive lock on path (created if need be), with the
+// flags added (LOCK_NB: nil when another holds it), and returns its
+// release.
+func flock(t testing.TB, path string, flags int) (release func()) {
+	t.Helper()
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|flags); err != nil {
 		f.Close()
+		if flags&syscall.LOCK_NB != 0 && errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil
+		}
 		t.Fatal(err)
 	}
 	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }
@@ -78,14 +90,9 @@ func BuildSlot(t testing.TB) (release func()) {
 			if i > 0 {
 				path += "." + strconv.Itoa(i)
 			}
-			f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-			if err != nil {
-				t.Fatal(err)
+			if release := flock(t, path, syscall.LOCK_NB); release != nil {
+				return release
 			}
-			if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-				return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }
-			}
-			f.Close()
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
