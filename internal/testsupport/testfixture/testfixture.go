@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -33,17 +35,81 @@ var Pinned = map[string]Release{
 	"3.0.20": {Version: "3.0.20", SHA256: "c80a01dfc70ece4dc21168932c37739042d404d46ccc81a5986dd75314ecda6f", Size: 15292815},
 }
 
-// RepoRoot is the root of this repository (where go.mod is).
+// RepoRoot is the root of this repository (where go.mod is): above this
+// source file, or, when it was compiled with -trimpath (.ci/run compiles
+// the tests so, which lets a second clone reuse Go's build cache) and its
+// path is the module's import path, $OSSLBUILD_REPO_ROOT, else the
+// nearest directory above the working directory whose go.mod declares
+// this module. The answer is put in $OSSLBUILD_REPO_ROOT, so that the
+// processes a test starts elsewhere find the same root.
 func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	for dir := filepath.Dir(file); ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		if filepath.Dir(dir) == dir {
-			panic("testfixture: no go.mod above " + file)
+	repoRootOnce.Do(func() { repoRoot = findRepoRoot() })
+	return repoRoot
+}
+
+var (
+	repoRootOnce sync.Once
+	repoRoot     string
+)
+
+// init resolves the root while the working directory is still the one the
+// process started in (go test: the package's directory), before a test
+// changes it (t.Chdir).
+func init() {
+	if _, file, _, ok := runtime.Caller(0); ok && !filepath.IsAbs(file) && os.Getenv("OSSLBUILD_REPO_ROOT") == "" {
+		if wd, err := os.Getwd(); err == nil {
+			if dir, ok := moduleAbove(wd); ok {
+				os.Setenv("OSSLBUILD_REPO_ROOT", dir)
+			}
 		}
 	}
+}
+
+// modulePath is this repository's module.
+const modulePath = "github.com/osslbuild/osslbuild"
+
+func findRepoRoot() string {
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		if dir, ok := moduleAbove(filepath.Dir(file)); ok {
+			return dir
+		}
+	}
+	if dir := os.Getenv("OSSLBUILD_REPO_ROOT"); dir != "" {
+		return dir
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		panic("testfixture: the repository root: " + err.Error())
+	}
+	dir, ok := moduleAbove(wd)
+	if !ok {
+		panic("testfixture: no go.mod of " + modulePath + " above " + wd + " (compiled with -trimpath: run from inside the repository or set OSSLBUILD_REPO_ROOT)")
+	}
+	os.Setenv("OSSLBUILD_REPO_ROOT", dir)
+	return dir
+}
+
+// moduleAbove is the nearest directory from dir up whose go.mod declares
+// modulePath.
+func moduleAbove(dir string) (string, bool) {
+	for ; ; dir = filepath.Dir(dir) {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modfile(b) == modulePath {
+			return dir, true
+		}
+		if filepath.Dir(dir) == dir {
+			return "", false
+		}
+	}
+}
+
+// modfile is the module path a go.mod declares.
+func modfile(b []byte) string {
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
 }
 
 // Dir is the directory holding the release fixtures: $OSSLBUILD_FIXTURES or
