@@ -25,29 +25,39 @@ tgzname() {
 	printf '%s-%s.tgz' "$n" "$2"
 }
 
-failed=
-grep -v '^[[:space:]]*\(#\|$\)' "$list" | while read -r pkg ver size want; do
+# The packages missing (or not as pinned), fetched with one npm pack: npm
+# starts once, not once per package.
+missing=$(grep -v '^[[:space:]]*\(#\|$\)' "$list" | while read -r pkg ver size want; do
 	f=$dest/$(tgzname "$pkg" "$ver")
 	if [ -f "$f" ] && [ "$(wc -c <"$f" | tr -d ' ')" = "$size" ] && [ "$(integrity "$f")" = "$want" ]; then
 		continue
 	fi
+	printf '%s@%s\n' "$pkg" "$ver"
+done)
+if [ -n "$missing" ]; then
 	tmp=$(mktemp -d "$dest/.pack.XXXXXX")
-	echo "$me: npm pack $pkg@$ver" >&2
-	if ! (cd "$tmp" && npm pack --silent "$pkg@$ver" >/dev/null); then
-		rm -rf "$tmp"
-		echo "$me: npm pack $pkg@$ver failed" >&2
-		exit 1
+	trap 'rm -rf "$tmp"' EXIT
+	echo "$me: npm pack" $missing >&2
+	# shellcheck disable=SC2086 # one argument per package
+	if ! (cd "$tmp" && npm pack --silent $missing >/dev/null); then
+		# One at a time, to name the package npm could not fetch.
+		for p in $missing; do
+			(cd "$tmp" && npm pack --silent "$p" >/dev/null) || {
+				echo "$me: npm pack $p failed" >&2
+				exit 1
+			}
+		done
 	fi
-	got=$tmp/$(tgzname "$pkg" "$ver")
-	gsize=$(wc -c <"$got" | tr -d ' ')
-	gsum=$(integrity "$got")
-	if [ "$gsize" != "$size" ] || [ "$gsum" != "$want" ]; then
-		rm -rf "$tmp"
-		echo "$me: $pkg@$ver: got $gsize bytes, $gsum; pinned $size bytes, $want" >&2
-		exit 1
-	fi
-	mv "$got" "$f"
-	rm -rf "$tmp"
-done || failed=1
-[ -z "$failed" ] || exit 1
+	grep -v '^[[:space:]]*\(#\|$\)' "$list" | while read -r pkg ver size want; do
+		got=$tmp/$(tgzname "$pkg" "$ver")
+		[ -f "$got" ] || continue
+		gsize=$(wc -c <"$got" | tr -d ' ')
+		gsum=$(integrity "$got")
+		if [ "$gsize" != "$size" ] || [ "$gsum" != "$want" ]; then
+			echo "$me: $pkg@$ver: got $gsize bytes, $gsum; pinned $size bytes, $want" >&2
+			exit 1
+		fi
+		mv "$got" "$dest/$(tgzname "$pkg" "$ver")"
+	done || exit 1
+fi
 echo "$me: $(grep -vc '^[[:space:]]*\(#\|$\)' "$list") packages in $dest" >&2
