@@ -17,9 +17,9 @@ import (
 // output comes from the make cache the fixture itself filled (its plans'
 // staging directories), so everything after make runs again here and no
 // run pays two more cold OpenSSL builds: that two independent makes of a
-// plan give the same objects is repro's proof (TestReproducibleUnderHostile-
-// Environment, TestSharedReproducible, on second builds made in another
-// directory under a hostile environment), not this test's. One rebuild, of
+// plan give the same objects is repro's proof (TestReproducibleAgainstRecord:
+// this run's fixtures against builds made elsewhere, in another directory
+// under a hostile environment), not this test's. One rebuild, of
 // the tarball: it covers unpacking, both slices and the merge; a directory
 // and a single slice go the same way (the mini-tree tests). The fixtures
 // record "test-<key>", which the revision rule refuses for users;

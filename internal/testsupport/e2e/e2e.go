@@ -15,8 +15,7 @@
 //
 // This package is where every built fixture is declared, so tests share
 // builds rather than each making its own: Universal2 and Slice (one
-// build:universal2 run), PycaArm64 (the pyca way, -O0), HostileArm64 (the
-// reproducibility proof's second build), and LinuxX8664 and PycaLinuxX8664
+// build:universal2 run), PycaArm64 (the pyca way, -O0), and LinuxX8664 and PycaLinuxX8664
 // (native linux-x86_64 builds, for bench, link and code tests). Release tarballs and other downloaded fixtures are testfixture's.
 package e2e
 
@@ -39,7 +38,6 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/repro"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
@@ -267,26 +265,6 @@ func SharedLinux(t testing.TB) string {
 		_, err := pipeline.Slice(context.Background(), s, Runtime(t), "linux-x86_64", nil)
 		return err
 	})
-}
-
-// SharedHostile returns the dist/ directory of target of SharedRecipe
-// built again past the artifact cache, in another, deeper directory, with
-// repro.Hostile's environment: what a reproducibility test compares with
-// SharedUniversal2's or SharedLinux's artifact of the same target.
-func SharedHostile(t testing.TB, target string) string {
-	t.Helper()
-	if target == "linux-x86_64" {
-		RequireLinux(t)
-	}
-	dir := recipeFixture(t, "shared-"+target+"-hostile", SharedRecipe, func(s pipeline.Settings) error {
-		o := hostileSettings(t, filepath.Dir(s.Out))
-		o.Recipe, o.Version, o.Out = s.Recipe, "", s.Out
-		restore := repro.HostileEnv()
-		defer restore()
-		_, err := pipeline.Slice(context.Background(), o, Runtime(t), target, nil)
-		return err
-	})
-	return filepath.Join(dir, "dist")
 }
 
 // Slice returns the published artifact directory of target (a recipe

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/pipeline"
-	"github.com/osslbuild/osslbuild/internal/repro"
 )
 
 // PycaArm64 returns the path to an arm64 libcrypto.a of the real 4.0.2
@@ -33,32 +32,11 @@ func pyca(t testing.TB, target, artifact string) string {
 	return filepath.Join(dir, "dist", artifact)
 }
 
-// HostileArm64 returns the dist directory of arm64 built again, in a
-// deeper directory, with a hostile environment (repro.HostileEnv: CFLAGS
-// =-O0, CPPFLAGS, CC, MACOSX_DEPLOYMENT_TARGET, SOURCE_DATE_EPOCH..., another
-// TZ, locale and umask) and past the artifact cache: the reproducibility
-// proof's second build, made once per key like the others, so it proves
-// what the code of this key does.
-func HostileArm64(t testing.TB) string {
-	t.Helper()
-	Require(t)
-	dir := Shared(t, "arm64-hostile", func(dir string) error {
-		o := hostileSettings(t, dir)
-		o.Out = filepath.Join(dir, "dist")
-		restore := repro.HostileEnv()
-		defer restore()
-		_, err := pipeline.Slice(context.Background(), o, Runtime(t), "arm64", nil)
-		return err
-	}, proveDist(pipeline.Osslbuild))
-	return filepath.Join(dir, "dist")
-}
-
-// hostileSettings are the settings of a reproducibility proof's second
-// build under dir: a deeper build directory, an artifact cache of its own
-// (empty: it builds), and a make cache of its own, apart from every other
+// hostileSettings are the settings of a twin's build under dir (BuildTwin):
+// a deeper build directory, an artifact cache of its own (empty: it
+// builds), and the make cache of second builds, apart from every
 // fixture's, so its objects come from a make of their own, run once per
-// plan in that directory and environment, while the stages after make run
-// with the current code like every fixture's.
+// plan in that directory and environment.
 func hostileSettings(t testing.TB, dir string) pipeline.Settings {
 	o := Settings(t, filepath.Join(dir, "another", "build", "path"))
 	o.Fetch.CacheDir = filepath.Join(dir, "another", "cache")
@@ -67,8 +45,7 @@ func hostileSettings(t testing.TB, dir string) pipeline.Settings {
 	return o
 }
 
-// hostileMakeCache is the make cache of the fixtures' second builds: each
-// plan built again under a hostile environment in another directory
-// (HostileArm64, SharedHostile), apart from the first builds' so that the
-// reproducibility proofs compare two real makes.
+// hostileMakeCache is the make cache of the twins: each plan built under a
+// hostile environment in another directory, apart from the fixtures'
+// so that the record and the fixtures come from two real makes.
 func hostileMakeCache() string { return filepath.Join(Dir(), "make-hostile") }
