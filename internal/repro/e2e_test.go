@@ -145,7 +145,7 @@ func TestRecordTellsStaleFromIrreproducible(t *testing.T) {
 // TestRecordPlan: a record's plan follows what decides the bytes (a
 // changed Configure argument, source or toolchain is another plan) and
 // not what names the run (osslbuild's revision, the recipe file's digest,
-// the verdicts); a manifest without a plan field is refused, naming the
+// the verdicts, the SBOM); a manifest without a plan field is refused, naming the
 // file and the field.
 func TestRecordPlan(t *testing.T) {
 	base := map[string]any{
@@ -154,7 +154,7 @@ func TestRecordPlan(t *testing.T) {
 		"patches": []any{}, "target": map[string]any{"name": "arm64", "options": []any{"no-zlib"}},
 		"toolchain": map[string]any{"compiler": "clang 14"}, "configure": map[string]any{"argv": []any{"perl", "Configure", "darwin64-arm64-cc"}},
 		"source_date_epoch": 1, "code_evidence": []any{"optimised"},
-		"files": map[string]any{"lib/libcrypto.a": "11"},
+		"files": map[string]any{"lib/libcrypto.a": "11", "sbom.json": "22"},
 	}
 	planOf := func(t *testing.T, edit func(m map[string]any)) (string, error) {
 		t.Helper()
@@ -170,6 +170,11 @@ func TestRecordPlan(t *testing.T) {
 	want, err := planOf(t, func(map[string]any) {})
 	if err != nil {
 		t.Fatal(err)
+	}
+	dist := t.TempDir()
+	writeArtifact(t, dist, "openssl-macos-arm64", base)
+	if r, err := e2e.RecordOf(dist, "openssl-macos-arm64"); err != nil || len(r.Files) != 1 || r.Files["lib/libcrypto.a"] != "11" {
+		t.Errorf("files %v (%v), want lib/libcrypto.a alone: sbom.json names the revision", r.Files, err)
 	}
 	for _, tt := range []struct {
 		name string

@@ -108,8 +108,8 @@ type Record struct {
 	// not a difference.
 	Plan string `json:"plan"`
 	// Files are the artifact tree's files and their sha256, as its
-	// manifest lists them (everything but manifest.json and sbom.json,
-	// which name osslbuild's revision).
+	// manifest lists them, but sbom.json (it names osslbuild's revision,
+	// as the manifest does).
 	Files map[string]string `json:"files"`
 	// Tar lists the tarball's entries: type, mode, owner, time, and size
 	// but for manifest.json and sbom.json.
@@ -154,6 +154,7 @@ func RecordOf(dist, name string) (Record, error) {
 	if err := json.Unmarshal(m["files"], &r.Files); err != nil || len(r.Files) == 0 {
 		return r, fmt.Errorf("%s: files: want the artifact's file digests (%v)", path, err)
 	}
+	delete(r.Files, "sbom.json") // names osslbuild's revision, as the manifest does
 	r.Tar, err = tarListing(filepath.Join(dist, name+".tar.gz"))
 	return r, err
 }
