@@ -1,13 +1,10 @@
 package e2e
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -17,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/repro"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
@@ -159,33 +157,28 @@ func RecordOf(dist, name string) (Record, error) {
 	return r, err
 }
 
-// tarListing is one line per entry of the tarball at path.
+// tarListing is one line per entry of the tarball at path, read by
+// check's hardened walker (inspect.WalkTarGzEntries).
 func tarListing(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	tr := tar.NewReader(zr)
 	var out []string
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
+	err = inspect.WalkTarGzEntries(context.Background(), path, f, inspect.Limits{}, func(m inspect.Member, _ io.Reader) error {
+		h := m.Tar
 		size := fmt.Sprint(h.Size)
 		if b := filepath.Base(h.Name); b == "manifest.json" || b == "sbom.json" {
 			size = "-"
 		}
 		out = append(out, fmt.Sprintf("%c %o %d:%d %s:%s %d %s %s", h.Typeflag, h.Mode, h.Uid, h.Gid, h.Uname, h.Gname, h.ModTime.Unix(), size, h.Name))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return out, nil
 }
 
 // CompareRecord says how got (this run's artifact name) differs from want
