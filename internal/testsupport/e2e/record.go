@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
@@ -190,7 +189,10 @@ func CompareRecord(name string, want, got Record) []string {
 		return []string{fmt.Sprintf("%s: its plan changed since it was recorded (plan %.12s, recorded %.12s): if the change is meant, record again (%s)", name, got.Plan, want.Plan, RecordCommand)}
 	}
 	var problems []string
-	for _, f := range slices.Sorted(maps.Keys(union(want.Files, got.Files))) {
+	names := map[string]string{} // every file either side names
+	maps.Copy(names, want.Files)
+	maps.Copy(names, got.Files)
+	for _, f := range slices.Sorted(maps.Keys(names)) {
 		w, g := want.Files[f], got.Files[f]
 		switch {
 		case w == "":
@@ -224,19 +226,6 @@ func CompareRecord(name string, want, got Record) []string {
 
 // RecordCommand records the twins again.
 const RecordCommand = "go test -trimpath -timeout 60m ./internal/repro -run TestReproducibleAgainstRecord -record"
-
-func union(a, b map[string]string) map[string]string {
-	u := maps.Clone(a)
-	if u == nil {
-		u = map[string]string{}
-	}
-	for k := range b {
-		if _, ok := u[k]; !ok {
-			u[k] = ""
-		}
-	}
-	return u
-}
 
 // LoadRecords reads the record file (artifact name -> Record).
 func LoadRecords() (map[string]Record, error) {
@@ -280,5 +269,5 @@ type recordFile struct {
 // Leaks are what no fixture output may contain: this checkout and the
 // fixture store (build directories live under it).
 func Leaks() []string {
-	return []string{strings.TrimSuffix(testfixture.RepoRoot(), "/"), Dir()}
+	return []string{testfixture.RepoRoot(), Dir()}
 }
