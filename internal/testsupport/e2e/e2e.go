@@ -7,11 +7,14 @@
 // The store is $OSSLBUILD_E2E_DIR, else <user cache dir>/osslbuild/
 // test-fixtures: outside the clone, so a second CI run on the same machine
 // reuses what did not change. Entries, and the artifact cache the builds
-// use, are keyed by what decides their bytes (Key), and every use proves
-// the entry again with the current code (Prove): its files against its
-// manifest, then validation, code evidence and the link. A change to check
-// or to a rule therefore rebuilds nothing and is still exercised on real
-// artifacts; an entry that no longer proves is rebuilt.
+// use, are keyed by what decides their bytes (Key), and the current code
+// proves an entry (Prove: its files against its manifest, then
+// validation, code evidence and the link) the first time it meets it: the
+// code that proved or built an entry (ProofKey) records so, with a digest
+// of every file, and later processes of that code take the record while
+// the files are unchanged. A change to check or to a rule therefore
+// rebuilds nothing and is still exercised on real artifacts; an entry that
+// no longer proves is rebuilt.
 //
 // This package is where every built fixture is declared, so tests share
 // builds rather than each making its own: Universal2 and Slice (one
@@ -24,8 +27,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +41,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
@@ -317,13 +323,135 @@ func proveDistWith(recipe string, v *pipeline.Variant) func(t testing.TB, dir st
 // proved are the fixture directories this process has proved.
 var proved sync.Map
 
+var (
+	proofKeyOnce sync.Once
+	proofKey     string
+)
+
+// ProofKey digests the code that proves a fixture, with Key: the Go and
+// embedded files (as go list names them for this platform) of every
+// package of this module that the pipeline, the library benchmark and
+// this package run, the verdict packages Key leaves out among them. A
+// fixture this code proved once, byte for byte as it is now, is proved
+// for every process of the same ProofKey (provedBefore): each test
+// binary need not validate, classify and link it again.
+func ProofKey() string {
+	proofKeyOnce.Do(func() {
+		root := testfixture.RepoRoot()
+		files, err := proofFiles(root)
+		if err != nil {
+			panic("e2e: " + err.Error())
+		}
+		h := sha256.New()
+		fmt.Fprintf(h, "key\x00%s\x00", Key())
+		for _, rel := range files {
+			b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+			if err != nil {
+				panic("e2e: " + err.Error())
+			}
+			fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
+			h.Write(b)
+		}
+		proofKey = hex.EncodeToString(h.Sum(nil))[:16]
+	})
+	return proofKey
+}
+
+// proofFiles lists, relative to root and sorted, the Go and embedded files
+// of this module's packages that ./internal/pipeline, ./internal/bench
+// and this package depend on.
+func proofFiles(root string) ([]string, error) {
+	cmd := exec.Command("go", "list", "-deps", "-json=Dir,Standard,GoFiles,EmbedFiles", "./internal/pipeline", "./internal/bench", "./internal/testsupport/e2e")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -deps: %v: %s", err, stderr.String())
+	}
+	var files []string
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p struct {
+			Dir                 string
+			Standard            bool
+			GoFiles, EmbedFiles []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			return nil, fmt.Errorf("go list -deps: %w", err)
+		}
+		rel, err := filepath.Rel(root, p.Dir)
+		if p.Standard || err != nil || strings.HasPrefix(rel, "..") {
+			continue // the toolchain's or another module's: go.sum pins it
+		}
+		for _, f := range slices.Concat(p.GoFiles, p.EmbedFiles) {
+			files = append(files, filepath.ToSlash(filepath.Join(rel, f)))
+		}
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// provedFile, in a fixture directory, records the ProofKey of the code
+// that last proved (or built) it and the digest of every file it then held.
+const provedFile = ".proved"
+
+// treeDigest digests every file under dir but provedFile, by path and
+// content.
+func treeDigest(dir string) (string, error) {
+	sums, err := artifact.HashTree(context.Background(), dir)
+	if err != nil {
+		return "", err
+	}
+	delete(sums, provedFile)
+	h := sha256.New()
+	for _, rel := range slices.Sorted(maps.Keys(sums)) {
+		fmt.Fprintf(h, "%s\x00%s\x00", rel, sums[rel])
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// provedBefore says whether this ProofKey proved dir (or built it) when it
+// held exactly what it holds now.
+func provedBefore(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, provedFile))
+	if err != nil {
+		return false
+	}
+	key, digest, ok := strings.Cut(strings.TrimSpace(string(b)), " ")
+	if !ok || key != ProofKey() {
+		return false
+	}
+	now, err := treeDigest(dir)
+	return err == nil && now == digest
+}
+
+// markProved records that this ProofKey proved dir as it is now; a failure
+// only costs a later process the proof.
+func markProved(t testing.TB, dir string) {
+	digest, err := treeDigest(dir)
+	if err != nil {
+		t.Logf("e2e: %s: not recorded as proved: %v", dir, err)
+		return
+	}
+	tmp := filepath.Join(dir, provedFile+".tmp")
+	if err := os.WriteFile(tmp, []byte(ProofKey()+" "+digest+"\n"), 0o644); err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, provedFile))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		t.Logf("e2e: %s: not recorded as proved: %v", dir, err)
+	}
+}
+
 // Shared runs build once for name (per Key), in a fresh directory that is
 // renamed into place only when build succeeds, and returns that directory.
 // Concurrent callers, in this process or another, wait for the first; the
 // build itself waits for the machine's build slot. An entry built before
-// is proved again with the current code (prove, once per process): one
-// that no longer proves, or that is incomplete, is built again (its
-// failure, if the fault is the code's, then names it).
+// is proved with the current code (prove, once per process) unless a
+// process of the same ProofKey proved or built it holding exactly what it
+// holds now: one that no longer proves, or that is incomplete, is built
+// again (its failure, if the fault is the code's, then names it).
 func Shared(t testing.TB, name string, build func(dir string) error, prove func(t testing.TB, dir string) error) string {
 	t.Helper()
 	root := filepath.Join(Dir(), Key())
@@ -337,8 +465,14 @@ func Shared(t testing.TB, name string, build func(dir string) error, prove func(
 	unlock := lock(t, final+".lock")
 	defer unlock()
 	if _, err := os.Stat(filepath.Join(final, ".done")); err == nil {
+		if provedBefore(final) {
+			t.Logf("e2e: fixture %s: proved before by this code (proof key %s), unchanged since", name, ProofKey())
+			proved.Store(final, true)
+			return final
+		}
 		err := prove(t, final)
 		if err == nil {
+			markProved(t, final)
 			proved.Store(final, true)
 			return final
 		}
@@ -364,6 +498,7 @@ func Shared(t testing.TB, name string, build func(dir string) error, prove func(
 	if err := os.Rename(tmp, final); err != nil {
 		t.Fatal(err)
 	}
+	markProved(t, final)
 	proved.Store(final, true) // the build's own stages just proved it
 	return final
 }

@@ -11,15 +11,22 @@ import (
 )
 
 // TestSharedProvesAndRebuilds: a fixture is built once; an entry reused by
-// a later process is proved first; one that no longer proves (a corrupt
-// file) or that is partial (no completion mark) is built again, under the
-// machine's build slot.
+// a later process is proved first, unless the same code (ProofKey) proved
+// or built it when it held what it holds now; one that no longer proves (a
+// corrupt file) or that is partial (no completion mark) is built again,
+// under the machine's build slot.
 func TestSharedProvesAndRebuilds(t *testing.T) {
 	t.Setenv("OSSLBUILD_E2E_DIR", t.TempDir())
 	t.Setenv("OSSLBUILD_E2E_KEY", "test-key")
 	t.Setenv("OSSLBUILD_E2E_SELFTEST", "1") // its fixture "x" is in no list
 	keyOnce, key = sync.Once{}, ""
-	t.Cleanup(func() { keyOnce, key = sync.Once{}, "" })
+	setProofKey := func(k string) {
+		proofKeyOnce = sync.Once{}
+		proofKeyOnce.Do(func() {})
+		proofKey = k
+	}
+	t.Cleanup(func() { keyOnce, key = sync.Once{}, ""; proofKeyOnce, proofKey = sync.Once{}, "" })
+	setProofKey("code-a")
 	builds, proofs := 0, 0
 	build := func(dir string) error {
 		builds++
@@ -42,8 +49,25 @@ func TestSharedProvesAndRebuilds(t *testing.T) {
 	Shared(t, "x", build, prove)
 	newProcess()
 	Shared(t, "x", build, prove)
+	if builds != 1 || proofs != 0 {
+		t.Fatalf("reuse by the code that built it: %d builds, %d proofs, want 1 and 0", builds, proofs)
+	}
+	// Other code proves it again, once per process, and records that it did.
+	setProofKey("code-b")
+	newProcess()
+	Shared(t, "x", build, prove)
+	Shared(t, "x", build, prove)
+	newProcess()
+	Shared(t, "x", build, prove)
 	if builds != 1 || proofs != 1 {
-		t.Fatalf("reuse: %d builds, %d proofs, want 1 and 1 (once per process)", builds, proofs)
+		t.Fatalf("reuse by other code: %d builds, %d proofs, want 1 and 1", builds, proofs)
+	}
+	// A file changed since the proof: the record no longer vouches for it.
+	os.WriteFile(filepath.Join(dir, "lib"), []byte("good"), 0o600)
+	os.WriteFile(filepath.Join(dir, "extra"), nil, 0o644)
+	newProcess()
+	if Shared(t, "x", build, prove); builds != 1 || proofs != 2 {
+		t.Fatalf("a file added since the proof: %d builds, %d proofs, want 1 and 2", builds, proofs)
 	}
 	os.WriteFile(filepath.Join(dir, "lib"), []byte("corrupt"), 0o644)
 	newProcess()
