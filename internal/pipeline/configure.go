@@ -75,22 +75,26 @@ func gateO3(ctx context.Context, j *job) (err error) {
 // difference from osslbuild's build is that "-Wall -O3" is gone.
 const PycaStandInCFLAGS = "-Wa,--noexecstack"
 
-// configurePycaWay stands in for the gate in the PycaWay variant: Configure
-// runs again as pyca's step ran it, the target's flags moved from the
-// command line into CFLAGS in its environment. Configure takes that CFLAGS
-// as a replacement for the target's "-O3 -Wall", so the libraries come out
-// at -O0. make then runs in that environment too, as it did there.
-func configurePycaWay(ctx context.Context, j *job) (err error) {
-	cflags := strings.Join(j.plan.Slice.Flags, " ")
+// configurePycaWay stands in for runConfigure in the PycaWay variant:
+// Configure runs once, as pyca's step ran it, the target's flags moved from
+// the command line into CFLAGS in its environment. Configure takes that
+// CFLAGS as a replacement for the target's "-O3 -Wall", so the libraries
+// come out at -O0. make then runs in that environment too, as it did there.
+func configurePycaWay(ctx context.Context, j *job) error {
+	flags := j.plan.Slice.Flags
+	cflags := strings.Join(flags, " ")
 	if cflags == "" {
 		cflags = PycaStandInCFLAGS
 	}
-	j.argv = slices.DeleteFunc(slices.Clone(j.argv), func(a string) bool { return slices.Contains(j.plan.Slice.Flags, a) })
+	j.argv = slices.DeleteFunc(configure.Args(j.plan), func(a string) bool { return slices.Contains(flags, a) })
 	j.env = append(slices.DeleteFunc(slices.Clone(j.env), func(kv string) bool { return strings.HasPrefix(kv, "CFLAGS=") }), "CFLAGS="+cflags)
 	j.run.logf("%s: CFLAGS=%s %s (the pyca way: CFLAGS in Configure's environment)", j.name, cflags, strings.Join(j.argv, " "))
-	if err := j.configure(ctx); err != nil {
-		return err
-	}
+	return j.configure(ctx)
+}
+
+// readPycaMakefile stands in for the gate in the PycaWay variant: no gate,
+// the Makefile's flags read as they are, to be validated as flag-less.
+func readPycaMakefile(ctx context.Context, j *job) (err error) {
 	j.makefile, err = configure.ReadMakefile(j.tree.Dir)
 	if err != nil {
 		return err
