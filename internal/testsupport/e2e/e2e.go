@@ -70,13 +70,9 @@ var Verdicts = []string{
 // module's packages a fixture build runs through (go list -deps of the
 // pipeline and the library benchmark's builds), without Verdicts.
 func BuildPath(root string) ([]string, error) {
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{end}}", "./internal/pipeline", "./internal/bench")
-	cmd.Dir = root
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := goListDeps(root, "-f", "{{if not .Standard}}{{.Dir}}{{end}}", "./internal/pipeline", "./internal/bench")
 	if err != nil {
-		return nil, fmt.Errorf("go list -deps: %v: %s", err, stderr.String())
+		return nil, err
 	}
 	var dirs []string
 	for _, d := range strings.Fields(string(out)) {
@@ -91,6 +87,19 @@ func BuildPath(root string) ([]string, error) {
 	}
 	sort.Strings(dirs)
 	return dirs, nil
+}
+
+// goListDeps runs go list -deps with args in root and returns its output.
+func goListDeps(root string, args ...string) ([]byte, error) {
+	cmd := exec.Command("go", append([]string{"list", "-deps"}, args...)...)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -deps: %v: %s", err, stderr.String())
+	}
+	return out, nil
 }
 
 // KeyOf digests, under root, the non-test Go files of dirs, the recipes,
@@ -361,13 +370,9 @@ func ProofKey() string {
 // of this module's packages that ./internal/pipeline, ./internal/bench
 // and this package depend on.
 func proofFiles(root string) ([]string, error) {
-	cmd := exec.Command("go", "list", "-deps", "-json=Dir,Standard,GoFiles,EmbedFiles", "./internal/pipeline", "./internal/bench", "./internal/testsupport/e2e")
-	cmd.Dir = root
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := goListDeps(root, "-json=Dir,Standard,GoFiles,EmbedFiles", "./internal/pipeline", "./internal/bench", "./internal/testsupport/e2e")
 	if err != nil {
-		return nil, fmt.Errorf("go list -deps: %v: %s", err, stderr.String())
+		return nil, err
 	}
 	var files []string
 	dec := json.NewDecoder(bytes.NewReader(out))
