@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/build"
 	"github.com/osslbuild/osslbuild/internal/configure"
@@ -171,7 +170,7 @@ func (r *run) plan(ctx context.Context, target string) (*recipe.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, msg := range releaseWarnings(rel.Version, r.now()) {
+	for _, msg := range releaseWarnings(rel.Version, r.now(), r.Advise) {
 		r.logf("%s: warning: %s", p.Slice.Artifact, msg)
 	}
 	if sh := p.Slice.Shared; sh != nil && sh.InstallName == "prefix" && p.Slice.Format() != platform.MachO {
@@ -188,13 +187,15 @@ func (r *run) plan(ctx context.Context, target string) (*recipe.Plan, error) {
 // releaseWarnings are what a build says of the release it builds: that
 // its series has ended, and its known high or critical advisories with
 // the release that fixes them (or that none did publicly).
-func releaseWarnings(version string, now time.Time) []string {
+func releaseWarnings(version string, now time.Time, advise func(string) (string, bool)) []string {
 	var out []string
 	if msg, ended := lifecycle.Warning(version, now); ended {
 		out = append(out, msg)
 	}
-	if msg, ok := advisory.Warning(version); ok {
-		out = append(out, msg)
+	if advise != nil {
+		if msg, ok := advise(version); ok {
+			out = append(out, msg)
+		}
 	}
 	return out
 }

@@ -160,6 +160,11 @@ type Runtime struct {
 	Environ []string
 	// Now is the clock end-of-life warnings read; nil means time.Now.
 	Now func() time.Time
+	// Advise says what is known against a release (its high or critical
+	// advisories, advisory.Warning); nil says nothing. A hook, not an
+	// import: the advisory table is data that changes weekly, and the
+	// build path (which keys the test fixtures) must not change with it.
+	Advise func(version string) (string, bool)
 	// Revision is osslbuild's own version for manifests and cache keys;
 	// "" means Version().
 	Revision string

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/osslbuild/osslbuild/internal/advisory"
 )
 
 // A build warns of a release whose series has ended, as before, and of
@@ -20,7 +22,7 @@ func TestReleaseWarnings(t *testing.T) {
 		{"3.0.22", []string{"OpenSSL 3.0.22: the 3.0 series (LTS) reached its end of life on 2026-09-07", "OpenSSL 3.0.22: "}},
 		{"4.0.3", nil},
 	} {
-		got := releaseWarnings(tc.version, day)
+		got := releaseWarnings(tc.version, day, advisory.Warning)
 		if len(got) != len(tc.want) {
 			t.Errorf("%s: warnings %q, want %d", tc.version, got, len(tc.want))
 			continue
@@ -31,10 +33,10 @@ func TestReleaseWarnings(t *testing.T) {
 			}
 		}
 	}
-	if got := releaseWarnings("3.5.7", day); len(got) != 1 || !strings.Contains(got[0], "CVE-2026-84782 (high, 2026-09-29)") || !strings.Contains(got[0], "fixed in 3.5.") {
+	if got := releaseWarnings("3.5.7", day, advisory.Warning); len(got) != 1 || !strings.Contains(got[0], "CVE-2026-84782 (high, 2026-09-29)") || !strings.Contains(got[0], "fixed in 3.5.") {
 		t.Errorf("3.5.7: %q", got)
 	}
-	if got := releaseWarnings("3.0.22", day); len(got) != 2 || !strings.Contains(got[1], "CVE-2026-84782 (high, 2026-09-29)") || !strings.Contains(got[1], "no public fix (3.0.23: premium support only)") {
+	if got := releaseWarnings("3.0.22", day, advisory.Warning); len(got) != 2 || !strings.Contains(got[1], "CVE-2026-84782 (high, 2026-09-29)") || !strings.Contains(got[1], "no public fix (3.0.23: premium support only)") {
 		t.Errorf("3.0.22: %q", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/report"
@@ -89,7 +90,7 @@ func (f Flags) BuildSettings() (pipeline.Settings, error) {
 // Runtime prints to stdout through the one escaping writer and, in GitHub
 // Actions, folds logs, annotates failures and writes the step summary.
 func Runtime() pipeline.Runtime {
-	return pipeline.Runtime{Log: report.Stdout(), Observer: &report.Builds{W: os.Stdout}}
+	return pipeline.Runtime{Log: report.Stdout(), Observer: &report.Builds{W: os.Stdout}, Advise: advisory.Warning}
 }
 
 // Stdout is where the targets print: the one escaping writer

@@ -125,3 +125,21 @@ func TestRecipeReadOnce(t *testing.T) {
 		t.Errorf("fetch failed with %v; want it to name 4.0.2, the default of the recipe read when the flags were", err)
 	}
 }
+
+// A build from the targets warns of a release's known advisories: the
+// pipeline takes the table through Runtime.Advise (it does not import it,
+// so the weekly table keeps out of the fixtures' key), and nothing else
+// sets it.
+func TestRuntimeAdvises(t *testing.T) {
+	rt := Runtime()
+	if rt.Advise == nil {
+		t.Fatal("targets.Runtime sets no Advise: builds would say nothing of a release's advisories")
+	}
+	msg, ok := rt.Advise("3.5.7")
+	if !ok || !strings.Contains(msg, "CVE-2026-84782") {
+		t.Errorf("Advise(3.5.7) = %q, %v; want the high CVE-2026-84782 named", msg, ok)
+	}
+	if msg, ok := rt.Advise("4.0.3"); ok {
+		t.Errorf("Advise(4.0.3) = %q; want nothing (no high or critical advisory is known against it)", msg)
+	}
+}
