@@ -29,11 +29,11 @@ var Aliases = map[string]any{
 	"build:linux-x86_64": Build.LinuxX86_64,
 }
 
-// Check audits OpenSSL builds anywhere: Mach-O or ELF files, static libraries, wheels, osslbuild artifacts (verified against their manifests), directories; fails below -minopt (0, 1, 2, 3, s or z; default 2), on a missing -arch=arm64,x86_64, and with -strict where the optimisation is unknown or the OpenSSL series past its end of life, and with -isa=core2 (x86-64, x86-64-v2, x86-64-v3) on compiled x86-64 code above that level outside the release's dispatch list; reports OpenSSL's published advisories for each release and with -failon=high (low, moderate, critical) fails at or above it, -vex=FILE suppressing assessed CVEs (-json or -format=json for machines, -format=sarif for code scanning, -format=cyclonedx for a CycloneDX 1.5 SBOM of the libraries found).
-func Check(ctx context.Context, path string, minopt *string, arch *string, json *bool, strict *bool, isa *string, format *string, failon *string, vex *string) error {
+// Check audits OpenSSL builds anywhere: Mach-O or ELF files, static libraries, wheels, osslbuild artifacts (verified against their manifests), directories; fails below -minopt (0, 1, 2, 3, s or z; default 2), on a missing -arch=arm64,x86_64, and with -strict where the optimisation is unknown or the OpenSSL series past its end of life, and with -isa=core2 (x86-64, x86-64-v2, x86-64-v3) on compiled x86-64 code above that level outside the release's dispatch list; reports OpenSSL's published advisories for each release and with -failon=high (low, moderate, critical) fails at or above it, -vex=FILE suppressing assessed CVEs, -advisories=FILE a newer table than the built-in one (-advisoriesOlder to take an older) (-json or -format=json for machines, -format=sarif for code scanning, -format=cyclonedx for a CycloneDX 1.5 SBOM of the libraries found).
+func Check(ctx context.Context, path string, minopt *string, arch *string, json *bool, strict *bool, isa *string, format *string, failon *string, vex *string, advisories *string, advisoriesOlder *bool) error {
 	ctx, stop := targets.Interruptible(ctx)
 	defer stop()
-	return check.Run(ctx, check.FromFlags(path, minopt, arch, json, strict, isa, format, failon, vex))
+	return check.Run(ctx, check.FromFlags(path, minopt, arch, json, strict, isa, format, failon, vex, advisories, advisoriesOlder))
 }
 
 // Smoke links smoke/smoke.c with every member of an artifact's libraries (a directory or its .tar.gz, verified against its manifest first) and runs it where this machine can (linux-x86_64 artifacts on Linux; on an Apple silicon Mac arm64 natively and x86_64 under arch -x86_64; elsewhere it only links, and says so): known answers, a TLS 1.3 handshake, the build strings.

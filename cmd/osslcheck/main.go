@@ -72,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	failOn := fs.String("fail-on", "", "fail where OpenSSL's published advisories affect the release at or above this severity: low, moderate, high or critical (an unrated one fails at every level; default: report only)")
 	fs.StringVar(failOn, "failon", "", "the same as -fail-on, as go tool mage check spells it")
 	vex := fs.String("vex", "", "a file of assessed CVEs whose advisories are suppressed (and counted): CycloneDX VEX JSON, or one \"CVE-YYYY-NNNN reason\" a line")
+	advisories := fs.String("advisories", "", "an advisory table file to match against instead of the built-in one (genadvisories writes one): newer data without a new osslcheck")
+	advisoriesOlder := fs.Bool("advisories-older", false, "take an -advisories table older than the built-in one, or one lacking some of its CVEs (refused otherwise)")
 	py := fs.Bool("python", false, "audit a Python installation: PATH is the interpreter (default python3)")
 	pyTimeout := fs.Duration("python-timeout", python.DefaultTimeout, "with -python: how long the interpreter may run before its process group is killed")
 	version := fs.Bool("version", false, "print osslcheck's version and exit")
@@ -98,7 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(paths) == 1 {
 		path = paths[0]
 	}
-	o := check.FromFlags(path, minopt, arch, asJSON, strict, isa, format, failOn, vex)
+	o := check.FromFlags(path, minopt, arch, asJSON, strict, isa, format, failOn, vex, advisories, advisoriesOlder)
 	o.Version = Version()
 	o.Stdout, o.Stderr = stdout, stderr
 	var err error

@@ -26,7 +26,9 @@ import (
 )
 
 // Schema identifies the table's JSON form.
-const Schema = "https://github.com/osslbuild/osslbuild/advisory/v1"
+// v2 (2026-12): as_of is the day the table is complete through, and
+// sources name every collection read with its commit.
+const Schema = "https://github.com/osslbuild/osslbuild/advisory/v2"
 
 // StaleAfterDays is how old (in days) the table may get before users are
 // warned that advisories published since are missing from it.
@@ -83,14 +85,47 @@ func (s Severity) AtLeast(threshold Severity) bool {
 // Table is the whole table.
 type Table struct {
 	Schema string `json:"schema"`
-	// AsOf is the day the records were read (YYYY-MM-DD): advisories
-	// published after it are not in the table.
+	// AsOf is the day through which the table is complete: every advisory
+	// OpenSSL published up to and including it is in the table. It is the
+	// newest day a source was read through (OpenSSL, the CNA for its
+	// CVEs, publishes each record in both sources on the advisory's day).
 	AsOf string `json:"as_of"`
-	// Source is where the records come from; SourceCommit, when known,
-	// the commit they were read at.
-	Source       string     `json:"source"`
-	SourceCommit string     `json:"source_commit,omitempty"`
-	Advisories   []Advisory `json:"advisories"`
+	// Sources are the collections of OpenSSL's records read, each at a
+	// commit: every advisory names the one its record came from.
+	Sources    []Source   `json:"sources"`
+	Advisories []Advisory `json:"advisories"`
+	// Origin is where the table was read: "embedded" or a file's path
+	// (-advisories=FILE). It is not part of the table's bytes.
+	Origin string `json:"-"`
+}
+
+// Source is one collection of OpenSSL's advisory records, as read.
+type Source struct {
+	Name    string `json:"name"` // "openssl/release-metadata", "CVEProject/cvelistV5"
+	URL     string `json:"url"`
+	Commit  string `json:"commit"`  // the commit read, hex
+	Through string `json:"through"` // the day it was read: complete through it, YYYY-MM-DD
+}
+
+// Embedded is the Origin of the table built into osslbuild.
+const Embedded = "embedded"
+
+// Describe names the table for a report: its as-of date, where it was
+// read and its sources with their commits.
+func (t *Table) Describe() string {
+	origin := ""
+	if t.Origin != "" {
+		origin = t.Origin + " table, "
+	}
+	var srcs []string
+	for _, s := range t.Sources {
+		c := s.Commit
+		if len(c) > 12 {
+			c = c[:12]
+		}
+		srcs = append(srcs, fmt.Sprintf("%s@%s through %s", s.Name, c, s.Through))
+	}
+	return fmt.Sprintf("OpenSSL's advisories through %s (%s%d advisories; from %s)", t.AsOf, origin, len(t.Advisories), strings.Join(srcs, ", "))
 }
 
 // Advisory is one CVE.
@@ -99,6 +134,11 @@ type Advisory struct {
 	Date     string   `json:"date"` // published, YYYY-MM-DD
 	Severity Severity `json:"severity"`
 	URL      string   `json:"url,omitempty"` // OpenSSL's advisory text
+	// Source is the Name of the table's source whose record this is;
+	// Commit, when set, the commit its record was read at, where that is
+	// not the source's (a record read on its own, not in a checkout).
+	Source string `json:"source"`
+	Commit string `json:"commit,omitempty"`
 	// Affected is one range per series the advisory names, newest series
 	// first. An advisory naming none (no range in the record) matches
 	// nothing.
@@ -163,8 +203,9 @@ func (r Range) Contains(v Version) bool {
 var ErrMalformed = errors.New("malformed advisory table")
 
 var (
-	cveRe  = regexp.MustCompile(`^CVE-[0-9]{4}-[0-9]{4,9}$`)
-	dateRe = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+	cveRe    = regexp.MustCompile(`^CVE-[0-9]{4}-[0-9]{4,9}$`)
+	commitRe = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
+	dateRe   = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 )
 
 // IsCVE reports whether s is a CVE identifier: CVE-YYYY-NNNN.
@@ -193,6 +234,27 @@ func Parse(name string, data []byte) (*Table, error) {
 	if !validDate(t.AsOf) {
 		return nil, bad("as_of %q: want YYYY-MM-DD", t.AsOf)
 	}
+	if len(t.Sources) == 0 {
+		return nil, bad("no sources: a table names the records it was built from")
+	}
+	through, names := "", map[string]bool{}
+	for i, src := range t.Sources {
+		switch {
+		case src.Name == "" || src.URL == "":
+			return nil, bad("source %d: a name and a url are required", i)
+		case names[src.Name]:
+			return nil, bad("source %s listed twice", src.Name)
+		case !commitRe.MatchString(src.Commit):
+			return nil, bad("source %s: commit %q: want 7 to 40 hex digits", src.Name, src.Commit)
+		case !validDate(src.Through):
+			return nil, bad("source %s: through %q: want YYYY-MM-DD", src.Name, src.Through)
+		}
+		names[src.Name] = true
+		through = max(through, src.Through)
+	}
+	if t.AsOf != through {
+		return nil, bad("as_of %s: want %s, the newest day a source was read through", t.AsOf, through)
+	}
 	if t.Advisories == nil {
 		return nil, bad("no advisories list")
 	}
@@ -211,6 +273,12 @@ func Parse(name string, data []byte) (*Table, error) {
 		}
 		if a.Date > t.AsOf {
 			return nil, bad("%s: date %s is after the table's as_of %s", where, a.Date, t.AsOf)
+		}
+		if !names[a.Source] {
+			return nil, bad("%s: source %q is none of the table's sources", where, a.Source)
+		}
+		if a.Commit != "" && !commitRe.MatchString(a.Commit) {
+			return nil, bad("%s: commit %q: want 7 to 40 hex digits", where, a.Commit)
 		}
 		if _, err := ParseSeverity(string(a.Severity)); err != nil || string(a.Severity) != strings.ToLower(string(a.Severity)) {
 			return nil, bad("%s: severity %q: want critical, high, moderate, low or unknown", where, a.Severity)
@@ -289,10 +357,19 @@ func Encode(t *Table) ([]byte, error) {
 	buf.WriteString("{\n")
 	field("schema", t.Schema)
 	field("as_of", t.AsOf)
-	field("source", t.Source)
-	if t.SourceCommit != "" {
-		field("source_commit", t.SourceCommit)
+	buf.WriteString("  \"sources\": [")
+	for i, src := range t.Sources {
+		b, err := json.Marshal(src)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			buf.WriteString(",")
+		}
+		buf.WriteString("\n    ")
+		buf.Write(b)
 	}
+	buf.WriteString("\n  ],\n")
 	buf.WriteString("  \"advisories\": [")
 	for i, a := range advs {
 		if a.Affected == nil {
@@ -347,6 +424,9 @@ var (
 func Default() (*Table, error) {
 	defaultOnce.Do(func() {
 		defaultTable, defaultErr = Parse("internal/advisory/advisories.json", embedded)
+		if defaultTable != nil {
+			defaultTable.Origin = Embedded
+		}
 	})
 	return defaultTable, defaultErr
 }
@@ -371,6 +451,6 @@ func (t *Table) Stale(now time.Time) (msg string, ok bool) {
 	if age <= StaleAfterDays {
 		return "", false
 	}
-	return fmt.Sprintf("OpenSSL's advisories are known here as of %s, %d days before this check (more than %d): advisories published since are missing; use a newer osslbuild, whose table a weekly workflow keeps current",
+	return fmt.Sprintf("OpenSSL's advisories are known here as of %s, %d days before this check (more than %d): advisories published since are missing; use a newer osslbuild, whose table a weekly workflow keeps current, or a current table with -advisories=FILE",
 		t.AsOf, age, StaleAfterDays), true
 }

@@ -234,10 +234,10 @@ func TestStale(t *testing.T) {
 // the release that fixes it or saying none did publicly.
 func TestWarning(t *testing.T) {
 	// A table of a few of OpenSSL's advisories, for the exact words.
-	tab, err := Parse("test", []byte(`{"schema":"`+Schema+`","as_of":"2026-09-29","source":"s","advisories":[
-{"cve":"CVE-2026-84782","date":"2026-09-29","severity":"high","affected":[{"series":"4.0","introduced":"4.0.0","fixed":"4.0.3","public":true},{"series":"3.0","introduced":"3.0.0","fixed":"3.0.23","public":false}]},
-{"cve":"CVE-2026-35189","date":"2026-09-29","severity":"low","affected":[{"series":"4.0","introduced":"4.0.0","fixed":"4.0.3","public":true}]},
-{"cve":"CVE-2026-45447","date":"2026-06-09","severity":"high","affected":[{"series":"3.0","introduced":"3.0.0","fixed":"3.0.21","public":true}]}]}`))
+	tab, err := Parse("test", []byte(`{"schema":"`+Schema+`","as_of":"2026-09-29","sources":[{"name":"s","url":"https://example/s","commit":"abc1234","through":"2026-09-29"}],"advisories":[
+{"cve":"CVE-2026-84782","source":"s","date":"2026-09-29","severity":"high","affected":[{"series":"4.0","introduced":"4.0.0","fixed":"4.0.3","public":true},{"series":"3.0","introduced":"3.0.0","fixed":"3.0.23","public":false}]},
+{"cve":"CVE-2026-35189","source":"s","date":"2026-09-29","severity":"low","affected":[{"series":"4.0","introduced":"4.0.0","fixed":"4.0.3","public":true}]},
+{"cve":"CVE-2026-45447","source":"s","date":"2026-06-09","severity":"high","affected":[{"series":"3.0","introduced":"3.0.0","fixed":"3.0.21","public":true}]}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,25 +261,25 @@ func TestWarning(t *testing.T) {
 
 // Malformed tables get an error naming the input and what is wrong.
 func TestParseMalformed(t *testing.T) {
-	head := `{"schema":"` + Schema + `","as_of":"2026-09-29","source":"s","advisories":[`
+	head := `{"schema":"` + Schema + `","as_of":"2026-09-29","sources":[{"name":"s","url":"https://example/s","commit":"abc1234","through":"2026-09-29"}],"advisories":[`
 	adv := func(s string) string { return head + s + `]}` }
 	for _, tc := range []struct{ name, in, want string }{
 		{"not JSON", `{`, "unexpected EOF"},
-		{"unknown field", `{"schema":"` + Schema + `","as_of":"2026-09-29","source":"s","advisories":[],"extra":1}`, `unknown field "extra"`},
-		{"schema", `{"schema":"x","as_of":"2026-09-29","source":"s","advisories":[]}`, `schema "x"`},
-		{"as_of", `{"schema":"` + Schema + `","as_of":"2026-13-01","source":"s","advisories":[]}`, `as_of "2026-13-01"`},
-		{"no list", `{"schema":"` + Schema + `","as_of":"2026-09-29","source":"s"}`, "no advisories list"},
-		{"cve", adv(`{"cve":"CVE-1","date":"2026-01-01","severity":"low","affected":[]}`), `cve "CVE-1"`},
-		{"twice", adv(`{"cve":"CVE-2026-0001","date":"2026-01-01","severity":"low","affected":[]},{"cve":"CVE-2026-0001","date":"2026-01-01","severity":"low","affected":[]}`), "listed twice"},
-		{"date", adv(`{"cve":"CVE-2026-0001","date":"01/01/2026","severity":"low","affected":[]}`), `date "01/01/2026"`},
-		{"after as_of", adv(`{"cve":"CVE-2026-0001","date":"2026-10-01","severity":"low","affected":[]}`), "after the table's as_of"},
-		{"severity", adv(`{"cve":"CVE-2026-0001","date":"2026-01-01","severity":"High","affected":[]}`), `severity "High"`},
-		{"no affected", adv(`{"cve":"CVE-2026-0001","date":"2026-01-01","severity":"low"}`), "no affected list"},
-		{"bad version", adv(`{"cve":"CVE-2026-0001","date":"2026-01-01","severity":"low","affected":[{"series":"3.0","introduced":"fips-3.0","fixed":"3.0.8","public":true}]}`), "introduced"},
-		{"other series", adv(`{"cve":"CVE-2026-0001","date":"2026-01-01","severity":"low","affected":[{"series":"3.0","introduced":"3.0.0","fixed":"3.1.1","public":true}]}`), "fixed 3.1.1 belongs to series 3.1"},
-		{"backwards", adv(`{"cve":"CVE-2026-0001","date":"2026-01-01","severity":"low","affected":[{"series":"1.1.1","introduced":"1.1.1zj","fixed":"1.1.1t","public":true}]}`), "fixed 1.1.1t is not after introduced 1.1.1zj"},
-		{"two ranges", adv(`{"cve":"CVE-2026-0001","date":"2026-01-01","severity":"low","affected":[{"series":"3.0","introduced":"3.0.0","fixed":"3.0.8","public":true},{"series":"3.0","introduced":"3.0.1","fixed":"3.0.9","public":true}]}`), "series 3.0 has two ranges"},
-		{"public no fix", adv(`{"cve":"CVE-2026-0001","date":"2026-01-01","severity":"low","affected":[{"series":"3.0","introduced":"3.0.0","public":true}]}`), "public with no fixed release"},
+		{"unknown field", `{"schema":"` + Schema + `","as_of":"2026-09-29","sources":[{"name":"s","url":"https://example/s","commit":"abc1234","through":"2026-09-29"}],"advisories":[],"extra":1}`, `unknown field "extra"`},
+		{"schema", `{"schema":"x","as_of":"2026-09-29","sources":[{"name":"s","url":"https://example/s","commit":"abc1234","through":"2026-09-29"}],"advisories":[]}`, `schema "x"`},
+		{"as_of", `{"schema":"` + Schema + `","as_of":"2026-13-01","sources":[{"name":"s","url":"https://example/s","commit":"abc1234","through":"2026-13-01"}],"advisories":[]}`, `as_of "2026-13-01"`},
+		{"no list", `{"schema":"` + Schema + `","as_of":"2026-09-29","sources":[{"name":"s","url":"https://example/s","commit":"abc1234","through":"2026-09-29"}]}`, "no advisories list"},
+		{"cve", adv(`{"cve":"CVE-1","source":"s","date":"2026-01-01","severity":"low","affected":[]}`), `cve "CVE-1"`},
+		{"twice", adv(`{"cve":"CVE-2026-0001","source":"s","date":"2026-01-01","severity":"low","affected":[]},{"cve":"CVE-2026-0001","source":"s","date":"2026-01-01","severity":"low","affected":[]}`), "listed twice"},
+		{"date", adv(`{"cve":"CVE-2026-0001","source":"s","date":"01/01/2026","severity":"low","affected":[]}`), `date "01/01/2026"`},
+		{"after as_of", adv(`{"cve":"CVE-2026-0001","source":"s","date":"2026-10-01","severity":"low","affected":[]}`), "after the table's as_of"},
+		{"severity", adv(`{"cve":"CVE-2026-0001","source":"s","date":"2026-01-01","severity":"High","affected":[]}`), `severity "High"`},
+		{"no affected", adv(`{"cve":"CVE-2026-0001","source":"s","date":"2026-01-01","severity":"low"}`), "no affected list"},
+		{"bad version", adv(`{"cve":"CVE-2026-0001","source":"s","date":"2026-01-01","severity":"low","affected":[{"series":"3.0","introduced":"fips-3.0","fixed":"3.0.8","public":true}]}`), "introduced"},
+		{"other series", adv(`{"cve":"CVE-2026-0001","source":"s","date":"2026-01-01","severity":"low","affected":[{"series":"3.0","introduced":"3.0.0","fixed":"3.1.1","public":true}]}`), "fixed 3.1.1 belongs to series 3.1"},
+		{"backwards", adv(`{"cve":"CVE-2026-0001","source":"s","date":"2026-01-01","severity":"low","affected":[{"series":"1.1.1","introduced":"1.1.1zj","fixed":"1.1.1t","public":true}]}`), "fixed 1.1.1t is not after introduced 1.1.1zj"},
+		{"two ranges", adv(`{"cve":"CVE-2026-0001","source":"s","date":"2026-01-01","severity":"low","affected":[{"series":"3.0","introduced":"3.0.0","fixed":"3.0.8","public":true},{"series":"3.0","introduced":"3.0.1","fixed":"3.0.9","public":true}]}`), "series 3.0 has two ranges"},
+		{"public no fix", adv(`{"cve":"CVE-2026-0001","source":"s","date":"2026-01-01","severity":"low","affected":[{"series":"3.0","introduced":"3.0.0","public":true}]}`), "public with no fixed release"},
 		{"trailing", head + `]}{}`, "data after the table"},
 	} {
 		_, err := Parse("table.json", []byte(tc.in))
@@ -291,10 +291,10 @@ func TestParseMalformed(t *testing.T) {
 
 // Encode's output is what Parse reads back, newest first.
 func TestEncodeRoundTrip(t *testing.T) {
-	in := &Table{Schema: Schema, AsOf: "2026-09-29", Source: "s", SourceCommit: "abc", Advisories: []Advisory{
-		{CVE: "CVE-2022-9999", Date: "2022-01-01", Severity: Low, Affected: []Range{}},
-		{CVE: "CVE-2026-10000", Date: "2026-09-29", Severity: High, URL: "https://example/<a>&", Affected: []Range{{Series: "4.0", Introduced: "4.0.0", Fixed: "4.0.3", Public: true}}},
-		{CVE: "CVE-2026-9000", Date: "2026-09-29", Severity: Moderate, Affected: []Range{}},
+	in := &Table{Schema: Schema, AsOf: "2026-09-29", Sources: []Source{{Name: "s", URL: "https://example/s", Commit: "abc1234", Through: "2026-09-29"}}, Advisories: []Advisory{
+		{CVE: "CVE-2022-9999", Date: "2022-01-01", Severity: Low, Source: "s", Affected: []Range{}},
+		{CVE: "CVE-2026-10000", Date: "2026-09-29", Severity: High, Source: "s", URL: "https://example/<a>&", Affected: []Range{{Series: "4.0", Introduced: "4.0.0", Fixed: "4.0.3", Public: true}}},
+		{CVE: "CVE-2026-9000", Date: "2026-09-29", Severity: Moderate, Source: "s", Affected: []Range{}},
 	}}
 	b, err := Encode(in)
 	if err != nil {
@@ -308,10 +308,10 @@ func TestEncodeRoundTrip(t *testing.T) {
 	for _, a := range out.Advisories {
 		ids = append(ids, a.CVE)
 	}
-	if !slices.Equal(ids, []string{"CVE-2026-10000", "CVE-2026-9000", "CVE-2022-9999"}) || out.SourceCommit != "abc" || out.Advisories[0].URL != "https://example/<a>&" {
+	if !slices.Equal(ids, []string{"CVE-2026-10000", "CVE-2026-9000", "CVE-2022-9999"}) || out.Sources[0].Commit != "abc1234" || out.Advisories[0].URL != "https://example/<a>&" {
 		t.Errorf("round trip: %v %+v", ids, out)
 	}
-	if n := bytes.Count(b, []byte("\n")); n != 11 {
+	if n := bytes.Count(b, []byte("\n")); n != 12 {
 		t.Errorf("%d lines, want one per advisory and the header:\n%s", n, b)
 	}
 }

@@ -12,7 +12,7 @@ import (
 // real table and testdata/fuzz/FuzzParse.
 func FuzzParse(f *testing.F) {
 	f.Add(embedded)
-	f.Add([]byte(`{"schema":"` + Schema + `","as_of":"2026-09-29","source":"s","advisories":[{"cve":"CVE-2022-3996","date":"2022-12-13","severity":"low","affected":[{"series":"3.0","introduced":"3.0.0","fixed":"3.0.8","last_affected":"3.0.7","public":true}]}]}`))
+	f.Add([]byte(`{"schema":"` + Schema + `","as_of":"2026-09-29","sources":[{"name":"s","url":"https://example/s","commit":"abc1234","through":"2026-09-29"}],"advisories":[{"cve":"CVE-2022-3996","source":"s","date":"2022-12-13","severity":"low","affected":[{"series":"3.0","introduced":"3.0.0","fixed":"3.0.8","last_affected":"3.0.7","public":true}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tab, err := Parse("fuzz", data)
 		if err != nil {

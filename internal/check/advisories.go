@@ -57,9 +57,14 @@ type AdvisoryFinding struct {
 
 // AdvisoryReport is the advisories over the whole input.
 type AdvisoryReport struct {
-	AsOf   string `json:"as_of"` // the table's date
-	Source string `json:"source"`
-	Listed int    `json:"listed"` // advisories in the table
+	AsOf string `json:"as_of"` // the day the table is complete through
+	// Table names the table in use (advisory.Table.Describe); Origin is
+	// "embedded" or the -advisories file; Sources are the records it was
+	// built from, each with its commit.
+	Table   string            `json:"table"`
+	Origin  string            `json:"origin"`
+	Sources []advisory.Source `json:"sources"`
+	Listed  int               `json:"listed"` // advisories in the table
 	// Stale warns when the table is more than advisory.StaleAfterDays
 	// old on the day of the check.
 	Stale    string `json:"stale,omitempty"`
@@ -334,10 +339,13 @@ func plural(n int, one, many string) string {
 // affected, what the -vex file suppressed; "" when nothing was matched.
 func AdvisorySummary(res *Result) string {
 	a := res.Advisories
-	if a == nil || a.Matched == 0 {
+	if a == nil {
 		return ""
 	}
-	msg := fmt.Sprintf("advisories: OpenSSL's published advisories as of %s: %d of %d OpenSSL slices affected", a.AsOf, a.Affected, a.Matched)
+	if a.Matched == 0 {
+		return "advisories: " + a.Table + ": no OpenSSL release matched"
+	}
+	msg := fmt.Sprintf("advisories: %s: %d of %d OpenSSL slices affected", a.Table, a.Affected, a.Matched)
 	if a.CVEs > 0 {
 		msg += fmt.Sprintf(" (%d %s: %s)", a.CVEs, plural(a.CVEs, "CVE", "CVEs"), countsText(a.Counts))
 	}

@@ -202,7 +202,7 @@ func TestAssessed(t *testing.T) {
 	if a.Suppressed != 1 || !slices.Equal(a.SuppressedCVEs, []string{"CVE-2026-84782"}) || !slices.Equal(a.Unused, []string{"CVE-2099-0001"}) || a.Assessed != list {
 		t.Errorf("whole-input advisories %+v", a)
 	}
-	if got, want := AdvisorySummary(res), "advisories: OpenSSL's published advisories as of 2026-09-29: 0 of 1 OpenSSL slices affected; 1 suppressed by "+list+" (CVE-2026-84782); 1 assessed CVEs affect nothing found (CVE-2099-0001); -fail-on=high"; got != want {
+	if got, want := AdvisorySummary(res), "advisories: OpenSSL's advisories through 2026-09-29 (4 advisories; from test@abc1234 through 2026-09-29): 0 of 1 OpenSSL slices affected; 1 suppressed by "+list+" (CVE-2026-84782); 1 assessed CVEs affect nothing found (CVE-2099-0001); -fail-on=high"; got != want {
 		t.Errorf("summary\n got %q\nwant %q", got, want)
 	}
 
@@ -278,7 +278,7 @@ func TestAdvisoryFormats(t *testing.T) {
 	}
 	for _, w := range []string{"STATUS  ADVISORIES", "1 (high), no public fix", "advisory: " + line + "\n",
 		"advisory: " + old + " x86_64: matching by version: the 1.1.1 series ended on 2023-09-11",
-		"\nadvisories: OpenSSL's published advisories as of 2026-09-29: 1 of 1 OpenSSL slices affected (1 CVE: 1 high); reported, not failed (-fail-on=SEVERITY fails them)\n",
+		"\nadvisories: OpenSSL's advisories through 2026-09-29 (4 advisories; from test@abc1234 through 2026-09-29): 1 of 1 OpenSSL slices affected (1 CVE: 1 high); reported, not failed (-fail-on=SEVERITY fails them)\n",
 		"1 slices (1 past end of life, 1 with known advisories)"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("text lacks %q:\n%s", w, out)
@@ -343,7 +343,7 @@ func TestAdvisoryFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"| status | advisories | compiler |", "| ok | 1 (high), no public fix | ` ",
-		"\n\nadvisories: OpenSSL's published advisories as of 2026-09-29: 1 of 1 OpenSSL slices affected (1 CVE: 1 high); reported, not failed (-fail-on=SEVERITY fails them)\n"} {
+		"\n\nadvisories: OpenSSL's advisories through 2026-09-29 (4 advisories; from test@abc1234 through 2026-09-29): 1 of 1 OpenSSL slices affected (1 CVE: 1 high); reported, not failed (-fail-on=SEVERITY fails them)\n"} {
 		if !strings.Contains(string(md), w) {
 			t.Errorf("step summary lacks %q:\n%s", w, md)
 		}

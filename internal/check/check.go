@@ -90,16 +90,29 @@ type Options struct {
 	// "CVE-YYYY-NNNN reason" a line) whose advisories are suppressed:
 	// listed as assessed, neither counted nor failed.
 	Assessed string
-	// Advisories is the table slices are matched against; nil means the
-	// embedded one (advisory.Default).
+	// Advisories is the table slices are matched against; nil means
+	// AdvisoriesFile's, or the embedded one (advisory.Default).
 	Advisories *advisory.Table
+	// AdvisoriesFile is a table file of the same schema (-advisories):
+	// a newer table than the one built in, without a new binary. One
+	// older than the embedded table, or lacking any of its CVEs, is
+	// refused unless AdvisoriesOlder (-advisories-older) asks for it.
+	AdvisoriesFile  string
+	AdvisoriesOlder bool
 }
 
 // FromFlags maps the mage target's optional flags onto Options:
 // -minopt=3, -arch=arm64,x86_64, -json, -strict, -isa=core2, -format=sarif,
-// -failon=high (osslcheck's -fail-on), -vex=FILE.
-func FromFlags(path string, minOpt, arch *string, asJSON, strict *bool, isa, format, failOn, vex *string) Options {
+// -failon=high (osslcheck's -fail-on), -vex=FILE, -advisories=FILE,
+// -advisoriesOlder.
+func FromFlags(path string, minOpt, arch *string, asJSON, strict *bool, isa, format, failOn, vex, advisories *string, advisoriesOlder *bool) Options {
 	o := Options{Path: path}
+	if advisories != nil {
+		o.AdvisoriesFile = *advisories
+	}
+	if advisoriesOlder != nil {
+		o.AdvisoriesOlder = *advisoriesOlder
+	}
 	if failOn != nil {
 		o.FailOn = *failOn
 	}
@@ -299,7 +312,12 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	table := o.Advisories
-	if table == nil {
+	switch {
+	case table == nil && o.AdvisoriesFile != "":
+		if table, err = advisory.Load(o.AdvisoriesFile, o.AdvisoriesOlder); err != nil {
+			return nil, fmt.Errorf("check: -advisories=%s: %w", o.AdvisoriesFile, err)
+		}
+	case table == nil:
 		if table, err = advisory.Default(); err != nil {
 			return nil, fmt.Errorf("check: %w", err)
 		}
@@ -319,7 +337,7 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 	c := &checker{ctx: ctx, o: o, min: min, links: map[string][]string{}, table: table, failOn: failOn, assessed: assessed,
 		res: &Result{Schema: Schema, Path: o.Path, MinOpt: min.String(), Strict: o.Strict, Archs: o.Archs,
 			Binaries: []Binary{}, Artifacts: []Artifact{}, SBOMs: []SBOM{}, Notes: []string{}, Failures: []string{}, assessed: assessed,
-			Advisories: &AdvisoryReport{AsOf: table.AsOf, Source: table.Source, Listed: len(table.Advisories), FailOn: string(failOn), Assessed: o.Assessed}}}
+			Advisories: &AdvisoryReport{AsOf: table.AsOf, Table: table.Describe(), Origin: table.Origin, Sources: table.Sources, Listed: len(table.Advisories), FailOn: string(failOn), Assessed: o.Assessed}}}
 	if msg, stale := table.Stale(o.Now); stale {
 		c.res.Advisories.Stale = msg
 	}

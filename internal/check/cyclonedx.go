@@ -384,8 +384,12 @@ func metadataProperties(res *Result) []cdxProperty {
 	if a := res.Advisories; a != nil {
 		props = append(props,
 			cdxProperty{Name: "osslbuild:advisories:as-of", Value: a.AsOf},
-			cdxProperty{Name: "osslbuild:advisories:source", Value: a.Source},
+			cdxProperty{Name: "osslbuild:advisories:table", Value: a.Table},
+			cdxProperty{Name: "osslbuild:advisories:origin", Value: a.Origin},
 		)
+		for _, src := range a.Sources {
+			props = append(props, cdxProperty{Name: "osslbuild:advisories:source", Value: src.URL + "/commit/" + src.Commit + " (through " + src.Through + ")"})
+		}
 		if a.FailOn != "" {
 			props = append(props, cdxProperty{Name: "osslbuild:advisories:fail-on", Value: a.FailOn})
 		}

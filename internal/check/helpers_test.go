@@ -73,11 +73,11 @@ func abs(t testing.TB, p string) string {
 // grows with every update.
 func testAdvisories(t testing.TB) *advisory.Table {
 	t.Helper()
-	tab, err := advisory.Parse("testAdvisories", []byte(`{"schema":"`+advisory.Schema+`","as_of":"2026-09-29","source":"test","advisories":[
-{"cve":"CVE-2026-84782","date":"2026-09-29","severity":"high","url":"https://openssl-library.org/news/secadv/20260929.txt","affected":[{"series":"4.0","introduced":"4.0.0","fixed":"4.0.3","public":true},{"series":"3.0","introduced":"3.0.0","fixed":"3.0.23","public":false},{"series":"1.1.1","introduced":"1.1.1","fixed":"1.1.1zj","public":false}]},
-{"cve":"CVE-2026-35189","date":"2026-09-29","severity":"low","url":"https://openssl-library.org/news/secadv/20260929.txt","affected":[{"series":"4.0","introduced":"4.0.0","fixed":"4.0.3","public":true},{"series":"3.0","introduced":"3.0.0","fixed":"3.0.23","public":false}]},
-{"cve":"CVE-2023-0286","date":"2023-02-07","severity":"high","url":"https://www.openssl.org/news/secadv/20230207.txt","affected":[{"series":"3.0","introduced":"3.0.0","fixed":"3.0.8","public":true},{"series":"1.1.1","introduced":"1.1.1","fixed":"1.1.1t","public":true}]},
-{"cve":"CVE-2014-0160","date":"2014-04-07","severity":"unknown","url":"https://www.openssl.org/news/secadv/20140407.txt","affected":[{"series":"1.0.1","introduced":"1.0.1","fixed":"1.0.1g","public":true}]}
+	tab, err := advisory.Parse("testAdvisories", []byte(`{"schema":"`+advisory.Schema+`","as_of":"2026-09-29","sources":[{"name":"test","url":"https://example/test","commit":"abc1234","through":"2026-09-29"}],"advisories":[
+{"cve":"CVE-2026-84782","source":"test","date":"2026-09-29","severity":"high","url":"https://openssl-library.org/news/secadv/20260929.txt","affected":[{"series":"4.0","introduced":"4.0.0","fixed":"4.0.3","public":true},{"series":"3.0","introduced":"3.0.0","fixed":"3.0.23","public":false},{"series":"1.1.1","introduced":"1.1.1","fixed":"1.1.1zj","public":false}]},
+{"cve":"CVE-2026-35189","source":"test","date":"2026-09-29","severity":"low","url":"https://openssl-library.org/news/secadv/20260929.txt","affected":[{"series":"4.0","introduced":"4.0.0","fixed":"4.0.3","public":true},{"series":"3.0","introduced":"3.0.0","fixed":"3.0.23","public":false}]},
+{"cve":"CVE-2023-0286","source":"test","date":"2023-02-07","severity":"high","url":"https://www.openssl.org/news/secadv/20230207.txt","affected":[{"series":"3.0","introduced":"3.0.0","fixed":"3.0.8","public":true},{"series":"1.1.1","introduced":"1.1.1","fixed":"1.1.1t","public":true}]},
+{"cve":"CVE-2014-0160","source":"test","date":"2014-04-07","severity":"unknown","url":"https://www.openssl.org/news/secadv/20140407.txt","affected":[{"series":"1.0.1","introduced":"1.0.1","fixed":"1.0.1g","public":true}]}
 ]}`))
 	if err != nil {
 		t.Fatal(err)

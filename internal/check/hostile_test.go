@@ -198,11 +198,12 @@ func TestBadOptions(t *testing.T) {
 
 func TestFromFlags(t *testing.T) {
 	three, arch, js, strict, isa := "3", " arm64, x86_64 ,", true, true, "core2"
-	o := FromFlags("p", &three, &arch, &js, &strict, &isa, nil, nil, nil)
-	if o.Path != "p" || o.MinOpt != "3" || strings.Join(o.Archs, "|") != "arm64|x86_64" || !o.JSON || !o.Strict || o.ISA != "core2" {
+	table, older := "t.json", true
+	o := FromFlags("p", &three, &arch, &js, &strict, &isa, nil, nil, nil, &table, &older)
+	if o.Path != "p" || o.MinOpt != "3" || strings.Join(o.Archs, "|") != "arm64|x86_64" || !o.JSON || !o.Strict || o.ISA != "core2" || o.AdvisoriesFile != "t.json" || !o.AdvisoriesOlder {
 		t.Errorf("%+v", o)
 	}
-	if o := FromFlags("p", nil, nil, nil, nil, nil, nil, nil, nil); o.MinOpt != "" || o.Archs != nil || o.JSON || o.Strict || o.ISA != "" {
+	if o := FromFlags("p", nil, nil, nil, nil, nil, nil, nil, nil, nil, nil); o.MinOpt != "" || o.Archs != nil || o.JSON || o.Strict || o.ISA != "" {
 		t.Errorf("%+v", o)
 	}
 }

@@ -68,7 +68,7 @@ func TestJSONSchema(t *testing.T) {
 		t.Errorf("slice keys %v, want %v", got, wantSlice)
 	}
 	// OpenSSL's advisories: the whole input's, a slice's, one finding's.
-	if got, want := keys(doc["advisories"].(map[string]any)), []string{"affected", "as_of", "counts", "cves", "listed", "matched", "source", "suppressed", "suppressed_cves"}; !slices.Equal(got, want) {
+	if got, want := keys(doc["advisories"].(map[string]any)), []string{"affected", "as_of", "counts", "cves", "listed", "matched", "origin", "sources", "suppressed", "suppressed_cves", "table"}; !slices.Equal(got, want) {
 		t.Errorf("advisories keys %v, want %v", got, want)
 	}
 	sa := arm["advisories"].(map[string]any)
@@ -154,7 +154,7 @@ func TestGitHubActions(t *testing.T) {
 		"| artifact | arch | version | minos | opt | code | isa | status | advisories | compiler | sha256 |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
 		" | arm64 | 4.0.2 | 11.0 | -O0 (no -O) | too little 0.00/0 | apple-m1 | FAIL (slices, optimisation) | 2 (high), fix 4.0.3 | ` " + lineArmO0 + " ` | ` ",
 		" | x86\\_64 | 4.0.2 | 10.12 | -O3 | too little 0.00/0 | x86-64 | FAIL (slices) | 2 (high), fix 4.0.3 | ` " + lineX86O3 + " ` | ` ",
-		"\n\nadvisories: OpenSSL's published advisories as of 2026-09-29: 2 of 2 OpenSSL slices affected (2 CVEs: 1 high, 1 low); reported, not failed (-fail-on=SEVERITY fails them)\n",
+		"\n\nadvisories: OpenSSL's advisories through 2026-09-29 (4 advisories; from test@abc1234 through 2026-09-29): 2 of 2 OpenSSL slices affected (2 CVEs: 1 high, 1 low); reported, not failed (-fail-on=SEVERITY fails them)\n",
 	} {
 		if !strings.Contains(md, w) {
 			t.Errorf("step summary lacks %q:\n%s", w, md)

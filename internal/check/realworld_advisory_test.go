@@ -105,6 +105,14 @@ func TestRealWorldAdvisories(t *testing.T) {
 					if sa == nil || sa.Release != "3.5.6" || cves(sa)["CVE-2026-84782"].Fix != "3.5.9" || sa.NoPublicFix != 0 || !strings.HasPrefix(sa.FixedBy, "3.5.") {
 						t.Errorf("%s %s: %+v", b.Member, s.Arch, sa)
 					}
+					// The August 2026 advisories that affect 3.5 (all but
+					// CVE-2026-54876), each fixed in 3.5.8.
+					for cve, fixes := range august {
+						got, listed := cves(sa)[cve]
+						if want, ok := fixes["3.5"]; ok != listed || ok && got.Fix != want {
+							t.Errorf("%s %s: %s listed %v fix %q, want %v %q", b.Member, s.Arch, cve, listed, got.Fix, ok, want)
+						}
+					}
 					if !slices.ContainsFunc(s.Problems, func(p Problem) bool {
 						return p.Rule == RuleAdvisory && strings.Contains(p.Message, "OpenSSL 3.5.6: ") && strings.Contains(p.Message, "CVE-2026-84782 (high, fixed in 3.5.9)")
 					}) {
@@ -205,7 +213,7 @@ func assertFormats(t *testing.T, res *Result, b Binary, line, fixes, cve, cell s
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(md), "| advisories |") || !strings.Contains(string(md), cell) || !strings.Contains(string(md), "advisories: OpenSSL's published advisories as of ") {
+	if !strings.Contains(string(md), "| advisories |") || !strings.Contains(string(md), cell) || !strings.Contains(string(md), "advisories: OpenSSL's advisories through ") {
 		t.Errorf("step summary lacks the advisories column or cell %q:\n%s", cell, md)
 	}
 }

@@ -62,6 +62,21 @@ type sarifLog struct {
 type sarifRun struct {
 	Tool    sarifTool     `json:"tool"`
 	Results []sarifResult `json:"results"`
+	// Properties (a SARIF property bag) name the advisory table the
+	// results were judged against.
+	Properties *sarifRunProperties `json:"properties,omitempty"`
+}
+
+type sarifRunProperties struct {
+	Advisories sarifTable `json:"osslbuild.advisories"`
+}
+
+type sarifTable struct {
+	Table   string            `json:"table"`
+	AsOf    string            `json:"as_of"`
+	Origin  string            `json:"origin"`
+	Sources []advisory.Source `json:"sources"`
+	Stale   string            `json:"stale,omitempty"`
 }
 
 type sarifTool struct {
@@ -187,6 +202,10 @@ func SARIF(w io.Writer, res *Result, version string) error {
 		Tool:    sarifTool{Driver: sarifDriver{Name: "osslbuild check", InformationURI: "https://github.com/osslbuild/osslbuild", Version: version, Rules: rules}},
 		Results: results,
 	}}}
+	if a := res.Advisories; a != nil {
+		// The table, not the matches: those are the results.
+		log.Runs[0].Properties = &sarifRunProperties{Advisories: sarifTable{Table: a.Table, AsOf: a.AsOf, Origin: a.Origin, Sources: a.Sources, Stale: a.Stale}}
+	}
 	return report.JSON(w, log)
 }
 

@@ -26,7 +26,7 @@ func TestCheckActionMetadata(t *testing.T) {
 	if a.Name == "" || a.Description == "" || a.Runs.Using != "composite" {
 		t.Errorf("name %q, description %q, using %q", a.Name, a.Description, a.Runs.Using)
 	}
-	want := []string{"arch", "fail-on", "isa", "minopt", "path", "sarif", "strict", "vex"}
+	want := []string{"advisories", "arch", "fail-on", "isa", "minopt", "path", "sarif", "strict", "vex"}
 	if got := slices.Sorted(maps.Keys(a.Inputs)); !slices.Equal(got, want) {
 		t.Errorf("inputs %v, want %v", got, want)
 	}
@@ -124,7 +124,7 @@ func TestCheckActionRuns(t *testing.T) {
 		// by an assessment.
 		{"a good wheel with fail-on high", map[string]string{"path": "wheelhouse/*.whl", "fail-on": "high"}, good,
 			false, []string{"::error file=wheelhouse/ok-1.0-cp311-abi3-macosx_11_0_arm64.whl,title=osslbuild check%3A pkg/_rust.abi3.so arm64::", "OpenSSL 3.5.7: ", "at or above high (-fail-on=high): ", "CVE-2026-84782 (high, fixed in 3.5.9)"},
-			[]string{"| advisories |", "FAIL (advisory)", "advisories: OpenSSL's published advisories as of "}, nil, nil},
+			[]string{"| advisories |", "FAIL (advisory)", "advisories: OpenSSL's advisories through "}, nil, nil},
 		{"a good wheel, its high advisories assessed", map[string]string{"path": "wheelhouse/*.whl", "fail-on": "high", "vex": "security/assessed.txt"}, withVEX,
 			true, []string{"suppressed as assessed (CVE-"}, []string{"suppressed by security/assessed.txt (CVE-"}, nil, nil},
 		{"a bad fail-on input", map[string]string{"path": "wheelhouse/*.whl", "fail-on": "severe"}, good,

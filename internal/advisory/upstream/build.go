@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -11,26 +12,57 @@ import (
 	"github.com/osslbuild/osslbuild/internal/lifecycle"
 )
 
-// Source is the repository the records come from.
-const Source = "https://github.com/openssl/release-metadata"
+// The collections of OpenSSL's records Build reads.
+const (
+	// ReleaseMetadata is OpenSSL's own: secjson/ records and secadv/
+	// texts, every advisory since 1998.
+	ReleaseMetadata = "openssl/release-metadata"
+	// CVEList is the CVE Program's list of every CNA's records, where
+	// OpenSSL (the CNA for its CVEs) publishes each record on the
+	// advisory's day: the second place to read them, and the one to read
+	// when release-metadata lags.
+	CVEList = "CVEProject/cvelistV5"
+)
 
-// Options say what Build states of the table.
+// URLOf is the repository URL of a source named as above.
+func URLOf(name string) string { return "https://github.com/" + name }
+
+// ErrHole is matched (errors.Is) by Build's refusal of a table with a
+// hole it can see: a CVE an advisory text or a release's notes name with
+// no record, or a range of a record it cannot read.
+var ErrHole = errors.New("advisory table would have a hole")
+
+// Input is one source as read: where it is, the records and the texts.
+type Input struct {
+	Source  advisory.Source
+	Records []*Record
+	Texts   []*Text
+}
+
+// Options say what else Build holds the table to.
 type Options struct {
-	AsOf   string // the day the records were read, YYYY-MM-DD
-	Commit string // the commit they were read at, "" when unknown
 	// EndOfLife gives a series' last day of public support; nil means
 	// internal/lifecycle's table.
 	EndOfLife func(series string) (string, bool)
+	// Notes are releases' own lists of the CVEs they fix (CHANGES.md):
+	// each CVE they name must have a record.
+	Notes []ReleaseNotes
+	// Gaps are holes accepted on purpose, each with why (gaps.txt); a
+	// gap listed that is not found is an error too, so the list stays
+	// true.
+	Gaps Gaps
 }
 
-// Build turns the records and advisory texts into the table. The records
-// decide (one advisory per published record); the texts fill what a
-// record lacks (a severity it leaves unknown, the fix of a range it
-// gives only as lessThanOrEqual) and are held against the records. What
-// cannot be used, and every disagreement, is a note, in the order found;
-// a record the table cannot hold (no date anywhere, a severity no policy
-// has) is an error naming it.
-func Build(records []*Record, texts []*Text, o Options) (*advisory.Table, []string, error) {
+// Build turns the sources' records and advisory texts into the table. The
+// records decide (one advisory per published record; of two copies of
+// one CVE's record, the later-updated); the texts fill what a record
+// lacks (a severity it leaves unknown, the fix of a range it gives only
+// as lessThanOrEqual) and are held against the records. What cannot be
+// used, and every disagreement, is a note, in the order found; a record
+// the table cannot hold (no date anywhere, a severity no policy has) is
+// an error naming it, and so is every hole (ErrHole) not in o.Gaps. The
+// table's as-of date is the newest day a source was read through.
+func Build(inputs []Input, o Options) (*advisory.Table, []string, error) {
 	eol := o.EndOfLife
 	if eol == nil {
 		eol = func(series string) (string, bool) {
@@ -41,36 +73,67 @@ func Build(records []*Record, texts []*Text, o Options) (*advisory.Table, []stri
 			return s.EndOfLife, true
 		}
 	}
-	var notes []string
+	var notes, holes []string
 	note := func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
+	hole := func(cve, format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		if why, ok := o.Gaps.accept(cve); ok {
+			note("%s (an accepted gap: %s)", msg, why)
+			return
+		}
+		holes = append(holes, msg)
+	}
 
 	// What the texts say of each CVE, and the day of the text (its file
 	// name is the date: secadv/20230207.txt).
 	sections := map[string][]Section{}
 	textDay := map[string]string{}
-	for _, t := range texts {
-		for _, s := range t.Sections {
-			for _, c := range s.CVEs {
-				sections[c] = append(sections[c], s)
-				if d := dayOfName(t.Name); d != "" && textDay[c] == "" {
-					textDay[c] = d
+	t := &advisory.Table{Schema: advisory.Schema, Advisories: []advisory.Advisory{}}
+	// The records of each CVE: the later-updated copy, and where it is.
+	type held struct {
+		r   *Record
+		src string
+	}
+	chosen := map[string]held{}
+	var order []string
+	for _, in := range inputs {
+		t.Sources = append(t.Sources, in.Source)
+		t.AsOf = max(t.AsOf, in.Source.Through)
+		for _, tx := range in.Texts {
+			for _, s := range tx.Sections {
+				for _, c := range s.CVEs {
+					sections[c] = append(sections[c], s)
+					if d := dayOfName(tx.Name); d != "" && textDay[c] == "" {
+						textDay[c] = d
+					}
 				}
 			}
 		}
-	}
-
-	t := &advisory.Table{Schema: advisory.Schema, AsOf: o.AsOf, Source: Source, SourceCommit: o.Commit, Advisories: []advisory.Advisory{}}
-	seen := map[string]string{}
-	for _, r := range records {
-		if prev, dup := seen[r.CVE]; dup {
-			return nil, notes, fmt.Errorf("%s: %w: %s is also %s", r.Name, ErrRecord, r.CVE, prev)
+		seen := map[string]string{}
+		for _, r := range in.Records {
+			if prev, dup := seen[r.CVE]; dup {
+				return nil, notes, fmt.Errorf("%s: %s: %w: %s is also %s", in.Source.Name, r.Name, ErrRecord, r.CVE, prev)
+			}
+			seen[r.CVE] = r.Name
+			prev, ok := chosen[r.CVE]
+			switch {
+			case !ok:
+				order = append(order, r.CVE)
+				chosen[r.CVE] = held{r, in.Source.Name}
+			case r.Updated > prev.r.Updated:
+				note("%s: %s's record (updated %s) is read, not %s's (updated %s)", r.CVE, in.Source.Name, r.Updated, prev.src, prev.r.Updated)
+				chosen[r.CVE] = held{r, in.Source.Name}
+			}
 		}
-		seen[r.CVE] = r.Name
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return strings.Compare(chosen[a].r.Name, chosen[b].r.Name) })
+	for _, cve := range order {
+		r, src := chosen[cve].r, chosen[cve].src
 		if r.State != "PUBLISHED" {
 			note("%s: %s is %s, not published: left out", r.Name, r.CVE, r.State)
 			continue
 		}
-		a := advisory.Advisory{CVE: r.CVE, Date: r.Date, URL: r.URL, Affected: []advisory.Range{}}
+		a := advisory.Advisory{CVE: r.CVE, Date: r.Date, URL: r.URL, Source: src, Commit: r.Commit, Affected: []advisory.Range{}}
 		if a.Date == "" {
 			a.Date = textDay[r.CVE]
 			if a.Date == "" {
@@ -104,7 +167,9 @@ func Build(records []*Record, texts []*Text, o Options) (*advisory.Table, []stri
 			break
 		}
 		a.Severity = sev
-		a.Affected = ranges(r, a.Date, secs, eol, note)
+		a.Affected = ranges(r, a.Date, secs, eol, note, func(format string, args ...any) { hole(r.CVE, format, args...) })
+		a.Affected = append(a.Affected, textRanges(r, a, secs, eol, note)...)
+		sortRanges(a.Affected)
 		if len(a.Affected) == 0 {
 			note("%s: no range of an OpenSSL release: kept, matching nothing", r.Name)
 		}
@@ -112,19 +177,30 @@ func Build(records []*Record, texts []*Text, o Options) (*advisory.Table, []stri
 	}
 	var orphans []string
 	for c := range sections {
-		if _, ok := seen[c]; !ok {
+		if _, ok := chosen[c]; !ok {
 			orphans = append(orphans, c)
 		}
 	}
 	slices.Sort(orphans)
 	for _, c := range orphans {
-		note("%s: an advisory text has a section for it but secjson/ has no record: not in the table", c)
+		hole(c, "%s: an advisory text has a section for it, and no source has its record", c)
 	}
-	if o.AsOf == "" {
-		for _, a := range t.Advisories {
-			if a.Date > t.AsOf {
-				t.AsOf = a.Date
+	for _, n := range o.Notes {
+		for _, c := range n.CVEs {
+			if _, ok := chosen[c]; !ok {
+				hole(c, "%s: %s:%d says %s fixes it, and no source has its record", c, n.File, n.Line, n.Release)
 			}
+		}
+	}
+	if unused := o.Gaps.unused(); len(unused) > 0 {
+		holes = append(holes, fmt.Sprintf("gaps listed for %s, and no such hole was found: take them off the list", strings.Join(unused, ", ")))
+	}
+	if len(holes) > 0 {
+		return nil, notes, fmt.Errorf("%w: %d found:\n  %s", ErrHole, len(holes), strings.Join(holes, "\n  "))
+	}
+	for _, a := range t.Advisories {
+		if a.Date > t.AsOf {
+			return nil, notes, fmt.Errorf("%s: published %s, after every source's day (%s): give each source the day it was read through", a.CVE, a.Date, t.AsOf)
 		}
 	}
 	// The table's own rules hold the result (as Parse would read it).
@@ -140,7 +216,9 @@ func Build(records []*Record, texts []*Text, o Options) (*advisory.Table, []stri
 
 // ranges turns a record's versions into one range per series of OpenSSL
 // releases, newest series first.
-func ranges(r *Record, date string, secs []Section, eol func(string) (string, bool), note func(string, ...any)) []advisory.Range {
+// A range that cannot be read is a hole; a version of the FIPS module's
+// own numbering ("fips-1.1.1") is another product's, left out with a note.
+func ranges(r *Record, date string, secs []Section, eol func(string) (string, bool), note, hole func(string, ...any)) []advisory.Range {
 	var out []advisory.Range
 	for _, e := range r.Versions {
 		if e.Status != "affected" {
@@ -152,7 +230,11 @@ func ranges(r *Record, date string, secs []Section, eol func(string) (string, bo
 		}
 		lo, err := advisory.ParseVersion(e.Version)
 		if err != nil {
-			note("%s: version %q is no OpenSSL release (the FIPS module's own numbers): left out", r.Name, e.Version)
+			if strings.HasPrefix(e.Version, "fips-") {
+				note("%s: version %q is the FIPS module's own number, no OpenSSL release: left out", r.Name, e.Version)
+			} else {
+				hole("%s: version %q is no OpenSSL release: range left out", r.Name, e.Version)
+			}
 			continue
 		}
 		rg := advisory.Range{Series: lo.Series(), Introduced: e.Version}
@@ -160,7 +242,7 @@ func ranges(r *Record, date string, secs []Section, eol func(string) (string, bo
 		case e.LessThan != "":
 			hi, err := advisory.ParseVersion(e.LessThan)
 			if err != nil {
-				note("%s: lessThan %q is no OpenSSL release: range %s left out", r.Name, e.LessThan, e.Version)
+				hole("%s: lessThan %q is no OpenSSL release: range %s left out", r.Name, e.LessThan, e.Version)
 				continue
 			}
 			if fix, ok := textFix(secs, rg.Series); ok && advisory.Compare(hi, lo) == 0 && fix.Release == e.LessThan {
@@ -174,14 +256,14 @@ func ranges(r *Record, date string, secs []Section, eol func(string) (string, bo
 				}
 			}
 			if advisory.Compare(hi, lo) <= 0 || hi.Series() != rg.Series {
-				note("%s: range %s to before %s is empty or crosses series: left out", r.Name, e.Version, e.LessThan)
+				hole("%s: range %s to before %s is empty or crosses series: left out", r.Name, e.Version, e.LessThan)
 				continue
 			}
 			rg.Fixed = e.LessThan
 		case e.LessThanOrEqual != "":
 			hi, err := advisory.ParseVersion(e.LessThanOrEqual)
 			if err != nil || advisory.Compare(hi, lo) < 0 || hi.Series() != rg.Series {
-				note("%s: lessThanOrEqual %q does not end range %s: left out", r.Name, e.LessThanOrEqual, e.Version)
+				hole("%s: lessThanOrEqual %q does not end range %s: left out", r.Name, e.LessThanOrEqual, e.Version)
 				continue
 			}
 			rg.LastAffected = e.LessThanOrEqual
@@ -203,7 +285,7 @@ func ranges(r *Record, date string, secs []Section, eol func(string) (string, bo
 			}
 		}
 		if slices.ContainsFunc(out, func(x advisory.Range) bool { return x.Series == rg.Series }) {
-			note("%s: a second range for series %s left out", r.Name, rg.Series)
+			hole("%s: a second range for series %s left out (the table holds one a series)", r.Name, rg.Series)
 			continue
 		}
 		if rg.Fixed != "" {
@@ -224,11 +306,52 @@ func ranges(r *Record, date string, secs []Section, eol func(string) (string, bo
 		}
 		out = append(out, rg)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, _ := advisory.ParseVersion(out[i].Introduced)
-		b, _ := advisory.ParseVersion(out[j].Introduced)
+	return out
+}
+
+// sortRanges orders ranges newest series first.
+func sortRanges(rs []advisory.Range) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		a, _ := advisory.ParseVersion(rs[i].Introduced)
+		b, _ := advisory.ParseVersion(rs[j].Introduced)
 		return advisory.Compare(a, b) > 0
 	})
+}
+
+// textRanges are the ranges of series the advisory text tells to upgrade
+// ("OpenSSL 1.0.1 users should upgrade to 1.0.1u") that the record names
+// neither affected nor unaffected: the series from its first release to
+// that fix (CVE-2016-2183's record names 1.0.2 alone).
+func textRanges(r *Record, a advisory.Advisory, secs []Section, eol func(string) (string, bool), note func(string, ...any)) []advisory.Range {
+	named := map[string]bool{}
+	for _, rg := range a.Affected {
+		named[rg.Series] = true
+	}
+	for _, e := range r.Versions {
+		if v, err := advisory.ParseVersion(e.Version); err == nil {
+			named[v.Series()] = true
+		}
+	}
+	var out []advisory.Range
+	for _, s := range secs {
+		for _, f := range s.Fixes {
+			fv, err := advisory.ParseVersion(f.Release)
+			if err != nil || named[f.Series] {
+				continue
+			}
+			named[f.Series] = true
+			first := seriesStart(fv)
+			if advisory.Compare(first, fv) >= 0 {
+				continue // a series' first release: nothing before it to fix
+			}
+			rg := advisory.Range{Series: f.Series, Introduced: first.String(), Fixed: f.Release, Public: true}
+			if end, ok := eol(rg.Series); ok && a.Date > end {
+				rg.Public = false
+			}
+			note("%s: the record names no range of series %s; its advisory text fixes it in %s: %s to before %s", r.Name, rg.Series, rg.Fixed, rg.Introduced, rg.Fixed)
+			out = append(out, rg)
+		}
+	}
 	return out
 }
 

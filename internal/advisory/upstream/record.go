@@ -33,6 +33,15 @@ type Record struct {
 	Severity string
 	URL      string // the reference tagged vendor-advisory
 	Versions []VersionEntry
+	// Assigner is the CNA's short name ("openssl"): a collection of every
+	// CNA's records (cvelistV5) is read for OpenSSL's alone.
+	Assigner string
+	// Updated is cveMetadata.dateUpdated as written (RFC 3339): of two
+	// copies of a record, the later-updated one is read.
+	Updated string
+	// Commit is the commit the record was read at when that is not its
+	// source's (ReadCVEDir's commits); "" otherwise.
+	Commit string
 }
 
 // VersionEntry is one entry of the record's affected[].versions, with the
@@ -49,8 +58,10 @@ type VersionEntry struct {
 type cveRecord struct {
 	DataType    string `json:"dataType"`
 	CVEMetadata *struct {
-		CVEID string `json:"cveId"`
-		State string `json:"state"`
+		CVEID       string `json:"cveId"`
+		State       string `json:"state"`
+		Assigner    string `json:"assignerShortName"`
+		DateUpdated string `json:"dateUpdated"`
 	} `json:"cveMetadata"`
 	Containers *struct {
 		CNA *struct {
@@ -110,7 +121,7 @@ func ParseRecord(name string, data []byte) (*Record, error) {
 		return nil, bad("%s: no containers.cna", r.CVEMetadata.CVEID)
 	}
 	cna := r.Containers.CNA
-	out := &Record{Name: name, CVE: r.CVEMetadata.CVEID, State: r.CVEMetadata.State}
+	out := &Record{Name: name, CVE: r.CVEMetadata.CVEID, State: r.CVEMetadata.State, Assigner: r.CVEMetadata.Assigner, Updated: r.CVEMetadata.DateUpdated}
 	if cna.DatePublic != "" {
 		d, err := publicDay(cna.DatePublic)
 		if err != nil {

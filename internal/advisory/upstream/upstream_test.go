@@ -11,13 +11,27 @@ import (
 	"github.com/osslbuild/osslbuild/internal/advisory"
 )
 
+// testSource is the test records' source as the table names it.
+var testSource = advisory.Source{Name: ReleaseMetadata, URL: URLOf(ReleaseMetadata), Commit: "c0ffee1", Through: "2026-10-01"}
+
+// testGaps accepts the test records' two holes: a text's section with no
+// record, and an empty range.
+func testGaps(t *testing.T) Gaps {
+	t.Helper()
+	g, err := ParseGaps("test gaps", "# the made-up text's orphan\nCVE-2099-0003 a text's section only\nCVE-2004-0975 0.9.6 to before 0.9.6-cvs\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 func build(t *testing.T) (*advisory.Table, []string) {
 	t.Helper()
 	recs, texts, err := ReadDir(filepath.Join("testdata", "src"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, notes, err := Build(recs, texts, Options{AsOf: "2026-10-01", Commit: "c0ffee"})
+	tab, notes, err := Build([]Input{{Source: testSource, Records: recs, Texts: texts}}, Options{Gaps: testGaps(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +52,13 @@ func find(tab *advisory.Table, cve string) *advisory.Advisory {
 // is a note.
 func TestBuild(t *testing.T) {
 	tab, notes := build(t)
-	if tab.AsOf != "2026-10-01" || tab.SourceCommit != "c0ffee" || tab.Source != Source {
+	if tab.AsOf != "2026-10-01" || !slices.Equal(tab.Sources, []advisory.Source{testSource}) {
 		t.Errorf("header %+v", tab)
+	}
+	for _, a := range tab.Advisories {
+		if a.Source != ReleaseMetadata {
+			t.Errorf("%s: source %q, want %s", a.CVE, a.Source, ReleaseMetadata)
+		}
 	}
 	for _, tc := range []struct {
 		cve, date string
@@ -102,12 +121,12 @@ func TestBuild(t *testing.T) {
 		"secjson/CVE-2099-0001.json: CVE-2099-0001 is REJECTED, not published: left out",
 		"secjson/CVE-2099-0002.json: no datePublic; dated 2026-01-28 by its advisory text",
 		"secjson/CVE-2099-0004.json: severity unknown in the record; high by its advisory text",
-		"secjson/CVE-2007-5502.json: version \"fips-1.1.1\" is no OpenSSL release",
+		"secjson/CVE-2007-5502.json: version \"fips-1.1.1\" is the FIPS module's own number, no OpenSSL release: left out",
 		"secjson/CVE-2007-5502.json: no range of an OpenSSL release: kept, matching nothing",
 		"secjson/CVE-2022-3996.json: series 3.0 affected up to 3.0.7; fixed in 3.0.8 by its advisory text",
 		"secjson/CVE-2023-2650.json: range 3.1.1 to before 3.1.1 is empty; its advisory text fixes series 3.1 in 3.1.1: 3.1.0 to before 3.1.1",
-		"secjson/CVE-2004-0975.json: range 0.9.6 to before 0.9.6-cvs is empty or crosses series: left out",
-		"CVE-2099-0003: an advisory text has a section for it but secjson/ has no record: not in the table",
+		"secjson/CVE-2004-0975.json: range 0.9.6 to before 0.9.6-cvs is empty or crosses series: left out (an accepted gap: 0.9.6 to before 0.9.6-cvs)",
+		"CVE-2099-0003: an advisory text has a section for it, and no source has its record (an accepted gap: a text's section only)",
 	} {
 		if !slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
 			t.Errorf("no note %q in:\n%s", want, strings.Join(notes, "\n"))
@@ -204,19 +223,107 @@ func TestBuildRefuses(t *testing.T) {
 		{"no date", []*Record{rec("CVE-2023-0286", "", "High")}, "CVE-2023-0286 has no datePublic and no advisory text names it"},
 		{"twice", []*Record{rec("CVE-2023-0286", "2023-02-07", "High"), rec("CVE-2023-0286", "2023-02-07", "High")}, "CVE-2023-0286 is also secjson/CVE-2023-0286.json"},
 	} {
-		_, _, err := Build(tc.recs, nil, Options{AsOf: "2026-10-01"})
+		_, _, err := Build([]Input{{Source: testSource, Records: tc.recs}}, Options{})
 		if !errors.Is(err, ErrRecord) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	// A record dated after the as-of day is refused by the table's rules.
-	if _, _, err := Build([]*Record{rec("CVE-2023-0286", "2027-01-01", "High")}, nil, Options{AsOf: "2026-10-01"}); !errors.Is(err, advisory.ErrMalformed) {
+	// A record dated after every source's day: the sources' days are wrong.
+	if _, _, err := Build([]Input{{Source: testSource, Records: []*Record{rec("CVE-2023-0286", "2027-01-01", "High")}}}, Options{}); err == nil || !strings.Contains(err.Error(), "after every source's day") {
 		t.Errorf("after as-of: %v", err)
 	}
-	// Without -as-of, the newest advisory's day.
-	tab, _, err := Build([]*Record{rec("CVE-2023-0286", "2023-02-07", "High")}, nil, Options{})
-	if err != nil || tab.AsOf != "2023-02-07" {
-		t.Errorf("as of %v, %v", tab, err)
+}
+
+// A hole Build can see refuses the table, naming each: a CVE a text or a
+// release's notes name with no record, a range it cannot read; and a gap
+// listed that it does not meet. The same records with their holes
+// accepted build.
+func TestBuildRefusesHoles(t *testing.T) {
+	recs, texts, err := ReadDir(filepath.Join("testdata", "src"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []Input{{Source: testSource, Records: recs, Texts: texts}}
+	notes := []ReleaseNotes{{File: "CHANGES.md", Line: 7, Release: "3.0.8", CVEs: []string{"CVE-2023-0286", "CVE-2022-3996"}}}
+	without := func(cve string) []Input {
+		return []Input{{Source: testSource, Texts: texts, Records: slices.DeleteFunc(slices.Clone(recs), func(r *Record) bool { return r.CVE == cve })}}
+	}
+	unreadable := func(in []Input) []Input {
+		out := slices.Clone(in[0].Records)
+		for i, r := range out {
+			if r.CVE == "CVE-2023-5363" {
+				c := *r
+				c.Versions = slices.Clone(c.Versions)
+				c.Versions[0].LessThan = "3.1.x"
+				out[i] = &c
+			}
+		}
+		return []Input{{Source: testSource, Texts: texts, Records: out}}
+	}
+	for _, tc := range []struct {
+		name string
+		in   []Input
+		o    Options
+		want []string
+	}{
+		{"no gaps accepted", in, Options{}, []string{
+			"secjson/CVE-2004-0975.json: range 0.9.6 to before 0.9.6-cvs is empty or crosses series",
+			"CVE-2099-0003: an advisory text has a section for it, and no source has its record"}},
+		{"a release's CVE with no record", without("CVE-2022-3996"), Options{Gaps: testGaps(t), Notes: notes}, []string{
+			"CVE-2022-3996: CHANGES.md:7 says 3.0.8 fixes it, and no source has its record"}},
+		{"a range unreadable", unreadable(in), Options{Gaps: testGaps(t)}, []string{
+			`secjson/CVE-2023-5363.json: lessThan "3.1.x" is no OpenSSL release: range 3.1.0 left out`}},
+		{"a gap not met", without("CVE-2004-0975"), Options{Gaps: testGaps(t)}, []string{
+			"gaps listed for CVE-2004-0975, and no such hole was found"}},
+	} {
+		_, _, err := Build(tc.in, tc.o)
+		if !errors.Is(err, ErrHole) {
+			t.Errorf("%s: err = %v, want ErrHole", tc.name, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v\nwant it to say %q", tc.name, err, w)
+			}
+		}
+	}
+	if _, _, err := Build(in, Options{Gaps: testGaps(t), Notes: notes}); err != nil {
+		t.Errorf("every hole accepted, every release's CVE recorded: %v", err)
+	}
+}
+
+// Two sources: the later-updated copy of a record is read and the
+// advisory names its source; the table is as of the newest source's day.
+func TestBuildTwoSources(t *testing.T) {
+	rec := func(updated, fixed string) *Record {
+		return &Record{Name: "CVE-2026-54876.json", CVE: "CVE-2026-54876", State: "PUBLISHED", Date: "2026-08-05", Severity: "Low", Updated: updated, Assigner: OpenSSL,
+			Versions: []VersionEntry{{Product: "OpenSSL", Version: "3.6.0", LessThan: fixed, Status: "affected"}}}
+	}
+	cl := advisory.Source{Name: CVEList, URL: URLOf(CVEList), Commit: "8798e9cd", Through: "2026-11-30"}
+	old := testSource
+	old.Through = "2026-06-10"
+	for _, tc := range []struct {
+		name       string
+		rm, cves   *Record
+		src, fixed string
+	}{
+		{"newer in the CVE list", rec("2026-08-05T10:00:00Z", "3.6.3"), rec("2026-08-06T10:00:00Z", "3.6.4"), CVEList, "3.6.4"},
+		{"newer in release-metadata", rec("2026-08-07T10:00:00Z", "3.6.4"), rec("2026-08-06T10:00:00Z", "3.6.3"), ReleaseMetadata, "3.6.4"},
+	} {
+		tab, notes, err := Build([]Input{{Source: old, Records: []*Record{tc.rm}}, {Source: cl, Records: []*Record{tc.cves}}}, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if tab.AsOf != "2026-11-30" || len(tab.Sources) != 2 || len(tab.Advisories) != 1 {
+			t.Fatalf("%s: %+v", tc.name, tab)
+		}
+		a := tab.Advisories[0]
+		if a.Source != tc.src || a.Affected[0].Fixed != tc.fixed {
+			t.Errorf("%s: source %s, fixed %s; want %s, %s", tc.name, a.Source, a.Affected[0].Fixed, tc.src, tc.fixed)
+		}
+		if tc.src == CVEList && !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "CVEProject/cvelistV5's record (updated 2026-08-06T10:00:00Z) is read") }) {
+			t.Errorf("%s: notes %q", tc.name, notes)
+		}
 	}
 }
 
@@ -262,9 +369,11 @@ func FuzzParseRecord(f *testing.F) {
 			}
 			return
 		}
-		tab, _, err := Build([]*Record{r}, nil, Options{AsOf: "2100-01-01"})
+		src := testSource
+		src.Through = "2100-01-01"
+		tab, _, err := Build([]Input{{Source: src, Records: []*Record{r}}}, Options{})
 		if err != nil {
-			if !errors.Is(err, ErrRecord) && !errors.Is(err, advisory.ErrMalformed) {
+			if !errors.Is(err, ErrRecord) && !errors.Is(err, advisory.ErrMalformed) && !errors.Is(err, ErrHole) {
 				t.Fatalf("Build: unnamed error %v", err)
 			}
 			return
@@ -312,4 +421,28 @@ func FuzzParseText(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A series the advisory text tells to upgrade, which the record names
+// neither affected nor unaffected, is a range from the series' first
+// release to that fix (CVE-2016-2183's record names 1.0.2 alone; its text
+// fixes 1.0.1 in 1.0.1u): a scanner must not call 1.0.1t clean.
+func TestBuildRangeFromText(t *testing.T) {
+	r := &Record{Name: "secjson/CVE-2016-2183.json", CVE: "CVE-2016-2183", State: "PUBLISHED", Date: "2016-08-24", Severity: "Low",
+		Versions: []VersionEntry{{Product: "OpenSSL", Version: "1.0.2", LessThan: "1.0.2i", Status: "affected"}, {Product: "OpenSSL", Version: "1.1.0", Status: "unaffected"}}}
+	tx := &Text{Name: "secadv/20160922.txt", Sections: []Section{{CVEs: []string{"CVE-2016-2183"}, Fixes: []Fix{
+		{Series: "1.0.2", Release: "1.0.2i"}, {Series: "1.0.1", Release: "1.0.1u"}, {Series: "1.1.0", Release: "1.1.0a"}}}}}
+	tab, notes, err := Build([]Input{{Source: testSource, Records: []*Record{r}, Texts: []*Text{tx}}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []advisory.Range{
+		{Series: "1.0.2", Introduced: "1.0.2", Fixed: "1.0.2i", Public: true},
+		{Series: "1.0.1", Introduced: "1.0.1", Fixed: "1.0.1u", Public: true}}
+	if got := tab.Advisories[0].Affected; !slices.Equal(got, want) {
+		t.Errorf("ranges %+v\nwant %+v", got, want)
+	}
+	if !slices.Contains(notes, "secjson/CVE-2016-2183.json: the record names no range of series 1.0.1; its advisory text fixes it in 1.0.1u: 1.0.1 to before 1.0.1u") {
+		t.Errorf("notes %q", notes)
+	}
 }

@@ -83,11 +83,12 @@ func writeProposal(dir string, table []byte, prev, next *advisory.Table, notes [
 	c := diff(prev, next)
 	title := c.title(next.AsOf)
 	var body strings.Builder
-	src := next.Source
-	if next.SourceCommit != "" {
-		src = next.Source + "/commit/" + next.SourceCommit
+	var srcs []string
+	for _, s := range next.Sources {
+		srcs = append(srcs, fmt.Sprintf("%s/commit/%s (through %s)", s.URL, s.Commit, s.Through))
 	}
-	fmt.Fprintf(&body, "`internal/advisory/cmd/genadvisories` read OpenSSL's advisory records (`secjson/`, `secadv/`) at %s and rebuilt `internal/advisory/advisories.json`: %d advisories as of %s", src, len(next.Advisories), next.AsOf)
+	src := strings.Join(srcs, " and ")
+	fmt.Fprintf(&body, "`internal/advisory/cmd/genadvisories` read OpenSSL's advisory records at %s and rebuilt `internal/advisory/advisories.json`: %d advisories, complete through %s", src, len(next.Advisories), next.AsOf)
 	if prev != nil {
 		fmt.Fprintf(&body, " (the table it replaces: %d, as of %s)", len(prev.Advisories), prev.AsOf)
 	}
