@@ -321,7 +321,9 @@ func TestBuildTwoSources(t *testing.T) {
 		if a.Source != tc.src || a.Affected[0].Fixed != tc.fixed {
 			t.Errorf("%s: source %s, fixed %s; want %s, %s", tc.name, a.Source, a.Affected[0].Fixed, tc.src, tc.fixed)
 		}
-		if tc.src == CVEList && !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "CVEProject/cvelistV5's record (updated 2026-08-06T10:00:00Z) is read") }) {
+		if tc.src == CVEList && !slices.ContainsFunc(notes, func(n string) bool {
+			return strings.Contains(n, "CVEProject/cvelistV5's record (updated 2026-08-06T10:00:00Z) is read")
+		}) {
 			t.Errorf("%s: notes %q", tc.name, notes)
 		}
 	}
