@@ -208,6 +208,10 @@ var (
 	dateRe   = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 )
 
+// IsCommit reports whether s is a git commit as the table names one: 7
+// to 40 lowercase hex digits.
+func IsCommit(s string) bool { return commitRe.MatchString(s) }
+
 // IsCVE reports whether s is a CVE identifier: CVE-YYYY-NNNN.
 func IsCVE(s string) bool { return cveRe.MatchString(s) }
 

@@ -144,9 +144,7 @@ func CompareNotes(t *advisory.Table, notes []ReleaseNotes, own string) []string 
 		if _, dup := sections[n.Release]; !dup {
 			sections[n.Release] = &notes[i]
 		}
-		// A series' first release: X.Y.0 from 3.0, the letterless X.Y.Z
-		// before (1.1.0, 1.0.2).
-		first := rel.Letters == "" && (rel.Patch == 0 || rel.Major < 3)
+		first := advisory.Compare(seriesStart(rel), rel) == 0
 		for _, c := range n.CVEs {
 			a := byCVE[c]
 			if a == nil {

@@ -5,10 +5,10 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
 
@@ -130,15 +130,13 @@ func ReadCommits(file string) (map[string]string, error) {
 		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
 			continue
 		}
-		if len(f) != 2 || !commitRe.MatchString(f[1]) {
+		if len(f) != 2 || !advisory.IsCommit(f[1]) {
 			return nil, fmt.Errorf("%s:%d: want a record's path and the commit (hex) it was read at", file, i+1)
 		}
 		out[f[0]] = f[1]
 	}
 	return out, nil
 }
-
-var commitRe = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
 
 func readFile(p string) ([]byte, error) {
 	f, _, err := inspect.OpenRegular("read", p)
