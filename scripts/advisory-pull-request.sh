@@ -36,8 +36,12 @@ base=$(git rev-parse --verify 'HEAD^{commit}') || die "not in a git checkout"
 for f in advisories.json title.txt body.md commit.txt; do
 	if [ ! -f "$dir/$f" ] || [ -L "$dir/$f" ]; then die "$dir/$f: missing or not a regular file"; fi
 done
-head -n 3 "$dir/advisories.json" | grep -q '"schema": "https://github.com/osslbuild/osslbuild/advisory/v1"' ||
-	die "$dir/advisories.json: not an advisory table (no schema line)"
+# The bot proposes data, never a new schema: the proposal's schema line
+# must be the base table's (a schema change comes with the code reading it).
+schema=$(grep -m 1 -E '^  "schema": "https://github.com/osslbuild/osslbuild/advisory/v[0-9]+",$' "$table") ||
+	die "$table: no schema line on the base"
+head -n 3 "$dir/advisories.json" | grep -qxF -- "$schema" ||
+	die "$dir/advisories.json: not an advisory table of the base's schema (want ${schema#  })"
 title=$(head -n 1 "$dir/title.txt")
 [ -n "$title" ] || die "$dir/title.txt: empty"
 

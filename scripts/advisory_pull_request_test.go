@@ -168,14 +168,21 @@ func TestAdvisoryPullRequestRefuses(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(notTable, "advisories.json"), []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A table of another schema than the base's (here the retired v1) is
+	// not the bot's to propose.
+	oldSchema := r.advisoryProposal("2099-01-01", "t")
+	if err := os.WriteFile(filepath.Join(oldSchema, "advisories.json"), bytes.Replace(base, []byte("/advisory/v2\""), []byte("/advisory/v1\""), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	noTitle := r.advisoryProposal("2099-01-01", "")
 	missing := r.advisoryProposal("2099-01-01", "t")
 	os.Remove(filepath.Join(missing, "body.md"))
 	for dir, want := range map[string]string{
-		same:     "the same as internal/advisory/advisories.json on the base; nothing to propose",
-		notTable: "not an advisory table (no schema line)",
-		noTitle:  "title.txt: empty",
-		missing:  "body.md: missing or not a regular file",
+		same:      "the same as internal/advisory/advisories.json on the base; nothing to propose",
+		notTable:  "not an advisory table of the base's schema",
+		oldSchema: "not an advisory table of the base's schema",
+		noTitle:   "title.txt: empty",
+		missing:   "body.md: missing or not a regular file",
 	} {
 		out, calls, err := r.runAdvisory(dir)
 		if err == nil || !strings.Contains(out, want) || len(calls) > 0 || r.branch("osslbuild/advisories") != "" {
