@@ -282,7 +282,6 @@ var (
 	hex64      = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	fpr40      = regexp.MustCompile(`^[0-9A-F]{40}$`)
 	versionRe  = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+[a-z]?$`)
-	minOSRe    = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 	targetName = regexp.MustCompile(`^[a-z0-9_-]+$`)
 	// configureRe is a Configure target name: never an option or a path.
 	configureRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
@@ -720,12 +719,15 @@ func checkPlatform(c *checker, f string, s platform.Slice) []string {
 			}
 		}
 	}
+	// The parser validation holds every object's deployment target to:
+	// what it would refuse after the build is refused here, before.
+	_, minOSErr := platform.ParseMinOS(s.MinOS)
 	switch {
 	case p.MinOSFlag == "" && s.MinOS != "":
 		bad(".min_os", "only meaningful where the platform has a deployment target, and %s %s has none", p.Name, p.Arch)
 	case p.MinOSFlag == "":
-	case !minOSRe.MatchString(s.MinOS):
-		bad(".min_os", "want a %s version such as 11.0, got %q", p.Name, s.MinOS)
+	case minOSErr != nil:
+		bad(".min_os", "want a %s version such as 11.0: %v", p.Name, minOSErr)
 	case !given:
 		return append([]string{want}, s.Flags...)
 	}
