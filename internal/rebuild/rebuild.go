@@ -25,6 +25,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/artifact/unpacked"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
@@ -441,8 +442,8 @@ func (r *rebuilder) compareTrees(ctx context.Context, a, b string) {
 		case !okA:
 			r.line(Line{Status: "FAIL", File: n, Detail: "only in the rebuild"})
 		default:
-			ba, errA := os.ReadFile(filepath.Join(a, n))
-			bb, errB := os.ReadFile(filepath.Join(b, n))
+			ba, errA := ctxio.ReadFile(ctx, filepath.Join(a, n), false, artifact.MaxTarStream)
+			bb, errB := ctxio.ReadFile(ctx, filepath.Join(b, n), false, artifact.MaxTarStream)
 			if err := errors.Join(errA, errB); err != nil {
 				r.line(Line{Status: "FAIL", File: n, Detail: err.Error()})
 			} else if d := Difference(n, ba, bb); d != "" {

@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/go-version"
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/keys"
@@ -206,17 +207,13 @@ func readRegular(kind, path string, max int64) ([]byte, error) {
 	if err := regular(kind, path, fi); err != nil {
 		return nil, err
 	}
-	f, err := openNonBlocking(path)
+	// Again from the open file, opened without waiting: a FIFO swapped
+	// in since the stat is refused, not waited on.
+	f, _, err := ctxio.OpenRegular(path, true)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
 	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
-	}
-	if err := regular(kind, path, fi); err != nil {
-		return nil, err
-	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
