@@ -170,9 +170,7 @@ func (Verify) Rebuild(ctx context.Context, artifact string) error {
 	if err != nil {
 		return targets.Safe(err)
 	}
-	rt := targets.Runtime()
-	rt.Revision = rebuild.Checkout(ctx)
-	_, err = rebuild.Run(ctx, rebuild.Options{Artifact: artifact, Settings: s, Runtime: rt, Report: targets.Stdout()})
+	_, err = rebuild.Run(ctx, rebuild.Options{Artifact: artifact, Settings: s, Runtime: targets.Runtime(), Report: targets.Stdout()})
 	return targets.Safe(err)
 }
 

@@ -1,12 +1,12 @@
 package advisory
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 
-	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // ErrOlder is matched (errors.Is) by Load's refusal of a table that would
@@ -24,7 +24,8 @@ const maxTable = 16 << 20
 // never silent). Only a regular file is read: a FIFO or device is
 // refused by name without blocking.
 func Load(path string, older bool) (*Table, error) {
-	b, err := readRegular(path)
+	// A FIFO in place of the file is refused without blocking (ctxio).
+	b, err := ctxio.ReadFile(context.Background(), path, true, maxTable)
 	if err != nil {
 		return nil, fmt.Errorf("advisory table: %w", err)
 	}
@@ -57,22 +58,4 @@ func Load(path string, older bool) (*Table, error) {
 		return nil, fmt.Errorf("%s: %w: it lacks %d CVEs the embedded table has (%v) (-advisories-older, in go tool mage check -advisoriesOlder, takes it anyway)", path, ErrOlder, len(dropped), shown)
 	}
 	return t, nil
-}
-
-// readRegular reads path if it is a regular file (inspect.OpenRegular:
-// a FIFO is refused without blocking).
-func readRegular(path string) ([]byte, error) {
-	f, _, err := inspect.OpenRegular("read", path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxTable+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxTable {
-		return nil, fmt.Errorf("larger than %d bytes", maxTable)
-	}
-	return b, nil
 }

@@ -81,7 +81,7 @@ func TestLoad(t *testing.T) {
 		{"shrunk", writeTable(t, &shrunk), ErrOlder, "it lacks 1 CVEs the embedded table has ([" + base.Advisories[0].CVE + "])"},
 		{"wrong schema", wrongSchema, ErrMalformed, `schema "https://github.com/osslbuild/osslbuild/advisory/v1"`},
 		{"malformed", malformed, ErrMalformed, "bad.json: malformed advisory table"},
-		{"fifo", fifo, nil, "expected a regular file, found"},
+		{"fifo", fifo, nil, "named pipe (FIFO), expected a regular file"},
 		{"missing", filepath.Join(dir, "none.json"), os.ErrNotExist, "none.json"},
 	} {
 		_, err := Load(tc.path, false)

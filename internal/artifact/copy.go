@@ -27,7 +27,7 @@ func CopyVerified(ctx context.Context, src, dst, top string) (*Manifest, string,
 	if fi, err := os.Lstat(src); err != nil {
 		return nil, "", fmt.Errorf("verify %s: %w", src, err)
 	} else if !fi.IsDir() {
-		return nil, "", fmt.Errorf("verify %s: %s, expected a directory: %w", src, Describe(src, fi.Mode().Type()), ErrMismatch)
+		return nil, "", fmt.Errorf("verify %s: %s, expected a directory: %w", src, ctxio.Describe(src, fi.Mode().Type()), ErrMismatch)
 	}
 	m, mb, err := readManifestFile(ctx, src)
 	if err != nil {
@@ -62,7 +62,7 @@ func CopyVerified(ctx context.Context, src, dst, top string) (*Manifest, string,
 		case n.typ.IsRegular() && n.rel != ManifestName && m.Files[n.rel] == "":
 			// Not listed: hashed for the message, never copied (an
 			// entry cannot fill the disk with files it does not list).
-			sum, err := hashRegular(ctx, from)
+			sum, err := ctxio.SHA256(ctx, from, false)
 			if err != nil {
 				return nil, "", fmt.Errorf("verify %s: %w", src, err)
 			}
@@ -76,7 +76,7 @@ func CopyVerified(ctx context.Context, src, dst, top string) (*Manifest, string,
 		default:
 			// Not copied and not in the stream: the comparison below
 			// refuses it by name.
-			found[n.rel] = Entry{Type: Describe(from, n.typ)}
+			found[n.rel] = Entry{Type: ctxio.Describe(from, n.typ)}
 		}
 	}
 	if err := tw.Close(); err != nil {
@@ -98,7 +98,7 @@ func CopyVerified(ctx context.Context, src, dst, top string) (*Manifest, string,
 // copied fails instead of giving a stream another reader would not see;
 // its mode is the copy's, as writeTar reads it.
 func copyHashed(ctx context.Context, from, to, name string, mtime time.Time, tw *tar.Writer, buf []byte) (string, error) {
-	in, st, err := OpenRegular(from)
+	in, st, err := ctxio.OpenRegular(from, false)
 	if err != nil {
 		return "", err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/configure/record"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/dispatch"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/toolid"
@@ -283,7 +284,7 @@ func EncodeManifest(m *Manifest) ([]byte, error) {
 
 // ReadManifest reads dir/manifest.json.
 func ReadManifest(dir string) (*Manifest, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	b, err := ctxio.ReadFile(context.Background(), filepath.Join(dir, ManifestName), false, MaxManifestSize)
 	if err != nil {
 		return nil, fmt.Errorf("artifact %s: %w", dir, err)
 	}

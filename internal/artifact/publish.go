@@ -27,7 +27,7 @@ type Item struct {
 	Name  string    // out/<Name>, out/<Name>.tar.gz
 	Mtime time.Time // of every tarball entry (the manifest's SOURCE_DATE_EPOCH)
 	// Tarball, when set, is the tree's .tar.gz already made (the artifact
-	// cache's), whose digests Digests CheckTarball established against Dir:
+	// cache's), whose digests Digests ReadTarballStream established against Dir:
 	// it is copied, hashed as it is copied, and written anew from Dir if
 	// the copy is not those bytes (the file may have been replaced since).
 	Tarball string

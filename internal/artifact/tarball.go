@@ -67,7 +67,7 @@ func TarSHA256(ctx context.Context, dir, top string, mtime time.Time) (string, e
 // what SameStream holds to a tree. Apart from that comparison so that a
 // cache hit unpacks the tarball while it derives the tree's stream.
 func ReadTarballStream(ctx context.Context, path string) (Digests, error) {
-	f, err := os.Open(path)
+	f, _, err := ctxio.OpenRegular(path, false)
 	if err != nil {
 		return Digests{}, err
 	}
@@ -253,90 +253,11 @@ func HashTree(ctx context.Context, dir string) (map[string]string, error) {
 	return out, nil
 }
 
-// FileSHA256 is the hex sha256 of the file at p.
-func FileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("%s: %w", p, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+// FileSHA256 is the hex sha256 of the regular file at p (a FIFO or a
+// device is refused, not waited on).
+func FileSHA256(p string) (string, error) { return ctxio.SHA256(context.Background(), p, true) }
 
 // ShaLine is the content of a .sha256 file, in sha256sum's format.
 func ShaLine(sum, name string) string {
 	return sum + "  " + strings.TrimPrefix(filepath.Base(name), "/") + "\n"
-}
-
-// CheckTarball holds the .tar.gz at tgz to the tree dir, which the caller
-// has verified against its manifest m: every member under the top-level
-// directory top, directories and regular files only, and the regular files
-// exactly the tree's (manifest.json by its bytes, the rest by m.Files),
-// none missing or added. It returns the tarball's digests, so a tarball
-// kept from an earlier run is published only as the bytes of this tree.
-func CheckTarball(ctx context.Context, tgz, dir, top string, m *Manifest) (Digests, error) {
-	f, err := os.Open(tgz)
-	if err != nil {
-		return Digests{}, err
-	}
-	defer f.Close()
-	mb, err := os.ReadFile(filepath.Join(dir, ManifestName))
-	if err != nil {
-		return Digests{}, err
-	}
-	msum := sha256.Sum256(mb)
-	want := map[string]string{ManifestName: hex.EncodeToString(msum[:])}
-	for p, s := range m.Files {
-		want[p] = s
-	}
-	gzSum := sha256.New()
-	cr := &countWriter{w: gzSum}
-	gz, err := gzip.NewReader(io.TeeReader(ctxio.Reader(ctx, f), cr))
-	if err != nil {
-		return Digests{}, fmt.Errorf("tarball %s: %w", tgz, err)
-	}
-	tarSum := sha256.New()
-	tr := tar.NewReader(io.TeeReader(gz, tarSum))
-	seen := map[string]bool{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return Digests{}, fmt.Errorf("tarball %s: %w", tgz, err)
-		}
-		rel, ok := strings.CutPrefix(h.Name, top+"/")
-		if !ok && h.Name != top+"/" {
-			return Digests{}, fmt.Errorf("tarball %s: member %q is outside %s/", tgz, h.Name, top)
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			continue
-		case tar.TypeReg:
-		default:
-			return Digests{}, fmt.Errorf("tarball %s: member %q is not a file or directory", tgz, h.Name)
-		}
-		s := sha256.New()
-		if _, err := io.Copy(s, tr); err != nil {
-			return Digests{}, fmt.Errorf("tarball %s: %s: %w", tgz, h.Name, err)
-		}
-		if got := hex.EncodeToString(s.Sum(nil)); want[rel] != got {
-			return Digests{}, fmt.Errorf("tarball %s: member %s has sha256 %s, the verified tree %q", tgz, rel, got, want[rel])
-		}
-		seen[rel] = true
-	}
-	if _, err := io.Copy(io.Discard, gz); err != nil {
-		return Digests{}, fmt.Errorf("tarball %s: %w", tgz, err)
-	}
-	for p := range want {
-		if !seen[p] {
-			return Digests{}, fmt.Errorf("tarball %s: %s of the verified tree is missing", tgz, p)
-		}
-	}
-	return Digests{SHA256: hex.EncodeToString(gzSum.Sum(nil)), TarSHA256: hex.EncodeToString(tarSum.Sum(nil)), Size: cr.n}, nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // TestCheckTarballStream: a cached tarball is held to its tree by the tar
@@ -75,5 +77,12 @@ func TestCheckTarballStream(t *testing.T) {
 				t.Errorf("got %v, want an error containing %q", err, tc.want)
 			}
 		})
+	}
+	// A FIFO in the tarball's place is refused by name, not waited on
+	// (open(2) of a FIFO blocks where no context reaches).
+	fifo := filepath.Join(t.TempDir(), "a.tar.gz")
+	testfixture.FIFO(t, fifo)
+	if _, err := ReadTarballStream(ctx, fifo); err == nil || !strings.Contains(err.Error(), fifo+": named pipe (FIFO), expected a regular file") {
+		t.Errorf("a FIFO for the tarball: %v", err)
 	}
 }

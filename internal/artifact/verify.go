@@ -2,17 +2,12 @@ package artifact
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/ctxio"
@@ -154,7 +149,7 @@ func LoadManifest(ctx context.Context, dir string) (*Manifest, error) {
 // is not a regular file, too large, or not osslbuild's schema; it returns
 // the bytes read too.
 func readManifestFile(ctx context.Context, dir string) (*Manifest, []byte, error) {
-	mb, err := readRegular(ctx, filepath.Join(dir, ManifestName), MaxManifestSize)
+	mb, err := ctxio.ReadFile(ctx, filepath.Join(dir, ManifestName), false, MaxManifestSize)
 	if err != nil {
 		return nil, nil, fmt.Errorf("verify %s: %w", dir, err)
 	}
@@ -207,10 +202,10 @@ func Entries(ctx context.Context, dir string) (map[string]Entry, error) {
 		}
 		rel = filepath.ToSlash(rel)
 		if !d.Type().IsRegular() {
-			out[rel] = Entry{Type: Describe(p, d.Type())}
+			out[rel] = Entry{Type: ctxio.Describe(p, d.Type())}
 			return nil
 		}
-		sum, err := hashRegular(ctx, p)
+		sum, err := ctxio.SHA256(ctx, p, false)
 		if err != nil {
 			return err
 		}
@@ -221,81 +216,4 @@ func Entries(ctx context.Context, dir string) (map[string]Entry, error) {
 		return nil, fmt.Errorf("verify %s: %w", dir, err)
 	}
 	return out, nil
-}
-
-// Describe names a non-regular file type for messages: "symlink to X",
-// "named pipe (FIFO)", "socket", "device".
-func Describe(p string, t fs.FileMode) string {
-	switch {
-	case t&fs.ModeSymlink != 0:
-		if target, err := os.Readlink(p); err == nil {
-			return "symlink to " + target
-		}
-		return "symlink"
-	case t&fs.ModeNamedPipe != 0:
-		return "named pipe (FIFO)"
-	case t&fs.ModeSocket != 0:
-		return "socket"
-	case t&fs.ModeCharDevice != 0:
-		return "character device"
-	case t&fs.ModeDevice != 0:
-		return "block device"
-	case t.IsDir():
-		return "directory"
-	}
-	return "irregular file (" + t.String() + ")"
-}
-
-// OpenRegular opens p for reading only if it is a regular file: the last
-// component is not followed when it is a symlink, and a FIFO is opened
-// without blocking, then refused, so a path swapped for a link or a pipe
-// after it was listed is never read.
-func OpenRegular(p string) (*os.File, os.FileInfo, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, nil, fmt.Errorf("%s: symlink, expected a regular file: not followed", p)
-		}
-		return nil, nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: %s, expected a regular file: not read", p, Describe(p, st.Mode().Type()))
-	}
-	return f, st, nil
-}
-
-func hashRegular(ctx context.Context, p string) (string, error) {
-	f, _, err := OpenRegular(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, ctxio.Reader(ctx, f)); err != nil {
-		return "", fmt.Errorf("%s: %w", p, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// readRegular reads a regular file of at most max bytes.
-func readRegular(ctx context.Context, p string, max int64) ([]byte, error) {
-	f, _, err := OpenRegular(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(ctxio.Reader(ctx, f), max+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes", p, max)
-	}
-	return b, nil
 }

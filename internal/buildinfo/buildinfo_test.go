@@ -17,7 +17,7 @@ func TestVersion(t *testing.T) {
 		want     string
 	}{
 		{"checkout, Go 1.24+ pseudo-version", "v0.0.0-20261202104512-df65f29c0ffe", vcs("false"), rev},
-		{"modified checkout", "v0.0.0-20261202104512-df65f29c0ffe+dirty", vcs("true"), rev + "+dirty"},
+		{"modified checkout", "v0.0.0-20261202104512-df65f29c0ffe+dirty", vcs("true"), rev + "+dirty.0123456789abcdef"},
 		{"checkout, older go", "(devel)", vcs("false"), rev},
 		{"go install at a version", "v0.3.0", nil, "v0.3.0"},
 		{"nothing recorded", "(devel)", nil, ""},
@@ -25,7 +25,7 @@ func TestVersion(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			bi := &debug.BuildInfo{Main: debug.Module{Path: "github.com/osslbuild/osslbuild", Version: c.main}, Settings: c.settings}
-			if got := version(bi); got != c.want {
+			if got := version(bi, func() string { return "0123456789abcdef" }); got != c.want {
 				t.Errorf("version = %q, want %q", got, c.want)
 			}
 		})

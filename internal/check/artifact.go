@@ -11,6 +11,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // root is an osslbuild artifact: a directory, or a directory inside a
@@ -46,10 +47,10 @@ func (r *root) where() string {
 func (c *checker) dirManifest(dir string, e fs.DirEntry) *root {
 	p := filepath.Join(dir, artifact.ManifestName)
 	if !e.Type().IsRegular() {
-		c.res.Failures = append(c.res.Failures, fmt.Sprintf("%s: %s, expected a regular file: not read", p, artifact.Describe(p, e.Type())))
+		c.res.Failures = append(c.res.Failures, fmt.Sprintf("%s: %s, expected a regular file: not read", p, ctxio.Describe(p, e.Type())))
 		return nil
 	}
-	f, _, err := artifact.OpenRegular(p)
+	f, _, err := ctxio.OpenRegular(p, false)
 	if err != nil {
 		c.res.Failures = append(c.res.Failures, err.Error())
 		return nil

@@ -234,6 +234,17 @@ func render(ctx context.Context, o Options, get func(Options) (*Result, error)) 
 	default:
 		return usage("check: -format=%s: want text, json, sarif or cyclonedx", format)
 	}
+	var timestamp string
+	if format == "cyclonedx" {
+		env := o.Env
+		if env == nil {
+			env = os.Getenv
+		}
+		var err error
+		if timestamp, err = sourceDateEpoch(env); err != nil {
+			return err
+		}
+	}
 	machine := format == "json" || format == "sarif" || format == "cyclonedx"
 	o.Digests = o.Digests || machine || report.SummaryEnabled(o.Env)
 	res, err := get(o)
@@ -247,11 +258,7 @@ func render(ctx context.Context, o Options, get func(Options) (*Result, error)) 
 	case "sarif":
 		err = SARIF(&out, res, o.Version)
 	case "cyclonedx":
-		env := o.Env
-		if env == nil {
-			env = os.Getenv
-		}
-		err = CycloneDX(&out, res, o.Version, env)
+		err = CycloneDX(&out, res, o.Version, timestamp)
 	default:
 		err = Text(&out, res)
 	}

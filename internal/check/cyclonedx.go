@@ -155,23 +155,14 @@ type cdxAffected struct {
 //
 // Deterministic: the same result gives the same bytes. The serial number
 // derives from the content, and the timestamp is SOURCE_DATE_EPOCH's
-// (read through env), left out when it is unset.
-func CycloneDX(w io.Writer, res *Result, version string, env func(string) string) error {
+// (sourceDateEpoch), left out when it is "".
+func CycloneDX(w io.Writer, res *Result, version, timestamp string) error {
 	bom := &cdxBOM{Schema: "http://cyclonedx.org/schema/bom-1.5.schema.json", BOMFormat: "CycloneDX", SpecVersion: "1.5", Version: 1}
-	md := &cdxMetadata{
+	bom.Metadata = &cdxMetadata{
+		Timestamp:  timestamp,
 		Tools:      &cdxTools{Components: []cdxComponent{{Type: "application", Name: "osslbuild check", Version: version}}},
 		Properties: metadataProperties(res),
 	}
-	if env != nil {
-		if s := env("SOURCE_DATE_EPOCH"); s != "" {
-			sec, err := strconv.ParseInt(s, 10, 64)
-			if err != nil || sec < 0 {
-				return fmt.Errorf("SOURCE_DATE_EPOCH=%q: want seconds since 1970", s)
-			}
-			md.Timestamp = time.Unix(sec, 0).UTC().Format(time.RFC3339)
-		}
-	}
-	bom.Metadata = md
 
 	comps := []cdxComponent{}
 	vulns := newVulnSet()
@@ -199,6 +190,30 @@ func CycloneDX(w io.Writer, res *Result, version string, env func(string) string
 	_, err := w.Write(body.Bytes())
 	return err
 }
+
+// sourceDateEpoch is SOURCE_DATE_EPOCH (read through env) as an RFC 3339
+// date-time, "" when it is unset. A value that is not seconds since 1970,
+// or whose year RFC 3339 (and so the CycloneDX schema) cannot write, past
+// 9999, is a usage error: Run refuses it before checking anything.
+func sourceDateEpoch(env func(string) string) (string, error) {
+	s := env("SOURCE_DATE_EPOCH")
+	if s == "" {
+		return "", nil
+	}
+	sec, err := strconv.ParseInt(s, 10, 64)
+	switch {
+	case err != nil:
+		return "", usage("SOURCE_DATE_EPOCH=%q: want seconds since 1970", s)
+	case sec < 0:
+		return "", usage("SOURCE_DATE_EPOCH=%q: before 1970; want seconds since 1970", s)
+	case sec > maxEpoch:
+		return "", usage("SOURCE_DATE_EPOCH=%q: after 9999, which an RFC 3339 date-time cannot write; want at most %d (9999-12-31T23:59:59Z)", s, maxEpoch)
+	}
+	return time.Unix(sec, 0).UTC().Format(time.RFC3339), nil
+}
+
+// maxEpoch is 9999-12-31T23:59:59Z, RFC 3339's last second.
+const maxEpoch = 253402300799
 
 func encodeBOM(w io.Writer, bom *cdxBOM) error {
 	enc := json.NewEncoder(w)

@@ -383,3 +383,47 @@ func TestRealWorldCycloneDX(t *testing.T) {
 		t.Errorf("missing %v among %d vulnerabilities", want, len(doc.Vulnerabilities))
 	}
 }
+
+// SOURCE_DATE_EPOCH outside the years a CycloneDX date-time can hold
+// (RFC 3339: 0000-9999; osslbuild wants 1970 on) is refused by name and
+// value as a usage error before anything is checked: the path here does
+// not exist, and the error is the variable's, not the path's. The last
+// second of 9999 still gives a BOM the schema takes.
+func TestCycloneDXTimestampBounds(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "not-there")
+	for _, tc := range []struct{ epoch, want string }{
+		{"99999999999999", "after 9999"},
+		{"253402300800", "after 9999"},
+		{"-1", "before 1970"},
+		{"soon", "seconds since 1970"},
+		{"1e9", "seconds since 1970"},
+	} {
+		t.Run(tc.epoch, func(t *testing.T) {
+			env := func(k string) string {
+				if k == "SOURCE_DATE_EPOCH" {
+					return tc.epoch
+				}
+				return ""
+			}
+			var out bytes.Buffer
+			err := Run(context.Background(), Options{Path: missing, Format: "cyclonedx", Stdout: &out, Now: dec1, Env: env})
+			if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), `SOURCE_DATE_EPOCH="`+tc.epoch+`"`) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("SOURCE_DATE_EPOCH=%s: %v (want a usage error naming it, %q)", tc.epoch, err, tc.want)
+			}
+			if out.Len() != 0 {
+				t.Errorf("SOURCE_DATE_EPOCH=%s: wrote %d bytes", tc.epoch, out.Len())
+			}
+		})
+	}
+	k := newKit(t)
+	obj := versionObject(k, "old.o", "OpenSSL 1.1.1t  7 Feb 2023", "linux-x86_64")
+	_, doc, _ := runCycloneDX(t, Options{Path: obj, Env: func(k string) string {
+		if k == "SOURCE_DATE_EPOCH" {
+			return "253402300799"
+		}
+		return ""
+	}})
+	if doc.Metadata.Timestamp != "9999-12-31T23:59:59Z" {
+		t.Errorf("the last second of 9999: timestamp %q", doc.Metadata.Timestamp)
+	}
+}

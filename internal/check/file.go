@@ -17,6 +17,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // jobResult is what inspecting one file found.
@@ -68,7 +69,7 @@ func open(p string, follow bool) (rawFile, int64, error) {
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		f.Close()
-		return rawFile{}, 0, fmt.Errorf("%s: %s, expected a regular file: not read", p, artifact.Describe(p, fileType(uint32(st.Mode))))
+		return rawFile{}, 0, fmt.Errorf("%s: %s, expected a regular file: not read", p, ctxio.Describe(p, fileType(uint32(st.Mode))))
 	}
 	return f, st.Size, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/lifecycle"
+	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
 // judgeBinary applies the rules (package validate's, one engine with the
@@ -375,8 +376,8 @@ func minosFacts(out *Slice, s inspect.Slice) {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { // by version: 10.12 after 9.0, as numbers
-		a, aerr := inspect.ParseVersion(keys[i])
-		b, berr := inspect.ParseVersion(keys[j])
+		a, aerr := platform.ParseMinOS(keys[i])
+		b, berr := platform.ParseMinOS(keys[j])
 		if aerr == nil && berr == nil {
 			return a < b
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // job is one file to inspect.
@@ -44,7 +45,7 @@ func (c *checker) collect(p string) error {
 		c.add(job{path: p, explicit: true})
 		return nil
 	}
-	return fmt.Errorf("check: %s is a %s, not a file or directory: refusing to read it", p, artifact.Describe(p, st.Mode().Type()))
+	return fmt.Errorf("check: %s is a %s, not a file or directory: refusing to read it", p, ctxio.Describe(p, st.Mode().Type()))
 }
 
 // walkDir lists dir in name order. Links are never followed: one pointing
@@ -88,14 +89,14 @@ func (c *checker) walkDir(dir string, r *root, rel string, top bool) error {
 			c.add(job{path: p, root: r, rel: erel})
 		case t&fs.ModeSymlink != 0:
 			if r != nil {
-				r.found[erel] = artifact.Entry{Type: artifact.Describe(p, t)}
+				r.found[erel] = artifact.Entry{Type: ctxio.Describe(p, t)}
 			}
 			c.link(p)
 		default:
 			if r != nil {
-				r.found[erel] = artifact.Entry{Type: artifact.Describe(p, t)}
+				r.found[erel] = artifact.Entry{Type: ctxio.Describe(p, t)}
 			}
-			c.note(fmt.Sprintf("%s: %s, not a regular file: skipped without opening it", p, artifact.Describe(p, t)))
+			c.note(fmt.Sprintf("%s: %s, not a regular file: skipped without opening it", p, ctxio.Describe(p, t)))
 		}
 	}
 	return nil
@@ -105,11 +106,11 @@ func (c *checker) walkDir(dir string, r *root, rel string, top bool) error {
 func (c *checker) link(p string) {
 	target, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		c.note(fmt.Sprintf("%s: %s that cannot be resolved (%v): skipped", p, artifact.Describe(p, fs.ModeSymlink), unwrapPath(err)))
+		c.note(fmt.Sprintf("%s: %s that cannot be resolved (%v): skipped", p, ctxio.Describe(p, fs.ModeSymlink), unwrapPath(err)))
 		return
 	}
 	if target != c.realRoot && !strings.HasPrefix(target, c.realRoot+string(filepath.Separator)) {
-		c.note(fmt.Sprintf("%s: %s, outside %s: not followed (pass the link itself to check what it points to)", p, artifact.Describe(p, fs.ModeSymlink), c.o.Path))
+		c.note(fmt.Sprintf("%s: %s, outside %s: not followed (pass the link itself to check what it points to)", p, ctxio.Describe(p, fs.ModeSymlink), c.o.Path))
 		return
 	}
 	if st, err := os.Stat(target); err == nil && st.Mode().IsRegular() {

@@ -75,7 +75,7 @@ func Open(ctx context.Context, path, work string) (*Side, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		l, err := readLibrary(filepath.Join(dir, filepath.FromSlash(rel)))
+		l, err := readLibrary(ctx, filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
 			return nil, fmt.Errorf("diff: artifact %s: %s: %w", path, rel, err)
 		}
@@ -85,7 +85,7 @@ func Open(ctx context.Context, path, work string) (*Side, error) {
 }
 
 func openManifest(ctx context.Context, path string) (*Side, error) {
-	f, _, err := artifact.OpenRegular(path)
+	f, _, err := ctxio.OpenRegular(path, false)
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
@@ -117,8 +117,8 @@ func isLibrary(rel string) bool {
 
 // readLibrary reads a library's size, objects per architecture and
 // defined external symbols through inspect.
-func readLibrary(p string) (Library, error) {
-	b, err := os.ReadFile(p)
+func readLibrary(ctx context.Context, p string) (Library, error) {
+	b, err := ctxio.ReadFile(ctx, p, false, artifact.MaxTarStream)
 	if err != nil {
 		return Library{}, err
 	}
@@ -476,11 +476,11 @@ func fileSection(ctx context.Context, a, b *Side) (Section, error) {
 			if err := ctx.Err(); err != nil {
 				return s, err
 			}
-			ba, err := os.ReadFile(filepath.Join(a.Dir, filepath.FromSlash(p)))
+			ba, err := ctxio.ReadFile(ctx, filepath.Join(a.Dir, filepath.FromSlash(p)), false, artifact.MaxTarStream)
 			if err != nil {
 				return s, fmt.Errorf("diff: %w", err)
 			}
-			bb, err := os.ReadFile(filepath.Join(b.Dir, filepath.FromSlash(p)))
+			bb, err := ctxio.ReadFile(ctx, filepath.Join(b.Dir, filepath.FromSlash(p)), false, artifact.MaxTarStream)
 			if err != nil {
 				return s, fmt.Errorf("diff: %w", err)
 			}

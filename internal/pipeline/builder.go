@@ -51,9 +51,9 @@ type once[T any] struct {
 	err  error
 }
 
-func newRun(s Settings, rt Runtime) (*run, error) {
+func newRun(ctx context.Context, s Settings, rt Runtime) (*run, error) {
 	s.defaults()
-	rt.defaults()
+	rt.defaults(ctx)
 	r := s.Loaded
 	if r == nil {
 		var err error
@@ -349,7 +349,7 @@ func Slice(ctx context.Context, s Settings, rt Runtime, target string, variant *
 	if variant == nil {
 		variant = Osslbuild
 	}
-	r, err := newRun(s, rt)
+	r, err := newRun(ctx, s, rt)
 	if err != nil {
 		return nil, err
 	}

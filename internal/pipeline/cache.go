@@ -25,6 +25,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
@@ -394,7 +395,13 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	// validated from their bytes on every hit, whatever it says.
 	want := e.provedFor(dir)
 	var last provedBy
-	if b, err := os.ReadFile(e.record()); err != nil || json.Unmarshal(b, &last) != nil {
+	// Missing or unreadable as JSON, it only asks for the link; anything
+	// but a regular file (a FIFO, opened without waiting) is a bad entry.
+	rb, err := ctxio.ReadFile(ctx, e.record(), false, 1<<20)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return discard(err)
+	}
+	if err != nil || json.Unmarshal(rb, &last) != nil {
 		last = provedBy{}
 	}
 	link := last != want

@@ -337,6 +337,48 @@ func TestMiniCacheHit(t *testing.T) {
 	}
 }
 
+// TestMiniCacheRefusesFIFOs: a FIFO in place of an entry's proved.json or
+// its tarball is refused by name, opened without waiting for a writer
+// (open(2) of a FIFO blocks where no context or signal reaches): the
+// entry goes, the slice is built again, the same tarball is published and
+// the work directory is left as it was.
+func TestMiniCacheRefusesFIFOs(t *testing.T) {
+	s := miniSettings(t, nil)
+	s.Rebuild = false
+	var log strings.Builder
+	build := func() string {
+		t.Helper()
+		log.Reset()
+		res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), "arm64", nil)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+		if left, _ := filepath.Glob(filepath.Join(s.Work, "*-cached-*")); len(left) > 0 {
+			t.Errorf("the work directory keeps what a hit copied: %v", left)
+		}
+		return res.Published.Digests.SHA256
+	}
+	want := build()
+	for _, name := range []string{"proved.json", "openssl-macos-arm64.tar.gz"} {
+		entries, _ := filepath.Glob(filepath.Join(s.Fetch.CacheDir, "artifacts", "*", name))
+		if len(entries) != 1 {
+			t.Fatalf("cache entries' %s: %v", name, entries)
+		}
+		os.Remove(entries[0])
+		testfixture.FIFO(t, entries[0])
+		got := build()
+		if l := log.String(); !strings.Contains(l, "discarding it and building") || !strings.Contains(l, entries[0]+": named pipe (FIFO), expected a regular file: not read") {
+			t.Errorf("a FIFO for the entry's %s was not refused by name:\n%s", name, l)
+		}
+		if got != want {
+			t.Errorf("after a FIFO for %s: published tarball %s, built %s", name, got, want)
+		}
+		if fi, err := os.Lstat(entries[0]); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("the entry was not stored again: %s %v", entries[0], err)
+		}
+	}
+}
+
 // miniArtifacts are what a mini build:universal2 publishes.
 var miniArtifacts = []string{"openssl-macos-arm64", "openssl-macos-x86-64", "openssl-macos-universal2"}
 

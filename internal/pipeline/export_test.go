@@ -54,7 +54,7 @@ func CacheLookupTarball(s Settings, rt Runtime, key string, p *recipe.Plan) (dir
 }
 
 func cacheLookup(s Settings, rt Runtime, key string, p *recipe.Plan, filesOnly bool) (dir, tarball string, ok bool, _ error) {
-	r, err := newRun(s, rt)
+	r, err := newRun(context.Background(), s, rt)
 	if err != nil {
 		return "", "", false, err
 	}
@@ -85,7 +85,7 @@ func cacheLookup(s Settings, rt Runtime, key string, p *recipe.Plan, filesOnly b
 // CacheStore stores the artifact tree dir (with its manifest) under key, as
 // a build of p would.
 func CacheStore(s Settings, key, dir string, p *recipe.Plan) error {
-	r, err := newRun(s, Runtime{Log: io.Discard, Environ: []string{}, Revision: CacheRevision})
+	r, err := newRun(context.Background(), s, Runtime{Log: io.Discard, Environ: []string{}, Revision: CacheRevision})
 	if err != nil {
 		return err
 	}

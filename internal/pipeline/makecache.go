@@ -15,6 +15,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/build"
 	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/proc"
 )
 
@@ -153,7 +154,7 @@ func (j *job) makeFromCache(ctx context.Context, dir string, segment []stage) er
 	}
 	entry := filepath.Join(dir, key)
 	stage := filepath.Join(j.work, "stage")
-	if b, err := os.ReadFile(filepath.Join(entry, "made.json")); err == nil {
+	if b, err := ctxio.ReadFile(ctx, filepath.Join(entry, "made.json"), false, 1<<20); err == nil {
 		var rec madeRecord
 		if err := json.Unmarshal(b, &rec); err == nil {
 			if err := os.CopyFS(stage, os.DirFS(filepath.Join(entry, "stage"))); err == nil {

@@ -8,6 +8,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -166,7 +167,7 @@ type Runtime struct {
 	// build path (which keys the test fixtures) must not change with it.
 	Advise func(version string) (string, bool)
 	// Revision is osslbuild's own version for manifests and cache keys;
-	// "" means Version().
+	// "" means Version(ctx).
 	Revision string
 	// linkProgram is the consumer the link stage links with every member
 	// of the libraries; zero means smoke/smoke.c. Tests that build an
@@ -183,7 +184,7 @@ type Observer interface {
 	Published(m *artifact.Manifest, pub *artifact.Published) // an artifact reached the output directory
 }
 
-func (rt *Runtime) defaults() {
+func (rt *Runtime) defaults(ctx context.Context) {
 	if rt.Log == nil {
 		rt.Log = os.Stdout
 	}
@@ -194,7 +195,7 @@ func (rt *Runtime) defaults() {
 		rt.Environ = os.Environ()
 	}
 	if rt.Revision == "" {
-		rt.Revision = Version()
+		rt.Revision = Version(ctx)
 	}
 	if rt.Observer == nil {
 		rt.Observer = nopObserver{}
@@ -225,7 +226,7 @@ type Result struct {
 
 // Fetch is the source:fetch target: download and verify a release.
 func Fetch(ctx context.Context, s Settings, rt Runtime) (*source.Verified, error) {
-	r, err := newRun(s, rt)
+	r, err := newRun(ctx, s, rt)
 	if err != nil {
 		return nil, err
 	}
@@ -253,45 +254,39 @@ func Unpack(ctx context.Context, s Settings, rt Runtime, dest string) (*source.T
 	if err != nil {
 		return nil, err
 	}
-	rt.defaults()
+	rt.defaults(ctx)
 	rt.logf("source: unpacked into %s (%d patches applied)", dest, len(t.Patches))
 	return t, nil
 }
 
 // revision is osslbuild's version stamped at link time
-// (-ldflags "-X github.com/osslbuild/osslbuild/internal/pipeline.revision=...").
-// The composite action does so: it compiles the magefile from a copy of the
-// repository that Go cannot stamp, and runs it in another repository, whose
-// .git says nothing about osslbuild.
+// (-ldflags "-X github.com/osslbuild/osslbuild/internal/pipeline.revision=...")
+// and taken as given: the composite action stamps the ref its caller
+// pinned when it runs from no checkout of its own (and its tests stamp
+// the fixtures' key).
 var revision string
 
-// Version is osslbuild's own version for manifests: the revision stamped at
-// link time, else the module version when built as a dependency, else the
-// VCS revision (with +dirty) when known.
-func Version() string {
+// checkout is the osslbuild checkout a binary was compiled from, stamped
+// at link time (-X ...pipeline.checkout=DIR) by the composite action,
+// which runs the binary in another repository; "" means the working
+// directory, where `go tool mage` runs.
+var checkout string
+
+// Version is osslbuild's own version for manifests and cache keys: the
+// revision stamped at link time; else what Go stamped (a clean checkout's
+// commit, or a module version); else the revision of the checkout by
+// buildinfo.Checkout, `<commit>` or `<commit>+dirty.<digest>` (mage
+// compiles the magefile from a file list, which Go never stamps); else
+// "unknown".
+func Version(ctx context.Context) string {
 	if revision != "" {
 		return revision
 	}
 	if v := buildinfo.Version(); v != "" {
 		return v
 	}
-	return vcsFromGit()
-}
-
-// vcsFromGit reads HEAD from .git when the binary carries no VCS stamp
-// (mage compiles with -buildvcs only in some setups).
-func vcsFromGit() string {
-	head, err := os.ReadFile(".git/HEAD")
-	if err != nil {
-		return "unknown"
+	if v, err := buildinfo.Checkout(ctx, cmp.Or(checkout, ".")); err == nil {
+		return v
 	}
-	ref := strings.TrimSpace(string(head))
-	if r, ok := strings.CutPrefix(ref, "ref: "); ok {
-		b, err := os.ReadFile(filepath.Join(".git", r))
-		if err != nil {
-			return "unknown"
-		}
-		ref = strings.TrimSpace(string(b))
-	}
-	return ref
+	return "unknown"
 }

@@ -177,9 +177,10 @@ func TestRebuildRefusesBeforeBuilding(t *testing.T) {
 		want []string
 	}{
 		{"another revision", revB, nil, []string{"built by osslbuild " + revA + ", this checkout is " + revB, "check out revision " + revA}},
-		{"this checkout dirty", revA + "+dirty", nil, []string{"uncommitted changes", "check out revision " + revA + ", clean"}},
+		{"this checkout dirty", revA + "+dirty.0123456789abcdef", nil, []string{"uncommitted changes", "check out revision " + revA + ", clean"}},
 		{"unknown", revA, func(m *artifact.Manifest) { m.Osslbuild = "unknown" }, []string{`"unknown"`, "cannot be rebuilt"}},
-		{"dirty", revA, func(m *artifact.Manifest) { m.Osslbuild = revA + "+dirty" }, []string{"uncommitted changes", "cannot be rebuilt"}},
+		{"dirty", revA, func(m *artifact.Manifest) { m.Osslbuild = revA + "+dirty.0123456789abcdef" }, []string{"uncommitted changes", "cannot be rebuilt"}},
+		{"dirty, as manifests said before the digest", revA, func(m *artifact.Manifest) { m.Osslbuild = revA + "+dirty" }, []string{"uncommitted changes", "cannot be rebuilt"}},
 		{"test", revA, func(m *artifact.Manifest) { m.Osslbuild = "test-0123" }, []string{"a test build", "cannot be rebuilt"}},
 		{"headers", revA, func(m *artifact.Manifest) { m.Toolchain.SDKDigest = strings.Repeat("0", 64) }, []string{
 			"the toolchain differs (SDK digest", "use the cross toolchain with", "headers digest " + strings.Repeat("0", 64)}},

@@ -103,7 +103,7 @@ func (r *run) runMerge(ctx context.Context, stages []mergeStage) (_ *Result, err
 // Universal2 builds the recipe's two universal2 slices side by side under
 // one make job budget, publishes them, and merges the published slices.
 func Universal2(ctx context.Context, s Settings, rt Runtime) (*Result, error) {
-	r, err := newRun(s, rt)
+	r, err := newRun(ctx, s, rt)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func Universal2(ctx context.Context, s Settings, rt Runtime) (*Result, error) {
 // Merge is build:merge: two slice artifacts built elsewhere (each a
 // directory or a .tar.gz) into dist/openssl-macos-universal2.
 func Merge(ctx context.Context, s Settings, rt Runtime, a, b string) (*Result, error) {
-	r, err := newRun(s, rt)
+	r, err := newRun(ctx, s, rt)
 	if err != nil {
 		return nil, err
 	}

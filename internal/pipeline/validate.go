@@ -269,7 +269,7 @@ func defineFrom(archive string, out map[string]bool) error {
 // libraries and linked. It is what the tests run over a fixture built by an
 // earlier run before they use it.
 func Prove(ctx context.Context, s Settings, rt Runtime, dir string, v *Variant) error {
-	r, err := newRun(s, rt)
+	r, err := newRun(ctx, s, rt)
 	if err != nil {
 		return err
 	}

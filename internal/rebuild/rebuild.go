@@ -25,6 +25,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/artifact/unpacked"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
@@ -49,7 +50,8 @@ type Options struct {
 	// output and work directories are the rebuild's own.
 	Settings pipeline.Settings
 	// Runtime logs the build; its Revision is this checkout's osslbuild
-	// ("" = pipeline.Version()).
+	// ("" = pipeline.Version: its commit, "+dirty." and a digest when it
+	// holds changes).
 	Runtime pipeline.Runtime
 	// Report receives the gorebuild-style report (nil: Runtime.Log).
 	Report io.Writer
@@ -104,7 +106,7 @@ func Revision(rev string, tests bool) error {
 		return errors.New("the manifest records no osslbuild revision")
 	case rev == "unknown":
 		return errors.New(`osslbuild revision "unknown": it was built from a tree without git metadata, and no revision says which osslbuild that was`)
-	case strings.HasSuffix(rev, "+dirty"):
+	case strings.Contains(rev, "+dirty"):
 		return fmt.Errorf("osslbuild revision %s: built from a checkout with uncommitted changes, which no revision records", rev)
 	case strings.HasPrefix(rev, "test-"):
 		if tests {
@@ -128,7 +130,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Report = o.Runtime.Log
 	}
 	if o.Runtime.Revision == "" {
-		o.Runtime.Revision = pipeline.Version()
+		o.Runtime.Revision = pipeline.Version(ctx)
 	}
 	work := o.Settings.Work
 	if work == "" {
@@ -441,8 +443,8 @@ func (r *rebuilder) compareTrees(ctx context.Context, a, b string) {
 		case !okA:
 			r.line(Line{Status: "FAIL", File: n, Detail: "only in the rebuild"})
 		default:
-			ba, errA := os.ReadFile(filepath.Join(a, n))
-			bb, errB := os.ReadFile(filepath.Join(b, n))
+			ba, errA := ctxio.ReadFile(ctx, filepath.Join(a, n), false, artifact.MaxTarStream)
+			bb, errB := ctxio.ReadFile(ctx, filepath.Join(b, n), false, artifact.MaxTarStream)
 			if err := errors.Join(errA, errB); err != nil {
 				r.line(Line{Status: "FAIL", File: n, Detail: err.Error()})
 			} else if d := Difference(n, ba, bb); d != "" {

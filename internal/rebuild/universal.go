@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // universal rebuilds a universal artifact: whole (build:universal2, every
@@ -85,7 +85,7 @@ func (r *rebuilder) compareSlice(ctx context.Context, a, b, arch string) {
 		return
 	}
 	for _, n := range union(fa, fa) {
-		ba, err := os.ReadFile(filepath.Join(a, n))
+		ba, err := ctxio.ReadFile(ctx, filepath.Join(a, n), false, artifact.MaxTarStream)
 		if err != nil {
 			r.line(Line{Status: "FAIL", File: n, Detail: err.Error()})
 			continue
@@ -102,7 +102,7 @@ func (r *rebuilder) compareSlice(ctx context.Context, a, b, arch string) {
 			}
 		}
 		file := n + " [" + arch + "]"
-		bb, err := os.ReadFile(filepath.Join(b, n))
+		bb, err := ctxio.ReadFile(ctx, filepath.Join(b, n), false, artifact.MaxTarStream)
 		switch {
 		case got == nil:
 			r.line(Line{Status: "FAIL", File: file, Detail: "the artifact's file has no " + arch + " slice"})

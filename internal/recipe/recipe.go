@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/go-version"
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/keys"
@@ -206,17 +207,13 @@ func readRegular(kind, path string, max int64) ([]byte, error) {
 	if err := regular(kind, path, fi); err != nil {
 		return nil, err
 	}
-	f, err := openNonBlocking(path)
+	// Again from the open file, opened without waiting: a FIFO swapped
+	// in since the stat is refused, not waited on.
+	f, _, err := ctxio.OpenRegular(path, true)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
 	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
-	}
-	if err := regular(kind, path, fi); err != nil {
-		return nil, err
-	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
@@ -282,7 +279,6 @@ var (
 	hex64      = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	fpr40      = regexp.MustCompile(`^[0-9A-F]{40}$`)
 	versionRe  = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+[a-z]?$`)
-	minOSRe    = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 	targetName = regexp.MustCompile(`^[a-z0-9_-]+$`)
 	// configureRe is a Configure target name: never an option or a path.
 	configureRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
@@ -720,12 +716,15 @@ func checkPlatform(c *checker, f string, s platform.Slice) []string {
 			}
 		}
 	}
+	// The parser validation holds every object's deployment target to:
+	// what it would refuse after the build is refused here, before.
+	_, minOSErr := platform.ParseMinOS(s.MinOS)
 	switch {
 	case p.MinOSFlag == "" && s.MinOS != "":
 		bad(".min_os", "only meaningful where the platform has a deployment target, and %s %s has none", p.Name, p.Arch)
 	case p.MinOSFlag == "":
-	case !minOSRe.MatchString(s.MinOS):
-		bad(".min_os", "want a %s version such as 11.0, got %q", p.Name, s.MinOS)
+	case minOSErr != nil:
+		bad(".min_os", "want a %s version such as 11.0: %v", p.Name, minOSErr)
 	case !given:
 		return append([]string{want}, s.Flags...)
 	}

@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -164,5 +165,48 @@ func TestEndOfLifeMarks(t *testing.T) {
 	}
 	if len(marks) == 0 {
 		t.Error("no marks found: the recipe pins 3.0 releases, ended 2026-09-07")
+	}
+}
+
+// TestMinOS: min_os is read by the parser validation holds every object's
+// deployment target to (platform.ParseMinOS), so a value validation would
+// refuse after the build (11.256: Mach-O keeps the minor in a byte) is
+// refused here, at the recipe's file and line, before anything is fetched.
+func TestMinOS(t *testing.T) {
+	base, err := os.ReadFile("../../recipes/openssl.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const arm64 = `min_os = "11.0"`
+	line := strings.Count(string(base[:strings.Index(string(base), arm64)]), "\n") + 1
+	for _, tt := range []struct{ minOS, want string }{
+		{"11.0", ""},
+		{"10.12.1", ""},
+		{"11.255", ""},
+		{"11.256", "minor and patch must be below 256"},
+		{"11.0.256", "minor and patch must be below 256"},
+		{"65536.0", "too large"},
+		{"11.", "expected X, X.Y or X.Y.Z"},
+		{"11.0.0.0", "expected X, X.Y or X.Y.Z"},
+		{"eleven", "expected digits and dots"},
+		{"", "expected X, X.Y or X.Y.Z"},
+	} {
+		t.Run(tt.minOS, func(t *testing.T) {
+			mut := strings.Replace(string(base), arm64, `min_os = "`+tt.minOS+`"`, 1)
+			r, err := Parse("recipes/openssl.toml", []byte(mut))
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("min_os %q refused: %v", tt.minOS, err)
+				}
+				if p, err := r.Plan("", "arm64"); err != nil || p.Slice.Flags[0] != "-mmacosx-version-min="+tt.minOS {
+					t.Errorf("min_os %q: plan %v (%v)", tt.minOS, p.Slice.Flags, err)
+				}
+				return
+			}
+			where := fmt.Sprintf("recipes/openssl.toml:%d: targets.arm64.min_os", line)
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), where) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("min_os %q: %v\nwant ErrInvalid at %s: %s", tt.minOS, err, where, tt.want)
+			}
+		})
 	}
 }

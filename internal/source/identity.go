@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/source/unpack"
 )
 
@@ -60,7 +60,7 @@ var defaultIdentityLimits = identityLimits{
 // was expected and what was found, and wrap ErrIdentity when the tarball is
 // readable but names another release.
 func CheckIdentity(ctx context.Context, path, version string) (Identity, error) {
-	f, err := os.Open(path)
+	f, _, err := ctxio.OpenRegular(path, true)
 	if err != nil {
 		return Identity{}, fmt.Errorf("identity: %w", err)
 	}

@@ -8,9 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
@@ -72,11 +72,11 @@ func fetchSignature(ctx context.Context, f *fetch.Fetcher, rel recipe.Release, t
 // signature is stored in *signer.
 func SignatureCheck(tarball string, rel recipe.Release, signer *signature.Result) fetch.Check {
 	return func(ctx context.Context, sig fetch.Result) error {
-		asc, err := os.ReadFile(sig.Path)
+		asc, err := ctxio.ReadFile(ctx, sig.Path, true, fetch.MaxSignatureSize)
 		if err != nil {
 			return err
 		}
-		t, err := os.Open(tarball)
+		t, _, err := ctxio.OpenRegular(tarball, true)
 		if err != nil {
 			return err
 		}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/sbom"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
@@ -198,7 +199,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 	if err := os.Mkdir(dst, 0o755); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
-	dispatched, err := mergeTrees(ordered, dst, dispatch, libs)
+	dispatched, err := mergeTrees(ctx, ordered, dst, dispatch, libs)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +261,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 // that differ get a per-architecture dispatch, anything else must be
 // identical: a header changed in one slice is a different build, or
 // tampering, not an architecture.
-func mergeTrees(ordered []Slice, dst string, allowed, libs []string) ([]string, error) {
+func mergeTrees(ctx context.Context, ordered []Slice, dst string, allowed, libs []string) ([]string, error) {
 	files := map[string]bool{}
 	lists := make([]map[string]bool, len(ordered))
 	for i, s := range ordered {
@@ -299,11 +300,11 @@ func mergeTrees(ordered []Slice, dst string, allowed, libs []string) ([]string, 
 		if !lists[0][rel] || !lists[1][rel] {
 			continue
 		}
-		x, err := os.ReadFile(filepath.Join(ordered[0].Dir, rel))
+		x, err := ctxio.ReadFile(ctx, filepath.Join(ordered[0].Dir, rel), false, artifact.MaxTarStream)
 		if err != nil {
 			return nil, err
 		}
-		y, err := os.ReadFile(filepath.Join(ordered[1].Dir, rel))
+		y, err := ctxio.ReadFile(ctx, filepath.Join(ordered[1].Dir, rel), false, artifact.MaxTarStream)
 		if err != nil {
 			return nil, err
 		}

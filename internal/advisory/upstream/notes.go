@@ -14,6 +14,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // ReleaseNotes is what one release's section of OpenSSL's CHANGES.md
@@ -79,13 +80,13 @@ func ParseChanges(name string, data []byte) ([]ReleaseNotes, error) {
 // (its top directory's CHANGES.md, read from the stream without
 // unpacking) or a CHANGES.md itself.
 func ReadNotes(ctx context.Context, file string) ([]ReleaseNotes, error) {
-	f, size, err := inspect.OpenRegular("release notes", file)
+	f, st, err := ctxio.OpenRegular(file, true)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	if !strings.HasSuffix(file, ".tar.gz") && !strings.HasSuffix(file, ".tgz") {
-		if size > maxFile {
+		if st.Size() > maxFile {
 			return nil, fmt.Errorf("%s: larger than %d bytes", file, maxFile)
 		}
 		b, err := io.ReadAll(f)

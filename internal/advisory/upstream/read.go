@@ -1,15 +1,15 @@
 package upstream
 
 import (
+	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/advisory"
-	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // maxFile bounds one record or text read.
@@ -34,7 +34,7 @@ func ReadDir(dir string) ([]*Record, []*Text, error) {
 	slices.Sort(txts)
 	var records []*Record
 	for _, p := range jsons {
-		b, err := readFile(p)
+		b, err := ctxio.ReadFile(context.Background(), p, true, maxFile)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -50,7 +50,7 @@ func ReadDir(dir string) ([]*Record, []*Text, error) {
 	}
 	var texts []*Text
 	for _, p := range txts {
-		b, err := readFile(p)
+		b, err := ctxio.ReadFile(context.Background(), p, true, maxFile)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -93,7 +93,7 @@ func ReadCVEDir(dir string, commits map[string]string) ([]*Record, error) {
 	slices.Sort(paths)
 	var out []*Record
 	for _, p := range paths {
-		b, err := readFile(p)
+		b, err := ctxio.ReadFile(context.Background(), p, true, maxFile)
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +120,7 @@ func ReadCVEDir(dir string, commits map[string]string) ([]*Record, error) {
 // ReadCommits reads "PATH COMMIT" lines (a record's path under a -cves
 // directory and the commit it was read at; '#' starts a comment).
 func ReadCommits(file string) (map[string]string, error) {
-	b, err := readFile(file)
+	b, err := ctxio.ReadFile(context.Background(), file, true, maxFile)
 	if err != nil {
 		return nil, err
 	}
@@ -136,20 +136,4 @@ func ReadCommits(file string) (map[string]string, error) {
 		out[f[0]] = f[1]
 	}
 	return out, nil
-}
-
-func readFile(p string) ([]byte, error) {
-	f, _, err := inspect.OpenRegular("read", p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	if len(b) > maxFile {
-		return nil, fmt.Errorf("%s: larger than %d bytes", p, maxFile)
-	}
-	return b, nil
 }

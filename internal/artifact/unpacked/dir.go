@@ -5,13 +5,15 @@ package unpacked
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/source/unpack"
 )
 
@@ -34,11 +36,18 @@ func Dir(ctx context.Context, path, work string) (string, error) {
 		return real, nil
 	}
 	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("artifact %s: %s, want a directory or a .tar.gz (not opened)", path, "a "+artifact.Describe(path, fi.Mode().Type()))
+		return "", fmt.Errorf("artifact %s: %s, want a directory or a .tar.gz (not opened)", path, "a "+ctxio.Describe(path, fi.Mode().Type()))
 	}
-	if want, err := os.ReadFile(path + ".sha256"); err == nil {
+	// Opened without waiting: a FIFO beside the tarball is refused, not
+	// waited on past every signal.
+	want, err := ctxio.ReadFile(ctx, path+".sha256", true, 1<<10)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return "", fmt.Errorf("artifact %s: %w", path, err)
+	default:
 		fields := strings.Fields(string(want))
-		got, err := artifact.FileSHA256(path)
+		got, err := ctxio.SHA256(ctx, path, true)
 		if err != nil {
 			return "", err
 		}

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // The code classifier: does a library's machine code look compiled at -O0?
@@ -267,11 +268,12 @@ func EvidenceFile(ctx context.Context, path string) ([]inspect.CodeVerdict, erro
 }
 
 func codeEvidenceFile(ctx context.Context, path string, opt codeOptions) ([]inspect.CodeVerdict, error) {
-	f, size, err := inspect.OpenRegular("code evidence", path)
+	f, st, err := ctxio.OpenRegular(path, true)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("code evidence: %w", err)
 	}
 	defer f.Close()
+	size := st.Size()
 	if b, unmap, ok := mapFile(f, size); ok {
 		defer unmap()
 		return codeEvidence(ctx, path, memReaderAt(b), int64(len(b)), opt)

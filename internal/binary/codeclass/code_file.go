@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // Measure runs the code classifier over a file Inspect has already
@@ -82,11 +83,12 @@ func measureCode(ctx context.Context, f *inspect.File, r io.ReaderAt, keep func(
 // reading it once: the file is mapped (or, where it cannot be, read whole)
 // and both passes run over the same bytes.
 func Inspect(ctx context.Context, path string) (*inspect.File, error) {
-	fd, size, err := inspect.OpenRegular("inspect", path)
+	fd, st, err := ctxio.OpenRegular(path, true)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("inspect: %w", err)
 	}
 	defer fd.Close()
+	size := st.Size()
 	b, unmap, ok := mapFile(fd, size)
 	if !ok {
 		if size > maxInMemoryFile {

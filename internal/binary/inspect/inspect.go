@@ -19,11 +19,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
-	"syscall"
+
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // Format is the container format of a file, slice or member.
@@ -163,33 +163,12 @@ func Identify(magic []byte) Format {
 // Inspect opens path and inspects it; see InspectReader. Anything but a
 // regular file is refused; a FIFO is opened without blocking to find out.
 func Inspect(path string) (*File, error) {
-	f, size, err := OpenRegular("inspect", path)
+	f, st, err := ctxio.OpenRegular(path, true)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("inspect: %w", err)
 	}
 	defer f.Close()
-	return InspectReader(path, f, size)
-}
-
-// OpenRegular opens path for reading and returns it with its size,
-// refusing anything but a regular file. It opens with O_NONBLOCK so that a
-// FIFO cannot hang the open before fstat refuses it. verb starts the
-// messages ("inspect", "code evidence").
-func OpenRegular(verb, path string) (*os.File, int64, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", verb, err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, fmt.Errorf("%s: %w", verb, err)
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, fmt.Errorf("%s %s: expected a regular file, found %s", verb, path, st.Mode().Type())
-	}
-	return f, st.Size(), nil
+	return InspectReader(path, f, st.Size())
 }
 
 // InspectReader identifies the format of the size bytes of r by magic

@@ -5,9 +5,12 @@ import (
 	"debug/macho"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
+// TestVersion: min_os as the one parser reads it (platform.ParseMinOS)
+// packs as Mach-O's load commands hold it and prints back as otool does.
 func TestVersion(t *testing.T) {
 	tests := []struct {
 		s    string
@@ -21,14 +24,14 @@ func TestVersion(t *testing.T) {
 		{"14.5", 0x000e0500, "14.5"},
 	}
 	for _, tt := range tests {
-		v, err := ParseVersion(tt.s)
-		if err != nil || v != tt.v || v.String() != tt.back {
-			t.Errorf("ParseVersion(%q) = %#x (%s), %v; want %#x (%s)", tt.s, uint32(v), v, err, uint32(tt.v), tt.back)
+		p, err := platform.ParseMinOS(tt.s)
+		if v := Version(p); err != nil || v != tt.v || v.String() != tt.back {
+			t.Errorf("ParseMinOS(%q) = %#x (%s), %v; want %#x (%s)", tt.s, uint32(v), v, err, uint32(tt.v), tt.back)
 		}
 	}
 	for _, bad := range []string{"", ".", "11.", "a.b", "1.2.3.4", "10.256", "70000.0", "11.0 "} {
-		if v, err := ParseVersion(bad); err == nil {
-			t.Errorf("ParseVersion(%q) = %s, want error", bad, v)
+		if v, err := platform.ParseMinOS(bad); err == nil {
+			t.Errorf("ParseMinOS(%q) = %s, want error", bad, Version(v))
 		}
 	}
 	if Version(0).String() != "n/a" {

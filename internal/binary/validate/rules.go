@@ -9,6 +9,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
 // checker accumulates violations for one file. static turns on the rules
@@ -52,7 +53,8 @@ func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
 	}
 	var minos inspect.Version
 	if exp.Slice.MinOS != "" {
-		minos, _ = inspect.ParseVersion(exp.Slice.MinOS) // checked by checkExpects
+		v, _ := platform.ParseMinOS(exp.Slice.MinOS) // checked by checkExpects
+		minos = inspect.Version(v)
 	}
 	for _, o := range s.Objects {
 		c.object(arch, o, exp, minos)

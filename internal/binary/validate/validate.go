@@ -317,7 +317,7 @@ func checkExpects(exps []Expect) error {
 		}
 		seen[NormArch(e.Slice.Arch)] = true
 		if e.Slice.MinOS != "" {
-			if _, err := inspect.ParseVersion(e.Slice.MinOS); err != nil {
+			if _, err := platform.ParseMinOS(e.Slice.MinOS); err != nil {
 				return fmt.Errorf("validate: expectation %s: MinOS: %w", e.Slice.Arch, err)
 			}
 		}

@@ -39,6 +39,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // Defaults for the zero values in Options.
@@ -435,7 +437,7 @@ type entry struct {
 // openEntry opens the cache entry final and hashes at most limit bytes of
 // it. A missing entry is no entry and no error; the caller closes e.fh.
 func openEntry(ctx context.Context, final string, limit int64) (*entry, error) {
-	fh, err := os.Open(final)
+	fh, _, err := ctxio.OpenRegular(final, true)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
@@ -650,7 +652,7 @@ func (f *Fetcher) fetchSignature(ctx context.Context, file File, tarball Result,
 	if err != nil {
 		return Result{}, err
 	}
-	fh, err := os.Open(final)
+	fh, _, err := ctxio.OpenRegular(final, true)
 	if err != nil {
 		return Result{}, fmt.Errorf("fetch %s: %w", name, err)
 	}

@@ -49,21 +49,12 @@ func openLocal(ctx context.Context, u *url.URL) (*body, error) {
 	if err != nil {
 		return nil, &permanentError{err}
 	}
-	fh, err := os.Open(p)
+	fh, st, err := ctxio.OpenRegular(p, true)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, &permanentError{fmt.Errorf("%w: %w", ErrNotFound, err)}
 	}
 	if err != nil {
 		return nil, &permanentError{err}
-	}
-	st, err := fh.Stat()
-	if err != nil {
-		fh.Close()
-		return nil, &permanentError{err}
-	}
-	if !st.Mode().IsRegular() {
-		fh.Close()
-		return nil, &permanentError{fmt.Errorf("%s is not a regular file", p)}
 	}
 	return &body{
 		r:      ctxio.Reader(ctx, fh),
@@ -572,7 +563,7 @@ func writeOrigin(final, origin string) (err error) {
 
 // readOrigin returns the recorded source of a cached file, or "".
 func readOrigin(final string) string {
-	b, err := os.ReadFile(final + originSuffix)
+	b, err := ctxio.ReadFile(context.Background(), final+originSuffix, true, 4<<10)
 	if err != nil {
 		return ""
 	}

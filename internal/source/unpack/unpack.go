@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // Defaults for Options; an OpenSSL 4.0 tarball holds about 140 MB in 6,400
@@ -89,7 +90,7 @@ type Result struct {
 
 // Extract unpacks the .tar.gz file archive into dest (see the package doc).
 func Extract(ctx context.Context, archive, dest string, opts Options) (Result, error) {
-	f, err := os.Open(archive)
+	f, _, err := ctxio.OpenRegular(archive, true)
 	if err != nil {
 		return Result{}, fmt.Errorf("unpack: %w", err)
 	}
