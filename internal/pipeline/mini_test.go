@@ -235,6 +235,33 @@ func TestMiniBuildsAndPublishes(t *testing.T) {
 	}
 }
 
+// TestMiniDefineBuilds: a recipe's define goes where OpenSSL's Configure
+// puts it (CPPFLAGS, not CFLAGS), reaches the compile (mem.c does not
+// compile without it), passes the gate and is on the compiler line
+// libcrypto embeds, which validation holds to the recipe's flags.
+func TestMiniDefineBuilds(t *testing.T) {
+	requireMini(t)
+	s := miniSettings(t, map[string][2]string{
+		"crypto/mem.c": {"#include <stddef.h>\n", "#include <stddef.h>\nint mini_foo = FOO;\n"},
+	})
+	editRecipe(t, s, func(r string) string {
+		return strings.Replace(r, `flags = ["-mmacosx-version-min=11.0"]`, `flags = ["-mmacosx-version-min=11.0", "-DFOO=1"]`, 1)
+	})
+	var log strings.Builder
+	res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), "arm64", nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "gate passed") {
+		t.Errorf("no gate in the log:\n%s", log.String())
+	}
+	lines := compilerLines(t, filepath.Join(res.Published.Dir, "lib", "libcrypto.a"))
+	want := "compiler: cc -fPIC -arch arm64 -O3 -Wall -mmacosx-version-min=11.0 -DFOO=1"
+	if len(lines) != 1 || lines[0] != want {
+		t.Errorf("compiler lines %q, want [%q]", lines, want)
+	}
+}
+
 // TestMiniGateRefusesBeforeMake: a Configure whose default flags are not
 // -O3 is refused by the gate, before make compiles anything.
 func TestMiniGateRefusesBeforeMake(t *testing.T) {
