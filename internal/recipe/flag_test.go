@@ -170,6 +170,8 @@ func TestRecipeOptions(t *testing.T) {
 		{"--debug", "Configure's debug build: -O0 -g"},
 		{"no-pic", "builds position-dependent code"},
 		{"enable-crypto-mdebug", "builds OpenSSL's memory-debugging hooks"},
+		{"enable-acvp-tests", "a feature for testing OpenSSL (its name says so)"},
+		{"enable-sslkeylog", "a channel that writes TLS secrets out: every program linking the libraries appends its handshake secrets to the file SSLKEYLOGFILE names"},
 		{"no-bogus-feature", "no feature of the Configure of OpenSSL 3.0.20, 3.5.7, 4.0.2"},
 		{"enable-ssl2", "no feature of the Configure"}, // deprecated: Configure ignores it
 	}
