@@ -19,10 +19,13 @@ import (
 type Suppression struct {
 	CVE    string
 	Reason string
-	// Releases, when set, limits it to OpenSSL of these releases (a
-	// CycloneDX entry whose affects names OpenSSL by purl); empty means
-	// every OpenSSL found.
+	// Every marks a plain list's entry: it names no product, so it applies
+	// to every OpenSSL found. A CycloneDX entry applies only to the
+	// OpenSSL releases its affects name: Releases, and the version ranges
+	// of its affects' versions.
+	Every    bool
 	Releases []string
+	ranges   []vers
 	Where    string // "FILE:LINE" or "FILE: vulnerabilities[3]"
 }
 
@@ -30,6 +33,9 @@ type Suppression struct {
 type Suppressions struct {
 	Source  string // the file
 	Entries []Suppression
+	// Notes name the CycloneDX entries that would suppress but name no
+	// OpenSSL release, and so suppress nothing.
+	Notes []string
 }
 
 // ErrSuppressions is matched (errors.Is) by every error reading a file of
@@ -71,8 +77,9 @@ func ReadSuppressions(path string) (*Suppressions, error) {
 // (not_affected, false_positive, resolved, resolved_with_pedigree), its
 // reason being the justification, response and detail; exploitable and
 // in_triage suppress nothing; an id that is no CVE is skipped; and an
-// entry whose affects names OpenSSL by purl (pkg:generic/openssl@3.0.5)
-// applies to those releases only.
+// entry applies only to the OpenSSL releases its affects name (see
+// affected): one naming none suppresses nothing, and Notes says so. A
+// plain list names no product: its entries apply to every OpenSSL.
 func ParseSuppressions(name string, data []byte) (*Suppressions, error) {
 	if !utf8.Valid(data) {
 		return nil, fmt.Errorf("%s: %w: not UTF-8 text", name, ErrSuppressions)
@@ -103,7 +110,7 @@ func parsePlain(name string, data []byte) (*Suppressions, error) {
 		if reason == "" {
 			return nil, fmt.Errorf("%s: %w: %s: no reason given: say why it does not apply", where, ErrSuppressions, id)
 		}
-		s.Entries = append(s.Entries, Suppression{CVE: id, Reason: reason, Where: where})
+		s.Entries = append(s.Entries, Suppression{CVE: id, Reason: reason, Every: true, Where: where})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", name, ErrSuppressions, err)
@@ -115,7 +122,29 @@ func parsePlain(name string, data []byte) (*Suppressions, error) {
 type cdxDoc struct {
 	BOMFormat       *string    `json:"bomFormat"`
 	SpecVersion     *string    `json:"specVersion"`
+	SerialNumber    string     `json:"serialNumber"`
 	Vulnerabilities *[]cdxVuln `json:"vulnerabilities"`
+	Metadata        struct {
+		Component *cdxComponent `json:"component"`
+	} `json:"metadata"`
+	Components []cdxComponent `json:"components"`
+}
+
+// cdxComponent is what an affects ref may point to in the document.
+type cdxComponent struct {
+	BOMRef     string         `json:"bom-ref"`
+	Purl       string         `json:"purl"`
+	CPE        string         `json:"cpe"`
+	Components []cdxComponent `json:"components"`
+}
+
+type cdxAffects struct {
+	Ref      string `json:"ref"`
+	Versions []struct {
+		Version string `json:"version"`
+		Range   string `json:"range"`
+		Status  string `json:"status"`
+	} `json:"versions"`
 }
 
 type cdxVuln struct {
@@ -126,9 +155,7 @@ type cdxVuln struct {
 		Response      []string `json:"response"`
 		Detail        string   `json:"detail"`
 	} `json:"analysis"`
-	Affects []struct {
-		Ref string `json:"ref"`
-	} `json:"affects"`
+	Affects []cdxAffects `json:"affects"`
 }
 
 // suppressing are the analysis states saying a CVE does not apply;
@@ -152,6 +179,20 @@ func parseCycloneDX(name string, data []byte) (*Suppressions, error) {
 	if doc.Vulnerabilities == nil {
 		return nil, fmt.Errorf("%s: %w: no vulnerabilities section: nothing assessed", name, ErrSuppressions)
 	}
+	refs := map[string][]string{} // bom-ref -> the component's purl and CPE
+	var walk func([]cdxComponent)
+	walk = func(cs []cdxComponent) {
+		for _, c := range cs {
+			if c.BOMRef != "" {
+				refs[c.BOMRef] = []string{c.Purl, c.CPE}
+			}
+			walk(c.Components)
+		}
+	}
+	if c := doc.Metadata.Component; c != nil {
+		walk([]cdxComponent{*c})
+	}
+	walk(doc.Components)
 	s := &Suppressions{Source: name, Entries: []Suppression{}}
 	for i, v := range *doc.Vulnerabilities {
 		where := fmt.Sprintf("%s: vulnerabilities[%d]", name, i)
@@ -182,14 +223,129 @@ func parseCycloneDX(name string, data []byte) (*Suppressions, error) {
 			reason = append(reason, d)
 		}
 		e := Suppression{CVE: v.ID, Reason: strings.Join(reason, ": "), Where: where}
+		var named []string
 		for _, a := range v.Affects {
-			if rel, ok := opensslPurl(a.Ref); ok {
-				e.Releases = append(e.Releases, rel)
+			named = append(named, a.Ref)
+			if err := affected(&e, a, ids(a.Ref, doc.SerialNumber, refs)); err != nil {
+				return nil, fmt.Errorf("%s (%s): %w: %v", where, v.ID, ErrSuppressions, err)
 			}
+		}
+		if len(e.Releases) == 0 && len(e.ranges) == 0 {
+			what := "no affects"
+			if len(named) > 0 {
+				what = "affects " + strings.Join(named, ", ")
+			}
+			s.Notes = append(s.Notes, fmt.Sprintf("%s (%s): %s: no OpenSSL release named, so it suppresses nothing (name one by purl, pkg:generic/openssl@4.0.2, or CPE, with a version or a versions range)", where, v.ID, what))
 		}
 		s.Entries = append(s.Entries, e)
 	}
 	return s, nil
+}
+
+// ids are the identifiers an affects ref stands for: the ref itself (a
+// purl or CPE given as the ref), and the purl and CPE of the component of
+// the document whose bom-ref it is, directly or as a BOM-Link to this
+// document (urn:cdx:UUID/VERSION#bom-ref, UUID that of its serialNumber
+// urn:uuid:UUID).
+func ids(ref, serial string, refs map[string][]string) []string {
+	out := append([]string{ref}, refs[ref]...)
+	self := "urn:cdx:" + strings.TrimPrefix(serial, "urn:uuid:") + "/"
+	if link, frag, ok := strings.Cut(ref, "#"); ok && serial != "" && strings.HasPrefix(link, self) {
+		if f, err := url.PathUnescape(frag); err == nil {
+			out = append(out, refs[f]...)
+		}
+	}
+	return out
+}
+
+// affected adds to e the OpenSSL releases one affects entry names: the
+// versions and vers ranges it lists (a version whose status is affected
+// or unknown is not assessed as unaffected, and is left out), else the
+// version of the purl or CPE that names OpenSSL. A ref naming anything
+// else adds nothing.
+func affected(e *Suppression, a cdxAffects, ids []string) error {
+	openssl, rel := false, ""
+	for _, id := range ids {
+		if ok, r := opensslID(id); ok {
+			openssl = true
+			if rel == "" {
+				rel = r
+			}
+		}
+	}
+	if !openssl {
+		return nil
+	}
+	if len(a.Versions) == 0 {
+		if rel != "" {
+			e.Releases = append(e.Releases, rel)
+		}
+		return nil
+	}
+	for _, v := range a.Versions {
+		switch v.Status {
+		case "", "unaffected":
+		case "affected", "unknown":
+			continue
+		default:
+			return fmt.Errorf("affects %s: versions status %q: want affected, unaffected or unknown", a.Ref, v.Status)
+		}
+		switch {
+		case v.Range != "":
+			r, err := parseVers(v.Range)
+			if err != nil {
+				return fmt.Errorf("affects %s: %w", a.Ref, err)
+			}
+			e.ranges = append(e.ranges, r)
+		case v.Version != "":
+			pv, err := ParseVersion(v.Version)
+			if err != nil {
+				return fmt.Errorf("affects %s: %w", a.Ref, err)
+			}
+			e.Releases = append(e.Releases, pv.Release())
+		}
+	}
+	return nil
+}
+
+// opensslID reports whether a purl or CPE names OpenSSL, and the release
+// it names ("" when it names none): "pkg:generic/openssl@3.0.5",
+// "pkg:github/openssl/openssl@openssl-3.0.5",
+// "cpe:2.3:a:openssl:openssl:3.0.5:*:*:*:*:*:*:*", "cpe:/a:openssl:openssl:3.0.5".
+func opensslID(id string) (bool, string) {
+	if f := strings.Split(id, ":"); len(f) >= 5 && f[0] == "cpe" && (f[1] == "2.3" || f[1] == "/a") {
+		if f[1] == "/a" {
+			f = append([]string{"cpe", "2.3", "a"}, f[2:]...)
+		}
+		if f[2] != "a" || !strings.EqualFold(f[3], "openssl") || !strings.EqualFold(f[4], "openssl") {
+			return false, ""
+		}
+		if len(f) > 5 {
+			if v, err := ParseVersion(f[5]); err == nil {
+				return true, v.Release()
+			}
+		}
+		return true, ""
+	}
+	if !opensslName(id) {
+		return false, ""
+	}
+	rel, _ := opensslPurl(id)
+	return true, rel
+}
+
+// opensslName reports whether a package URL's name is openssl, with or
+// without a version.
+func opensslName(ref string) bool {
+	rest, ok := strings.CutPrefix(ref, "pkg:")
+	if !ok {
+		return false
+	}
+	rest, _, _ = strings.Cut(rest, "#")
+	rest, _, _ = strings.Cut(rest, "?")
+	rest, _, _ = strings.Cut(rest, "@")
+	parts := strings.Split(rest, "/")
+	return len(parts) >= 2 && strings.EqualFold(parts[len(parts)-1], "openssl")
 }
 
 // opensslPurl reads the release of a package URL naming OpenSSL:
@@ -226,11 +382,118 @@ func (s *Suppressions) Lookup(cve, rel string) (Suppression, bool) {
 		return Suppression{}, false
 	}
 	for _, e := range s.Entries {
-		if e.CVE == cve && (len(e.Releases) == 0 || slices.Contains(e.Releases, rel)) {
+		if e.CVE == cve && e.covers(rel) {
 			return e, true
 		}
 	}
 	return Suppression{}, false
+}
+
+// covers reports whether the entry applies to OpenSSL release rel.
+func (e Suppression) covers(rel string) bool {
+	if e.Every || slices.Contains(e.Releases, rel) {
+		return true
+	}
+	v, err := ParseVersion(rel)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(e.ranges, func(r vers) bool { return r.contains(v) })
+}
+
+// vers is a version range in the package-URL project's vers syntax, which
+// CycloneDX uses for a range of affected versions:
+// "vers:generic/>=4.0.0|<4.0.3", "vers:generic/*". Versions are OpenSSL's
+// (ParseVersion, Compare) whatever the scheme.
+type vers struct {
+	all bool
+	cs  []versConstraint // sorted by version
+}
+
+type versConstraint struct {
+	op string // "=", "!=", "<", "<=", ">", ">="
+	v  Version
+}
+
+func parseVers(s string) (vers, error) {
+	rest, ok := strings.CutPrefix(s, "vers:")
+	_, cons, ok2 := strings.Cut(rest, "/")
+	if !ok || !ok2 || cons == "" {
+		return vers{}, fmt.Errorf("range %q: want vers:SCHEME/CONSTRAINTS, such as vers:generic/>=4.0.0|<4.0.3", s)
+	}
+	if cons == "*" {
+		return vers{all: true}, nil
+	}
+	var r vers
+	for _, c := range strings.Split(cons, "|") {
+		c = strings.TrimSpace(c)
+		op := "="
+		for _, o := range []string{">=", "<=", "!=", "<", ">", "="} {
+			if after, ok := strings.CutPrefix(c, o); ok {
+				op, c = o, after
+				break
+			}
+		}
+		if u, err := url.PathUnescape(c); err == nil {
+			c = u
+		}
+		v, err := ParseVersion(c)
+		if err != nil {
+			return vers{}, fmt.Errorf("range %q: %w", s, err)
+		}
+		r.cs = append(r.cs, versConstraint{op, v})
+	}
+	slices.SortStableFunc(r.cs, func(a, b versConstraint) int { return Compare(a.v, b.v) })
+	return r, nil
+}
+
+// contains is the vers specification's test: an equal "=" is in and an
+// equal "!=" out; of the other constraints, below a leading "<" or "<=",
+// above a trailing ">" or ">=", or between a ">"/">=" and the "<"/"<="
+// after it is in; anything else is out.
+func (r vers) contains(v Version) bool {
+	if r.all {
+		return true
+	}
+	var cs []versConstraint
+	for _, c := range r.cs {
+		switch eq := Compare(v, c.v) == 0; c.op {
+		case "=":
+			if eq {
+				return true
+			}
+		case "!=":
+			if eq {
+				return false
+			}
+		default:
+			cs = append(cs, c)
+		}
+	}
+	holds := func(c versConstraint) bool {
+		d := Compare(v, c.v)
+		switch c.op {
+		case "<":
+			return d < 0
+		case "<=":
+			return d <= 0
+		case ">":
+			return d > 0
+		}
+		return d >= 0
+	}
+	below := func(c versConstraint) bool { return c.op == "<" || c.op == "<=" }
+	for i, c := range cs {
+		switch {
+		case i == 0 && below(c) && holds(c):
+			return true
+		case i == len(cs)-1 && !below(c) && holds(c):
+			return true
+		case i+1 < len(cs) && !below(c) && below(cs[i+1]) && holds(c) && holds(cs[i+1]):
+			return true
+		}
+	}
+	return false
 }
 
 func truncate(s string, n int) string {

@@ -40,16 +40,96 @@ func TestCycloneDXVEX(t *testing.T) {
 	if _, ok := s.Lookup("CVE-2023-0286", "1.1.1t"); ok {
 		t.Error("CVE-2023-0286 suppressed for a release its purl does not name")
 	}
-	// resolved, affects a bom-ref: every OpenSSL.
+	// resolved, affects a BOM-Link to this document's OpenSSL component,
+	// named by CPE: that release only.
 	if e, ok := s.Lookup("CVE-2026-84782", "1.1.1t"); !ok || e.Reason != "resolved: response update: patched in our build" {
 		t.Errorf("CVE-2026-84782: %+v %v", e, ok)
 	}
-	// in_triage suppresses nothing; another database's id is skipped.
+	if _, ok := s.Lookup("CVE-2026-84782", "3.0.5"); ok {
+		t.Error("CVE-2026-84782 suppressed for a release its component is not")
+	}
+	// in_triage suppresses nothing; another database's id is skipped; an
+	// entry about curl suppresses nothing, and a note says so.
 	if _, ok := s.Lookup("CVE-2022-3602", "3.0.5"); ok {
 		t.Error("an in_triage entry suppressed")
 	}
-	if len(s.Entries) != 2 {
+	if _, ok := s.Lookup("CVE-2023-0464", "1.1.1t"); ok {
+		t.Error("an entry about curl suppressed an OpenSSL CVE")
+	}
+	if len(s.Entries) != 3 {
 		t.Errorf("entries %+v", s.Entries)
+	}
+	want := []string{"testdata/vex.cdx.json: vulnerabilities[4] (CVE-2023-0464): affects curl: no OpenSSL release named, so it suppresses nothing"}
+	if len(s.Notes) != 1 || !strings.HasPrefix(s.Notes[0], want[0]) {
+		t.Errorf("notes %q, want %q", s.Notes, want)
+	}
+}
+
+// TestVEXAffects: a CycloneDX entry suppresses its CVE only for the
+// OpenSSL releases its affects name (a purl, a CPE, the versions and vers
+// ranges CycloneDX lists); naming nothing OpenSSL, it suppresses nothing
+// and a note says so. Before, an entry whose only affects was
+// pkg:generic/curl@8.0.0 suppressed the CVE for every OpenSSL found.
+func TestVEXAffects(t *testing.T) {
+	const cve = "CVE-2026-84782"
+	doc := func(affects string) string {
+		return `{"bomFormat":"CycloneDX","specVersion":"1.5","vulnerabilities":[{"id":"` + cve + `","analysis":{"state":"not_affected","justification":"code_not_reachable"}` + affects + `}]}`
+	}
+	for _, tc := range []struct {
+		name, affects string
+		in, out       []string // releases it suppresses for, and not
+		note          bool
+	}{
+		{"curl only", `,"affects":[{"ref":"pkg:generic/curl@8.0.0"}]`, nil, []string{"4.0.2", "3.5.7", "1.1.1t"}, true},
+		{"no affects", ``, nil, []string{"4.0.2"}, true},
+		{"a bom-ref elsewhere", `,"affects":[{"ref":"urn:cdx:00000000-0000-0000-0000-000000000000/1#openssl"}]`, nil, []string{"4.0.2"}, true},
+		{"OpenSSL without a release", `,"affects":[{"ref":"pkg:generic/openssl"}]`, nil, []string{"4.0.2"}, true},
+		{"Debian's version", `,"affects":[{"ref":"pkg:deb/debian/openssl@3.0.11-1~deb12u2"}]`, nil, []string{"3.0.11"}, true},
+		{"purl 4.0.2", `,"affects":[{"ref":"pkg:generic/openssl@4.0.2"}]`, []string{"4.0.2"}, []string{"3.5.7", "4.0.3"}, false},
+		{"purl and curl", `,"affects":[{"ref":"pkg:generic/curl@8.0.0"},{"ref":"pkg:github/openssl/openssl@openssl-3.5.7"}]`, []string{"3.5.7"}, []string{"4.0.2"}, false},
+		{"CPE", `,"affects":[{"ref":"cpe:2.3:a:openssl:openssl:4.0.2:*:*:*:*:*:*:*"}]`, []string{"4.0.2"}, []string{"3.5.7"}, false},
+		{"CPE 2.2", `,"affects":[{"ref":"cpe:/a:openssl:openssl:3.5.7"}]`, []string{"3.5.7"}, []string{"4.0.2"}, false},
+		{"another vendor's CPE", `,"affects":[{"ref":"cpe:2.3:a:haxx:curl:8.0.0:*:*:*:*:*:*:*"}]`, nil, []string{"4.0.2"}, true},
+		{"a range", `,"affects":[{"ref":"pkg:generic/openssl","versions":[{"range":"vers:generic/>=4.0.0|<4.0.3","status":"unaffected"}]}]`,
+			[]string{"4.0.0", "4.0.2"}, []string{"4.0.3", "3.5.7", "4.1.0"}, false},
+		{"ranges either side", `,"affects":[{"ref":"pkg:generic/openssl","versions":[{"range":"vers:generic/<3.0.0|>=3.5.0|<3.5.7|>=4.0.2"}]}]`,
+			[]string{"1.1.1t", "3.5.0", "3.5.6", "4.0.2", "4.1.0"}, []string{"3.0.5", "3.5.7", "4.0.1"}, false},
+		{"a range with an exception", `,"affects":[{"ref":"pkg:generic/openssl","versions":[{"range":"vers:generic/>=4.0.0|!=4.0.1|<4.1.0"}]}]`,
+			[]string{"4.0.0", "4.0.2"}, []string{"4.0.1", "4.1.0"}, false},
+		{"every release", `,"affects":[{"ref":"pkg:generic/openssl","versions":[{"range":"vers:generic/*"}]}]`, []string{"4.0.2", "1.1.1t"}, nil, false},
+		{"versions, one affected", `,"affects":[{"ref":"pkg:generic/openssl","versions":[{"version":"4.0.1","status":"unaffected"},{"version":"4.0.2","status":"affected"},{"range":"vers:generic/>=3.5.0|<3.6.0","status":"unknown"}]}]`,
+			[]string{"4.0.1"}, []string{"4.0.2", "3.5.7"}, false},
+		{"a range of curl's", `,"affects":[{"ref":"pkg:generic/curl","versions":[{"range":"vers:generic/*"}]}]`, nil, []string{"4.0.2"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ParseSuppressions("v.json", []byte(doc(tc.affects)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rel := range tc.in {
+				if _, ok := s.Lookup(cve, rel); !ok {
+					t.Errorf("not suppressed for %s", rel)
+				}
+			}
+			for _, rel := range tc.out {
+				if e, ok := s.Lookup(cve, rel); ok {
+					t.Errorf("suppressed for %s: %+v", rel, e)
+				}
+			}
+			if got := len(s.Notes) == 1 && strings.Contains(s.Notes[0], "v.json: vulnerabilities[0] ("+cve+"): ") && strings.Contains(s.Notes[0], "so it suppresses nothing"); got != tc.note || len(s.Notes) > 1 {
+				t.Errorf("notes %q, want a note: %v", s.Notes, tc.note)
+			}
+		})
+	}
+	// A plain list names no product: every OpenSSL.
+	s, err := ParseSuppressions("a.txt", []byte(cve+" not affected: no DTLS\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"4.0.2", "3.5.7", "1.1.1t"} {
+		if _, ok := s.Lookup(cve, rel); !ok || len(s.Notes) > 0 {
+			t.Errorf("plain list: not suppressed for %s (notes %q)", rel, s.Notes)
+		}
 	}
 }
 
@@ -88,6 +168,9 @@ func TestSuppressionsMalformed(t *testing.T) {
 		{"no id", `{"bomFormat":"CycloneDX","specVersion":"1.6","vulnerabilities":[{"analysis":{"state":"not_affected"}}]}`, "x: vulnerabilities[0]: malformed file of assessed CVEs: no id"},
 		{"no analysis", `{"bomFormat":"CycloneDX","specVersion":"1.6","vulnerabilities":[{"id":"CVE-2023-0286"}]}`, "x: vulnerabilities[0] (CVE-2023-0286): malformed file of assessed CVEs: no analysis.state"},
 		{"bad state", `{"bomFormat":"CycloneDX","specVersion":"1.6","vulnerabilities":[{"id":"CVE-2023-0286","analysis":{"state":"fine"}}]}`, `analysis.state "fine": want one of not_affected, false_positive, resolved, resolved_with_pedigree, exploitable, in_triage`},
+		{"bad range", `{"bomFormat":"CycloneDX","specVersion":"1.6","vulnerabilities":[{"id":"CVE-2023-0286","analysis":{"state":"not_affected"},"affects":[{"ref":"pkg:generic/openssl","versions":[{"range":">=4.0.0"}]}]}]}`, `x: vulnerabilities[0] (CVE-2023-0286): malformed file of assessed CVEs: affects pkg:generic/openssl: range ">=4.0.0": want vers:SCHEME/CONSTRAINTS`},
+		{"bad range version", `{"bomFormat":"CycloneDX","specVersion":"1.6","vulnerabilities":[{"id":"CVE-2023-0286","analysis":{"state":"not_affected"},"affects":[{"ref":"pkg:generic/openssl","versions":[{"range":"vers:generic/>=four"}]}]}]}`, `range "vers:generic/>=four": OpenSSL version "four"`},
+		{"bad status", `{"bomFormat":"CycloneDX","specVersion":"1.6","vulnerabilities":[{"id":"CVE-2023-0286","analysis":{"state":"not_affected"},"affects":[{"ref":"pkg:generic/openssl","versions":[{"version":"4.0.2","status":"fine"}]}]}]}`, `versions status "fine": want affected, unaffected or unknown`},
 		{"wrong type", `{"bomFormat":"CycloneDX","specVersion":"1.6","vulnerabilities":{}}`, "CycloneDX JSON: json: cannot unmarshal object"},
 	} {
 		_, err := ParseSuppressions("x", []byte(tc.in))

@@ -238,6 +238,28 @@ func TestAssessed(t *testing.T) {
 		t.Errorf("text:\n%s", text.String())
 	}
 
+	// A VEX entry about curl is about curl: it suppresses the CVE for no
+	// OpenSSL found, and a note says why. (It suppressed it for every
+	// OpenSSL found.)
+	curl := filepath.Join(k.dir, "curl.json")
+	if err := os.WriteFile(curl, []byte(`{"bomFormat":"CycloneDX","specVersion":"1.6","vulnerabilities":[
+{"id":"CVE-2026-84782","analysis":{"state":"not_affected","justification":"code_not_present"},"affects":[{"ref":"pkg:generic/curl@8.0.0"}]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err = Check(context.Background(), Options{Path: dir, Advisories: tab, Assessed: curl, Now: dec1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range res.Binaries {
+		if sa := b.Slices[0].Advisories; sa.Suppressed != 0 || cves(sa)["CVE-2026-84782"].Suppressed != "" {
+			t.Errorf("%s: the curl entry suppressed %+v", b.Path, sa)
+		}
+	}
+	note := curl + ": vulnerabilities[0] (CVE-2026-84782): affects pkg:generic/curl@8.0.0: no OpenSSL release named, so it suppresses nothing"
+	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.HasPrefix(n, note) }) || !slices.Equal(res.Advisories.Unused, []string{"CVE-2026-84782"}) {
+		t.Errorf("notes %q (want %q), unused %q", res.Notes, note, res.Advisories.Unused)
+	}
+
 	// A malformed file is a named error: neither a usage error nor a
 	// broken rule.
 	bad := filepath.Join(k.dir, "bad.txt")

@@ -188,7 +188,11 @@ func RunPaths(ctx context.Context, o Options, label string, paths []string) erro
 			all.Binaries = append(all.Binaries, r.Binaries...)
 			all.Artifacts = append(all.Artifacts, r.Artifacts...)
 			all.SBOMs = append(all.SBOMs, r.SBOMs...)
-			all.Notes = append(all.Notes, r.Notes...)
+			for _, n := range r.Notes { // the -vex file's notes are every path's
+				if !slices.Contains(all.Notes, n) {
+					all.Notes = append(all.Notes, n)
+				}
+			}
 			all.Failures = append(all.Failures, r.Failures...)
 			all.Skipped += r.Skipped
 			all.Slices += r.Slices
@@ -347,6 +351,9 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 			Advisories: &AdvisoryReport{AsOf: table.AsOf, Table: table.Describe(), Origin: table.Origin, Sources: table.Sources, Listed: len(table.Advisories), FailOn: string(failOn), Assessed: o.Assessed}}}
 	if msg, stale := table.Stale(o.Now); stale {
 		c.res.Advisories.Stale = msg
+	}
+	if assessed != nil {
+		c.res.Notes = append(c.res.Notes, assessed.Notes...) // entries that suppress nothing
 	}
 	if c.res.Archs == nil {
 		c.res.Archs = []string{}

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/configure/record"
+	"github.com/osslbuild/osslbuild/internal/proc"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source/unpack"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
@@ -164,6 +166,7 @@ func TestRealConfigureGate(t *testing.T) {
 				if target != "arm64" {
 					continue // the pyca way once per release: the gate reads the same variables for either
 				}
+				defineLands(t, src, p, env)
 				// The pyca way: the same flags as CFLAGS in the environment of
 				// Configure. The gate must refuse it.
 				pycaEnv := append(slices.Clone(env), "CFLAGS="+strings.Join(p.Slice.Flags, " "))
@@ -176,6 +179,49 @@ func TestRealConfigureGate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// defineLands configures the real tree src with the plan's flags and a
+// define, and requires the define where OpenSSL's Configure puts it and
+// the gate to find it there: in CPPFLAGS (every library object's
+// LIB_CPPFLAGS), not CFLAGS, and on the compiler line libcrypto embeds,
+// which util/mkbuildinf.pl writes into crypto/buildinf.h from LIB_CFLAGS
+// and CPPFLAGS_Q (made here by the release's own rule), equal to the
+// line the gate reads.
+func defineLands(t *testing.T, src string, plan *recipe.Plan, env []string) {
+	t.Helper()
+	const define = "-DFOO=1"
+	p := *plan
+	p.Slice.Flags = append(slices.Clone(p.Slice.Flags), define)
+	var log bytes.Buffer
+	if err := Run(context.Background(), src, &p, env, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	m, res, err := Gate(src, &p)
+	if err != nil {
+		t.Fatalf("gate refused Configure with %s: %v", define, err)
+	}
+	if !slices.Contains(strings.Fields(m.Vars["CPPFLAGS"]), define) || slices.Contains(strings.Fields(m.Vars["CFLAGS"]), define) {
+		t.Errorf("Configure put %s elsewhere than CPPFLAGS: CPPFLAGS=%q CFLAGS=%q", define, m.Vars["CPPFLAGS"], m.Vars["CFLAGS"])
+	}
+	os.Remove(filepath.Join(src, "crypto", "buildinf.h"))
+	if err := proc.Run(context.Background(), proc.Cmd{Args: []string{"make", "crypto/buildinf.h"}, Dir: src, Env: env, Stdout: &log, Stderr: &log}); err != nil {
+		t.Fatalf("make crypto/buildinf.h: %v\n%s", err, log.String())
+	}
+	b, err := os.ReadFile(filepath.Join(src, "crypto", "buildinf.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line strings.Builder
+	for _, c := range regexp.MustCompile(`'(\\.|[^'])',`).FindAllStringSubmatch(string(b), -1) {
+		line.WriteString(strings.TrimPrefix(c[1], `\`))
+	}
+	if want := "compiler: cc " + res.CompileFlags; line.String() != want {
+		t.Errorf("crypto/buildinf.h embeds\n %q\nthe gate read\n %q", line.String(), want)
+	}
+	if !slices.Contains(strings.Fields(line.String()), define) {
+		t.Errorf("the embedded compiler line lacks %s: %q", define, line.String())
 	}
 }
 
@@ -232,11 +278,21 @@ func TestGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	define := []string{"-DFOO=1"}
 	tests := []struct {
 		name, old, new string
-		wantErr        string // "" = passes
+		also           []string // another old and new
+		flags          []string // beyond the plan's
+		wantErr        string   // "" = passes
 	}{
 		{name: "good"},
+		// Configure puts a -D argument in CPPFLAGS and CPPFLAGS_Q, not CFLAGS.
+		{name: "define", old: "CPPFLAGS=\n", new: "CPPFLAGS=-DFOO=1\n", flags: define, wantErr: "missing from the compiler line libcrypto embeds (LIB_CFLAGS, CPPFLAGS_Q)"},
+		{name: "define where Configure puts it", old: "CPPFLAGS=\n", new: "CPPFLAGS=-DFOO=1\n", also: []string{"-D_REENTRANT -DNDEBUG\n\n", "-D_REENTRANT -DNDEBUG -DFOO=1\n\n"}, flags: define},
+		{name: "define missing", flags: define, wantErr: "recipe flag -DFOO=1 missing from the library objects' compile"},
+		{name: "define embedded only", old: "CPPFLAGS_Q=-DL_ENDIAN -DOPENSSL_PIC -D_REENTRANT -DNDEBUG", new: "CPPFLAGS_Q=-DL_ENDIAN -DOPENSSL_PIC -D_REENTRANT -DNDEBUG -DFOO=1", flags: define, wantErr: "recipe flag -DFOO=1 missing from the library objects' compile"},
+		{name: "no LIB_CFLAGS", old: "LIB_CFLAGS=", new: "XLIB_CFLAGS=", wantErr: "no LIB_CFLAGS"},
+		{name: "O0 in the objects' own flags", old: "$(CNF_CFLAGS) $(CFLAGS)\n", new: "$(CNF_CFLAGS) $(CFLAGS) -O0\n", wantErr: "effective optimisation is -O0"},
 		{name: "pyca CFLAGS in environment", old: "CFLAGS=-O3 -Wall -mmacosx-version-min=10.12 -march=core2", new: "CFLAGS=-mmacosx-version-min=10.12 -march=core2", wantErr: "no -O flag"},
 		{name: "last -O wins", old: "-march=core2\nCNF", new: "-march=core2 -O0\nCNF", wantErr: "effective optimisation is -O0"},
 		{name: "O2", old: "CFLAGS=-O3", new: "CFLAGS=-O2", wantErr: "effective optimisation is -O2"},
@@ -248,8 +304,19 @@ func TestGate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			mk := strings.Replace(string(good), tt.old, tt.new, 1)
+			if tt.also != nil {
+				mk = strings.Replace(mk, tt.also[0], tt.also[1], 1)
+			}
 			os.WriteFile(filepath.Join(dir, "Makefile"), []byte(mk), 0o644)
-			m, res, err := Gate(dir, plan(t, "4.0.2", "x86_64"))
+			p := plan(t, "4.0.2", "x86_64")
+			p.Slice.Flags = append(p.Slice.Flags, tt.flags...)
+			m, res, err := Gate(dir, p)
+			if tt.wantErr == "" && tt.flags != nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -264,7 +331,7 @@ func TestGate(t *testing.T) {
 				if !slices.Equal(m.SharedObjects, want) {
 					t.Errorf("shared objects = %v, want %v", m.SharedObjects, want)
 				}
-				if res.EffectiveOpt != "-O3" || res.CompileFlags != "-arch x86_64 -O3 -Wall -mmacosx-version-min=10.12 -march=core2" {
+				if res.EffectiveOpt != "-O3" || res.CompileFlags != "-fPIC -arch x86_64 -O3 -Wall -mmacosx-version-min=10.12 -march=core2 -DL_ENDIAN -DOPENSSL_PIC -D_REENTRANT -DNDEBUG" {
 					t.Errorf("result = %+v", res)
 				}
 				return

@@ -28,10 +28,19 @@ type Makefile struct {
 	SharedObjects []string
 }
 
-// CompileFlags is what OpenSSL embeds after "compiler: cc": the target's
-// lower-case cflags (CNF_CFLAGS) followed by CFLAGS.
+// CompileFlags is what OpenSSL embeds after "compiler: cc": the rule for
+// crypto/buildinf.h hands util/mkbuildinf.pl "$(CC) $(LIB_CFLAGS)
+// $(CPPFLAGS_Q)", the library objects' C flags and the preprocessor flags
+// (Configure puts a -D argument in CPPFLAGS, which both CPPFLAGS_Q and
+// every object's LIB_CPPFLAGS hold, never in CFLAGS).
 func (m *Makefile) CompileFlags() string {
-	return strings.TrimSpace(m.Vars["CNF_CFLAGS"] + " " + m.Vars["CFLAGS"])
+	return m.expand("$(LIB_CFLAGS) $(CPPFLAGS_Q)")
+}
+
+// libraryFlags is what every library object is compiled with, less its
+// rule's own -I, -MMD and -o: "$(LIB_CFLAGS) $(LIB_CPPFLAGS)".
+func (m *Makefile) libraryFlags() string {
+	return m.expand("$(LIB_CFLAGS) $(LIB_CPPFLAGS)")
 }
 
 // ReadMakefile parses the variables and library objects of the Makefile in dir.
@@ -96,9 +105,10 @@ func ReadMakefile(dir string) (*Makefile, error) {
 var varRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
 
 // expand replaces the references in s to the Makefile's top-level
-// variables with their values, a few levels deep: OpenSSL's generated
+// variables with their values, a few levels deep (OpenSSL's generated
 // Makefiles name their libraries' objects literally, but a rule may still
-// name a library through a variable.
+// name a library through a variable, and LIB_CFLAGS holds $(CFLAGS)), and
+// joins the words with single spaces.
 func (m *Makefile) expand(s string) string {
 	for range 4 {
 		if !strings.Contains(s, "$(") {
@@ -111,7 +121,7 @@ func (m *Makefile) expand(s string) string {
 			return ref
 		})
 	}
-	return s
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // objectsOf lists, in the Makefile's order, the objects of the rules for
@@ -144,40 +154,50 @@ func objectsOf(rules map[string][]string, order, libs []string, archives bool) [
 // GateResult is what the gate found, for logs and the manifest.
 type GateResult struct {
 	CFLAGS       string // CFLAGS as generated
-	CompileFlags string // CNF_CFLAGS + CFLAGS: what libcrypto will embed after "cc" (less -fPIC and defines)
-	EffectiveOpt string // the last -O flag, "-O0" when there is none
+	CompileFlags string // LIB_CFLAGS + CPPFLAGS_Q: what libcrypto will embed after "compiler: cc"
+	EffectiveOpt string // the last -O flag of the library objects' compile, "-O0" when there is none
 	Platform     string
 	Objects      int
 }
 
-// Gate checks the configured tree in dir against the plan: the effective
-// optimisation must be -O3 and every recipe flag must be present, and the
-// Makefile must be for the recipe's Configure target.
+// Gate checks the configured tree in dir against the plan: the library
+// objects' effective optimisation must be -O3, every recipe flag must be
+// on both their compile and the compiler line libcrypto will embed (which
+// validation holds to the plan again), and the Makefile must be for the
+// recipe's Configure target.
 func Gate(dir string, p *recipe.Plan) (*Makefile, GateResult, error) {
 	m, err := ReadMakefile(dir)
 	if err != nil {
 		return nil, GateResult{}, err
 	}
-	flags := m.CompileFlags()
-	cl := inspect.ParseCompilerLine("cc " + flags)
+	compile := inspect.ParseCompilerLine("cc " + m.libraryFlags())
+	embedded := inspect.ParseCompilerLine("cc " + m.CompileFlags())
 	res := GateResult{
 		CFLAGS:       m.Vars["CFLAGS"],
-		CompileFlags: flags,
-		EffectiveOpt: cl.Opt.String(),
+		CompileFlags: m.CompileFlags(),
+		EffectiveOpt: compile.Opt.String(),
 		Platform:     m.Vars["PLATFORM"],
 		Objects:      len(m.Objects),
 	}
 	var problems []string
-	if cl.Opt != inspect.O3 {
+	for _, v := range []string{"LIB_CFLAGS", "LIB_CPPFLAGS", "CPPFLAGS_Q"} {
+		if _, ok := m.Vars[v]; !ok {
+			problems = append(problems, "no "+v+" (OpenSSL's Configure writes it: the flags the library objects are compiled with and libcrypto embeds are unknown)")
+		}
+	}
+	if compile.Opt != inspect.O3 {
 		what := "effective optimisation is " + res.EffectiveOpt
-		if cl.OptFlag == "" {
+		if compile.OptFlag == "" {
 			what = "no -O flag: the build would run without optimisation (-O0); is CFLAGS set in the environment of Configure?"
 		}
 		problems = append(problems, what)
 	}
 	for _, f := range p.Slice.Flags {
-		if !cl.Has(f) {
-			problems = append(problems, "recipe flag "+f+" missing")
+		switch {
+		case !compile.Has(f):
+			problems = append(problems, "recipe flag "+f+" missing from the library objects' compile (LIB_CFLAGS, LIB_CPPFLAGS)")
+		case !embedded.Has(f):
+			problems = append(problems, "recipe flag "+f+" missing from the compiler line libcrypto embeds (LIB_CFLAGS, CPPFLAGS_Q)")
 		}
 	}
 	if res.Platform != p.Slice.Configure {

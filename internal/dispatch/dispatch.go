@@ -9,11 +9,13 @@ package dispatch
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"io/fs"
-	"path"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/csource"
 )
 
 // Func is one function compiled for a higher target, and where.
@@ -38,34 +40,18 @@ var (
 	notFunctions = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "return": true, "sizeof": true, "defined": true}
 )
 
-// Scan reads every C file of a source tree and returns the functions
-// defined inside a target region or with a target attribute, sorted by
-// file and line.
+// Scan reads every C file of a source tree (csource.Walk's) and returns
+// the functions defined inside a target region or with a target
+// attribute, sorted by file and line.
 func Scan(tree fs.FS) ([]Func, error) {
 	var out []Func
-	err := fs.WalkDir(tree, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case "test", "fuzz", "demos", "doc", ".git":
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() || path.Ext(p) != ".c" {
-			return nil
-		}
-		fns, err := scanFile(tree, p)
-		if err != nil {
-			return fmt.Errorf("dispatch: %s: %w", p, err)
-		}
+	err := csource.Walk(tree, []string{".c"}, func(p string, r io.Reader) error {
+		fns, err := scanFile(p, r)
 		out = append(out, fns...)
-		return nil
+		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("dispatch: %w", err)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].File != out[j].File {
@@ -76,16 +62,11 @@ func Scan(tree fs.FS) ([]Func, error) {
 	return out, nil
 }
 
-func scanFile(tree fs.FS, p string) ([]Func, error) {
-	f, err := tree.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+func scanFile(p string, r io.Reader) ([]Func, error) {
 	var out []Func
 	target := ""  // the region's target, "" outside any
 	pending := "" // a target attribute waiting for its function
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()

@@ -19,6 +19,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/configure"
 	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
@@ -233,6 +234,57 @@ func TestMiniBuildsAndPublishes(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "openssl-macos-arm64.tar.gz")); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestMiniDefineBuilds: a recipe's define goes where OpenSSL's Configure
+// puts it (CPPFLAGS, not CFLAGS), reaches the compile (mem.c does not
+// compile without it), passes the gate and is on the compiler line
+// libcrypto embeds, which validation holds to the recipe's flags.
+func TestMiniDefineBuilds(t *testing.T) {
+	requireMini(t)
+	s := miniSettings(t, map[string][2]string{
+		"crypto/mem.c": {"#include <stddef.h>\n", "#include <stddef.h>\nint mini_foo = FOO;\n"},
+	})
+	editRecipe(t, s, func(r string) string {
+		return strings.Replace(r, `flags = ["-mmacosx-version-min=11.0"]`, `flags = ["-mmacosx-version-min=11.0", "-DFOO=1"]`, 1)
+	})
+	var log strings.Builder
+	res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), "arm64", nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "gate passed") {
+		t.Errorf("no gate in the log:\n%s", log.String())
+	}
+	lines := compilerLines(t, filepath.Join(res.Published.Dir, "lib", "libcrypto.a"))
+	want := "compiler: cc -fPIC -arch arm64 -O3 -Wall -mmacosx-version-min=11.0 -DFOO=1"
+	if len(lines) != 1 || lines[0] != want {
+		t.Errorf("compiler lines %q, want [%q]", lines, want)
+	}
+}
+
+// TestMiniDefineTheSourcesTest: a define the release's sources test to
+// choose their code is refused once they are unpacked, before Configure
+// runs, at the recipe's line and the release's; nothing is published.
+// Before the sources were read, it built.
+func TestMiniDefineTheSourcesTest(t *testing.T) {
+	requireMini(t)
+	s := miniSettings(t, map[string][2]string{
+		"crypto/mem.c": {"#include <stddef.h>\n", "#include <stddef.h>\n#ifndef MINI_PEDANTIC\nint mini_fast;\n#endif\n"},
+	})
+	editRecipe(t, s, func(r string) string {
+		return strings.Replace(r, `flags = ["-mmacosx-version-min=11.0"]`, `flags = ["-mmacosx-version-min=11.0", "-DMINI_PEDANTIC"]`, 1)
+	})
+	var log strings.Builder
+	_, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), "arm64", nil)
+	want := fmt.Sprintf(`unpack: recipe %s:10: targets.arm64.flags[1]: flag "-DMINI_PEDANTIC": OpenSSL %s chooses its code by MINI_PEDANTIC (crypto/mem.c:2: #ifndef MINI_PEDANTIC)`, s.Recipe, miniVersion)
+	if !errors.Is(err, recipe.ErrFlag) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("want the define refused saying\n%s\ngot %v", want, err)
+	}
+	if strings.Contains(log.String(), "Configure") {
+		t.Errorf("Configure ran:\n%s", log.String())
+	}
+	emptyOrMissing(t, s.Out)
 }
 
 // TestMiniGateRefusesBeforeMake: a Configure whose default flags are not

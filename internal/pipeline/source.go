@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 
 	"github.com/osslbuild/osslbuild/internal/source"
@@ -15,9 +16,13 @@ func fetchSource(ctx context.Context, j *job) (err error) {
 	return err
 }
 
-// unpackSource extracts the verified tarball into the private directory and
-// applies the patches for this release.
+// unpackSource extracts the verified tarball into the private directory,
+// applies the patches for this release, and holds the recipe's defines to
+// the sources before Configure sees them.
 func unpackSource(ctx context.Context, j *job) (err error) {
 	j.tree, err = source.Unpack(ctx, j.source, filepath.Join(j.work, "src"), patches.FS)
-	return err
+	if err != nil {
+		return err
+	}
+	return j.plan.CheckDefines(os.DirFS(j.tree.Dir))
 }

@@ -27,7 +27,7 @@ import (
 // (FromTree).
 var sliceStages = []stage{
 	{"source", fetchSource, makes},         // source.go: sha256, size, OpenPGP against the pinned keys
-	{"unpack", unpackSource, makes},        // source.go: safe extraction, patches
+	{"unpack", unpackSource, makes},        // source.go: safe extraction, patches; no recipe define the sources test
 	{"toolchain", prepareToolchain, makes}, // toolchain.go: cc/ar/ranlib wrappers; the build environment, constructed
 	{"configure", runConfigure, makes},     // configure.go: argv from the plan, in that environment
 	{"gate", gateO3, makes},                // configure.go: the generated Makefile must say -O3 with every recipe flag

@@ -3,11 +3,13 @@ package recipe
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/ccflag"
+	"github.com/osslbuild/osslbuild/internal/csource"
 	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
@@ -56,7 +58,8 @@ var (
 		"-fPIC", "-fpic", "-fPIE", "-fpie",
 	}
 	// reservedDefines are the names reserved to the implementation a
-	// recipe may still define: the C library's feature macros.
+	// recipe may still define: the C library's feature macros (where the
+	// release's sources do not test them, CheckDefines).
 	reservedDefines = []string{"_FORTIFY_SOURCE", "_GNU_SOURCE", "_DEFAULT_SOURCE", "_DARWIN_C_SOURCE", "_POSIX_C_SOURCE", "_XOPEN_SOURCE", "_REENTRANT", "_THREAD_SAFE"}
 )
 
@@ -163,20 +166,70 @@ func checkCPU(p platform.Platform, flag, v string, bad func(string, ...any) erro
 	return bad("%q is not an instruction-set level validation proves (it proves %s)", v, strings.Join(p.CPUs, ", "))
 }
 
-// checkDefine holds -DNAME to names that choose nothing behind
-// Configure's or the compiler's back.
+// checkDefine holds -DNAME to names not reserved to the compiler and C
+// library; which names the release's sources choose code by is
+// CheckDefines's to say, once they are read.
 func checkDefine(name string, bad func(string, ...any) error) error {
-	switch {
-	case (strings.HasPrefix(name, "__") || (len(name) > 1 && name[0] == '_' && name[1] >= 'A' && name[1] <= 'Z')) && !slices.Contains(reservedDefines, name):
+	if (strings.HasPrefix(name, "__") || (len(name) > 1 && name[0] == '_' && name[1] >= 'A' && name[1] <= 'Z')) && !slices.Contains(reservedDefines, name) {
 		return bad("%s: %s is reserved to the compiler and C library (__OPTIMIZE__, __SSE2__ ... choose which code the sources take); of the reserved names only %s may be defined", ccflag.ChangesCodegen, name, strings.Join(reservedDefines, ", "))
-	case strings.HasPrefix(name, "OPENSSL_NO_"):
-		return bad("%s is an OpenSSL feature switch: give the option no-%s, which the release's Configure knows and checks", name, strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, "OPENSSL_NO_"), "_", "-")))
-	case strings.Contains(name, "ASM"):
-		return bad("%s: %s chooses OpenSSL's assembly, which Configure decides for the target", ccflag.ChangesCodegen, name)
-	case name == "OPENSSL_SMALL_FOOTPRINT":
-		return bad("%s: %s selects OpenSSL's smaller, slower code paths", ccflag.ChangesCodegen, name)
 	}
 	return nil
+}
+
+// CheckDefines holds the plan's defines to the release's sources in src
+// (unpacked and patched, before Configure): a define the sources test in
+// a conditional (#if, #ifdef, #ifndef, #elif: csource.Tests) switches
+// their code on or off behind Configure's back (-DPEDANTIC drops the
+// inline assembly, -DI386_ONLY AES-NI's and CLMUL's GHASH,
+// -DOPENSSL_SMALL_FOOTPRINT the unrolled loops) and is refused, naming
+// the recipe's line and the release's. A test that only gives the name a
+// default value sets a parameter (-DOPENSSL_TLS_SECURITY_LEVEL=2), and a
+// name the sources never test reaches no choice of theirs.
+func (p *Plan) CheckDefines(src fs.FS) error {
+	names := map[int]string{}
+	var list []string
+	for i, f := range p.Slice.Flags {
+		if m := defineRe.FindStringSubmatch(f); m != nil {
+			names[i] = m[1]
+			list = append(list, m[1])
+		}
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	tests, err := csource.Tests(src, list...)
+	if err != nil {
+		return fmt.Errorf("OpenSSL %s: reading its sources for the recipe's defines: %w", p.Release.Version, err)
+	}
+	var errs []error
+	for i, f := range p.Slice.Flags {
+		name, ok := names[i]
+		if !ok {
+			continue
+		}
+		for _, t := range tests[name] {
+			if t.Default {
+				continue
+			}
+			instead := "leave it out"
+			if o, ok := strings.CutPrefix(name, "OPENSSL_NO_"); ok {
+				instead = "give the option no-" + strings.ToLower(strings.ReplaceAll(o, "_", "-")) + ", which the release's Configure knows and checks"
+			}
+			errs = append(errs, fmt.Errorf("recipe %s: flag %q: OpenSSL %s chooses its code by %s (%s: %s): a define the release's sources test switches code on or off behind Configure and validation; a recipe may define only names the sources do not test, or set a parameter they give a default (#ifndef NAME, #define NAME value, #endif): %s: %w",
+				p.Recipe.flagWhere(p.Slice.Name, i), f, p.Release.Version, name, t.Where(), t.Text, instead, ErrFlag))
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// flagWhere places flag i of target's flags: "file:line: key", or the
+// file alone for a flag the file does not write.
+func (r *Recipe) flagWhere(target string, i int) string {
+	if keys := r.Targets[target].flagKeys; i < len(keys) && keys[i] != "" {
+		return r.lines.where(r.Path, keys[i]) + ": " + keys[i]
+	}
+	return r.Path
 }
 
 // deploymentFlag reports a flag that sets a deployment target or target

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // Where TestRecipeFlags puts a flag in the schema-1 recipe, per target: the
@@ -57,7 +59,8 @@ func TestRecipeFlags(t *testing.T) {
 		{"arm64", "-fstack-protector-strong", ""},
 		{"arm64", "-fstack-clash-protection", ""},
 		{"linux-x86_64", "-fPIC", ""},
-		{"arm64", "-DPEDANTIC", ""},
+		{"arm64", "-DPEDANTIC", ""}, // refused once the sources are read: TestCheckDefines
+		{"arm64", "-DOPENSSL_NO_ASM", ""},
 		{"arm64", "-DOPENSSL_TLS_SECURITY_LEVEL=2", ""},
 		{"linux-x86_64", "-D_FORTIFY_SOURCE=2", ""},
 		{"arm64", "-Wall", ""},
@@ -104,9 +107,6 @@ func TestRecipeFlags(t *testing.T) {
 		{"arm64", "-U__OPTIMIZE__", "undefines a macro the compiler predefines"},
 		{"arm64", "-U_FORTIFY_SOURCE", "undefines a macro"},
 		{"arm64", "-D__OPTIMIZE__", "reserved to the compiler and C library"},
-		{"arm64", "-DOPENSSL_NO_ASM", "give the option no-asm"},
-		{"arm64", "-DOPENSSL_BN_ASM_MONT", "chooses OpenSSL's assembly"},
-		{"arm64", "-DOPENSSL_SMALL_FOOTPRINT", "smaller, slower code paths"},
 		{"arm64", "-no-asm", "Configure rewrites -no-X into its option no-X"},
 		{"linux-x86_64", "-Wa,-defsym,x=1", "an assembler pass-through"},
 		// CPUs: only what the evidence proves.
@@ -170,6 +170,8 @@ func TestRecipeOptions(t *testing.T) {
 		{"--debug", "Configure's debug build: -O0 -g"},
 		{"no-pic", "builds position-dependent code"},
 		{"enable-crypto-mdebug", "builds OpenSSL's memory-debugging hooks"},
+		{"enable-acvp-tests", "a feature for testing OpenSSL (its name says so)"},
+		{"enable-sslkeylog", "a channel that writes TLS secrets out: every program linking the libraries appends its handshake secrets to the file SSLKEYLOGFILE names"},
 		{"no-bogus-feature", "no feature of the Configure of OpenSSL 3.0.20, 3.5.7, 4.0.2"},
 		{"enable-ssl2", "no feature of the Configure"}, // deprecated: Configure ignores it
 	}
@@ -294,5 +296,54 @@ func TestBOM(t *testing.T) {
 	want := "recipe " + path + ":1: the file starts with a UTF-8 byte-order mark (BOM"
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "save it as UTF-8 without a BOM") {
 		t.Errorf("want ErrInvalid saying %q, got %v", want, err)
+	}
+}
+
+// TestCheckDefines: once OpenSSL 4.0.2's sources are read (a build does
+// it after unpacking them, before Configure), a define they test to choose
+// their code is refused at the recipe's line, naming the release's file
+// and line that decide it; a name they never test, or a parameter they
+// give a default, is not. Before CheckDefines, -DPEDANTIC and -DI386_ONLY
+// reached Configure (and the compile) without a word.
+func TestCheckDefines(t *testing.T) {
+	src := os.DirFS(testfixture.UnpackedRelease(t, "4.0.2", "*.c", "*.h", "*.inc", "*.h.in", "*.S", "*.pl"))
+	arm := flagSites["arm64"]
+	for _, tt := range []struct {
+		name, target, old, new string
+		key, why               string // "" = accepted
+	}{
+		{"PEDANTIC", "arm64", arm.old, fmt.Sprintf(arm.new, "-DPEDANTIC"), "targets.arm64.flags[1]", "chooses its code by PEDANTIC (crypto/"},
+		// Configure's refused 386 option by another name; the deployment
+		// target derived from min_os comes first among the flags.
+		{"I386_ONLY", "x86_64", `flags = ["-mmacosx-version-min=10.15", "-march=core2"]`, `flags = ["-march=core2", "-DI386_ONLY"]`, "targets.x86_64.flags[1]", "chooses its code by I386_ONLY (crypto/modes/gcm128.c:341: #if !defined(I386_ONLY) && "},
+		{"OPENSSL_NO_ASM", "arm64", arm.old, fmt.Sprintf(arm.new, "-DOPENSSL_NO_ASM"), "targets.arm64.flags[1]", "give the option no-asm"},
+		{"OPENSSL_SMALL_FOOTPRINT", "arm64", arm.old, fmt.Sprintf(arm.new, "-DOPENSSL_SMALL_FOOTPRINT"), "targets.arm64.flags[1]", "chooses its code by OPENSSL_SMALL_FOOTPRINT ("},
+		{"BSAES_ASM_EXTENDED_KEY", "arm64", arm.old, fmt.Sprintf(arm.new, "-DBSAES_ASM_EXTENDED_KEY"), "targets.arm64.flags[1]", "(crypto/aes/asm/bsaes-armv"},
+		{"FOO", "arm64", arm.old, fmt.Sprintf(arm.new, "-DFOO=1"), "", ""},
+		{"a parameter", "arm64", arm.old, fmt.Sprintf(arm.new, "-DOPENSSL_TLS_SECURITY_LEVEL=2"), "", ""},
+		{"a feature macro of the C library's", "arm64", arm.old, fmt.Sprintf(arm.new, "-D_FORTIFY_SOURCE=2"), "", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, path, line, err := loadMutated(t, tt.old, tt.new)
+			if err != nil {
+				t.Fatalf("refused before the sources are read: %v", err)
+			}
+			p, err := r.PlanFor(Release{Version: "4.0.2"}, tt.target, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = p.CheckDefines(src)
+			if tt.why == "" {
+				if err != nil {
+					t.Errorf("refused: %v", err)
+				}
+				return
+			}
+			t.Log(err)
+			where := fmt.Sprintf("recipe %s:%d: %s: flag ", path, line, tt.key)
+			if !errors.Is(err, ErrFlag) || !strings.Contains(err.Error(), where) || !strings.Contains(err.Error(), tt.why) {
+				t.Errorf("want ErrFlag saying %q and %q, got\n%v", where, tt.why, err)
+			}
+		})
 	}
 }

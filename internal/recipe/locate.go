@@ -148,3 +148,12 @@ func join(prefix, key string) string {
 	}
 	return prefix + "." + key
 }
+
+// where is "file:line" of the key path loc in the recipe file, or the
+// file alone when the file does not write it.
+func (l lines) where(file, loc string) string {
+	if n := l.of(loc); n > 0 {
+		return fmt.Sprintf("%s:%d", file, n)
+	}
+	return file
+}

@@ -135,8 +135,9 @@ var bareFeatures = []string{"shared", "threads", "zlib", "zlib-dynamic", "sctp",
 
 // optionRefusals are options Configure knows that must not build the
 // libraries a consumer links, each with why and what to write instead:
-// they instrument the code, swap OpenSSL's assembly for generic C, or
-// build for debugging, all with OpenSSL's -O3 still on the compiler line.
+// they instrument the code, swap OpenSSL's assembly for generic C, build
+// for debugging or testing, all with OpenSSL's -O3 still on the compiler
+// line, or build a channel that writes TLS secrets out.
 // Every other feature a release's Configure knows is allowed
 // (releaseFeatures).
 var optionRefusals = []struct {
@@ -150,9 +151,21 @@ var optionRefusals = []struct {
 	{is("386"), "Configure's 386 switch: 32-bit x86 code for the i386, without the SSE2 assembly", leaveOut + ": the macOS targets are arm64 and x86_64"},
 	{is("no-pic"), "builds position-dependent code: the static libraries go into shared objects (Python's extension modules), which need position-independent code", leaveOut},
 	{is("enable-crypto-mdebug", "enable-crypto-mdebug-backtrace"), "builds OpenSSL's memory-debugging hooks into every allocation", leaveOut},
-	{is("enable-allocfail-tests", "enable-unit-test"), "builds test hooks into the libraries (allocation failures on demand, internal functions exported for unit tests)", leaveOut},
+	{testFeature, "a feature for testing OpenSSL (its name says so): it builds test hooks into the libraries (enable-unit-test exports internal functions, enable-allocfail-tests fails allocations on demand, enable-acvp-tests opens algorithm internals to ACVP's tests) or test integrations around them", leaveOut + ": the libraries a consumer links are OpenSSL's release build"},
+	{is("enable-sslkeylog"), "a channel that writes TLS secrets out: every program linking the libraries appends its handshake secrets to the file SSLKEYLOGFILE names in its environment, whoever set it, and those secrets decrypt its traffic", leaveOut + ": a program that needs a key log asks for one itself with SSL_CTX_set_keylog_callback, which every build has (Python's SSLContext.keylog_filename uses it)"},
+	{is("enable-trace"), "a channel that writes TLS secrets out: the tracing API dumps session keys and premaster secrets (ssl/t1_enc.c) to whatever channel any code in the process sets", leaveOut},
 	{is("--debug", "-d"), "Configure's debug build: -O0 -g instead of -O3 (the pyca bug by another road)", leaveOut + ": the release build is OpenSSL's -O3"},
 	{is("--pgo"), "Configure's profile-guided build: code generation follows a profile, not -O3", leaveOut},
+}
+
+// testFeature reports an enable- of a feature whose name says it is for
+// testing OpenSSL (unit-test, allocfail-tests, acvp-tests,
+// external-tests, and any later *-test or *-tests): a class, not a list,
+// so a release that adds one is covered. (The test programs' own switch,
+// tests, builds nothing into the libraries.)
+func testFeature(o string) bool {
+	f, ok := strings.CutPrefix(o, "enable-")
+	return ok && (strings.HasSuffix(f, "-test") || strings.HasSuffix(f, "-tests"))
 }
 
 func is(names ...string) func(string) bool {

@@ -68,6 +68,7 @@ type Recipe struct {
 	// the universal2 slices (merged with a per-architecture dispatch);
 	// any other difference refuses the merge.
 	Universal2Dispatch []string
+	lines              lines // where the file writes each key
 }
 
 // Option is one Configure option, optionally limited to some releases.
@@ -83,6 +84,10 @@ type Option struct {
 type Target struct {
 	platform.Slice
 	Options []Option `toml:"options"` // extra Configure options for this target only
+	// flagKeys are the key paths of Flags in the recipe file
+	// ("targets.arm64.flags[1]"; "" for a flag osslbuild derived), so a
+	// refusal after the sources are read can name the recipe's line.
+	flagKeys []string
 }
 
 // Release is one pinned upstream OpenSSL release.
@@ -309,11 +314,7 @@ type checker struct {
 // bad refuses the value at key path loc; field is how the message names
 // it (loc, or a friendlier "release 4.0.2.sha256").
 func (c *checker) bad(loc, field, format string, args ...any) {
-	where := c.path
-	if n := c.lines.of(loc); n > 0 {
-		where = fmt.Sprintf("%s:%d", c.path, n)
-	}
-	c.errs = append(c.errs, fmt.Errorf("recipe %s: %s: %s", where, field, fmt.Sprintf(format, args...)))
+	c.errs = append(c.errs, fmt.Errorf("recipe %s: %s: %s", c.lines.where(c.path, loc), field, fmt.Sprintf(format, args...)))
 }
 
 // utf8BOM is the byte-order mark some Windows editors put first in a
@@ -356,6 +357,7 @@ func parse(path string, data []byte, o LoadOptions, readKey func(string) ([]byte
 
 		Universal2Dispatch: s.Universal2Dispatch,
 	}
+	r.lines = c.lines
 	for i, h := range r.Universal2Dispatch {
 		if !headerRe.MatchString(h) || filepath.ToSlash(filepath.Clean(h)) != h || strings.Contains(h, "..") {
 			f := fmt.Sprintf("universal2_dispatch[%d]", i)
@@ -398,7 +400,12 @@ func parse(path string, data []byte, o LoadOptions, readKey func(string) ([]byte
 		if !configureRe.MatchString(t.Configure) {
 			bad(f+".configure", f+".configure", "want an OpenSSL Configure target such as darwin64-arm64-cc, got %q", t.Configure)
 		}
+		given := len(t.Flags)
 		t.Flags = checkPlatform(c, f, t.Slice)
+		t.flagKeys = make([]string, len(t.Flags)) // a derived flag comes first, and has none
+		for i := range given {
+			t.flagKeys[len(t.Flags)-given+i] = fmt.Sprintf("%s.flags[%d]", f, i)
+		}
 		if !dirRe.MatchString(t.OpenSSLDir) || filepath.Clean(t.OpenSSLDir) != t.OpenSSLDir {
 			bad(f+".openssldir", f+".openssldir", "want a clean absolute path of letters, digits and ._/@+-, got %q", t.OpenSSLDir)
 		}

@@ -63,6 +63,15 @@ func TestCheckOption(t *testing.T) {
 		{"enable-crypto-mdebug", "memory-debugging hooks", "leave it out"},
 		{"enable-unit-test", "test hooks", "leave it out"},
 		{"enable-allocfail-tests", "test hooks", "leave it out"},
+		// The classes those belong to, not their names: a feature named
+		// for testing OpenSSL, and one that writes TLS secrets out.
+		{"enable-acvp-tests", "a feature for testing OpenSSL", "leave it out"},
+		{"enable-external-tests", "a feature for testing OpenSSL", "leave it out"},
+		{"enable-sslkeylog", "SSLKEYLOGFILE", "SSL_CTX_set_keylog_callback"},
+		{"enable-trace", "writes TLS secrets out", "leave it out"},
+		{"no-acvp-tests", "", ""},
+		{"no-sslkeylog", "", ""},
+		{"enable-tests", "", ""},
 		// Turning such a feature off, or on where it is already, is not.
 		{"no-asan", "", ""},
 		{"enable-asm", "", ""},
