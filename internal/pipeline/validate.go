@@ -15,6 +15,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/dispatch"
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/universal"
 )
@@ -68,6 +69,9 @@ func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validat
 		}
 		return e
 	})
+	if err == nil {
+		err = j.holdToRelease(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("refusing to publish: %w", err)
 	}
@@ -83,6 +87,19 @@ func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validat
 		}
 	}
 	return nil
+}
+
+// holdToRelease holds the slice's libraries to the release's own lists:
+// the build's verified source, or in a proof the plan's release, verified
+// now (run.holdToRelease).
+func (j *job) holdToRelease(ctx context.Context) (err error) {
+	v := j.source
+	if v == nil {
+		if v, err = j.run.planRelease(ctx, j.plan); err != nil {
+			return err
+		}
+	}
+	return j.run.holdToRelease(ctx, j.dir, v, []platform.Slice{j.plan.Slice})
 }
 
 // dispatchList is the list of functions the release's sources compile for
@@ -334,6 +351,13 @@ func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manife
 		}
 		recs.lines = append(recs.lines, lines...)
 		recs.code = append(recs.code, artifact.CodeEvidenceOf(rep, lib)...)
+	}
+	if len(errs) == 0 {
+		v, err := r.releaseSource(ctx, m.OpenSSL.Version, m.OpenSSL.SHA256)
+		if err == nil {
+			err = r.holdToRelease(ctx, dir, v, m.Parts())
+		}
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return recs, fmt.Errorf("%s: %w", m.Name, err)

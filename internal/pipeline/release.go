@@ -1,0 +1,88 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/binary/validate"
+	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/platform"
+	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/source"
+)
+
+// releaseSource is the verified tarball of OpenSSL version pinned by
+// sha256, once per invocation: the recipe's release, or one it does not
+// list, proven as a build of it would be. Not in the source cache, it is
+// fetched: a run that cannot have it could not build the slice either.
+func (r *run) releaseSource(ctx context.Context, version, sha256 string) (*source.Verified, error) {
+	rel, listed, err := r.recipe.Resolve(version, sha256)
+	if err != nil {
+		return nil, err
+	}
+	if !listed {
+		return r.fetched(ctx, rel, source.FetchUnlisted, fmt.Sprintf("OpenSSL %s is not in %s; pinned by the sha256 its slice records: ", rel.Version, r.recipe.Path))
+	}
+	return r.source(ctx, rel)
+}
+
+// releaseOf is the release's own lists (configure.Release), read once per
+// invocation from its verified tarball, streaming.
+func (r *run) releaseOf(ctx context.Context, v *source.Verified) (*configure.Release, error) {
+	return memo(r, r.lists, v.Tarball.SHA256, func() (*configure.Release, error) {
+		files, names, err := source.Files(ctx, v, configure.ReleaseWants)
+		if err != nil {
+			return nil, err
+		}
+		return configure.ReadRelease(v.Release.FileName(), files, names)
+	})
+}
+
+// holdToRelease holds the libraries of the artifact tree dir, whose slices
+// are parts, to what the release's own files say they hold
+// (validate.HoldToRelease): every archive member an object the release
+// makes, once, and every symbol its .num files export for each slice's
+// options defined. A build, a cache hit and a merge's slices all pass
+// here: the one check nothing in a cache or a given artifact can vouch
+// for.
+func (r *run) holdToRelease(ctx context.Context, dir string, v *source.Verified, parts []platform.Slice) error {
+	rel, err := r.releaseOf(ctx, v)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, lib := range parts[0].Libraries() {
+		path := filepath.Join(dir, "lib", lib)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		f, err := inspect.InspectBytes(path, data)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		name, _, _ := strings.Cut(lib, ".")
+		rep := validate.HoldToRelease(f, data, func(arch string) *validate.Release {
+			i := slices.IndexFunc(parts, func(s platform.Slice) bool { return validate.SameArch(s.Arch, arch) })
+			if i < 0 {
+				return nil
+			}
+			return &validate.Release{Source: rel.Name, Exports: rel.Exports(name, parts[i].Options), Object: rel.Object}
+		})
+		errs = append(errs, rep.Err())
+	}
+	return errors.Join(errs...)
+}
+
+// planRelease is the verified source of the plan's release.
+func (r *run) planRelease(ctx context.Context, p *recipe.Plan) (*source.Verified, error) {
+	return r.releaseSource(ctx, p.Release.Version, p.Release.SHA256)
+}
