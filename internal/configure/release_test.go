@@ -1,0 +1,113 @@
+package configure_test
+
+import (
+	"context"
+	"os/exec"
+	"path"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/source"
+	"github.com/osslbuild/osslbuild/internal/source/fetch"
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
+)
+
+// TestReleaseListsOf402 holds what osslbuild reads of the real 4.0.2
+// tarball, as a stream, to what the release's own tools make of the
+// recipe's darwin64-arm64-cc plan once its Configure has run (seconds of
+// Perl, which a cache hit cannot spend): every object the configured
+// Makefile puts into libcrypto.a and libssl.a is one Release.Object
+// accepts, zlib's are not, and every symbol Release.Exports requires is
+// one util/mkdef.pl, over the configdata.pm Configure wrote, exports for
+// this configuration; leaving out the symbols of features Configure may
+// disable costs few of them.
+func TestReleaseListsOf402(t *testing.T) {
+	fx := testfixture.Get(t, "4.0.2")
+	r, err := recipe.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := r.Release("4.0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.PlanFor(rel, "arm64", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &source.Verified{Release: rel, Tarball: fetch.Result{Path: fx.Tarball, SHA256: rel.SHA256, Size: rel.Size}}
+	files, names, err := source.Files(context.Background(), v, configure.ReleaseWants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists, err := configure.ReadRelease(rel.FileName(), files, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := testfixture.UnpackedRelease(t, "4.0.2")
+	testfixture.RunIn(t, dir, configure.Args(p)...)
+	mk, err := configure.ReadMakefile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mk.Objects) < 1000 {
+		t.Fatalf("the configured Makefile lists %d objects of libcrypto.a and libssl.a", len(mk.Objects))
+	}
+	for _, o := range mk.Objects {
+		if !lists.Object(path.Base(o)) {
+			t.Errorf("the configured Makefile makes %s, which Release.Object refuses", o)
+		}
+	}
+	for _, o := range []string{"zutil.o", "libcrypto-lib-zutil.o", "libcrypto-lib-deflate.o", "libcrypto-lib-aes_core.c", "aes_core.o"} {
+		if lists.Object(o) {
+			t.Errorf("Release.Object accepts %s", o)
+		}
+	}
+
+	for _, lib := range []string{"libcrypto", "libssl"} {
+		cmd := exec.Command("perl", "util/mkdef.pl", "--ordinals", "util/"+lib+".num", "--name", lib, "--OS", "linux")
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("mkdef.pl %s: %v", lib, err)
+		}
+		var exported []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if s, ok := strings.CutSuffix(strings.TrimSpace(l), ";"); ok && !strings.Contains(s, " ") {
+				exported = append(exported, s)
+			}
+		}
+		ours := lists.Exports(lib, p.Slice.Options)
+		for _, s := range ours {
+			if !slices.Contains(exported, s) {
+				t.Errorf("%s: Release.Exports requires %s, which mkdef.pl does not export for this configuration", lib, s)
+			}
+		}
+		t.Logf("%s: %d of the %d symbols mkdef.pl exports for this configuration required", lib, len(ours), len(exported))
+		if len(ours) < len(exported)*9/10 {
+			t.Errorf("%s: %d of %d symbols required: the features left out cost more than a tenth", lib, len(ours), len(exported))
+		}
+	}
+
+	// An option turns its features' symbols off, and those of what it
+	// cascades to (no-ec: ec2m, ecx, sm2, ...).
+	for _, c := range []struct {
+		option, gone, kept string
+	}{
+		{"no-deprecated", "AES_encrypt", "EVP_EncryptInit_ex"},
+		{"no-ec", "BN_GF2m_add", "EVP_EncryptInit_ex"}, // EC2M, by the cascade from ec
+		{"no-ocsp", "OCSP_REQUEST_new", "EVP_EncryptInit_ex"},
+	} {
+		with := lists.Exports("libcrypto", append(slices.Clone(p.Slice.Options), c.option))
+		if slices.Contains(with, c.gone) || !slices.Contains(with, c.kept) {
+			t.Errorf("with %s: %s required %v, %s required %v", c.option, c.gone, slices.Contains(with, c.gone), c.kept, slices.Contains(with, c.kept))
+		}
+	}
+	if base := lists.Exports("libcrypto", p.Slice.Options); !slices.Contains(base, "AES_encrypt") || !slices.Contains(base, "BN_GF2m_add") || slices.Contains(base, "COMP_zlib") {
+		t.Error("the recipe's own options: AES_encrypt or BN_GF2m_add left out, or COMP_zlib (no-comp) required")
+	}
+}
