@@ -535,25 +535,44 @@ func TestMiniCacheRefusesResealedO0(t *testing.T) {
 // the slice again and merges the genuine one; build:merge refuses a given
 // slice that holds (b), naming the member.
 func TestMiniCacheRefusesProbePayloads(t *testing.T) {
-	requireMini(t)
-	ctx := context.Background()
 	s := miniSettings(t, nil)
 	s.Rebuild = false
-	if _, err := pipeline.Universal2(ctx, s, miniRuntime(t, io.Discard)); err != nil {
+	refusesProbePayloads(t, s, func(w io.Writer) pipeline.Runtime { return miniRuntime(t, w) }, "openssl-9.9.9.tar.gz")
+}
+
+// TestRealCacheRefusesProbePayloads is TestMiniCacheRefusesProbePayloads
+// with the real 4.0.2: the payloads made from its arm64 slice, the cache
+// filled and the discarded slices built again from the fixtures' make
+// cache (seconds, once the fixtures are built).
+func TestRealCacheRefusesProbePayloads(t *testing.T) {
+	e2e.Require(t)
+	dir := t.TempDir()
+	s := e2e.Settings(t, dir)
+	s.Fetch.CacheDir = filepath.Join(dir, "cache")
+	revision := e2e.Runtime(t).Revision
+	refusesProbePayloads(t, s, func(w io.Writer) pipeline.Runtime { return pipeline.Runtime{Log: w, Revision: revision} }, "openssl-4.0.2.tar.gz")
+}
+
+// refusesProbePayloads fills the artifact cache of s with a universal2
+// build, then reseals each payload into the arm64 entry and requires that
+// nothing but the genuine build is published (the tests above).
+func refusesProbePayloads(t *testing.T, s pipeline.Settings, runtime func(io.Writer) pipeline.Runtime, tarball string) {
+	ctx := context.Background()
+	if _, err := pipeline.Universal2(ctx, s, runtime(io.Discard)); err != nil {
 		t.Fatal(err)
 	}
 	want := miniTarballs(t, s.Out)
 	a, b := e2e.Payloads(t, filepath.Join(s.Out, "openssl-macos-arm64", "lib", "libcrypto.a"), "arm64-apple-macos11")
 	for _, c := range []struct{ name, lib, why string }{
-		{"foreign objects", a, "missing CRYPTO_memcmp"},
-		{"extra member", b, "libcrypto.a(zutil.o) arm64: no object of this name is made by the build files of openssl-9.9.9.tar.gz"},
+		{"foreign objects", a, "symbols " + tarball + "'s .num files export for this configuration; missing"},
+		{"extra member", b, "libcrypto.a(zutil.o) arm64: no object of this name is made by the build files of " + tarball},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			resealEntry(t, s.Fetch.CacheDir, "openssl-macos-arm64", "lib/libcrypto.a", c.lib)
 			var log strings.Builder
 			s := s
 			s.Out = filepath.Join(t.TempDir(), "dist")
-			res, err := pipeline.Slice(ctx, s, miniRuntime(t, &log), "arm64", nil)
+			res, err := pipeline.Slice(ctx, s, runtime(&log), "arm64", nil)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, log.String())
 			}
@@ -570,7 +589,7 @@ func TestMiniCacheRefusesProbePayloads(t *testing.T) {
 		var log strings.Builder
 		s := s
 		s.Out = filepath.Join(t.TempDir(), "dist")
-		if _, err := pipeline.Universal2(ctx, s, miniRuntime(t, &log)); err != nil {
+		if _, err := pipeline.Universal2(ctx, s, runtime(&log)); err != nil {
 			t.Fatalf("%v\n%s", err, log.String())
 		}
 		if l := log.String(); !strings.Contains(l, "openssl-macos-arm64: cached artifact") || !strings.Contains(l, "zutil.o") {
@@ -596,7 +615,7 @@ func TestMiniCacheRefusesProbePayloads(t *testing.T) {
 		}
 		s := s
 		s.Out = filepath.Join(t.TempDir(), "dist")
-		_, err = pipeline.Merge(ctx, s, miniRuntime(t, io.Discard), given, x86)
+		_, err = pipeline.Merge(ctx, s, runtime(io.Discard), given, x86)
 		if !errors.Is(err, universal.ErrRefused) || !strings.Contains(fmt.Sprint(err), "libcrypto.a(zutil.o) arm64") {
 			t.Errorf("merge of a slice holding a foreign member: %v, want a refusal naming libcrypto.a(zutil.o)", err)
 		}
