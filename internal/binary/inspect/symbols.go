@@ -2,10 +2,10 @@ package inspect
 
 import (
 	"bytes"
-	"encoding/binary"
-	"errors"
 	"debug/elf"
 	"debug/macho"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"sort"
 )
