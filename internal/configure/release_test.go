@@ -11,7 +11,6 @@ import (
 	"github.com/osslbuild/osslbuild/internal/configure"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
-	"github.com/osslbuild/osslbuild/internal/source/fetch"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
@@ -38,8 +37,7 @@ func TestReleaseListsOf402(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &source.Verified{Release: rel, Tarball: fetch.Result{Path: fx.Tarball, SHA256: rel.SHA256, Size: rel.Size}}
-	files, names, err := source.Files(context.Background(), v, configure.ReleaseWants)
+	files, names, err := source.Files(context.Background(), rel, fx.Tarball, configure.ReleaseWants)
 	if err != nil {
 		t.Fatal(err)
 	}

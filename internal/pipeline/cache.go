@@ -67,13 +67,11 @@ func (c *cachingBuilder) build(ctx context.Context, p *recipe.Plan) (*built, err
 	if err != nil {
 		return nil, err
 	}
-	// The release's own lists every hit is held to are read from its
-	// tarball beside the copy and the proofs (run.holdToRelease).
-	go func() {
-		if v, err := r.planRelease(ctx, p); err == nil {
-			r.releaseOf(ctx, v)
-		}
-	}()
+	// The release's own lists every hit is held to (run.holdToRelease),
+	// and the verification of its source the hit states, run beside the
+	// copy and the proofs.
+	go r.releaseOf(ctx, p.Release)
+	go r.planRelease(ctx, p)
 	if b, ok, err := r.cached(ctx, e, r.fitsPlan(p, c.variant, e.name, id), r.proveSlice(p, c.variant, e.name), r.ownSlice(p)); err != nil || ok {
 		return b, err
 	}

@@ -9,12 +9,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/configure"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
+	"github.com/osslbuild/osslbuild/internal/source/fetch"
 )
 
 // releaseSource is the verified tarball of OpenSSL version pinned by
@@ -33,14 +35,30 @@ func (r *run) releaseSource(ctx context.Context, version, sha256 string) (*sourc
 }
 
 // releaseOf is the release's own lists (configure.Release), read once per
-// invocation from its verified tarball, streaming.
-func (r *run) releaseOf(ctx context.Context, v *source.Verified) (*configure.Release, error) {
-	return memo(r, r.lists, v.Tarball.SHA256, func() (*configure.Release, error) {
-		files, names, err := source.Files(ctx, v, configure.ReleaseWants)
+// invocation from the tarball of rel, streaming: the source cache's copy,
+// hashed as it is read, without waiting for the source's verification to
+// hash it and check its signature first (what a run states of its source
+// waits for that); a tarball the cache does not hold is fetched first.
+func (r *run) releaseOf(ctx context.Context, rel recipe.Release) (*configure.Release, error) {
+	return memo(r, r.lists, rel.SHA256, func() (*configure.Release, error) {
+		f, err := fetch.New(r.Fetch)
 		if err != nil {
 			return nil, err
 		}
-		return configure.ReadRelease(v.Release.FileName(), files, names)
+		files, names, err := source.Files(ctx, rel, f.Path(source.FileFor(rel)), configure.ReleaseWants)
+		if err != nil && ctx.Err() == nil {
+			// Not in the cache, or not the release: the source stage's
+			// verification evicts a bad copy and fetches it.
+			v, ferr := r.releaseSource(ctx, rel.Version, rel.SHA256)
+			if ferr != nil {
+				return nil, ferr
+			}
+			files, names, err = source.Files(ctx, rel, v.Tarball.Path, configure.ReleaseWants)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return configure.ReadRelease(rel.FileName(), files, names)
 	})
 }
 
@@ -51,8 +69,8 @@ func (r *run) releaseOf(ctx context.Context, v *source.Verified) (*configure.Rel
 // options defined. A build, a cache hit and a merge's slices all pass
 // here: the one check nothing in a cache or a given artifact can vouch
 // for.
-func (r *run) holdToRelease(ctx context.Context, dir string, v *source.Verified, parts []platform.Slice) error {
-	rel, err := r.releaseOf(ctx, v)
+func (r *run) holdToRelease(ctx context.Context, dir string, release recipe.Release, parts []platform.Slice) error {
+	rel, err := r.releaseOf(ctx, release)
 	if err != nil {
 		return err
 	}
@@ -85,4 +103,11 @@ func (r *run) holdToRelease(ctx context.Context, dir string, v *source.Verified,
 // planRelease is the verified source of the plan's release.
 func (r *run) planRelease(ctx context.Context, p *recipe.Plan) (*source.Verified, error) {
 	return r.releaseSource(ctx, p.Release.Version, p.Release.SHA256)
+}
+
+// recordedRelease is the release a manifest records, as this run's recipe
+// resolves it (one it does not list, pinned by the sha256 recorded).
+func (r *run) recordedRelease(m *artifact.Manifest) (recipe.Release, error) {
+	rel, _, err := r.recipe.Resolve(m.OpenSSL.Version, m.OpenSSL.SHA256)
+	return rel, err
 }

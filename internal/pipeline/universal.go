@@ -261,9 +261,9 @@ func loadSlices(ctx context.Context, j *mergeJob) error {
 // files say it holds (run.holdToRelease).
 func (r *run) holdGiven(ctx context.Context, s universal.Slice) error {
 	m := s.Manifest
-	v, err := r.releaseSource(ctx, m.OpenSSL.Version, m.OpenSSL.SHA256)
+	rel, err := r.recordedRelease(m)
 	if err == nil {
-		err = r.holdToRelease(ctx, s.Dir, v, []platform.Slice{m.Target})
+		err = r.holdToRelease(ctx, s.Dir, rel, []platform.Slice{m.Target})
 	}
 	if err != nil {
 		return fmt.Errorf("%s (OpenSSL %s, target %s): %w: %w", m.Name, m.OpenSSL.Version, m.Target.Name, universal.ErrRefused, err)

@@ -89,17 +89,10 @@ func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validat
 	return nil
 }
 
-// holdToRelease holds the slice's libraries to the release's own lists:
-// the build's verified source, or in a proof the plan's release, verified
-// now (run.holdToRelease).
-func (j *job) holdToRelease(ctx context.Context) (err error) {
-	v := j.source
-	if v == nil {
-		if v, err = j.run.planRelease(ctx, j.plan); err != nil {
-			return err
-		}
-	}
-	return j.run.holdToRelease(ctx, j.dir, v, []platform.Slice{j.plan.Slice})
+// holdToRelease holds the slice's libraries to the lists of the plan's
+// release (run.holdToRelease).
+func (j *job) holdToRelease(ctx context.Context) error {
+	return j.run.holdToRelease(ctx, j.dir, j.plan.Release, []platform.Slice{j.plan.Slice})
 }
 
 // dispatchList is the list of functions the release's sources compile for
@@ -353,9 +346,9 @@ func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manife
 		recs.code = append(recs.code, artifact.CodeEvidenceOf(rep, lib)...)
 	}
 	if len(errs) == 0 {
-		v, err := r.releaseSource(ctx, m.OpenSSL.Version, m.OpenSSL.SHA256)
+		rel, err := r.recordedRelease(m)
 		if err == nil {
-			err = r.holdToRelease(ctx, dir, v, m.Parts())
+			err = r.holdToRelease(ctx, dir, rel, m.Parts())
 		}
 		errs = append(errs, err)
 	}
