@@ -68,8 +68,9 @@ func (r *run) releaseOf(ctx context.Context, rel recipe.Release) (*configure.Rel
 // makes, once, and every symbol its .num files export for each slice's
 // options defined. A build, a cache hit and a merge's slices all pass
 // here: the one check nothing in a cache or a given artifact can vouch
-// for.
-func (r *run) holdToRelease(ctx context.Context, dir string, release recipe.Release, parts []platform.Slice) error {
+// for. inspected holds what validation read of a library already (nil:
+// nothing).
+func (r *run) holdToRelease(ctx context.Context, dir string, release recipe.Release, parts []platform.Slice, inspected map[string]*inspect.File) error {
 	rel, err := r.releaseOf(ctx, release)
 	if err != nil {
 		return err
@@ -82,10 +83,12 @@ func (r *run) holdToRelease(ctx context.Context, dir string, release recipe.Rele
 			errs = append(errs, err)
 			continue
 		}
-		f, err := inspect.InspectBytes(path, data)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+		f := inspected[lib]
+		if f == nil {
+			if f, err = inspect.InspectBytes(path, data); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 		}
 		name, _, _ := strings.Cut(lib, ".")
 		rep := validate.HoldToRelease(f, data, func(arch string) *validate.Release {

@@ -263,7 +263,7 @@ func (r *run) holdGiven(ctx context.Context, s universal.Slice) error {
 	m := s.Manifest
 	rel, err := r.recordedRelease(m)
 	if err == nil {
-		err = r.holdToRelease(ctx, s.Dir, rel, []platform.Slice{m.Target})
+		err = r.holdToRelease(ctx, s.Dir, rel, []platform.Slice{m.Target}, nil)
 	}
 	if err != nil {
 		return fmt.Errorf("%s (OpenSSL %s, target %s): %w: %w", m.Name, m.OpenSSL.Version, m.Target.Name, universal.ErrRefused, err)
