@@ -83,7 +83,7 @@ func ReadRelease(name string, files map[string][]byte, names []string) (*Release
 			case ok:
 				targets = append(targets, a...)
 			default:
-				return nil, fmt.Errorf("%s: Configure: @disable_cascades names @%s, which it does not define with qw()", name, t[3])
+				targets = append(targets, anyFeature) // computed (3.x: grep(/eng$/, @disablables))
 			}
 		}
 		if m[2] == "" {
@@ -107,6 +107,11 @@ func ReadRelease(name string, files map[string][]byte, names []string) (*Release
 	}
 	return r, nil
 }
+
+// anyFeature stands for the features of a cascade computed in Perl: a
+// configuration that may disable it is required to export only the
+// symbols no feature conditions.
+const anyFeature = "*"
 
 // block is the text of Configure's Perl list that starts with start, to
 // its closing ");" at the start of a line ("" if none).
@@ -182,7 +187,8 @@ func (r *Release) Disabled(options []string) map[string]bool {
 // util/mkdef.pl selects them: those that exist, carry no platform but the
 // negation of one, and whose every feature the configuration keeps (a
 // DEPRECATEDIN_X_Y one while "deprecated" is kept). A symbol of a feature
-// Configure may disable (Disabled) is left out.
+// Configure may disable (Disabled) is left out; where a cascade Configure
+// computes may apply, every symbol a feature conditions.
 func (r *Release) Exports(lib string, options []string) []string {
 	off := map[string]bool{}
 	for f := range r.Disabled(options) {
@@ -191,6 +197,7 @@ func (r *Release) Exports(lib string, options []string) []string {
 	var out []string
 	for _, o := range r.ordinals[lib] {
 		keep := o.exists && !slices.ContainsFunc(o.platforms, func(p string) bool { return !strings.HasPrefix(p, "!") })
+		keep = keep && !(off[anyFeature] && len(o.features) > 0)
 		for _, f := range o.features {
 			keep = keep && !off[f] && !(strings.HasPrefix(f, "DEPRECATEDIN_") && off["DEPRECATED"])
 		}

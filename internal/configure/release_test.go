@@ -14,22 +14,28 @@ import (
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
-// TestReleaseListsOf402 holds what osslbuild reads of the real 4.0.2
-// tarball, as a stream, to what the release's own tools make of the
-// recipe's darwin64-arm64-cc plan once its Configure has run (seconds of
-// Perl, which a cache hit cannot spend): every object the configured
-// Makefile puts into libcrypto.a and libssl.a is one Release.Object
-// accepts, zlib's are not, and every symbol Release.Exports requires is
-// one util/mkdef.pl, over the configdata.pm Configure wrote, exports for
-// this configuration; leaving out the symbols of features Configure may
-// disable costs few of them.
-func TestReleaseListsOf402(t *testing.T) {
-	fx := testfixture.Get(t, "4.0.2")
+// TestReleaseLists holds what osslbuild reads of the real release
+// tarballs (4.0.2, 3.5.7, 3.0.20), as a stream, to what each release's own
+// tools make of the recipe's darwin64-arm64-cc plan once its Configure has
+// run (seconds of Perl, which a cache hit cannot spend): every object the
+// configured Makefile puts into libcrypto.a and libssl.a is one
+// Release.Object accepts, zlib's are not, and every symbol Release.Exports
+// requires is one util/mkdef.pl, over the configdata.pm Configure wrote,
+// exports for this configuration; leaving out the symbols of features
+// Configure may disable costs few of them.
+func TestReleaseLists(t *testing.T) {
+	for _, version := range []string{"4.0.2", "3.5.7", "3.0.20"} {
+		t.Run(version, func(t *testing.T) { releaseLists(t, version) })
+	}
+}
+
+func releaseLists(t *testing.T, version string) {
+	fx := testfixture.Get(t, version)
 	r, err := recipe.Load("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := r.Release("4.0.2")
+	rel, err := r.Release(version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +52,7 @@ func TestReleaseListsOf402(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	dir := testfixture.UnpackedRelease(t, "4.0.2")
+	dir := testfixture.UnpackedRelease(t, version)
 	testfixture.RunIn(t, dir, configure.Args(p)...)
 	mk, err := configure.ReadMakefile(dir)
 	if err != nil {
@@ -103,6 +109,14 @@ func TestReleaseListsOf402(t *testing.T) {
 		with := lists.Exports("libcrypto", append(slices.Clone(p.Slice.Options), c.option))
 		if slices.Contains(with, c.gone) || !slices.Contains(with, c.kept) {
 			t.Errorf("with %s: %s required %v, %s required %v", c.option, c.gone, slices.Contains(with, c.gone), c.kept, slices.Contains(with, c.kept))
+		}
+	}
+	// 3.x's Configure computes the engines "engine" disables (grep(/eng$/,
+	// @disablables)): without it, only symbols no feature conditions.
+	if version != "4.0.2" {
+		with := lists.Exports("libcrypto", append(slices.Clone(p.Slice.Options), "no-engine"))
+		if slices.Contains(with, "AES_encrypt") || !slices.Contains(with, "EVP_EncryptInit_ex") {
+			t.Error("with no-engine: AES_encrypt required, or EVP_EncryptInit_ex not")
 		}
 	}
 	if base := lists.Exports("libcrypto", p.Slice.Options); !slices.Contains(base, "AES_encrypt") || !slices.Contains(base, "BN_GF2m_add") || slices.Contains(base, "COMP_zlib") {
