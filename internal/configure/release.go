@@ -62,6 +62,9 @@ func ReadRelease(name string, files map[string][]byte, names []string) (*Release
 		}
 	}
 	conf := string(files["Configure"])
+	if block(conf, `our %disabled = (`) == "" || block(conf, `my @disable_cascades = (`) == "" {
+		r.always = append(r.always, anyFeature) // a Configure laid out otherwise: nothing is known kept
+	}
 	for _, m := range regexp.MustCompile(`"([^"]+)"\s*=>`).FindAllStringSubmatch(block(conf, `our %disabled = (`), -1) {
 		r.defaults = append(r.defaults, m[1])
 	}

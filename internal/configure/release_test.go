@@ -123,3 +123,62 @@ func releaseLists(t *testing.T, version string) {
 		t.Error("the recipe's own options: AES_encrypt or BN_GF2m_add left out, or COMP_zlib (no-comp) required")
 	}
 }
+
+// TestReleaseExportsFollowConfigure: the features a configuration may
+// lose, as a Configure laid out like OpenSSL's says (defaults, options
+// under their new names, cascades, cascades its code decides), and a
+// Configure laid out otherwise, of which nothing is known: only the
+// symbols no feature conditions are required then.
+func TestReleaseExportsFollowConfigure(t *testing.T) {
+	num := []byte(strings.Join([]string{
+		"PLAIN 1 4_0_0 EXIST::FUNCTION:",
+		"RC5_x 2 4_0_0 EXIST::FUNCTION:RC5",
+		"EC_x 3 4_0_0 EXIST::FUNCTION:EC",
+		"GF2m_x 4 4_0_0 EXIST::FUNCTION:EC2M",
+		"UI_x 5 4_0_0 EXIST::FUNCTION:UI_CONSOLE",
+		"OLD_x 6 4_0_0 EXIST::FUNCTION:DEPRECATEDIN_3_0",
+		"VMS_x 7 4_0_0 EXIST:VMS:FUNCTION:",
+		"NOTVMS_x 8 4_0_0 EXIST:!VMS:FUNCTION:",
+		"GONE_x 9 4_0_0 NOEXIST::FUNCTION:",
+		"SSE_x 10 4_0_0 EXIST::FUNCTION:SSE2",
+	}, "\n"))
+	conf := []byte(`
+my %deprecated_disablables = (
+    "ui" => "ui-console",
+    "ssl2" => undef,
+    );
+our %disabled = ( # "what"         => "comment"
+                  "rc5"                 => "default",
+                );
+my @disable_cascades = (
+    "ec"                => [ qw(ec2m ecx) ],
+    sub { $config{processor} eq "386" }
+                        => [ "sse2" ],
+    );
+`)
+	read := func(conf []byte) *configure.Release {
+		r, err := configure.ReadRelease("openssl-test.tar.gz", map[string][]byte{"util/libcrypto.num": num, "util/libssl.num": nil, "Configure": conf}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r := read(conf)
+	for _, c := range []struct {
+		options []string
+		want    string
+	}{
+		{nil, "PLAIN EC_x GF2m_x UI_x OLD_x NOTVMS_x"},
+		{[]string{"no-ec"}, "PLAIN UI_x OLD_x NOTVMS_x"},
+		{[]string{"disable-ui"}, "PLAIN EC_x GF2m_x OLD_x NOTVMS_x"},
+		{[]string{"no-deprecated"}, "PLAIN EC_x GF2m_x UI_x NOTVMS_x"},
+		{[]string{"enable-rc5"}, "PLAIN EC_x GF2m_x UI_x OLD_x NOTVMS_x"},
+	} {
+		if got := strings.Join(r.Exports("libcrypto", c.options), " "); got != c.want {
+			t.Errorf("options %q: exports %s, want %s", c.options, got, c.want)
+		}
+	}
+	if got := strings.Join(read([]byte("#! perl\n")).Exports("libcrypto", nil), " "); got != "PLAIN NOTVMS_x" {
+		t.Errorf("a Configure without OpenSSL's tables: exports %s, want only the unconditioned PLAIN NOTVMS_x", got)
+	}
+}
