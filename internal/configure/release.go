@@ -1,6 +1,7 @@
 package configure
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"regexp"
@@ -18,21 +19,54 @@ import (
 // (defaults, cascades, aliases), erring towards requiring less, and
 // Object names every object some configuration of the release can make.
 type Release struct {
-	Name     string // the tarball, for messages
-	ordinals map[string][]ordinal
-	defaults []string            // Configure's %disabled
-	cascades map[string][]string // @disable_cascades: a feature -> what disabling it disables
-	always   []string            // what a cascade of Configure's own code may disable
-	aliases  map[string]string   // %deprecated_disablables with a new name
-	stems    map[string]bool
+	Name string // the tarball, for messages
+	lists
+}
+
+// lists are what ReadRelease reads, as Encode writes them.
+type lists struct {
+	Ordinals map[string][]ordinal `json:"ordinals"`
+	Defaults []string             `json:"defaults"` // Configure's %disabled
+	Cascades map[string][]string  `json:"cascades"` // @disable_cascades: a feature -> what disabling it disables
+	Always   []string             `json:"always"`   // what a cascade of Configure's own code may disable
+	Aliases  map[string]string    `json:"aliases"`  // %deprecated_disablables with a new name
+	Stems    map[string]bool      `json:"stems"`
 }
 
 // ordinal is one line of a .num file.
 type ordinal struct {
-	name      string
-	exists    bool
-	platforms []string // VMS, !VMS, UNIX, ...
-	features  []string // EC, DEPRECATEDIN_3_0, ...
+	Name      string   `json:"name"`
+	Exists    bool     `json:"exists"`
+	Platforms []string `json:"platforms"` // VMS, !VMS, UNIX, ...
+	Features  []string `json:"features"`  // EC, DEPRECATEDIN_3_0, ...
+}
+
+// Encode is the release's lists as bytes: what the source cache keeps
+// beside the tarball, which Pinned vouches for.
+func (r *Release) Encode() []byte {
+	b, _ := json.Marshal(r.lists)
+	return b
+}
+
+// DecodeRelease is the lists Encode wrote, of the release tarball name.
+func DecodeRelease(name string, b []byte) (*Release, error) {
+	r := &Release{Name: name}
+	if err := json.Unmarshal(b, &r.lists); err != nil {
+		return nil, fmt.Errorf("%s: its lists: %w", name, err)
+	}
+	return r, nil
+}
+
+// Pinned is, by the sha256 of a release tarball, the sha256 of its lists
+// as Encode writes them: read from the real tarballs by TestReleaseLists,
+// never typed in. A cache hit reads the pinned lists the source cache
+// keeps (half a megabyte, hashed) instead of inflating the whole tarball
+// (a second of a hit's CPU); a release without a pin is read from its
+// tarball.
+var Pinned = map[string]string{
+	"736b467530f916737b7031310ccb21d8218c6229e61e8e160cd1d3458cd543a8": "782cda23a2d4e48f29e4307d4eba1b78aba92d459ba5d439d631d6fc58190ff4", // 4.0.2
+	"a8c0d28a529ca480f9f36cf5792e2cd21984552a3c8e4aa11a24aa31aeac98e8": "7c932a0dfb0028ec19bc52a2d30173b658c3243a32e688d38de9942a9d015e64", // 3.5.7
+	"c80a01dfc70ece4dc21168932c37739042d404d46ccc81a5986dd75314ecda6f": "d53347138eaf28d02e9b45888347fe345deadb753584b3e37e903e0bc5096f76", // 3.0.20
 }
 
 // ReleaseWants selects the files ReadRelease needs from the tarball.
@@ -43,7 +77,7 @@ func ReleaseWants(rel string) bool {
 // ReadRelease reads the lists of the release tarball name from its files
 // (ReleaseWants) and the names of all its files.
 func ReadRelease(name string, files map[string][]byte, names []string) (*Release, error) {
-	r := &Release{Name: name, ordinals: map[string][]ordinal{}, cascades: map[string][]string{}, aliases: map[string]string{}, stems: map[string]bool{}}
+	r := &Release{Name: name, lists: lists{Ordinals: map[string][]ordinal{}, Cascades: map[string][]string{}, Aliases: map[string]string{}, Stems: map[string]bool{}}}
 	for _, lib := range []string{"libcrypto", "libssl"} {
 		num, ok := files["util/"+lib+".num"]
 		if !ok {
@@ -58,18 +92,18 @@ func ReadRelease(name string, files map[string][]byte, names []string) (*Release
 			if len(f) != 4 || len(info) != 4 {
 				return nil, fmt.Errorf("%s: util/%s.num:%d: %q is not NAME NUMBER VERSION EXIST:PLATFORMS:KIND:FEATURES", name, lib, i+1, l)
 			}
-			r.ordinals[lib] = append(r.ordinals[lib], ordinal{name: f[0], exists: info[0] == "EXIST", platforms: fields(info[1]), features: fields(info[3])})
+			r.Ordinals[lib] = append(r.Ordinals[lib], ordinal{Name: f[0], Exists: info[0] == "EXIST", Platforms: fields(info[1]), Features: fields(info[3])})
 		}
 	}
 	conf := string(files["Configure"])
 	if block(conf, `our %disabled = (`) == "" || block(conf, `my @disable_cascades = (`) == "" {
-		r.always = append(r.always, anyFeature) // a Configure laid out otherwise: nothing is known kept
+		r.Always = append(r.Always, anyFeature) // a Configure laid out otherwise: nothing is known kept
 	}
 	for _, m := range regexp.MustCompile(`"([^"]+)"\s*=>`).FindAllStringSubmatch(block(conf, `our %disabled = (`), -1) {
-		r.defaults = append(r.defaults, m[1])
+		r.Defaults = append(r.Defaults, m[1])
 	}
 	for _, m := range regexp.MustCompile(`"([^"]+)"\s*=>\s*"([^"]+)"`).FindAllStringSubmatch(block(conf, `my %deprecated_disablables = (`), -1) {
-		r.aliases[m[1]] = m[2]
+		r.Aliases[m[1]] = m[2]
 	}
 	arrays := map[string][]string{}
 	for _, m := range regexp.MustCompile(`my @(\w+) = qw\(([^)]*)\);`).FindAllStringSubmatch(conf, -1) {
@@ -90,21 +124,21 @@ func ReadRelease(name string, files map[string][]byte, names []string) (*Release
 			}
 		}
 		if m[2] == "" {
-			r.always = append(r.always, targets...) // a test in code: taken to disable
+			r.Always = append(r.Always, targets...) // a test in code: taken to disable
 		} else {
-			r.cascades[m[2]] = append(r.cascades[m[2]], targets...)
+			r.Cascades[m[2]] = append(r.Cascades[m[2]], targets...)
 		}
 	}
 	generated := regexp.MustCompile(`GENERATE\[([^\]$]+)\]`)
 	for _, n := range names {
 		if path.Base(n) == "build.info" {
 			for _, m := range generated.FindAllStringSubmatch(string(files[n]), -1) {
-				r.stems[stem(m[1])] = true
+				r.Stems[stem(m[1])] = true
 			}
 		}
 		for _, ext := range []string{".c", ".S", ".s", ".c.in"} {
 			if strings.HasSuffix(n, ext) {
-				r.stems[strings.TrimSuffix(path.Base(n), ext)] = true
+				r.Stems[strings.TrimSuffix(path.Base(n), ext)] = true
 			}
 		}
 	}
@@ -158,7 +192,7 @@ func (r *Release) Disabled(options []string) map[string]bool {
 			todo = append(todo, f)
 		}
 	}
-	for _, f := range slices.Concat(r.defaults, r.always) {
+	for _, f := range slices.Concat(r.Defaults, r.Always) {
 		disable(f)
 	}
 	for _, o := range options {
@@ -171,14 +205,14 @@ func (r *Release) Disabled(options []string) map[string]bool {
 		}
 		disable(f)
 		disable(strings.TrimSuffix(f, "-method"))
-		if a := r.aliases[f]; a != "" {
+		if a := r.Aliases[f]; a != "" {
 			disable(a)
 		}
 	}
 	for len(todo) > 0 {
 		f := todo[0]
 		todo = todo[1:]
-		for _, c := range r.cascades[f] {
+		for _, c := range r.Cascades[f] {
 			disable(c)
 		}
 	}
@@ -198,14 +232,14 @@ func (r *Release) Exports(lib string, options []string) []string {
 		off[strings.ReplaceAll(strings.ToUpper(f), "-", "_")] = true
 	}
 	var out []string
-	for _, o := range r.ordinals[lib] {
-		keep := o.exists && !slices.ContainsFunc(o.platforms, func(p string) bool { return !strings.HasPrefix(p, "!") })
-		keep = keep && !(off[anyFeature] && len(o.features) > 0)
-		for _, f := range o.features {
+	for _, o := range r.Ordinals[lib] {
+		keep := o.Exists && !slices.ContainsFunc(o.Platforms, func(p string) bool { return !strings.HasPrefix(p, "!") })
+		keep = keep && !(off[anyFeature] && len(o.Features) > 0)
+		for _, f := range o.Features {
 			keep = keep && !off[f] && !(strings.HasPrefix(f, "DEPRECATEDIN_") && off["DEPRECATED"])
 		}
 		if keep {
-			out = append(out, o.name)
+			out = append(out, o.Name)
 		}
 	}
 	return out
@@ -220,5 +254,5 @@ var objectName = regexp.MustCompile(`^lib[a-z0-9_]+-(?:lib|shlib)-(.+)\.o$`)
 // it holds (.c, .S, .s, .c.in) or one they generate.
 func (r *Release) Object(member string) bool {
 	m := objectName.FindStringSubmatch(member)
-	return m != nil && r.stems[m[1]]
+	return m != nil && r.Stems[m[1]]
 }

@@ -2,6 +2,8 @@ package configure_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os/exec"
 	"path"
 	"slices"
@@ -50,6 +52,13 @@ func releaseLists(t *testing.T, version string) {
 	lists, err := configure.ReadRelease(rel.FileName(), files, names)
 	if err != nil {
 		t.Fatal(err)
+	}
+	sum := sha256.Sum256(lists.Encode())
+	if got := hex.EncodeToString(sum[:]); configure.Pinned[rel.SHA256] != got {
+		t.Errorf("configure.Pinned[%q] = %q, want %q (the lists read from the tarball)", rel.SHA256, configure.Pinned[rel.SHA256], got)
+	}
+	if again, err := configure.DecodeRelease(rel.FileName(), lists.Encode()); err != nil || !slices.Equal(again.Exports("libcrypto", nil), lists.Exports("libcrypto", nil)) {
+		t.Errorf("the lists decoded again differ: %v", err)
 	}
 
 	dir := testfixture.UnpackedRelease(t, version)

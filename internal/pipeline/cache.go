@@ -552,14 +552,19 @@ func (r *run) storeEntry(ctx context.Context, e entry, b *built) error {
 	return nil
 }
 
-// writeJSON writes v to path by rename, so a reader sees all or nothing.
+// writeJSON writes v to path by rename (writeFile).
 func writeJSON(path string, v any) error {
 	bs, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
+	return writeFile(path, bs)
+}
+
+// writeFile writes b to path by rename, so a reader sees all or nothing.
+func writeFile(path string, b []byte) error {
 	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
-	if err := os.WriteFile(tmp, bs, 0o644); err != nil {
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -34,21 +36,27 @@ func (r *run) releaseSource(ctx context.Context, version, sha256 string) (*sourc
 	return r.source(ctx, rel)
 }
 
-// releaseOf is the release's own lists (configure.Release), read once per
-// invocation from the tarball of rel, streaming: the source cache's copy,
-// hashed as it is read, without waiting for the source's verification to
-// hash it and check its signature first (what a run states of its source
-// waits for that); a tarball the cache does not hold is fetched first.
+// releaseOf is the release's own lists (configure.Release), once per
+// invocation: the source cache's copy of lists configure.Pinned vouches
+// for, or else read from the tarball of rel, streaming. The stream starts
+// from the source cache's copy at once, hashed as it is read, without
+// waiting for the source's verification to hash it and check its
+// signature (what a run states of its source waits for that); a tarball
+// the cache does not hold, or not the release, is left to that
+// verification, which evicts it and fetches it.
 func (r *run) releaseOf(ctx context.Context, rel recipe.Release) (*configure.Release, error) {
 	return memo(r, r.lists, rel.SHA256, func() (*configure.Release, error) {
 		f, err := fetch.New(r.Fetch)
 		if err != nil {
 			return nil, err
 		}
-		files, names, err := source.Files(ctx, rel, f.Path(source.FileFor(rel)), configure.ReleaseWants)
+		tarball := f.Path(source.FileFor(rel))
+		kept, pin := tarball+".lists", configure.Pinned[rel.SHA256]
+		if b, err := os.ReadFile(kept); err == nil && pin != "" && digest(b) == pin {
+			return configure.DecodeRelease(rel.FileName(), b)
+		}
+		files, names, err := source.Files(ctx, rel, tarball, configure.ReleaseWants)
 		if err != nil && ctx.Err() == nil {
-			// Not in the cache, or not the release: the source stage's
-			// verification evicts a bad copy and fetches it.
 			v, ferr := r.releaseSource(ctx, rel.Version, rel.SHA256)
 			if ferr != nil {
 				return nil, ferr
@@ -58,8 +66,20 @@ func (r *run) releaseOf(ctx context.Context, rel recipe.Release) (*configure.Rel
 		if err != nil {
 			return nil, err
 		}
-		return configure.ReadRelease(rel.FileName(), files, names)
+		lists, err := configure.ReadRelease(rel.FileName(), files, names)
+		if err != nil {
+			return nil, err
+		}
+		if b := lists.Encode(); digest(b) == pin {
+			writeFile(kept, b) // for the next hit; a failure costs it the stream
+		}
+		return lists, nil
 	})
+}
+
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // holdToRelease holds the libraries of the artifact tree dir, whose slices
