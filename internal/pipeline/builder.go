@@ -36,6 +36,7 @@ type run struct {
 	logs    []string // the slices' build logs
 	rel     once[recipe.Release]
 	sources map[string]*once[*source.Verified]
+	lists   map[string]*once[*configure.Release]
 	tools   map[string]*once[tool]
 }
 
@@ -66,7 +67,7 @@ func newRun(ctx context.Context, s Settings, rt Runtime) (*run, error) {
 	}
 	_, err := os.Stat(s.Work)
 	return &run{Settings: s, Runtime: rt, recipe: r, madeWork: errors.Is(err, fs.ErrNotExist),
-		sources: map[string]*once[*source.Verified]{}, tools: map[string]*once[tool]{}}, nil
+		sources: map[string]*once[*source.Verified]{}, lists: map[string]*once[*configure.Release]{}, tools: map[string]*once[tool]{}}, nil
 }
 
 // finish ends the run of ctx: an interrupted run removes the build logs of

@@ -68,7 +68,12 @@ func (c *cachingBuilder) build(ctx context.Context, p *recipe.Plan) (*built, err
 	if err != nil {
 		return nil, err
 	}
-	if b, ok, err := r.cached(ctx, e, r.fitsPlan(p, c.variant, e.name, id), r.proveSlice(p, c.variant, e.name), recipeRef(p.Recipe)); err != nil || ok {
+	// The release's own lists every hit is held to (run.holdToRelease),
+	// and the verification of its source the hit states, run beside the
+	// copy and the proofs.
+	go r.releaseOf(ctx, p.Release)
+	go r.planRelease(ctx, p)
+	if b, ok, err := r.cached(ctx, e, r.fitsPlan(p, c.variant, e.name, id), r.proveSlice(p, c.variant, e.name), r.ownSlice(p)); err != nil || ok {
 		return b, err
 	}
 	b, err := c.inner.build(ctx, p)
@@ -77,6 +82,21 @@ func (c *cachingBuilder) build(ctx context.Context, p *recipe.Plan) (*built, err
 	}
 	r.store(ctx, e, b)
 	return b, nil
+}
+
+// ownSlice writes the asking run's own facts into a slice it is served:
+// its recipe, and its source as it verified it (the URL it came from, the
+// signature and its signer), not the run's that filled the entry, whose
+// release fitsPlan holds to the plan.
+func (r *run) ownSlice(p *recipe.Plan) func(*artifact.Manifest) error {
+	return func(m *artifact.Manifest) error {
+		v, err := r.planRelease(context.Background(), p) // verified by the proofs a moment ago
+		if err != nil {
+			return err
+		}
+		m.Recipe, m.OpenSSL = recipeRef(p.Recipe), sourceRef(v)
+		return nil
+	}
 }
 
 // fitsPlan refuses a cached manifest that does not say, field by field,
@@ -330,10 +350,10 @@ func (r *run) proveSlice(p *recipe.Plan, v *Variant, name string) prover {
 // cached serves the entry as a fresh copy in a private directory: the copy
 // verified against its manifest, which must fit what is asked for, its
 // libraries validated from their bytes, linked again if what proved the
-// entry has changed, its tarball checked against the copy, and ref (the
-// asking run's recipe) written into its manifest and SBOM. ok is false on a
-// miss; an entry that fails is deleted, and the caller builds.
-func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest) error, prove prover, ref artifact.RecipeRef) (_ *built, ok bool, _ error) {
+// entry has changed, its tarball checked against the copy, and the asking
+// run's own facts written into its manifest and SBOM by own. ok is false
+// on a miss; an entry that fails is deleted, and the caller builds.
+func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest) error, prove prover, own func(*artifact.Manifest) error) (_ *built, ok bool, _ error) {
 	if _, err := os.Stat(filepath.Join(e.tree(), artifact.ManifestName)); err != nil {
 		return nil, false, nil // no entry of this name under the key: a miss, not a bad entry
 	}
@@ -433,7 +453,7 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	// anew.
 	if recs.refresh(m) {
 		// The SBOM states the compiler lines too.
-		if err := restamp(ctx, dir, m, m.Recipe); err != nil {
+		if err := restamp(ctx, dir, m); err != nil {
 			release()
 			return nil, false, err
 		}
@@ -447,12 +467,15 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	}
 	// The asking run's own facts, whatever run filled the entry: the same
 	// command gives the same bytes from an empty cache or a full one.
-	if m.Recipe != ref {
-		if err := restamp(ctx, dir, m, ref); err != nil {
-			release()
-			return nil, false, err
-		}
+	before, _ := artifact.EncodeManifest(m)
+	err = own(m)
+	if after, _ := artifact.EncodeManifest(m); err == nil && !bytes.Equal(before, after) {
+		err = restamp(ctx, dir, m)
 		b.tarball = ""
+	}
+	if err != nil {
+		release()
+		return nil, false, err
 	}
 	how := "verified and validated from its bytes; link not run again (rules and toolchain unchanged)"
 	if link {
@@ -474,10 +497,8 @@ func machineFault(err error) bool {
 	return false
 }
 
-// restamp writes ref as the recipe of the tree dir's manifest m, and
-// writes the SBOM and the manifest again from m.
-func restamp(ctx context.Context, dir string, m *artifact.Manifest, ref artifact.RecipeRef) error {
-	m.Recipe = ref
+// restamp writes the SBOM and the manifest of the tree dir again from m.
+func restamp(ctx context.Context, dir string, m *artifact.Manifest) error {
 	if err := sbom.Write(dir, m); err != nil {
 		return err
 	}
@@ -538,14 +559,19 @@ func (r *run) storeEntry(ctx context.Context, e entry, b *built) error {
 	return nil
 }
 
-// writeJSON writes v to path by rename, so a reader sees all or nothing.
+// writeJSON writes v to path by rename (writeFile).
 func writeJSON(path string, v any) error {
 	bs, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
+	return writeFile(path, bs)
+}
+
+// writeFile writes b to path by rename, so a reader sees all or nothing.
+func writeFile(path string, b []byte) error {
 	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
-	if err := os.WriteFile(tmp, bs, 0o644); err != nil {
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

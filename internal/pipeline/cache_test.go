@@ -17,11 +17,13 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/sbom"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 	"github.com/osslbuild/osslbuild/internal/testsupport/standin"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
+	"github.com/osslbuild/osslbuild/internal/universal"
 )
 
 func TestCacheKeyChangesWithEveryInput(t *testing.T) {
@@ -155,7 +157,7 @@ func TestCacheServesOnlyValidEntries(t *testing.T) {
 	pipeline.CacheRevision = e2e.Runtime(t).Revision
 	p := plan(t, "arm64")
 	o := pipeline.Settings{Work: t.TempDir()}
-	o.Fetch.CacheDir = t.TempDir()
+	o.Fetch.CacheDir, o.Fetch.Mirror, o.Fetch.Offline = t.TempDir(), testfixture.Dir(), true // the release a hit is held to
 	key := strings.Repeat("ab", 32)
 	if _, ok, err := pipeline.CacheLookup(o, key, p); ok || err != nil {
 		t.Fatalf("empty cache served an entry: %v", err)
@@ -199,7 +201,7 @@ func TestCacheRelinks(t *testing.T) {
 	pipeline.CacheRevision = e2e.Runtime(t).Revision
 	p := plan(t, "arm64")
 	o := pipeline.Settings{Work: t.TempDir()}
-	o.Fetch.CacheDir = t.TempDir()
+	o.Fetch.CacheDir, o.Fetch.Mirror, o.Fetch.Offline = t.TempDir(), testfixture.Dir(), true // the release a hit is held to
 	good, bad := strings.Repeat("cd", 32), strings.Repeat("ef", 32)
 	for _, key := range []string{good, bad} {
 		if err := pipeline.CacheStore(o, key, src, p); err != nil {
@@ -437,16 +439,28 @@ func miniO0Library(t *testing.T, target string) string {
 // with the file from, and reseals everything that could vouch for the
 // tree: the manifest's digests, the tarball (made anew from the tree) and
 // the proof record (its manifest digest).
-func resealEntry(t *testing.T, cache, name, rel, from string) {
+func resealEntry(t testing.TB, cache, name, rel, from string) {
+	t.Helper()
+	resealManifest(t, cache, name, func(tree string, _ *artifact.Manifest) {
+		testfixture.CopyFile(t, from, filepath.Join(tree, rel))
+	})
+}
+
+// resealManifest is resealEntry for any edit of the entry's tree and its
+// manifest (the SBOM written again from the manifest, as osslbuild does).
+func resealManifest(t testing.TB, cache, name string, edit func(tree string, m *artifact.Manifest)) {
 	t.Helper()
 	trees, _ := filepath.Glob(filepath.Join(cache, "artifacts", "*", name))
 	if len(trees) != 1 {
 		t.Fatalf("cache entries of %s: %v", name, trees)
 	}
 	tree, entry := trees[0], filepath.Dir(trees[0])
-	testfixture.CopyFile(t, from, filepath.Join(tree, rel))
 	m, err := artifact.ReadManifest(tree)
 	if err != nil {
+		t.Fatal(err)
+	}
+	edit(tree, m)
+	if err := sbom.Write(tree, m); err != nil {
 		t.Fatal(err)
 	}
 	if err := artifact.WriteManifest(context.Background(), tree, m); err != nil {
@@ -552,6 +566,141 @@ func TestMiniCacheRefusesResealedO0(t *testing.T) {
 	})
 }
 
+// TestMiniCacheRefusesProbePayloads: the two libraries an outside probe
+// resealed into an arm64 entry, with its manifest, tarball and proof
+// record (#56): (a) foreign -O0 objects beside the genuine cversion object,
+// (b) the genuine archive with one foreign -O0 member. Validation reads
+// nothing wrong in either (the compiler line is the genuine one, the
+// foreign code too little to judge); the release's own lists, read from
+// its tarball, refuse both: the entry is discarded, saying why, and the
+// genuine build is published. build:universal2 over such an entry builds
+// the slice again and merges the genuine one; build:merge refuses a given
+// slice that holds (b), naming the member.
+func TestMiniCacheRefusesProbePayloads(t *testing.T) {
+	s := miniSettings(t, nil)
+	s.Rebuild = false
+	refusesProbePayloads(t, s, func(w io.Writer) pipeline.Runtime { return miniRuntime(t, w) }, "openssl-9.9.9.tar.gz")
+}
+
+// TestRealCacheRefusesProbePayloads is TestMiniCacheRefusesProbePayloads
+// with the real 4.0.2: the payloads made from its arm64 slice, the cache
+// filled and the discarded slices built again from the fixtures' make
+// cache (seconds, once the fixtures are built).
+func TestRealCacheRefusesProbePayloads(t *testing.T) {
+	e2e.Require(t)
+	dir := t.TempDir()
+	s := e2e.Settings(t, dir)
+	s.Fetch.CacheDir = filepath.Join(dir, "cache")
+	revision := e2e.Runtime(t).Revision
+	refusesProbePayloads(t, s, func(w io.Writer) pipeline.Runtime { return pipeline.Runtime{Log: w, Revision: revision} }, "openssl-4.0.2.tar.gz")
+}
+
+// refusesProbePayloads fills the artifact cache of s with a universal2
+// build, then reseals each payload into the arm64 entry and requires that
+// nothing but the genuine build is published (the tests above).
+func refusesProbePayloads(t *testing.T, s pipeline.Settings, runtime func(io.Writer) pipeline.Runtime, tarball string) {
+	ctx := context.Background()
+	if _, err := pipeline.Universal2(ctx, s, runtime(io.Discard)); err != nil {
+		t.Fatal(err)
+	}
+	want := miniTarballs(t, s.Out)
+	a, b := e2e.Payloads(t, filepath.Join(s.Out, "openssl-macos-arm64", "lib", "libcrypto.a"), "arm64-apple-macos11")
+	for _, c := range []struct{ name, lib, why string }{
+		{"foreign objects", a, "symbols " + tarball + "'s .num files export for this configuration; missing"},
+		{"extra member", b, "libcrypto.a(zutil.o) arm64: no object of this name is made by the build files of " + tarball},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resealEntry(t, s.Fetch.CacheDir, "openssl-macos-arm64", "lib/libcrypto.a", c.lib)
+			var log strings.Builder
+			s := s
+			s.Out = filepath.Join(t.TempDir(), "dist")
+			res, err := pipeline.Slice(ctx, s, runtime(&log), "arm64", nil)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, log.String())
+			}
+			if l := log.String(); !strings.Contains(l, "openssl-macos-arm64: cached artifact") || !strings.Contains(l, "discarding it and building") || !strings.Contains(l, c.why) {
+				t.Errorf("the resealed entry was not discarded, saying %q:\n%s", c.why, l)
+			}
+			if res.Published.Digests.SHA256 != want["openssl-macos-arm64"] {
+				t.Errorf("published %s, want the genuine %s", res.Published.Digests.SHA256, want["openssl-macos-arm64"])
+			}
+		})
+	}
+	t.Run("universal2", func(t *testing.T) {
+		resealEntry(t, s.Fetch.CacheDir, "openssl-macos-arm64", "lib/libcrypto.a", b)
+		var log strings.Builder
+		s := s
+		s.Out = filepath.Join(t.TempDir(), "dist")
+		if _, err := pipeline.Universal2(ctx, s, runtime(&log)); err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+		if l := log.String(); !strings.Contains(l, "openssl-macos-arm64: cached artifact") || !strings.Contains(l, "zutil.o") {
+			t.Errorf("the resealed slice entry was not discarded:\n%s", l)
+		}
+		if got := miniTarballs(t, s.Out); !equal(got, want) {
+			t.Errorf("published %v, want the genuine %v", got, want)
+		}
+	})
+	x86 := filepath.Join(s.Out, "openssl-macos-x86-64")
+	t.Run("merge", func(t *testing.T) {
+		given := filepath.Join(t.TempDir(), "openssl-macos-arm64")
+		if err := os.CopyFS(given, os.DirFS(filepath.Join(s.Out, "openssl-macos-arm64"))); err != nil {
+			t.Fatal(err)
+		}
+		testfixture.CopyFile(t, b, filepath.Join(given, "lib", "libcrypto.a"))
+		m, err := artifact.ReadManifest(given)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := artifact.WriteManifest(ctx, given, m); err != nil {
+			t.Fatal(err)
+		}
+		s := s
+		s.Out = filepath.Join(t.TempDir(), "dist")
+		_, err = pipeline.Merge(ctx, s, runtime(io.Discard), given, x86)
+		if !errors.Is(err, universal.ErrRefused) || !strings.Contains(fmt.Sprint(err), "libcrypto.a(zutil.o) arm64") {
+			t.Errorf("merge of a slice holding a foreign member: %v, want a refusal naming libcrypto.a(zutil.o)", err)
+		}
+		emptyOrMissing(t, s.Out)
+	})
+}
+
+// TestMiniCacheHitStatesItsOwnSource: a hit states the release's source as
+// the asking run verified it (where it came from, its signature), not as
+// the run that filled the entry did (#56): an entry resealed to name
+// another URL is served with the asking run's, the same bytes as on an
+// empty cache.
+func TestMiniCacheHitStatesItsOwnSource(t *testing.T) {
+	requireMini(t)
+	ctx := context.Background()
+	s := miniSettings(t, nil)
+	s.Rebuild = false
+	first, err := pipeline.Slice(ctx, s, miniRuntime(t, io.Discard), "arm64", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const elsewhere = "https://mirror.example/openssl-9.9.9.tar.gz"
+	if first.Manifest.OpenSSL.URL == elsewhere {
+		t.Fatal("the build already records the other URL: the test shows nothing")
+	}
+	resealManifest(t, s.Fetch.CacheDir, "openssl-macos-arm64", func(_ string, m *artifact.Manifest) { m.OpenSSL.URL = elsewhere })
+	var log strings.Builder
+	s.Out = filepath.Join(t.TempDir(), "dist")
+	res, err := pipeline.Slice(ctx, s, miniRuntime(t, &log), "arm64", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "openssl-macos-arm64: cache hit") {
+		t.Fatalf("not a hit:\n%s", log.String())
+	}
+	if got := res.Manifest.OpenSSL.URL; got != first.Manifest.OpenSSL.URL {
+		t.Errorf("served source URL %q, want the asking run's %q", got, first.Manifest.OpenSSL.URL)
+	}
+	if res.Published.Digests.SHA256 != first.Published.Digests.SHA256 {
+		t.Errorf("served tarball %s, built %s", res.Published.Digests.SHA256, first.Published.Digests.SHA256)
+	}
+}
+
 // TestMiniCacheHitRecordsTheAskingRecipe: two byte-identical recipe files
 // share cache entries, but each run publishes its own recipe's origin and
 // path: the same command gives the same tarball whichever file filled the
@@ -618,7 +767,7 @@ func BenchmarkCacheHit(b *testing.B) {
 	pipeline.CacheRevision = e2e.Runtime(b).Revision
 	p := plan(b, "arm64")
 	o := pipeline.Settings{Work: b.TempDir()}
-	o.Fetch.CacheDir = b.TempDir()
+	o.Fetch.CacheDir, o.Fetch.Mirror, o.Fetch.Offline = b.TempDir(), testfixture.Dir(), true // the release a hit is held to
 	key := strings.Repeat("cd", 32)
 	if err := pipeline.CacheStore(o, key, src, p); err != nil {
 		b.Fatal(err)

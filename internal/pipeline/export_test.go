@@ -75,7 +75,7 @@ func cacheLookup(s Settings, rt Runtime, key string, p *recipe.Plan, filesOnly b
 			return proofRecords{m.CompilerLines, m.CodeEvidence, m.LinkChecks}, nil
 		}
 	}
-	b, ok, err := r.cached(context.Background(), e, r.fitsPlan(p, c.variant, e.name, id), prove, recipeRef(p.Recipe))
+	b, ok, err := r.cached(context.Background(), e, r.fitsPlan(p, c.variant, e.name, id), prove, r.ownSlice(p))
 	if !ok || err != nil {
 		return "", "", ok, err
 	}

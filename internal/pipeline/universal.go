@@ -245,10 +245,28 @@ func loadSlices(ctx context.Context, j *mergeJob) error {
 		if err == nil {
 			err = j.run.holdToRecipe(s.Manifest)
 		}
+		if err == nil && !ours[dir] {
+			// A slice built or served here was held to its release already.
+			err = j.run.holdGiven(ctx, s)
+		}
 		if err != nil {
 			return err
 		}
 		j.slices = append(j.slices, s)
+	}
+	return nil
+}
+
+// holdGiven holds a slice given to build:merge to what its release's own
+// files say it holds (run.holdToRelease).
+func (r *run) holdGiven(ctx context.Context, s universal.Slice) error {
+	m := s.Manifest
+	rel, err := r.recordedRelease(m)
+	if err == nil {
+		err = r.holdToRelease(ctx, s.Dir, rel, []platform.Slice{m.Target}, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("%s (OpenSSL %s, target %s): %w: %w", m.Name, m.OpenSSL.Version, m.Target.Name, universal.ErrRefused, err)
 	}
 	return nil
 }
@@ -271,7 +289,8 @@ func mergeSlices(ctx context.Context, j *mergeJob) (err error) {
 		if j.entry, err = r.entry(key, universal.Name, id); err != nil {
 			return err
 		}
-		b, ok, err := r.cached(ctx, j.entry, fitsPair(j.slices), r.proveUniversal, recipeRef(r.recipe))
+		own := func(m *artifact.Manifest) error { m.Recipe = recipeRef(r.recipe); return nil }
+		b, ok, err := r.cached(ctx, j.entry, fitsPair(j.slices), r.proveUniversal, own)
 		if err != nil {
 			return err
 		}

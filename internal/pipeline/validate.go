@@ -15,6 +15,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/dispatch"
+	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/universal"
 )
@@ -61,13 +62,16 @@ func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validat
 			return err
 		}
 	}
-	lines, code, err := validateTree(ctx, j.dir, j.plan, exports, func(e validate.Expect) validate.Expect {
+	lines, code, files, err := validateTree(ctx, j.dir, j.plan, exports, func(e validate.Expect) validate.Expect {
 		e = adjust(e)
 		if e.ISA != nil {
 			e.ISA.Dispatch = list
 		}
 		return e
 	})
+	if err == nil {
+		err = j.run.holdToRelease(ctx, j.dir, j.plan.Release, []platform.Slice{j.plan.Slice}, files)
+	}
 	if err != nil {
 		return fmt.Errorf("refusing to publish: %w", err)
 	}
@@ -105,18 +109,20 @@ func (j *job) dispatchList() (dispatch.List, error) {
 }
 
 // validateTree validates every library under dir/lib, its machine code
-// included, and returns the compiler lines found and the code verdicts.
+// included, and returns the compiler lines found, the code verdicts and
+// what it read of each library.
 //
 // exports, when the build's objects are at hand (not in a proof), are the
 // symbols the release's objects define, which the shared libraries'
 // exports are held to (releaseExports).
-func validateTree(ctx context.Context, dir string, p *recipe.Plan, exports map[string]bool, adjust func(validate.Expect) validate.Expect) ([]artifact.CompilerLine, []artifact.CodeEvidence, error) {
+func validateTree(ctx context.Context, dir string, p *recipe.Plan, exports map[string]bool, adjust func(validate.Expect) validate.Expect) ([]artifact.CompilerLine, []artifact.CodeEvidence, map[string]*inspect.File, error) {
 	var errs []error
 	var lines []artifact.CompilerLine
 	var code []artifact.CodeEvidence
+	files := map[string]*inspect.File{}
 	for _, lib := range p.Slice.Libraries() {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		path := filepath.Join(dir, "lib", lib)
 		var rep validate.Report
@@ -132,10 +138,11 @@ func validateTree(ctx context.Context, dir string, p *recipe.Plan, exports map[s
 			errs = append(errs, err)
 			continue
 		}
+		files[lib] = rep.File
 		lines = append(lines, artifact.CompilerLinesOf(rep.File, lib)...)
 		code = append(code, artifact.CodeEvidenceOf(rep, lib)...)
 	}
-	return lines, code, errors.Join(errs...)
+	return lines, code, files, errors.Join(errs...)
 }
 
 // dylibExpect is what a shared library of the slice must say of itself:
@@ -308,6 +315,7 @@ func Prove(ctx context.Context, s Settings, rt Runtime, dir string, v *Variant) 
 func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manifest, link bool) (proofRecords, error) {
 	var errs []error
 	var recs proofRecords
+	files := map[string]*inspect.File{}
 	for _, lib := range m.Target.Libraries() {
 		var exps []validate.Expect
 		for _, sm := range m.Slices {
@@ -328,12 +336,20 @@ func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manife
 			errs = append(errs, err)
 			continue
 		}
+		files[lib] = rep.File
 		lines := artifact.CompilerLinesOf(rep.File, lib)
 		for _, l := range lines {
 			r.logf("%s: validated %s %s: %s", m.Name, l.Library, l.Arch, l.Line)
 		}
 		recs.lines = append(recs.lines, lines...)
 		recs.code = append(recs.code, artifact.CodeEvidenceOf(rep, lib)...)
+	}
+	if len(errs) == 0 {
+		rel, err := r.recordedRelease(m)
+		if err == nil {
+			err = r.holdToRelease(ctx, dir, rel, m.Parts(), files)
+		}
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return recs, fmt.Errorf("%s: %w", m.Name, err)

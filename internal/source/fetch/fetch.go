@@ -266,6 +266,13 @@ func validName(name string) error {
 	return nil
 }
 
+// Path is where the cache keeps file, verified when it was stored: a
+// reader that cannot wait for Fetch to hash it again (source.Files) hashes
+// what it reads itself. The file may be absent, or since changed.
+func (f *Fetcher) Path(file File) string {
+	return filepath.Join(f.entryDir(file.SHA256), file.Name)
+}
+
 // entryDir is the cache directory for one digest.
 func (f *Fetcher) entryDir(sha string) string {
 	return filepath.Join(f.cacheDir, "sha256", strings.ToLower(sha))
