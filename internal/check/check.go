@@ -52,9 +52,11 @@ type Options struct {
 	MinOpt string   // minimum optimisation: 0, 1, 2, 3, s or z; "" means 2
 	Strict bool     // fail a slice whose optimisation is unknown, or whose OpenSSL series is past its end of life, not only report it
 	Archs  []string // architectures every binary must have, e.g. arm64, x86_64
-	// ISA, when set, fails compiled x86-64 code above this level
-	// (x86-64, core2, x86-64-v2, x86-64-v3, x86-64-v4) outside the
-	// dispatch list known for the slice's release.
+	// ISA, when set, fails compiled code above this level outside the
+	// dispatch list known for the slice's release, in the slices of the
+	// level's architecture: x86-64's (x86-64, core2, x86-64-v2,
+	// x86-64-v3, x86-64-v4) or arm64's (apple-m1, apple-m2). Strict
+	// holds macOS arm64 slices to apple-m1 where it names no arm64 level.
 	ISA  string
 	JSON bool // print the Result as JSON instead of a table (Format "json")
 	// Format is what Run prints: "text" (the table; "" too), "json"
@@ -291,8 +293,9 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 			return nil, usage("check: -arch=%s: unknown architecture (want names such as %s)", a, strings.Join(inspect.ArchNames(), ", "))
 		}
 	}
-	if _, ok := codeclass.LevelRank(o.ISA); o.ISA != "" && !ok {
-		return nil, usage("check: -isa=%s: unknown level (want %s)", o.ISA, strings.Join(codeclass.ISALevels, ", "))
+	if o.ISA != "" && isaArch(o.ISA) == "" {
+		return nil, usage("check: -isa=%s: unknown level (want x86-64's %s, or arm64's %s)", o.ISA,
+			strings.Join(codeclass.ISALevels, ", "), strings.Join(codeclass.ARM64Levels, ", "))
 	}
 	failOn, err := parseFailOn(o.FailOn)
 	if err != nil {
@@ -418,3 +421,13 @@ func (c *checker) add(j job) {
 }
 
 func (c *checker) note(msg string) { c.res.Notes = append(c.res.Notes, msg) }
+
+// isaArch is the architecture whose level -isa names, "" for none.
+func isaArch(level string) string {
+	for _, a := range []string{"x86_64", "arm64"} {
+		if _, ok := codeclass.LevelRankFor(a, level); ok {
+			return a
+		}
+	}
+	return ""
+}

@@ -197,7 +197,9 @@ func (c *checker) rules(b *Binary) validate.Report {
 	exps := r.expects(lib)
 	for i := range exps {
 		exps[i].Strict = c.o.Strict
-		if c.o.ISA != "" && exps[i].ISA != nil {
+		// -isa replaces the manifest's level in the slices of its
+		// architecture only.
+		if c.o.ISA != "" && exps[i].ISA != nil && validate.SameArch(isaArch(c.o.ISA), exps[i].Slice.Arch) {
 			exps[i].ISA.Limit = c.o.ISA
 		}
 	}

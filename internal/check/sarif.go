@@ -37,7 +37,7 @@ var ruleHelp = map[string]string{
 	string(validate.RulePlatform):      "the Configure target is not the expected one",
 	string(validate.RuleVersion):       "the OpenSSL version is not the expected one, or the slices disagree",
 	string(validate.RuleFormat):        "the file cannot be read as what it should be",
-	string(validate.RuleISA):           "compiled code uses instructions above the level (-isa or the build's -march) outside the release's dispatch list",
+	string(validate.RuleISA):           "compiled code uses instructions above the level (-isa, the build's -march or -mcpu, or under -strict apple-m1 for a macOS arm64 slice) outside the release's dispatch list",
 	string(validate.RuleCodeSignature): "an arm64 image's code signature is missing, malformed or stale: macOS will not load it",
 	string(validate.RuleInstallName):   "an artifact's dylib has another install name than its manifest records",
 	string(validate.RuleDependency):    "an artifact's dylib loads a dylib other than libSystem and its sibling, or has a run path",

@@ -24,7 +24,7 @@ type Row struct {
 	MinOS    string // deployment target, "" when not Mach-O
 	Opt      string // effective optimisation, e.g. "-O3"
 	Code     string // what the machine code says, e.g. "optimised 0.02/2674" (score/functions); "" when not measured
-	ISA      string // the x86-64 level compiled code uses, e.g. "core2" or "x86-64-v3 (dispatched)"; "" when not measured
+	ISA      string // the level compiled code uses, e.g. "core2", "apple-m1" or "x86-64-v3 (dispatched)"; "" when not measured
 	Compiler string // the "compiler:" line without its prefix
 	Digest   string // sha256 of the artifact, "" when not computed
 	Status   string // "ok", or the failure in a few words
