@@ -167,6 +167,10 @@ type SliceReport struct {
 	Libcrypto bool        // holds libcrypto's own build information
 	Unknown   string      // when Opt.Status is OptUnknown: why, in one sentence
 	ISA       *ISAVerdict // when an ISA expectation applied
+	// Claims are what a foreign binary's compiler line says of the slice
+	// that its image contradicts (checker.claims), when they fail nothing
+	// (without Strict): check reports them as notes.
+	Claims []Violation
 }
 
 // OK reports whether the file met every expectation.
