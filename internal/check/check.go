@@ -18,6 +18,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/report"
+	"golang.org/x/term"
 )
 
 // ErrFailed is matched (errors.Is) by Run's error when the input was
@@ -65,6 +66,9 @@ type Options struct {
 	// "cyclonedx" (a CycloneDX 1.5 SBOM of the libraries found, with
 	// their advisories as vulnerabilities).
 	Format string
+	// Width is how many columns the text table may take: 0 means the
+	// terminal's width when Stdout is a terminal, else 100.
+	Width int
 	// Version names the tool in SARIF and CycloneDX output.
 	Version string
 
@@ -242,7 +246,7 @@ func render(ctx context.Context, o Options, get func(Options) (*Result, error)) 
 		}
 		err = CycloneDX(&out, res, o.Version, env)
 	default:
-		err = Text(&out, res)
+		err = Text(&out, res, tableWidth(o))
 	}
 	if err == nil {
 		_, err = o.Stdout.Write(report.SafeOutput(o.Env, out.Bytes(), machine))
@@ -421,6 +425,20 @@ func (c *checker) add(j job) {
 }
 
 func (c *checker) note(msg string) { c.res.Notes = append(c.res.Notes, msg) }
+
+// tableWidth is the width the text table fits: o.Width, else the
+// terminal's when stdout is one, else 100 (a log, a pipe, a file).
+func tableWidth(o Options) int {
+	if o.Width > 0 {
+		return o.Width
+	}
+	if f, ok := o.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	return 100
+}
 
 // isaArch is the architecture whose level -isa names, "" for none.
 func isaArch(level string) string {
