@@ -47,8 +47,9 @@ const usage = `usage: osslcheck [flags] PATH...    (flags before or after the pa
 Audits OpenSSL builds: Mach-O, ELF and PE files, static libraries, wheels,
 osslbuild artifacts (verified against their manifests) and directories.
 Fails below -minopt, on a missing -arch, with -strict where the optimisation
-is unknown or the OpenSSL series past its end of life, with -isa on
-compiled x86-64 code above that level outside the release's dispatch list,
+is unknown or the OpenSSL series past its end of life (or a macOS arm64
+slice's compiled code above apple-m1), with -isa on compiled code above
+that level outside the release's dispatch list,
 and with -fail-on where OpenSSL's published advisories affect the release
 at or above a severity (reported, matched by version, in any case; -vex
 suppresses the CVEs a file says were assessed).
@@ -66,8 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	minopt := fs.String("minopt", "", "minimum optimisation: 0, 1, 2, 3, s or z (default 2)")
 	arch := fs.String("arch", "", "architectures every binary must have, comma-separated: arm64,x86_64")
 	asJSON := fs.Bool("json", false, "print the result as JSON (the same as -format=json)")
-	strict := fs.Bool("strict", false, "fail where the optimisation is unknown or the OpenSSL series past its end of life")
-	isa := fs.String("isa", "", "fail compiled x86-64 code above this level: x86-64, core2, x86-64-v2, x86-64-v3, x86-64-v4")
+	strict := fs.Bool("strict", false, "fail where the optimisation is unknown or the OpenSSL series past its end of life, and a macOS arm64 slice's compiled code above apple-m1")
+	isa := fs.String("isa", "", "fail compiled code above this level in the slices of its architecture: x86-64, core2, x86-64-v2, x86-64-v3, x86-64-v4 (x86_64); apple-m1, apple-m2 (arm64)")
 	format := fs.String("format", "", "output: text (default), json, sarif (SARIF 2.1.0, for code scanning) or cyclonedx (a CycloneDX 1.5 SBOM of the libraries found, with their advisories)")
 	failOn := fs.String("fail-on", "", "fail where OpenSSL's published advisories affect the release at or above this severity: low, moderate, high or critical (an unrated one fails at every level; default: report only)")
 	fs.StringVar(failOn, "failon", "", "the same as -fail-on, as go tool mage check spells it")

@@ -228,7 +228,7 @@ func TestAssessed(t *testing.T) {
 		t.Errorf("1.1.1t: %+v; failures %q", by["old.o"], res.Failures)
 	}
 	var text bytes.Buffer
-	if err := Text(&text, res); err != nil {
+	if err := Text(&text, res, 0); err != nil {
 		t.Fatal(err)
 	}
 	if w := "quic.o x86_64: OpenSSL 3.0.5+quic (matched as 3.0.5): 2 known advisories (1 high, 1 low), highest high; 3.0.8 fixes 1; 1 has no public fix (3.0.23: premium support only); high and critical: CVE-2023-0286 (high, fixed in 3.0.8); 1 suppressed as assessed (CVE-2026-84782)"; !strings.Contains(text.String(), w) {
@@ -294,7 +294,7 @@ func TestAdvisoryFormats(t *testing.T) {
 	}
 	line := old + " x86_64: OpenSSL 1.1.1t: 1 known advisory (1 high), highest high; no public fix (1.1.1zj: premium support only); high and critical: CVE-2026-84782 (high, no public fix (1.1.1zj: premium support only))"
 
-	out, err := run(Options{})
+	out, err := run(Options{Width: 200}) // the column fits
 	if err != nil {
 		t.Fatal(err)
 	}

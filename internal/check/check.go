@@ -18,6 +18,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/report"
+	"golang.org/x/term"
 )
 
 // ErrFailed is matched (errors.Is) by Run's error when the input was
@@ -52,9 +53,11 @@ type Options struct {
 	MinOpt string   // minimum optimisation: 0, 1, 2, 3, s or z; "" means 2
 	Strict bool     // fail a slice whose optimisation is unknown, or whose OpenSSL series is past its end of life, not only report it
 	Archs  []string // architectures every binary must have, e.g. arm64, x86_64
-	// ISA, when set, fails compiled x86-64 code above this level
-	// (x86-64, core2, x86-64-v2, x86-64-v3, x86-64-v4) outside the
-	// dispatch list known for the slice's release.
+	// ISA, when set, fails compiled code above this level outside the
+	// dispatch list known for the slice's release, in the slices of the
+	// level's architecture: x86-64's (x86-64, core2, x86-64-v2,
+	// x86-64-v3, x86-64-v4) or arm64's (apple-m1, apple-m2). Strict
+	// holds macOS arm64 slices to apple-m1 where it names no arm64 level.
 	ISA  string
 	JSON bool // print the Result as JSON instead of a table (Format "json")
 	// Format is what Run prints: "text" (the table; "" too), "json"
@@ -63,6 +66,9 @@ type Options struct {
 	// "cyclonedx" (a CycloneDX 1.5 SBOM of the libraries found, with
 	// their advisories as vulnerabilities).
 	Format string
+	// Width is how many columns the text table may take: 0 means the
+	// terminal's width when Stdout is a terminal, else 100.
+	Width int
 	// Version names the tool in SARIF and CycloneDX output.
 	Version string
 
@@ -264,7 +270,7 @@ func render(ctx context.Context, o Options, get func(Options) (*Result, error)) 
 	case "cyclonedx":
 		err = CycloneDX(&out, res, o.Version, timestamp)
 	default:
-		err = Text(&out, res)
+		err = Text(&out, res, tableWidth(o))
 	}
 	if err == nil {
 		_, err = o.Stdout.Write(report.SafeOutput(o.Env, out.Bytes(), machine))
@@ -315,8 +321,9 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 			return nil, usage("check: -arch=%s: unknown architecture (want names such as %s)", a, strings.Join(inspect.ArchNames(), ", "))
 		}
 	}
-	if _, ok := codeclass.LevelRank(o.ISA); o.ISA != "" && !ok {
-		return nil, usage("check: -isa=%s: unknown level (want %s)", o.ISA, strings.Join(codeclass.ISALevels, ", "))
+	if o.ISA != "" && isaArch(o.ISA) == "" {
+		return nil, usage("check: -isa=%s: unknown level (want x86-64's %s, or arm64's %s)", o.ISA,
+			strings.Join(codeclass.ISALevels, ", "), strings.Join(codeclass.ARM64Levels, ", "))
 	}
 	failOn, err := parseFailOn(o.FailOn)
 	if err != nil {
@@ -450,3 +457,27 @@ func (c *checker) add(j job) {
 }
 
 func (c *checker) note(msg string) { c.res.Notes = append(c.res.Notes, msg) }
+
+// tableWidth is the width the text table fits: o.Width, else the
+// terminal's when stdout is one, else 100 (a log, a pipe, a file).
+func tableWidth(o Options) int {
+	if o.Width > 0 {
+		return o.Width
+	}
+	if f, ok := o.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	return 100
+}
+
+// isaArch is the architecture whose level -isa names, "" for none.
+func isaArch(level string) string {
+	for _, a := range []string{"x86_64", "arm64"} {
+		if _, ok := codeclass.LevelRankFor(a, level); ok {
+			return a
+		}
+	}
+	return ""
+}

@@ -181,7 +181,7 @@ func TestBadOptions(t *testing.T) {
 		!strings.Contains(err.Error(), "-arch=arm65: unknown architecture") {
 		t.Errorf("-arch=arm65: %v", err)
 	}
-	if _, err := Check(context.Background(), Options{Path: t.TempDir(), ISA: "haswell"}); err == nil || !strings.Contains(err.Error(), "-isa=haswell: unknown level (want x86-64, core2, x86-64-v2, x86-64-v3, x86-64-v4)") {
+	if _, err := Check(context.Background(), Options{Path: t.TempDir(), ISA: "haswell"}); err == nil || !strings.Contains(err.Error(), "-isa=haswell: unknown level (want x86-64's x86-64, core2, x86-64-v2, x86-64-v3, x86-64-v4, or arm64's apple-m1, apple-m2)") {
 		t.Errorf("-isa=haswell: %v", err)
 	}
 	if _, err := Check(context.Background(), Options{Path: t.TempDir(), Archs: []string{"aarch64", "amd64", "x86_64h"}}); err != nil {

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -237,6 +238,122 @@ func TestISAOwnLibcrypto(t *testing.T) {
 			if is == nil || is.Limit != "core2" || !strings.HasPrefix(is.List, "the source tree of OpenSSL 4.0.2") || !slices.Contains(is.Dispatched, "encode_base64_avx2") {
 				t.Errorf("artifact libcrypto.a isa %+v", is)
 			}
+		}
+	}
+}
+
+// arm64 C whose intrinsics compile to BF16's BFDOT and I8MM's SMMLA (the
+// M2's Armv8.6-A), beside a plain vector add every arm64 Mac runs.
+const (
+	isaM2 = `#include <arm_neon.h>
+float32x4_t dot_bf16(float32x4_t acc, bfloat16x8_t a, bfloat16x8_t b) { return vbfdotq_f32(acc, a, b); }
+int32x4_t mm_i8(int32x4_t acc, int8x16_t a, int8x16_t b) { return vmmlaq_s32(acc, a, b); }
+`
+	isaM1 = `#include <arm_neon.h>
+int32x4_t plain_add(int32x4_t a, int32x4_t b) { return vaddq_s32(a, b); }
+uint32x4_t dot_u8(uint32x4_t acc, uint8x16_t a, uint8x16_t b) { return vdotq_u32(acc, a, b); }
+`
+)
+
+// armObject compiles arm64 C for macOS 11 with extra flags, and checks
+// with llvm-objdump that it holds (or lacks) the instructions named.
+func (k *kit) armObject(name, src string, flags []string, want ...string) string {
+	k.t.Helper()
+	out := k.path(name)
+	testfixture.RunIn(k.t, k.dir, append(append([]string{"clang-14", "-target", "arm64-apple-macos11", "-ffreestanding", "-O2"}, flags...), "-c", k.source(src), "-o", out)...)
+	b, err := exec.Command("llvm-objdump-14", "-d", "--mattr=+bf16,+i8mm,+dotprod", out).CombinedOutput()
+	if err != nil {
+		k.t.Fatalf("llvm-objdump-14 %s: %v\n%s", out, err, b)
+	}
+	dis := string(b)
+	for _, w := range want {
+		if neg, ok := strings.CutPrefix(w, "!"); ok {
+			if strings.Contains(dis, neg) {
+				k.t.Fatalf("%s holds %s:\n%s", name, neg, dis)
+			}
+		} else if !strings.Contains(dis, w) {
+			k.t.Fatalf("%s lacks %s:\n%s", name, w, dis)
+		}
+	}
+	return out
+}
+
+// TestISAArm64: an arm64 slice for macOS 11 using BF16 and I8MM (M2 and
+// later) fails -isa=apple-m1 and, since every arm64 Mac starts at the M1,
+// -strict, naming the function; it passes -isa=apple-m2 and, without
+// either, is reported only. Code every M1 runs passes both.
+func TestISAArm64(t *testing.T) {
+	k := newKit(t)
+	testfixture.Tools(t, "llvm-objdump-14")
+	cv := k.macho("arm-cversion.o", "arm64-apple-macos11", cversion(lineArmO3, "darwin64-arm64-cc"))
+	m2 := k.ar("m2.a", true, cv, k.armObject("m2.o", isaM2, []string{"-march=armv8.6-a+bf16+i8mm"}, "bfdot", "smmla"))
+	m1 := k.ar("m1.a", true, cv, k.armObject("m1.o", isaM1, []string{"-mcpu=apple-m1"}, "udot", "!bfdot", "!smmla"))
+	for _, tc := range []struct {
+		name, path, isa string
+		strict          bool
+		ok              bool
+	}{
+		{"BF16 and I8MM fail -isa=apple-m1", m2, "apple-m1", false, false},
+		{"BF16 and I8MM fail -strict: every arm64 Mac runs apple-m1", m2, "", true, false},
+		{"an x86-64 -isa leaves -strict's apple-m1 to arm64", m2, "core2", true, false},
+		{"BF16 and I8MM pass -isa=apple-m2", m2, "apple-m2", false, true},
+		{"no -isa, no -strict: reported only", m2, "", false, true},
+		{"M1 code passes -isa=apple-m1", m1, "apple-m1", false, true},
+		{"M1 code passes -strict", m1, "", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Check(context.Background(), Options{Path: tc.path, ISA: tc.isa, Strict: tc.strict, Now: dec1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := res.Binaries[0].Slices[0]
+			if s.ISA == nil {
+				t.Fatalf("no instruction-set evidence: %+v", s)
+			}
+			want := "apple-m1"
+			if tc.path == m2 {
+				want = "apple-m2"
+			}
+			if res.OK != tc.ok || s.ISA.Level != want {
+				t.Fatalf("OK %v, level %q; want %v, %q; failures %q; isa %+v", res.OK, s.ISA.Level, tc.ok, want, res.Failures, s.ISA)
+			}
+			if tc.ok {
+				return
+			}
+			fails := strings.Join(res.Failures, "\n")
+			for _, w := range []string{"m2.a(m2.o) arm64: dot_bf16 uses BF16 (apple-m2), above apple-m1", "mm_i8 uses I8MM (apple-m2), above apple-m1"} {
+				if !strings.Contains(fails, w) {
+					t.Errorf("failures lack %q:\n%s", w, fails)
+				}
+			}
+			if s.ISA.Limit != "apple-m1" || len(s.ISA.Above) != 2 {
+				t.Errorf("isa limit %q, above %+v; want apple-m1 and both functions", s.ISA.Limit, s.ISA.Above)
+			}
+		})
+	}
+}
+
+// TestISAArtifactPerArch: -isa names one architecture's level and
+// replaces an artifact's own level in that architecture's slices only:
+// under -isa=core2 an arm64 artifact's BF16 code is still held to its
+// manifest's apple-m1.
+func TestISAArtifactPerArch(t *testing.T) {
+	a := newArtifactKit(t)
+	testfixture.Tools(t, "llvm-objdump-14")
+	cv := a.k.macho("arm-m2-cv.o", "arm64-apple-macos11", cversion(lineArmO3, "darwin64-arm64-cc"))
+	a.armCrypto = a.k.ar("arm-m2-libcrypto.a", true, cv, a.k.armObject("m2.o", isaM2, []string{"-march=armv8.6-a+bf16+i8mm"}, "bfdot"))
+	d := a.dir(t, false)
+	for _, tc := range []struct {
+		isa string
+		ok  bool
+	}{{"", false}, {"core2", false}, {"apple-m1", false}, {"apple-m2", true}} {
+		res, err := Check(context.Background(), Options{Path: d, ISA: tc.isa, Now: dec1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fails := strings.Join(res.Failures, "\n")
+		if res.OK != tc.ok || !tc.ok && !strings.Contains(fails, "dot_bf16 uses BF16 (apple-m2), above apple-m1") {
+			t.Errorf("-isa=%q: OK %v, want %v; failures:\n%s", tc.isa, res.OK, tc.ok, fails)
 		}
 	}
 }

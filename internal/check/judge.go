@@ -47,6 +47,10 @@ func (c *checker) judgeBinary(b *Binary) {
 		if d := b.Slices[len(b.Slices)-1].Dylib; d != nil && d.Unreadable != "" {
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: the dynamic section could not be read (%s): its SONAME, DT_NEEDED and run paths are not shown", b.Name(), v.Arch, d.Unreadable))
 		}
+		for _, cl := range v.Claims {
+			p := Problem{Member: cl.Member}
+			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s (reported, not failed; -strict fails it)", p.where(*b), cl.Arch, cl.Detail))
+		}
 		if v.ISA != nil && v.ISA.Unjudged != "" && len(v.ISA.Above) > 0 {
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: %d functions use extensions above %s (%s ...): %s", b.Name(), v.Arch, len(v.ISA.Above), v.ISA.Limit, v.ISA.Above[0].Function, v.ISA.Unjudged))
 		}
@@ -198,7 +202,9 @@ func (c *checker) rules(b *Binary) validate.Report {
 	exps := r.expects(lib)
 	for i := range exps {
 		exps[i].Strict = c.o.Strict
-		if c.o.ISA != "" && exps[i].ISA != nil {
+		// -isa replaces the manifest's level in the slices of its
+		// architecture only.
+		if c.o.ISA != "" && exps[i].ISA != nil && validate.SameArch(isaArch(c.o.ISA), exps[i].Slice.Arch) {
 			exps[i].ISA.Limit = c.o.ISA
 		}
 	}

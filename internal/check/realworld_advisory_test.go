@@ -172,7 +172,7 @@ func onlyOpenSSL(t *testing.T, res *Result) (Slice, Binary) {
 func assertFormats(t *testing.T, res *Result, b Binary, line, fixes, cve, cell string) {
 	t.Helper()
 	var text bytes.Buffer
-	if err := Text(&text, res); err != nil {
+	if err := Text(&text, res, 0); err != nil {
 		t.Fatal(err)
 	}
 	adv := ""

@@ -17,9 +17,9 @@ import (
 func Rows(res *Result) []report.Row {
 	var rows []report.Row
 	for _, b := range res.Binaries {
-		name := display(res.Path, b)
+		group, name := display(res.Path, b)
 		if b.Error != "" || len(b.Slices) == 0 {
-			rows = append(rows, report.Row{Artifact: name, Digest: b.SHA256, Status: "ERROR"})
+			rows = append(rows, report.Row{Group: group, Artifact: name, Digest: b.SHA256, Status: "ERROR"})
 			continue
 		}
 		for _, s := range b.Slices {
@@ -43,7 +43,7 @@ func Rows(res *Result) []report.Row {
 			if s.Series != nil && s.Series.Ended {
 				version = report.EndOfLifeCell(version, s.Series.EndOfLife)
 			}
-			rows = append(rows, report.Row{Artifact: name, Arch: s.Arch, Version: version,
+			rows = append(rows, report.Row{Group: group, Artifact: name, Arch: s.Arch, Version: version,
 				MinOS: s.MinOS, Opt: optCell(s), Code: codeCell(s), ISA: isaCell(s), Compiler: s.Compiler, Digest: b.SHA256, Status: status,
 				Advisories: advisoryCell(s)})
 		}
@@ -51,17 +51,24 @@ func Rows(res *Result) []report.Row {
 	return rows
 }
 
-// display names a binary for the table: relative to the directory that was
-// checked, so rows are not all one long common prefix.
-func display(root string, b Binary) string {
-	name := b.Name()
+// display names a binary for the table relative to what was checked, so
+// rows are not all one long common prefix: a file inside the directory
+// checked by its path there, the file checked by its name (the verdict
+// gives its path), and a member of a wheel or tarball by its path inside,
+// under the archive (group: the path given, or inside the directory) named
+// once.
+func display(root string, b Binary) (group, name string) {
+	file := b.Path
 	if rel, err := filepath.Rel(root, b.Path); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-		name = rel
-		if b.Member != "" {
-			name += "(" + b.Member + ")"
-		}
+		file = rel
 	}
-	return name
+	switch {
+	case b.Member != "":
+		return file, b.Member
+	case b.Path == root:
+		return "", filepath.Base(b.Path)
+	}
+	return "", file
 }
 
 func dedup(s []string) []string {
@@ -142,10 +149,11 @@ func shortVersion(v string) string {
 	}
 }
 
-// Text writes the table, then every failure and note in full, then a
-// one-line verdict.
-func Text(w io.Writer, res *Result) error {
-	if err := report.Table(w, Rows(res)); err != nil {
+// Text writes the table, at most width runes wide (0: no limit; see
+// report.Table), then every failure and note in full, then a one-line
+// verdict.
+func Text(w io.Writer, res *Result, width int) error {
+	if err := report.Table(w, Rows(res), width); err != nil {
 		return err
 	}
 	var b strings.Builder

@@ -74,7 +74,7 @@ type Slice struct {
 	OptStatus   string         `json:"opt_status"`             // ok, below, unknown, none (not OpenSSL's code, or too little to judge)
 	OptSource   string         `json:"opt_source,omitempty"`   // the evidence the verdict rests on: compiler-line or machine-code
 	Code        *Code          `json:"code,omitempty"`         // what the machine code says, beside the compiler line
-	ISA         *ISA           `json:"isa,omitempty"`          // the instruction set of compiled x86-64 code
+	ISA         *ISA           `json:"isa,omitempty"`          // the instruction set of compiled x86-64 or arm64 code
 	Signature   *Signature     `json:"signature,omitempty"`    // a linked Mach-O image's code signature
 	Dylib       *Dylib         `json:"dylib,omitempty"`        // a linked image's install name (SONAME) and what it loads
 	Unknown     string         `json:"unknown,omitempty"`      // why the optimisation is unknown
@@ -160,7 +160,7 @@ type Code struct {
 	AsmObjects   int     `json:"asm_objects"` // taken for hand-written assembly, left out
 }
 
-// ISA is what an x86-64 slice's compiled code uses (every function
+// ISA is what an x86-64 or arm64 slice's compiled code uses (every function
 // decoded; hand-written assembly left out per member in a static
 // library), and what holding it to a level found.
 type ISA struct {

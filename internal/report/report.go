@@ -11,20 +11,23 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"unicode"
 	"unicode/utf8"
 )
 
 // Row is one line of a summary: one architecture slice of one artifact.
 type Row struct {
-	Artifact string // file, or "file(member)" inside an archive
+	// Group is the archive (a wheel, a tarball) Artifact is a member of,
+	// named once in a heading above its rows in the text table; "" for a
+	// file of its own.
+	Group    string
+	Artifact string // the file, or the member's path inside Group
 	Arch     string
 	Version  string // OpenSSL version, e.g. "4.0.2"
 	MinOS    string // deployment target, "" when not Mach-O
 	Opt      string // effective optimisation, e.g. "-O3"
 	Code     string // what the machine code says, e.g. "optimised 0.02/2674" (score/functions); "" when not measured
-	ISA      string // the x86-64 level compiled code uses, e.g. "core2" or "x86-64-v3 (dispatched)"; "" when not measured
+	ISA      string // the level compiled code uses, e.g. "core2", "apple-m1" or "x86-64-v3 (dispatched)"; "" when not measured
 	Compiler string // the "compiler:" line without its prefix
 	Digest   string // sha256 of the artifact, "" when not computed
 	Status   string // "ok", or the failure in a few words
@@ -42,32 +45,6 @@ func anyAdvisories(rows []Row) bool {
 		}
 	}
 	return false
-}
-
-// CompilerWidth is how much of a compiler line the text table shows: enough
-// for "cc -fPIC -arch arm64 -O3 -Wall -mmacosx-version-min=11.0".
-const CompilerWidth = 64
-
-// Table writes rows as a text table aligned with spaces. Compiler lines are
-// cut to CompilerWidth runes (the Opt column already says what matters);
-// the digest is left to the Markdown and JSON forms.
-func Table(w io.Writer, rows []Row) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	adv := anyAdvisories(rows)
-	head := "ARTIFACT\tARCH\tVERSION\tMINOS\tOPT\tCODE\tISA\tSTATUS\t"
-	if adv {
-		head += "ADVISORIES\t"
-	}
-	fmt.Fprintln(tw, head+"COMPILER")
-	for _, r := range rows {
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t",
-			cell(r.Artifact), cell(r.Arch), cell(r.Version), cell(r.MinOS), cell(r.Opt), cell(r.Code), cell(r.ISA), cell(r.Status))
-		if adv {
-			line += cell(r.Advisories) + "\t"
-		}
-		fmt.Fprintln(tw, line+Truncate(Printable(r.Compiler), CompilerWidth))
-	}
-	return tw.Flush()
 }
 
 // cell makes a table cell: printable, one line, "-" when empty.
@@ -115,8 +92,12 @@ func Markdown(w io.Writer, title string, rows []Row) error {
 		b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	}
 	for _, r := range rows {
+		name := r.Artifact
+		if r.Group != "" {
+			name = r.Group + "(" + r.Artifact + ")"
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | ",
-			mdText(r.Artifact), mdText(r.Arch), mdText(r.Version), mdText(r.MinOS), mdText(r.Opt), mdText(r.Code), mdText(r.ISA),
+			mdText(name), mdText(r.Arch), mdText(r.Version), mdText(r.MinOS), mdText(r.Opt), mdText(r.Code), mdText(r.ISA),
 			mdText(r.Status))
 		if adv {
 			fmt.Fprintf(&b, "%s | ", mdText(r.Advisories))

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/platform"
@@ -67,7 +69,7 @@ var rows = []Row{
 
 func TestTable(t *testing.T) {
 	var b bytes.Buffer
-	if err := Table(&b, rows); err != nil {
+	if err := Table(&b, rows, 0); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
@@ -255,5 +257,55 @@ func TestPublishedEndOfLife(t *testing.T) {
 				t.Errorf("log lacks %q:\n%s", tt.warning, out.String())
 			}
 		})
+	}
+}
+
+// TestTableFits: at a width, a group's rows sit under one heading naming
+// the archive and the folder they share, every line fits, the compiler
+// line is left out when it does not fit, and a line names the columns
+// left out.
+func TestTableFits(t *testing.T) {
+	rows := []Row{
+		{Group: "dist/cryptography-46.0.0-cp311-abi3-macosx_10_9_universal2.whl", Artifact: "cryptography/hazmat/bindings/_rust.abi3.so", Arch: "x86_64", Version: "3.5.7", MinOS: "10.12",
+			Opt: "-O3", Code: "optimised 0.02/2674", ISA: "x86-64-v3 (12 dispatched)", Status: "ok", Advisories: "36 (high), fix 3.5.9", Compiler: "cc -fPIC -arch x86_64 -O3"},
+		{Group: "dist/cryptography-46.0.0-cp311-abi3-macosx_10_9_universal2.whl", Artifact: "cryptography/hazmat/bindings/_openssl.abi3.so", Arch: "arm64", Version: "3.5.7", MinOS: "11.0",
+			Opt: "-O3", Code: "optimised 0.02/2674", ISA: "apple-m1", Status: "ok", Advisories: "36 (high), fix 3.5.9", Compiler: "cc -fPIC -arch arm64 -O3"},
+		{Artifact: "a/very/long/directory/name/that/goes/on/libcrypto.a", Arch: "arm64", Version: "3.5.7", Opt: "-O3", Status: "FAIL (optimisation)"},
+	}
+	for _, width := range []int{100, 80} {
+		var b bytes.Buffer
+		if err := Table(&b, rows, width); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		for _, l := range lines {
+			if n := utf8.RuneCountInString(l); n > width {
+				t.Errorf("width %d: a line of %d runes: %q", width, n, l)
+			}
+		}
+		heading := "dist/cryptography-46.0.0-cp311-abi3-macosx_10_9_universal2.whl(cryptography/hazmat/bindings/)"
+		if width == 80 { // the archive's folder goes, then the middle of the one inside
+			heading = "cryptography-46.0.0-cp311-abi3-macosx_10_9_universal2.whl(cryptography/hazmat…/)"
+		}
+		if len(lines) != 6 || lines[1] != heading || !strings.HasPrefix(lines[2], "  _rust.abi3.so ") || !strings.HasPrefix(lines[3], "  _openssl.abi3.so ") ||
+			!strings.HasPrefix(lines[4], "a/very/long/dire") || !strings.Contains(lines[4], "…/libcrypto.a ") {
+			t.Errorf("width %d:\n%s", width, out)
+		}
+		if strings.Contains(lines[0], "COMPILER") || !strings.HasPrefix(lines[5], "(not shown in ") {
+			t.Errorf("width %d: the compiler line shown, or no line names what is left out:\n%s", width, out)
+		}
+	}
+}
+
+// TestFitDropsAndRestores: columns are left out lowest drop first while
+// cutting the path is not enough, and one left out early comes back when
+// it fits beside the rest.
+func TestFitDropsAndRestores(t *testing.T) {
+	path := &column{head: "P", nat: 30, floor: 24, path: true}
+	a, b, c := &column{head: "A", nat: 10, drop: 1}, &column{head: "B", nat: 5, drop: 2}, &column{head: "C", nat: 40, drop: 3}
+	cols := []*column{path, a, b, c}
+	if got := fit(cols, 60); !slices.Equal(got, []string{"C"}) || a.gone || b.gone || !c.gone || lineWidth(cols) > 60 || path.cur != 30 {
+		t.Errorf("dropped %v; gone A %v B %v C %v; width %d, path %d", got, a.gone, b.gone, c.gone, lineWidth(cols), path.cur)
 	}
 }

@@ -90,10 +90,15 @@ type CompilerLine struct {
 	// cannot name.
 	OptFlag string
 	Archs   []string // values of every "-arch X"
+	// MinOS is the macOS deployment target the line compiles for, the
+	// value of its last -mmacosx-version-min= (or clang's
+	// -mmacos-version-min=), as clang takes it; MinOSFlag is that word.
+	// Both "" when the line names none.
+	MinOS, MinOSFlag string
 }
 
 // ParseCompilerLine splits a compiler line into words and derives the
-// effective optimisation level and -arch values. It accepts the line with or
+// effective optimisation level, -arch values and deployment target. It accepts the line with or
 // without its "compiler: " prefix. mkbuildinf.pl joins argv with spaces and
 // loses any quoting, so words are split on white space.
 func ParseCompilerLine(s string) CompilerLine {
@@ -106,6 +111,12 @@ func ParseCompilerLine(s string) CompilerLine {
 		case w == "-arch" && i+1 < len(c.Args):
 			c.Archs = append(c.Archs, c.Args[i+1])
 			i++
+		case strings.HasPrefix(w, "-mmacosx-version-min=") || strings.HasPrefix(w, "-mmacos-version-min="):
+			_, c.MinOS, _ = strings.Cut(w, "=")
+			c.MinOSFlag = w
+			if c.MinOS == "" {
+				c.MinOSFlag = ""
+			}
 		case msvc && (strings.HasPrefix(w, "/O") || strings.HasPrefix(w, "-O")):
 			if o, ok := msvcOpt(w[2:]); ok {
 				c.Opt, c.OptFlag = o, w

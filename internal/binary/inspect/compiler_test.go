@@ -86,3 +86,21 @@ func TestOptLevelOrder(t *testing.T) {
 		t.Error(OptLevel(42).String())
 	}
 }
+
+// TestCompilerLineMinOS: the deployment target a line compiles for is its
+// last -mmacosx-version-min (or clang's -mmacos-version-min), as clang
+// takes it; "" when it names none.
+func TestCompilerLineMinOS(t *testing.T) {
+	for _, tt := range []struct{ line, want string }{
+		{"cc -fPIC -arch arm64 -O3 -mmacosx-version-min=14.5 -DL_ENDIAN", "14.5"},
+		{"cc -arch x86_64 -mmacosx-version-min=13 -DL_ENDIAN -mmacosx-version-min=13", "13"},
+		{"cc -mmacosx-version-min=10.12 -mmacos-version-min=11.0", "11.0"},
+		{"cc -mmacosx-version-min=", ""},
+		{"gcc -fPIC -O2", ""},
+		{"-mmacosx-version-min=11.0", ""}, // argv[0] is the compiler
+	} {
+		if got := ParseCompilerLine(tt.line).MinOS; got != tt.want {
+			t.Errorf("ParseCompilerLine(%q).MinOS = %q, want %q", tt.line, got, tt.want)
+		}
+	}
+}

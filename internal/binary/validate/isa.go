@@ -8,6 +8,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/dispatch"
+	"github.com/osslbuild/osslbuild/internal/platform"
 )
 
 // RuleISA: compiled code uses an instruction-set extension above the
@@ -60,6 +61,39 @@ func LevelOf(flags []string, def string) string {
 	return def
 }
 
+// isaLimit is the level check's policy holds slice s to: p.ISA when it is
+// a level of the slice's architecture; else, with Strict, a macOS arm64
+// slice's platform baseline (apple-m1), which every arm64 Mac runs, so
+// code above it outside the dispatch list fails on the M1 whatever the
+// deployment target. x86_64's baseline (core2) is the oldest Intel Mac,
+// which recent macOS releases no longer run: -strict holds no x86_64
+// slice to it. "" holds the slice to nothing.
+func (p Policy) isaLimit(s inspect.Slice) string {
+	arch := sliceArch(s)
+	if _, ok := codeclass.LevelRankFor(arch, p.ISA); ok {
+		return p.ISA
+	}
+	if !p.Strict || NormArch(arch) != "arm64" || !macOS(s) {
+		return ""
+	}
+	row, err := platform.Find("macos", "arm64")
+	if err != nil {
+		return ""
+	}
+	return row.ISA
+}
+
+// macOS reports whether a slice's Mach-O objects are built for macOS (by
+// their LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX).
+func macOS(s inspect.Slice) bool {
+	for _, o := range s.Objects {
+		if o.MachO != nil && len(o.MachO.Versions) > 0 && o.MachO.Versions[0].Platform == inspect.PlatformMacOS {
+			return true
+		}
+	}
+	return false
+}
+
 // isa applies the instruction-set rule to one slice.
 func (c *checker) isa(arch string, s inspect.Slice, want *ISA, r *SliceReport) {
 	if want == nil || s.Code == nil || s.Code.ISA == nil {
@@ -78,7 +112,7 @@ func (c *checker) isa(arch string, s inspect.Slice, want *ISA, r *SliceReport) {
 	ev := s.Code.ISA
 	v := &ISAVerdict{Limit: want.Limit, List: want.Dispatch.Name}
 	if ev.Attribution == "linked" {
-		v.Unjudged = "a linked image holds hand-written assembly (which uses AVX2 and AVX-512 behind run-time CPU checks) beside compiled code and nothing tells them apart: uses above the level are reported, not failed"
+		v.Unjudged = "a linked image holds hand-written assembly (which uses higher extensions behind run-time CPU checks: AVX2 and AVX-512 on x86_64, SVE2, SM3 and SM4 on arm64) beside compiled code and nothing tells them apart: uses above the level are reported, not failed"
 	}
 	for _, u := range ev.Uses {
 		if codeclass.UseRank(u) <= limit {

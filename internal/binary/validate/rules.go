@@ -5,6 +5,7 @@ import (
 	"debug/macho"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
@@ -72,6 +73,8 @@ func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
 	if c.static || c.dylib {
 		c.compilerLine(arch, s, exp)
 		c.refusedFlags(arch, s)
+	} else {
+		c.claims(arch, s, exp, &r)
 	}
 	c.platform(arch, s.BuildInfo, exp)
 	c.version(arch, s.BuildInfo, exp)
@@ -306,6 +309,63 @@ func (c *checker) compilerLine(arch string, s inspect.Slice, exp Expect) {
 			c.add(arch, l.Member, RuleFlag, f, "absent", "compiler line lacks %q: %s", f, q)
 		}
 	}
+}
+
+// claims holds a foreign binary's compiler line to its own image (the
+// build's libraries are held to their Plan exactly, by compilerLine and
+// object): a deployment target above the image's minimum macOS is code
+// compiled for a newer macOS in an image that claims to run on an older
+// one (the reverse is every wheel: OpenSSL built for 10.9, linked for
+// 11.0), and an -arch that is not the slice's is another slice's line.
+// Violations with Strict, else the slice's Claims.
+func (c *checker) claims(arch string, s inspect.Slice, exp Expect, r *SliceReport) {
+	l := s.Record.Compiler()
+	if l == nil || l.Placeholder {
+		return
+	}
+	cl := inspect.ParseCompilerLine(l.Value)
+	q := fmt.Sprintf("%q", l.Value)
+	var out []Violation
+	claim := func(rule Rule, expected, found, format string, args ...any) {
+		out = append(out, Violation{Library: c.lib, Member: l.Member, Arch: arch, Rule: rule, Expected: expected, Found: found, Detail: fmt.Sprintf(format, args...)})
+	}
+	if len(cl.Archs) > 0 && !slices.ContainsFunc(cl.Archs, func(a string) bool { return SameArch(a, arch) }) {
+		found := "-arch " + strings.Join(cl.Archs, " -arch ")
+		claim(RuleArchFlag, "-arch "+arch, found, "compiler line says %s but the slice is %s: %s", found, arch, q)
+	}
+	if w, err := platform.ParseMinOS(cl.MinOS); err == nil {
+		if v, member, ok := lowestMacOS(s); ok && inspect.Version(w) > v.MinOS {
+			where := "the image's"
+			if member != "" {
+				where = member + "'s"
+			}
+			claim(RuleDeployment, "at most "+v.MinOS.String(), cl.MinOSFlag,
+				"compiler line says %s but %s %s minos is %s: code compiled for macOS %s in a slice that claims to run on %s: %s",
+				cl.MinOSFlag, where, v.CmdName(), v.MinOS, cl.MinOS, v.MinOS, q)
+		}
+	}
+	if exp.Strict {
+		c.out = append(c.out, out...)
+		return
+	}
+	r.Claims = out
+}
+
+// lowestMacOS is the lowest macOS deployment target of a slice's Mach-O
+// objects (a static library's members may differ), with the member
+// stating it; false when no object names one.
+func lowestMacOS(s inspect.Slice) (v inspect.BuildVersion, member string, ok bool) {
+	for _, o := range s.Objects {
+		if o.MachO == nil {
+			continue
+		}
+		for _, w := range o.MachO.Versions {
+			if w.Platform == inspect.PlatformMacOS && (!ok || w.MinOS < v.MinOS) {
+				v, member, ok = w, o.Member, true
+			}
+		}
+	}
+	return v, member, ok
 }
 
 func orSlice(member string) string {

@@ -102,8 +102,11 @@ type Policy struct {
 	Archs  []string         // every binary must have a slice for each
 	MinOpt inspect.OptLevel // minimum optimisation the evidence must show
 	Strict bool             // unknown optimisation fails too
-	// ISA, when set, holds compiled x86-64 code to a level (check's -isa),
-	// with the dispatch list of the slice's release (dispatch.Known).
+	// ISA, when set, holds the compiled code of the slices of its
+	// architecture to a level (check's -isa: an x86-64 level or an arm64
+	// one), with the dispatch list of the slice's release (dispatch.Known).
+	// With Strict, a macOS arm64 slice is held to apple-m1 when ISA names
+	// no arm64 level (Policy.isaLimit).
 	ISA string
 }
 
@@ -164,6 +167,10 @@ type SliceReport struct {
 	Libcrypto bool        // holds libcrypto's own build information
 	Unknown   string      // when Opt.Status is OptUnknown: why, in one sentence
 	ISA       *ISAVerdict // when an ISA expectation applied
+	// Claims are what a foreign binary's compiler line says of the slice
+	// that its image contradicts (checker.claims), when they fail nothing
+	// (without Strict): check reports them as notes.
+	Claims []Violation
 }
 
 // OK reports whether the file met every expectation.
@@ -287,12 +294,12 @@ func Binary(f *inspect.File, p Policy) Report {
 	c.out = RequireArchs(f, p.Archs)
 	for _, s := range f.Slices {
 		exp := Expect{MinOpt: p.MinOpt, Strict: p.Strict}
-		if p.ISA != "" {
+		if l := p.isaLimit(s); l != "" {
 			v := ""
 			if s.Record.Version != nil {
 				_, v = inspect.FamilyOf(s.Record.Version.Value)
 			}
-			exp.ISA = &ISA{Limit: p.ISA, Dispatch: dispatch.Known(v)}
+			exp.ISA = &ISA{Limit: l, Dispatch: dispatch.Known(v)}
 		}
 		r.Slices = append(r.Slices, c.slice(s, exp))
 	}
