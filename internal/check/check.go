@@ -13,12 +13,13 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/binary/codeclass"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/report"
-	"golang.org/x/term"
 )
 
 // ErrFailed is matched (errors.Is) by Run's error when the input was
