@@ -101,7 +101,10 @@ func TestMergePublishesHostileNamesSafely(t *testing.T) {
 	dist := filepath.Join(e2e.Universal2(t), "dist")
 	bin := compiled(t)
 	tmp := t.TempDir()
-	env := []string{"GITHUB_ACTIONS=true", "OSSLBUILD_CACHE=" + filepath.Join(tmp, "cache"), "OSSLBUILD_WORK=" + filepath.Join(tmp, "work"), "GITHUB_OUTPUT=", "GITHUB_STEP_SUMMARY="}
+	// The merge holds each slice to the release's own lists, read from the
+	// tarball the recipe pins: fetched here from the fixtures' mirror.
+	env := []string{"GITHUB_ACTIONS=true", "OSSLBUILD_CACHE=" + filepath.Join(tmp, "cache"), "OSSLBUILD_WORK=" + filepath.Join(tmp, "work"),
+		"OSSLBUILD_MIRROR=" + testfixture.Dir(), "OSSLBUILD_OFFLINE=1", "GITHUB_OUTPUT=", "GITHUB_STEP_SUMMARY="}
 	arm := testfixture.CopyTree(t, filepath.Join(dist, "openssl-macos-arm64"), filepath.Join(tmp, "slices "+hostile, "openssl-macos-arm64"))
 	x86 := testfixture.CopyTree(t, filepath.Join(dist, "openssl-macos-x86-64"), filepath.Join(tmp, "slices "+hostile, "openssl-macos-x86-64"))
 	out, code := runBin(t, bin, env, "build:merge", arm, x86, "-out="+filepath.Join(tmp, "out "+hostile))
