@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
@@ -52,7 +52,7 @@ func (r *run) releaseOf(ctx context.Context, rel recipe.Release) (*configure.Rel
 		}
 		tarball := f.Path(source.FileFor(rel))
 		kept, pin := tarball+".lists", configure.Pinned[rel.SHA256]
-		if b, err := os.ReadFile(kept); err == nil && pin != "" && digest(b) == pin {
+		if b, err := ctxio.ReadFile(ctx, kept, false, maxLists); err == nil && pin != "" && digest(b) == pin {
 			return configure.DecodeRelease(rel.FileName(), b)
 		}
 		files, names, err := source.Files(ctx, rel, tarball, configure.ReleaseWants)
@@ -77,6 +77,11 @@ func (r *run) releaseOf(ctx context.Context, rel recipe.Release) (*configure.Rel
 	})
 }
 
+// Bounds of what a hit reads whole: the kept lists (half a megabyte for
+// 4.0.2) and a library of an artifact (a universal2 libcrypto.a is tens
+// of megabytes).
+const maxLists, maxLibrary = 64 << 20, 4 << 30
+
 func digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
@@ -98,7 +103,7 @@ func (r *run) holdToRelease(ctx context.Context, dir string, release recipe.Rele
 	var errs []error
 	for _, lib := range parts[0].Libraries() {
 		path := filepath.Join(dir, "lib", lib)
-		data, err := os.ReadFile(path)
+		data, err := ctxio.ReadFile(ctx, path, false, maxLibrary)
 		if err != nil {
 			errs = append(errs, err)
 			continue

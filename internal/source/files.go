@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source/unpack"
 )
@@ -23,7 +23,7 @@ import (
 // is the release, whatever the cache holds.
 func Files(ctx context.Context, rel recipe.Release, path string, keep func(rel string) bool) (files map[string][]byte, names []string, err error) {
 	name := rel.FileName()
-	f, err := os.Open(path)
+	f, _, err := ctxio.OpenRegular(path, true) // a FIFO in the cache must not block
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", name, err)
 	}
