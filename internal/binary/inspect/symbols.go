@@ -26,12 +26,44 @@ func DefinedExternals(data []byte) ([]string, error) {
 	return out, nil
 }
 
-// machoDefined reads a thin Mach-O file's LC_SYMTAB directly: only the
-// names of external symbols defined in a section, not a whole
-// debug/macho.File, since a cache hit reads every member of a library.
+// machoDefined lists the external symbols a thin Mach-O file defines in a
+// section.
 func machoDefined(data []byte) ([]string, error) {
+	var out []string
+	err := MachOSymbols(data, func(s MachOSymbol) error {
+		const nExt, nSect = 0x01, 0x0e
+		if s.Type&nStab != 0 || s.Type&nExt == 0 || s.Type&nType != nSect || s.Sect == 0 {
+			return nil
+		}
+		if s.Name == nil {
+			return fmt.Errorf("symbol %d: name at %d, past the string table", s.Index, s.Strx)
+		}
+		out = append(out, string(s.Name))
+		return nil
+	})
+	return out, err
+}
+
+// nlist's n_type bits: a debugger entry (stab), and the symbol's kind.
+const nStab, nType = 0xe0, 0x0e
+
+// MachOSymbol is one LC_SYMTAB entry (an nlist), its name read in place.
+type MachOSymbol struct {
+	Index      int    // in the table
+	Strx       uint32 // n_strx
+	Name       []byte // in the file's string table, without the NUL; nil when Strx is past the table
+	Type, Sect uint8  // n_type, n_sect
+	Value      uint64 // n_value
+}
+
+// MachOSymbols calls fn for each LC_SYMTAB entry of the thin Mach-O file
+// data, in table order, until fn returns an error, reading the load commands and the table in place:
+// not a whole debug/macho.File, whose every symbol is a copied string, as
+// a cache hit reads every member of a library and check names functions
+// in images of 150 MB. A file without LC_SYMTAB has no symbols.
+func MachOSymbols(data []byte, fn func(MachOSymbol) error) error {
 	if len(data) < 28 {
-		return nil, errors.New("not a Mach-O file: too short")
+		return errors.New("not a Mach-O file: too short")
 	}
 	var bo binary.ByteOrder = binary.LittleEndian
 	magic := bo.Uint32(data)
@@ -45,50 +77,50 @@ func machoDefined(data []byte) ([]string, error) {
 		hdr, nlist = 32, 16
 	case macho.Magic32:
 	default:
-		return nil, fmt.Errorf("not a Mach-O file: magic %#x", magic)
+		return fmt.Errorf("not a Mach-O file: magic %#x", magic)
 	}
 	ncmds, end := int(bo.Uint32(data[16:])), hdr+int(bo.Uint32(data[20:]))
 	if end > len(data) {
-		return nil, errors.New("load commands past the end of the file")
+		return errors.New("load commands past the end of the file")
 	}
 	for i, off := 0, hdr; i < ncmds; i++ {
 		if off+8 > end {
-			return nil, fmt.Errorf("load command %d past the end of the load commands", i)
+			return fmt.Errorf("load command %d past the end of the load commands", i)
 		}
 		cmd, size := bo.Uint32(data[off:]), int(bo.Uint32(data[off+4:]))
 		if size < 8 || off+size > end {
-			return nil, fmt.Errorf("load command %d: cmdsize %d", i, size)
+			return fmt.Errorf("load command %d: cmdsize %d", i, size)
 		}
 		if macho.LoadCmd(cmd) == macho.LoadCmdSymtab && size >= 24 {
 			symoff, nsyms := int64(bo.Uint32(data[off+8:])), int64(bo.Uint32(data[off+12:]))
 			stroff, strsize := int64(bo.Uint32(data[off+16:])), int64(bo.Uint32(data[off+20:]))
 			if symoff+nsyms*int64(nlist) > int64(len(data)) || stroff+strsize > int64(len(data)) {
-				return nil, errors.New("symbol table past the end of the file")
+				return errors.New("symbol table past the end of the file")
 			}
 			strs := data[stroff : stroff+strsize]
-			var out []string
 			for k := range nsyms {
 				e := data[symoff+k*int64(nlist):]
-				typ, sect := e[4], e[5]
-				const nStab, nExt, nType, nSect = 0xe0, 0x01, 0x0e, 0x0e
-				if typ&nStab != 0 || typ&nExt == 0 || typ&nType != nSect || sect == 0 {
-					continue
+				s := MachOSymbol{Index: int(k), Strx: bo.Uint32(e), Type: e[4], Sect: e[5]}
+				if nlist == 16 {
+					s.Value = bo.Uint64(e[8:])
+				} else {
+					s.Value = uint64(bo.Uint32(e[8:]))
 				}
-				strx := int64(bo.Uint32(e))
-				if strx >= strsize {
-					return nil, fmt.Errorf("symbol %d: name at %d, past the string table", k, strx)
+				if int64(s.Strx) < strsize {
+					s.Name = strs[s.Strx:]
+					if n := bytes.IndexByte(s.Name, 0); n >= 0 {
+						s.Name = s.Name[:n]
+					}
 				}
-				name := strs[strx:]
-				if n := bytes.IndexByte(name, 0); n >= 0 {
-					name = name[:n]
+				if err := fn(s); err != nil {
+					return err
 				}
-				out = append(out, string(name))
 			}
-			return out, nil
+			return nil
 		}
 		off += size
 	}
-	return nil, nil
+	return nil
 }
 
 // elfDefined reads an ELF image's dynamic symbols, or an object's symbol

@@ -42,6 +42,23 @@ static int st(void) { return 3; } int (*p)(void) = st;
 			}
 		}
 		sort.Strings(want)
+		// Every entry, not only the defined externals: what check names
+		// functions by.
+		var all []macho.Symbol
+		if err := MachOSymbols(data, func(s MachOSymbol) error {
+			all = append(all, macho.Symbol{Name: string(s.Name), Type: s.Type, Sect: s.Sect, Value: s.Value})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(all) != len(f.Symtab.Syms) {
+			t.Errorf("%s: MachOSymbols read %d symbols, debug/macho %d", target, len(all), len(f.Symtab.Syms))
+		}
+		for i := range min(len(all), len(f.Symtab.Syms)) {
+			if d := f.Symtab.Syms[i]; all[i] != (macho.Symbol{Name: d.Name, Type: d.Type, Sect: d.Sect, Value: d.Value}) {
+				t.Errorf("%s: symbol %d: MachOSymbols %+v, debug/macho %+v", target, i, all[i], d)
+			}
+		}
 		if !slices.Equal(got, want) || !slices.Contains(got, "_hid") || slices.Contains(got, "_u") {
 			t.Errorf("%s: DefinedExternals %v, debug/macho %v", target, got, want)
 		}
