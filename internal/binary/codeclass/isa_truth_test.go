@@ -196,7 +196,7 @@ func passExts(t *testing.T, path string) (top, all funcExts) {
 	o := codeOf(t, path)
 	var st isaStats
 	all = funcExts{}
-	names := symbolNames(b)
+	names := symbolNames(b, nil)
 	var starts []uint64
 	for a := range names {
 		starts = append(starts, a)

@@ -380,7 +380,7 @@ func inData(data [][2]uint64, off uint64) uint64 {
 
 // isaObject runs the pass over every function of one object.
 func isaObject(whole []byte, o *codeObject, st *isaStats) {
-	var names map[uint64]string
+	first := len(st.uses)
 	var fl *flow
 	if o.linked {
 		fl = &flow{}
@@ -419,19 +419,27 @@ func isaObject(whole []byte, o *codeObject, st *isaStats) {
 			if at < 0 {
 				continue
 			}
-			if names == nil {
-				names = symbolNames(whole)
-			}
-			u := inspect.ISAUse{Function: names[start], Address: start, Offset: int64(start-s.addr) + s.offset + int64(at),
-				Extension: extNames[top], Level: levelName(top >= numX86Ext, extLevel[top]), Instruction: describeInst(fn[at:], top >= numX86Ext)}
-			if u.Function == "" {
-				u.Function = fmt.Sprintf("function at 0x%x", start)
-			}
-			if len(st.uses) < maxISAUses {
-				st.uses = append(st.uses, u)
-			} else {
+			if len(st.uses) >= maxISAUses {
 				st.dropped++
+				continue
 			}
+			st.uses = append(st.uses, inspect.ISAUse{Address: start, Offset: int64(start-s.addr) + s.offset + int64(at),
+				Extension: extNames[top], Level: levelName(top >= numX86Ext, extLevel[top]), Instruction: describeInst(fn[at:], top >= numX86Ext)})
+		}
+	}
+	// Names for the functions listed, read once the pass has found them.
+	if first == len(st.uses) {
+		return
+	}
+	want := map[uint64]bool{}
+	for _, u := range st.uses[first:] {
+		want[u.Address] = true
+	}
+	names := symbolNames(whole, want)
+	for k := first; k < len(st.uses); k++ {
+		u := &st.uses[k]
+		if u.Function = names[u.Address]; u.Function == "" {
+			u.Function = fmt.Sprintf("function at 0x%x", u.Address)
 		}
 	}
 }
@@ -464,12 +472,13 @@ func describeInst(b []byte, arm bool) string {
 }
 
 // symbolNames maps function addresses to their symbols' names, for the
-// few objects that have a use to report (the pass itself reads addresses
-// only). Mach-O names lose the leading underscore C gives them.
-func symbolNames(b []byte) map[uint64]string {
+// few functions that have a use to report (the pass itself reads
+// addresses only): those want holds, every function's when want is nil.
+// Mach-O names lose the leading underscore C gives them.
+func symbolNames(b []byte, want map[uint64]bool) map[uint64]string {
 	out := map[uint64]string{}
 	put := func(addr uint64, name string, global bool) {
-		if name == "" || strings.HasPrefix(name, "ltmp") || strings.HasPrefix(name, "L") {
+		if want != nil && !want[addr] || name == "" || strings.HasPrefix(name, "ltmp") || strings.HasPrefix(name, "L") {
 			return
 		}
 		if old, ok := out[addr]; ok && !global && old != "" {
@@ -481,11 +490,11 @@ func symbolNames(b []byte) map[uint64]string {
 	case inspect.FormatMachO:
 		// Externals first: a global name wins over a local one at the
 		// same address. Two passes over the table in place, not a
-		// debug/macho.File: its copied strings were half of check's
-		// time on a 150 MB image.
+		// debug/macho.File: its copied strings, and a name for every
+		// function, were half of check's time on a 150 MB image.
 		for _, ext := range []bool{true, false} {
 			inspect.MachOSymbols(b, func(s inspect.MachOSymbol) error {
-				if s.Type&0xe0 == 0 && s.Type&0x0e == 0x0e && (s.Type&0x01 != 0) == ext && s.Name != nil {
+				if s.Type&0xe0 == 0 && s.Type&0x0e == 0x0e && (s.Type&0x01 != 0) == ext && s.Name != nil && (want == nil || want[s.Value]) {
 					put(s.Value, strings.TrimPrefix(string(s.Name), "_"), ext)
 				}
 				return nil
