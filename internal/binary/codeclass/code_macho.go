@@ -27,6 +27,7 @@ const (
 	nStab = 0xe0
 	nType = 0x0e
 	nSect = 0x0e
+	nExt  = 0x01
 )
 
 // codeSection is one section of machine code in an object, and the
@@ -66,7 +67,7 @@ type codeObject struct {
 	// mapped are a linked image's sections the file holds, by address:
 	// where the instruction-set pass reads jump tables.
 	mapped []mappedRange
-	bounds string // where function boundaries came from: "symbols", "LC_FUNCTION_STARTS", ".eh_frame", "section"
+	bounds string // where function boundaries came from: "symbols", "symbols and __compact_unwind", "LC_FUNCTION_STARTS", ".eh_frame", "section"
 }
 
 // maxCodeSymbols bounds the function starts taken from a symbol table
@@ -162,14 +163,39 @@ func readMachOCode(b []byte, m *inspect.MachO) (*codeObject, error) {
 			return nil, inspect.Malformed(int64(symoff), "symbol table at %d (%d symbols) runs past end of file (%d bytes)", symoff, nsyms, size)
 		}
 		starts = make([]uint64, 0, nsyms)
+		locals := 0
 		for i := int64(0); i < n; i += 16 {
 			typ, sect := syms[i+4], syms[i+5]
 			if typ&nStab != 0 || typ&nType != nSect || codeAt[sect] == 0 {
 				continue
 			}
+			if typ&nExt == 0 {
+				locals++
+			}
 			starts = append(starts, bo.Uint64(syms[i+8:]))
 		}
 		o.bounds = "symbols"
+		// An object stripped of its local symbols (strip -x) names only
+		// its global functions: the static ones, most of a C file's,
+		// would be measured as the tail of the global before them. Its
+		// __compact_unwind entries still point at every function with
+		// unwind information. Read only there, so the objects the
+		// symbols describe whole are measured as before.
+		if !o.linked && locals == 0 {
+			if more := unwindStarts(b, m, syms, codeAt[:], bo); len(more) > 0 {
+				have := make(map[uint64]bool, len(starts))
+				for _, a := range starts {
+					have[a] = true
+				}
+				for _, a := range more {
+					if !have[a] {
+						have[a] = true
+						starts = append(starts, a)
+						o.bounds = "symbols and __compact_unwind"
+					}
+				}
+			}
+		}
 	}
 	slices.Sort(starts)
 	starts = slices.Compact(starts)
@@ -229,4 +255,51 @@ func startsIn(sorted []uint64, addr, size uint64) []uint64 {
 		return in
 	}
 	return append([]uint64{addr}, in...)
+}
+
+// unwindStarts reads the function addresses of an object's
+// __LD,__compact_unwind entries (32 bytes each in a 64-bit object: the
+// function's address first). In an object that address is relocated:
+// against its section (the field holds the address) or against a symbol
+// (the field holds an addend to the symbol's value); only entries whose
+// function lies in a code section count. A malformed table gives what it
+// could read: the symbols' starts stand anyway.
+func unwindStarts(b []byte, m *inspect.MachO, syms []byte, codeAt []uint16, bo binary.ByteOrder) []uint64 {
+	const entry = 32
+	var out []uint64
+	for _, sec := range m.Sections {
+		if sec.Segment != "__LD" || sec.Name != "__compact_unwind" || sec.Offset == 0 {
+			continue
+		}
+		body, ok := span(b, uint64(sec.Offset), sec.Size)
+		rel, rok := span(b, uint64(sec.RelOff), uint64(sec.NReloc)*8)
+		if !ok || !rok {
+			continue
+		}
+		for k := 0; k+8 <= len(rel); k += 8 {
+			at, info := bo.Uint32(rel[k:]), bo.Uint32(rel[k+4:])
+			// r_address, then r_symbolnum:24 r_pcrel:1 r_length:2
+			// r_extern:1 r_type:4; a scattered one (bit 31) is not
+			// x86_64's or arm64's.
+			if at&0x80000000 != 0 || at%entry != 0 || uint64(at)+8 > uint64(len(body)) {
+				continue
+			}
+			num, extern := info&0xffffff, info>>27&1 != 0
+			addr := bo.Uint64(body[at:])
+			if extern {
+				if uint64(num+1)*16 > uint64(len(syms)) {
+					continue
+				}
+				e := syms[num*16:]
+				if typ := e[4]; typ&nStab != 0 || typ&nType != nSect || codeAt[e[5]] == 0 {
+					continue
+				}
+				addr += bo.Uint64(e[8:])
+			} else if num == 0 || int(num) >= len(codeAt) || codeAt[num] == 0 {
+				continue
+			}
+			out = append(out, addr)
+		}
+	}
+	return out
 }

@@ -177,6 +177,10 @@ type Section struct {
 	Size          uint64
 	Addr          uint64 // address (in an object, from 0)
 	Flags         uint32 // type and attributes (S_ATTR_PURE_INSTRUCTIONS, ...)
+	// RelOff and NReloc locate an object's relocations of the section
+	// (8 bytes each): what a stripped object's __compact_unwind entries
+	// point at.
+	RelOff, NReloc uint32
 }
 
 // TypeName is "object", "dylib", "executable", ...
@@ -478,8 +482,10 @@ func sections(body []byte, bo binary.ByteOrder, is64 bool) ([]Section, error) {
 		s := Section{Name: cstr(b[0:16]), Segment: cstr(b[16:32])}
 		if is64 {
 			s.Addr, s.Size, s.Offset, s.Flags = bo.Uint64(b[32:]), bo.Uint64(b[40:]), bo.Uint32(b[48:]), bo.Uint32(b[64:])
+			s.RelOff, s.NReloc = bo.Uint32(b[56:]), bo.Uint32(b[60:])
 		} else {
 			s.Addr, s.Size, s.Offset, s.Flags = uint64(bo.Uint32(b[32:])), uint64(bo.Uint32(b[36:])), bo.Uint32(b[40:]), bo.Uint32(b[56:])
+			s.RelOff, s.NReloc = bo.Uint32(b[48:]), bo.Uint32(b[52:])
 		}
 		out = append(out, s)
 	}
