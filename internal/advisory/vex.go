@@ -3,7 +3,6 @@ package advisory
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	cdx "github.com/osslbuild/osslbuild/internal/cyclonedx"
 )
 
 // Suppression is one assessed CVE: an advisory someone looked at and found
@@ -118,46 +119,6 @@ func parsePlain(name string, data []byte) (*Suppressions, error) {
 	return s, nil
 }
 
-// cdxDoc is the part of a CycloneDX document assessments live in.
-type cdxDoc struct {
-	BOMFormat       *string    `json:"bomFormat"`
-	SpecVersion     *string    `json:"specVersion"`
-	SerialNumber    string     `json:"serialNumber"`
-	Vulnerabilities *[]cdxVuln `json:"vulnerabilities"`
-	Metadata        struct {
-		Component *cdxComponent `json:"component"`
-	} `json:"metadata"`
-	Components []cdxComponent `json:"components"`
-}
-
-// cdxComponent is what an affects ref may point to in the document.
-type cdxComponent struct {
-	BOMRef     string         `json:"bom-ref"`
-	Purl       string         `json:"purl"`
-	CPE        string         `json:"cpe"`
-	Components []cdxComponent `json:"components"`
-}
-
-type cdxAffects struct {
-	Ref      string `json:"ref"`
-	Versions []struct {
-		Version string `json:"version"`
-		Range   string `json:"range"`
-		Status  string `json:"status"`
-	} `json:"versions"`
-}
-
-type cdxVuln struct {
-	ID       string `json:"id"`
-	Analysis *struct {
-		State         string   `json:"state"`
-		Justification string   `json:"justification"`
-		Response      []string `json:"response"`
-		Detail        string   `json:"detail"`
-	} `json:"analysis"`
-	Affects []cdxAffects `json:"affects"`
-}
-
 // suppressing are the analysis states saying a CVE does not apply;
 // assessing are the others CycloneDX defines.
 var (
@@ -166,35 +127,35 @@ var (
 )
 
 func parseCycloneDX(name string, data []byte) (*Suppressions, error) {
-	var doc cdxDoc
-	if err := json.Unmarshal(data, &doc); err != nil {
+	doc, err := cdx.Decode(data)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w: CycloneDX JSON: %v", name, ErrSuppressions, err)
 	}
-	if doc.BOMFormat == nil || *doc.BOMFormat != "CycloneDX" {
+	if doc.BOMFormat != "CycloneDX" {
 		return nil, fmt.Errorf("%s: %w: bomFormat is not \"CycloneDX\": a JSON file here must be a CycloneDX VEX document", name, ErrSuppressions)
 	}
-	if doc.SpecVersion == nil || *doc.SpecVersion == "" {
+	if doc.SpecVersion == "" {
 		return nil, fmt.Errorf("%s: %w: no specVersion", name, ErrSuppressions)
 	}
 	if doc.Vulnerabilities == nil {
 		return nil, fmt.Errorf("%s: %w: no vulnerabilities section: nothing assessed", name, ErrSuppressions)
 	}
 	refs := map[string][]string{} // bom-ref -> the component's purl and CPE
-	var walk func([]cdxComponent)
-	walk = func(cs []cdxComponent) {
+	var walk func([]cdx.Component)
+	walk = func(cs []cdx.Component) {
 		for _, c := range cs {
 			if c.BOMRef != "" {
-				refs[c.BOMRef] = []string{c.Purl, c.CPE}
+				refs[c.BOMRef] = []string{c.PackageURL, c.CPE}
 			}
 			walk(c.Components)
 		}
 	}
-	if c := doc.Metadata.Component; c != nil {
-		walk([]cdxComponent{*c})
+	if doc.Metadata != nil && doc.Metadata.Component != nil {
+		walk([]cdx.Component{*doc.Metadata.Component})
 	}
 	walk(doc.Components)
 	s := &Suppressions{Source: name, Entries: []Suppression{}}
-	for i, v := range *doc.Vulnerabilities {
+	for i, v := range doc.Vulnerabilities {
 		where := fmt.Sprintf("%s: vulnerabilities[%d]", name, i)
 		if v.ID == "" {
 			return nil, fmt.Errorf("%s: %w: no id", where, ErrSuppressions)
@@ -263,7 +224,7 @@ func ids(ref, serial string, refs map[string][]string) []string {
 // or unknown is not assessed as unaffected, and is left out), else the
 // version of the purl or CPE that names OpenSSL. A ref naming anything
 // else adds nothing.
-func affected(e *Suppression, a cdxAffects, ids []string) error {
+func affected(e *Suppression, a cdx.Affects, ids []string) error {
 	openssl, rel := false, ""
 	for _, id := range ids {
 		if ok, r := opensslID(id); ok {

@@ -1,9 +1,6 @@
 package check
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -13,115 +10,8 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	cdx "github.com/osslbuild/osslbuild/internal/cyclonedx"
 )
-
-// The document is written with check's own types, as SARIF is, not with
-// cyclonedx-go: osslcheck depends on no third-party module but
-// golang.org/x/arch (cmd/osslcheck's TestDependencies). The tests
-// validate it against the schema cyclonedx-go ships.
-type cdxBOM struct {
-	Schema          string             `json:"$schema"`
-	BOMFormat       string             `json:"bomFormat"`
-	SpecVersion     string             `json:"specVersion"`
-	SerialNumber    string             `json:"serialNumber,omitempty"`
-	Version         int                `json:"version"`
-	Metadata        *cdxMetadata       `json:"metadata,omitempty"`
-	Components      []cdxComponent     `json:"components"`
-	Vulnerabilities []cdxVulnerability `json:"vulnerabilities,omitempty"`
-}
-
-type cdxMetadata struct {
-	Timestamp  string        `json:"timestamp,omitempty"`
-	Tools      *cdxTools     `json:"tools,omitempty"`
-	Properties []cdxProperty `json:"properties,omitempty"`
-}
-
-type cdxTools struct {
-	Components []cdxComponent `json:"components"`
-}
-
-type cdxOrg struct {
-	Name string `json:"name"`
-}
-
-type cdxComponent struct {
-	BOMRef     string        `json:"bom-ref,omitempty"`
-	Type       string        `json:"type"`
-	Supplier   *cdxOrg       `json:"supplier,omitempty"`
-	Name       string        `json:"name"`
-	Version    string        `json:"version,omitempty"`
-	CPE        string        `json:"cpe,omitempty"`
-	PackageURL string        `json:"purl,omitempty"`
-	Properties []cdxProperty `json:"properties,omitempty"`
-	Evidence   *cdxEvidence  `json:"evidence,omitempty"`
-}
-
-type cdxProperty struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-type cdxEvidence struct {
-	Identity    *cdxIdentity    `json:"identity,omitempty"`
-	Occurrences []cdxOccurrence `json:"occurrences,omitempty"`
-}
-
-type cdxIdentity struct {
-	Field      string      `json:"field"`
-	Confidence float64     `json:"confidence"`
-	Methods    []cdxMethod `json:"methods"`
-}
-
-type cdxMethod struct {
-	Technique  string  `json:"technique"`
-	Confidence float64 `json:"confidence"`
-	Value      string  `json:"value"`
-}
-
-type cdxOccurrence struct {
-	Location string `json:"location"`
-}
-
-type cdxSource struct {
-	Name string `json:"name"`
-	URL  string `json:"url"`
-}
-
-type cdxVulnerability struct {
-	ID             string        `json:"id"`
-	Source         *cdxSource    `json:"source"`
-	Ratings        []cdxRating   `json:"ratings"`
-	Recommendation string        `json:"recommendation,omitempty"`
-	Advisories     []cdxAdvisory `json:"advisories,omitempty"`
-	Published      string        `json:"published,omitempty"`
-	Analysis       *cdxAnalysis  `json:"analysis,omitempty"`
-	Affects        []cdxAffects  `json:"affects"`
-}
-
-type cdxRating struct {
-	Source   *cdxSource `json:"source"`
-	Severity string     `json:"severity"`
-}
-
-type cdxAdvisory struct {
-	Title string `json:"title"`
-	URL   string `json:"url"`
-}
-
-type cdxAnalysis struct {
-	State  string `json:"state"`
-	Detail string `json:"detail,omitempty"`
-}
-
-type cdxAffects struct {
-	Ref      string        `json:"ref"`
-	Versions []cdxAffected `json:"versions"`
-}
-
-type cdxAffected struct {
-	Version string `json:"version,omitempty"`
-	Status  string `json:"status"`
-}
 
 // CycloneDX (-format=cyclonedx) is what check found as a CycloneDX 1.5
 // SBOM: 1.5, the version of the SBOM an osslbuild build writes
@@ -157,14 +47,14 @@ type cdxAffected struct {
 // derives from the content, and the timestamp is SOURCE_DATE_EPOCH's
 // (sourceDateEpoch), left out when it is "".
 func CycloneDX(w io.Writer, res *Result, version, timestamp string) error {
-	bom := &cdxBOM{Schema: "http://cyclonedx.org/schema/bom-1.5.schema.json", BOMFormat: "CycloneDX", SpecVersion: "1.5", Version: 1}
-	bom.Metadata = &cdxMetadata{
+	bom := &cdx.BOM{Schema: "http://cyclonedx.org/schema/bom-1.5.schema.json", BOMFormat: "CycloneDX", SpecVersion: "1.5", Version: 1}
+	bom.Metadata = &cdx.Metadata{
 		Timestamp:  timestamp,
-		Tools:      &cdxTools{Components: []cdxComponent{{Type: "application", Name: "osslbuild check", Version: version}}},
+		Tools:      &cdx.Tools{Components: []cdx.Component{{Type: "application", Name: "osslbuild check", Version: version}}},
 		Properties: metadataProperties(res),
 	}
 
-	comps := []cdxComponent{}
+	comps := []cdx.Component{}
 	vulns := newVulnSet()
 	for bi, b := range res.Binaries {
 		for _, lib := range libraries(b) {
@@ -178,16 +68,13 @@ func CycloneDX(w io.Writer, res *Result, version, timestamp string) error {
 	bom.Components = comps
 	bom.Vulnerabilities = vulns.list()
 
-	var body bytes.Buffer
-	if err := encodeBOM(&body, bom); err != nil {
+	// HTML characters as they are; the serial number derives from the
+	// content, as the build's SBOM's does.
+	body, err := cdx.Marshal(bom, false)
+	if err != nil {
 		return err
 	}
-	bom.SerialNumber = serialFrom(body.Bytes())
-	body.Reset()
-	if err := encodeBOM(&body, bom); err != nil {
-		return err
-	}
-	_, err := w.Write(body.Bytes())
+	_, err = w.Write(body)
 	return err
 }
 
@@ -214,26 +101,6 @@ func sourceDateEpoch(env func(string) string) (string, error) {
 
 // maxEpoch is 9999-12-31T23:59:59Z, RFC 3339's last second.
 const maxEpoch = 253402300799
-
-func encodeBOM(w io.Writer, bom *cdxBOM) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(bom); err != nil {
-		return fmt.Errorf("cyclonedx: encode: %w", err)
-	}
-	return nil
-}
-
-// serialFrom is a serial number made from what the BOM says, as the
-// build's SBOM makes its own (internal/sbom): an RFC 4122 version-5-style
-// UUID of the content's SHA-256, so the same content gives the same bytes.
-func serialFrom(data []byte) string {
-	h := sha256.Sum256(data)
-	h[6] = (h[6] & 0x0f) | 0x50
-	h[8] = (h[8] & 0x3f) | 0x80
-	return fmt.Sprintf("urn:uuid:%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
-}
 
 // library is the slices of one binary holding one library: same family,
 // same version string.
@@ -278,8 +145,8 @@ func (l *library) name() string {
 	return strings.ToLower(string(l.family))
 }
 
-func component(bi int, b Binary, l *library) cdxComponent {
-	c := cdxComponent{
+func component(bi int, b Binary, l *library) cdx.Component {
+	c := cdx.Component{
 		Type:    "library",
 		Name:    l.name(),
 		Version: l.version,
@@ -291,7 +158,7 @@ func component(bi int, b Binary, l *library) cdxComponent {
 		c.BOMRef += "@" + l.version
 		c.PackageURL = "pkg:generic/" + c.Name + "@" + strings.ReplaceAll(l.version, "+", "%2B")
 		if l.family == inspect.FamilyOpenSSL {
-			c.Supplier = &cdxOrg{Name: "OpenSSL"}
+			c.Supplier = &cdx.Organization{Name: "OpenSSL"}
 			// The CPE names the release vulnerability databases list and
 			// check matched advisories against: 3.0.5 for 3.0.5+quic (the
 			// property osslbuild:advisories:caveat says what that misses).
@@ -302,13 +169,13 @@ func component(bi int, b Binary, l *library) cdxComponent {
 			c.CPE = "cpe:2.3:a:openssl:openssl:" + cpeEscape(rel) + ":*:*:*:*:*:*:*"
 		}
 	}
-	ev := &cdxEvidence{Occurrences: []cdxOccurrence{{Location: b.Path}}}
+	ev := &cdx.Evidence{Occurrences: []cdx.Occurrence{{Location: b.Path}}}
 	for _, ln := range b.Links {
-		ev.Occurrences = append(ev.Occurrences, cdxOccurrence{Location: ln})
+		ev.Occurrences = append(ev.Occurrences, cdx.Occurrence{Location: ln})
 	}
 	if l.text != "" {
-		ev.Identity = &cdxIdentity{Field: "version", Confidence: 1,
-			Methods: []cdxMethod{{Technique: "binary-analysis", Confidence: 1, Value: l.text}}}
+		ev.Identity = &cdx.Identity{Field: "version", Confidence: 1,
+			Methods: []cdx.Method{{Technique: "binary-analysis", Confidence: 1, Value: l.text}}}
 	}
 	c.Evidence = ev
 	c.Properties = componentProperties(b, l)
@@ -328,11 +195,11 @@ func cpeEscape(v string) string {
 	return s.String()
 }
 
-func componentProperties(b Binary, l *library) []cdxProperty {
-	var props []cdxProperty
+func componentProperties(b Binary, l *library) []cdx.Property {
+	var props []cdx.Property
 	add := func(name, value string) {
 		if value != "" {
-			props = append(props, cdxProperty{Name: "osslbuild:" + name, Value: value})
+			props = append(props, cdx.Property{Name: "osslbuild:" + name, Value: value})
 		}
 	}
 	add("file", b.Path)
@@ -386,32 +253,32 @@ func componentProperties(b Binary, l *library) []cdxProperty {
 		}
 	}
 	// Names sorted; a name's values keep their order.
-	slices.SortStableFunc(props, func(a, b cdxProperty) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(props, func(a, b cdx.Property) int { return strings.Compare(a.Name, b.Name) })
 	return props
 }
 
-func metadataProperties(res *Result) []cdxProperty {
-	props := []cdxProperty{
+func metadataProperties(res *Result) []cdx.Property {
+	props := []cdx.Property{
 		{Name: "osslbuild:check:path", Value: res.Path},
 		{Name: "osslbuild:check:ok", Value: strconv.FormatBool(res.OK)},
 		{Name: "osslbuild:check:min-opt", Value: res.MinOpt},
 	}
 	if a := res.Advisories; a != nil {
 		props = append(props,
-			cdxProperty{Name: "osslbuild:advisories:as-of", Value: a.AsOf},
-			cdxProperty{Name: "osslbuild:advisories:table", Value: a.Table},
-			cdxProperty{Name: "osslbuild:advisories:origin", Value: a.Origin},
+			cdx.Property{Name: "osslbuild:advisories:as-of", Value: a.AsOf},
+			cdx.Property{Name: "osslbuild:advisories:table", Value: a.Table},
+			cdx.Property{Name: "osslbuild:advisories:origin", Value: a.Origin},
 		)
 		for _, src := range a.Sources {
-			props = append(props, cdxProperty{Name: "osslbuild:advisories:source", Value: src.URL + "/commit/" + src.Commit + " (through " + src.Through + ")"})
+			props = append(props, cdx.Property{Name: "osslbuild:advisories:source", Value: src.URL + "/commit/" + src.Commit + " (through " + src.Through + ")"})
 		}
 		if a.FailOn != "" {
-			props = append(props, cdxProperty{Name: "osslbuild:advisories:fail-on", Value: a.FailOn})
+			props = append(props, cdx.Property{Name: "osslbuild:advisories:fail-on", Value: a.FailOn})
 		}
 		if a.Assessed != "" {
 			props = append(props,
-				cdxProperty{Name: "osslbuild:advisories:vex", Value: a.Assessed},
-				cdxProperty{Name: "osslbuild:advisories:suppressed", Value: strconv.Itoa(a.Suppressed)},
+				cdx.Property{Name: "osslbuild:advisories:vex", Value: a.Assessed},
+				cdx.Property{Name: "osslbuild:advisories:suppressed", Value: strconv.Itoa(a.Suppressed)},
 			)
 		}
 	}
@@ -471,7 +338,7 @@ func severity(s string) string {
 }
 
 // list is the entries in CVE order, affecting before assessed.
-func (v *vulnSet) list() []cdxVulnerability {
+func (v *vulnSet) list() []cdx.Vulnerability {
 	keys := slices.Clone(v.order)
 	slices.SortStableFunc(keys, func(a, b string) int {
 		ea, eb := v.entries[a], v.entries[b]
@@ -480,20 +347,20 @@ func (v *vulnSet) list() []cdxVulnerability {
 		}
 		return strings.Compare(ea.suppressed, eb.suppressed)
 	})
-	var out []cdxVulnerability
-	src := &cdxSource{Name: "OpenSSL", URL: "https://openssl-library.org/news/vulnerabilities/"}
+	var out []cdx.Vulnerability
+	src := &cdx.Source{Name: "OpenSSL", URL: "https://openssl-library.org/news/vulnerabilities/"}
 	for _, k := range keys {
 		e := v.entries[k]
-		vu := cdxVulnerability{
+		vu := cdx.Vulnerability{
 			ID:      e.f.CVE,
 			Source:  src,
-			Ratings: []cdxRating{{Source: src, Severity: severity(e.f.Severity)}},
+			Ratings: []cdx.Rating{{Source: src, Severity: severity(e.f.Severity)}},
 		}
 		if e.f.Date != "" {
 			vu.Published = e.f.Date + "T00:00:00Z"
 		}
 		if e.f.URL != "" {
-			vu.Advisories = []cdxAdvisory{{Title: "OpenSSL Security Advisory", URL: e.f.URL}}
+			vu.Advisories = []cdx.Advisory{{Title: "OpenSSL Security Advisory", URL: e.f.URL}}
 		}
 		var rec []string
 		for _, ser := range sortedKeys(e.fixes) {
@@ -505,10 +372,10 @@ func (v *vulnSet) list() []cdxVulnerability {
 			if e.suppressed != "" {
 				st = "unaffected"
 			}
-			vu.Affects = append(vu.Affects, cdxAffects{Ref: ref, Versions: []cdxAffected{{Version: e.versions[ref], Status: st}}})
+			vu.Affects = append(vu.Affects, cdx.Affects{Ref: ref, Versions: []cdx.Affected{{Version: e.versions[ref], Status: st}}})
 		}
 		if e.suppressed != "" {
-			vu.Analysis = &cdxAnalysis{State: assessedState(e.suppressed), Detail: e.suppressed}
+			vu.Analysis = &cdx.Analysis{State: assessedState(e.suppressed), Detail: e.suppressed}
 		}
 		out = append(out, vu)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
+	cdx "github.com/osslbuild/osslbuild/internal/cyclonedx"
 )
 
 // An SBOM shipped with what is checked is held to what the binaries hold:
@@ -122,24 +123,6 @@ func (s *SBOM) fill(b []byte) {
 	}
 }
 
-// cdxDoc is the part of a CycloneDX JSON document check reads.
-type cdxDoc struct {
-	BOMFormat   *string `json:"bomFormat"`
-	SpecVersion string  `json:"specVersion"`
-	Metadata    *struct {
-		Component *readComponent `json:"component"`
-	} `json:"metadata"`
-	Components []readComponent `json:"components"`
-}
-
-type readComponent struct {
-	Name       string          `json:"name"`
-	Version    string          `json:"version"`
-	PURL       string          `json:"purl"`
-	CPE        string          `json:"cpe"`
-	Components []readComponent `json:"components"`
-}
-
 // spdxDoc is the part of an SPDX JSON document check reads.
 type spdxDoc struct {
 	SPDXVersion *string `json:"spdxVersion"`
@@ -175,23 +158,25 @@ func ParseSBOM(b []byte) (string, []SBOMComponent, error) {
 	_, isSPDX := probe["spdxVersion"]
 	switch {
 	case isCDX:
-		var d cdxDoc
-		if err := strictJSON(b, &d); err != nil {
+		// The probe read b as one JSON object: what is left to refuse is
+		// a field of the wrong type.
+		d, err := cdx.Decode(b)
+		if err != nil {
 			return "", nil, fmt.Errorf("malformed CycloneDX: %w", err)
 		}
-		if d.BOMFormat == nil || *d.BOMFormat != "CycloneDX" {
+		if d.BOMFormat != "CycloneDX" {
 			return "", nil, fmt.Errorf("malformed CycloneDX: bomFormat is not \"CycloneDX\"")
 		}
 		var out []SBOMComponent
-		var walk func([]readComponent)
-		walk = func(cs []readComponent) {
+		var walk func([]cdx.Component)
+		walk = func(cs []cdx.Component) {
 			for _, c := range cs {
-				out = append(out, SBOMComponent{Name: c.Name, Version: c.Version, PURL: c.PURL, CPE: c.CPE})
+				out = append(out, SBOMComponent{Name: c.Name, Version: c.Version, PURL: c.PackageURL, CPE: c.CPE})
 				walk(c.Components)
 			}
 		}
 		if d.Metadata != nil && d.Metadata.Component != nil {
-			walk([]readComponent{*d.Metadata.Component})
+			walk([]cdx.Component{*d.Metadata.Component})
 		}
 		walk(d.Components)
 		format := "CycloneDX"

@@ -3,19 +3,15 @@
 package sbom
 
 import (
-	"bytes"
-	"crypto/sha256"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
-	cdx "github.com/CycloneDX/cyclonedx-go"
-
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	cdx "github.com/osslbuild/osslbuild/internal/cyclonedx"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
@@ -55,52 +51,39 @@ func Write(dir string, m *artifact.Manifest) error {
 	download := DownloadURL(v)
 	src := cdx.Component{
 		BOMRef:     "pkg:generic/openssl@" + v,
-		Type:       cdx.ComponentTypeLibrary,
-		Supplier:   &cdx.OrganizationalEntity{Name: "OpenSSL"},
+		Type:       "library",
+		Supplier:   &cdx.Organization{Name: "OpenSSL"},
 		Name:       "openssl",
 		Version:    v,
 		PackageURL: "pkg:generic/openssl@" + v + "?download_url=" + download,
 		CPE:        "cpe:2.3:a:openssl:openssl:" + v + ":*:*:*:*:*:*:*",
-		Hashes:     &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: m.OpenSSL.SHA256}},
-		Licenses:   &cdx.Licenses{{License: &cdx.License{ID: "Apache-2.0"}}},
-		ExternalReferences: &[]cdx.ExternalReference{
-			{Type: cdx.ERTypeDistribution, URL: download},
-			{Type: cdx.ERTypeWebsite, URL: "https://openssl-library.org/"},
+		Hashes:     []cdx.Hash{{Algorithm: "SHA-256", Value: m.OpenSSL.SHA256}},
+		Licenses:   []cdx.LicenseChoice{{License: &cdx.License{ID: "Apache-2.0"}}},
+		ExternalReferences: []cdx.ExternalReference{
+			{Type: "distribution", URL: download},
+			{Type: "website", URL: "https://openssl-library.org/"},
 		},
 		Properties: buildProperties(m),
 	}
-	bom := cdx.NewBOM()
-	bom.Metadata = &cdx.Metadata{
-		Timestamp: time.Unix(m.SourceDateEpoch, 0).UTC().Format(time.RFC3339),
-		Tools: &cdx.ToolsChoice{Components: &[]cdx.Component{{
-			Type: cdx.ComponentTypeApplication, Name: "osslbuild", Version: m.Osslbuild,
-		}}},
+	bom := &cdx.BOM{
+		Schema: "http://cyclonedx.org/schema/bom-" + SpecVersion + ".schema.json", BOMFormat: "CycloneDX", SpecVersion: SpecVersion, Version: 1,
+		Metadata: &cdx.Metadata{
+			Timestamp: time.Unix(m.SourceDateEpoch, 0).UTC().Format(time.RFC3339),
+			Tools: &cdx.Tools{Components: []cdx.Component{{
+				Type: "application", Name: "osslbuild", Version: m.Osslbuild,
+			}}},
+		},
+		Components: []cdx.Component{src},
 	}
-	bom.Components = &[]cdx.Component{src}
-
-	path := filepath.Join(dir, artifact.SBOMName)
-	// The serial number is a UUID made from what the SBOM says, so the same
-	// build gives the same SBOM.
-	var body bytes.Buffer
-	if err := encode(&body, bom); err != nil {
-		return err
-	}
-	bom.SerialNumber = "urn:uuid:" + uuidFrom(body.Bytes())
-	body.Reset()
-	if err := encode(&body, bom); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, body.Bytes(), 0o644); err != nil {
+	// HTML characters escaped, as cyclonedx-go's encoder wrote them; the
+	// serial number is made from what the SBOM says, so the same build
+	// gives the same SBOM.
+	body, err := cdx.Marshal(bom, true)
+	if err != nil {
 		return fmt.Errorf("sbom: %w", err)
 	}
-	return nil
-}
-
-func encode(w io.Writer, bom *cdx.BOM) error {
-	enc := cdx.NewBOMEncoder(w, cdx.BOMFileFormatJSON)
-	enc.SetPretty(true)
-	if err := enc.EncodeVersion(bom, cdx.SpecVersion1_5); err != nil {
-		return fmt.Errorf("sbom: encode: %w", err)
+	if err := os.WriteFile(filepath.Join(dir, artifact.SBOMName), body, 0o644); err != nil {
+		return fmt.Errorf("sbom: %w", err)
 	}
 	return nil
 }
@@ -113,7 +96,7 @@ func DownloadURL(v string) string { return recipe.UpstreamURLs(v)[0] }
 // buildProperties records how OpenSSL was configured: pyca's three build:
 // properties first, in pyca's order, then osslbuild's own, per slice for a
 // universal artifact, sorted.
-func buildProperties(m *artifact.Manifest) *[]cdx.Property {
+func buildProperties(m *artifact.Manifest) []cdx.Property {
 	arch := m.Target.Arch
 	if len(m.Slices) > 0 {
 		arch = "universal2"
@@ -153,14 +136,5 @@ func buildProperties(m *artifact.Manifest) *[]cdx.Property {
 		}
 	}
 	sort.SliceStable(own, func(i, j int) bool { return own[i].Name < own[j].Name })
-	props = append(props, own...)
-	return &props
-}
-
-// uuidFrom makes an RFC 4122 version-5-style UUID from data's SHA-256.
-func uuidFrom(data []byte) string {
-	h := sha256.Sum256(data)
-	h[6] = (h[6] & 0x0f) | 0x50
-	h[8] = (h[8] & 0x3f) | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+	return append(props, own...)
 }

@@ -16,6 +16,10 @@ import (
 	"sync"
 	"testing"
 
+	// Imported for its files only: the schemas are in the module, and
+	// the import keeps it in go.mod (go list -m finds it) now that no
+	// production code uses it.
+	_ "github.com/CycloneDX/cyclonedx-go"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
