@@ -19,15 +19,14 @@
 #   LIBRARY_DIFFS      optional: where the library job's <series>/library-diff.md
 #                      files are (default: DIR)
 #
-# For series X.Y the branch is osslbuild/bump-X.Y, owned by this script: it
-# is one commit on the base, rewritten when the base or the proposal
-# changes. The commit's author, committer and dates are fixed (the dates are
-# the base commit's), so an unchanged proposal on an unchanged base is the
-# same commit and nothing is pushed, edited or rebuilt. A pull request for
-# the same release that was closed without merging is not reopened.
+# For series X.Y the branch is osslbuild/bump-X.Y, owned by this script:
+# one commit on the base, opened or updated as scripts/lib/pull-request.sh
+# says; an unchanged one is not rebuilt either.
 set -euo pipefail
 
 die() { echo "bump-pull-requests: $*" >&2; exit 1; }
+# shellcheck source=lib/pull-request.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/pull-request.sh"
 
 [ $# -eq 1 ] || die "usage: $0 PROPOSALS_DIR"
 dir=$1
@@ -42,18 +41,7 @@ base=$(git rev-parse --verify 'HEAD^{commit}') || die "not in a git checkout"
 [ -f "$recipe" ] || die "$recipe: not found in the checkout"
 [ -z "$(git status --porcelain --untracked-files=no)" ] || die "the checkout has local changes"
 
-export GIT_AUTHOR_NAME="github-actions[bot]" GIT_COMMITTER_NAME="github-actions[bot]"
-export GIT_AUTHOR_EMAIL="41898282+github-actions[bot]@users.noreply.github.com"
-export GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
-GIT_AUTHOR_DATE=$(git show -s --format=%cI "$base")
-export GIT_AUTHOR_DATE GIT_COMMITTER_DATE="$GIT_AUTHOR_DATE"
-
-# git gets the token from GH_TOKEN through a credential helper that reads
-# it when asked: it is never stored in .git/config nor put on a command line.
-# shellcheck disable=SC2016 # expanded by the helper's shell, not here
-helper='!f() { test "$1" = get && echo username=x-access-token && echo "password=${GH_TOKEN:?}"; }; f'
-push() { git -c credential.helper= -c "credential.helper=$helper" push -q "$@"; }
-gh_repo() { gh "$@" --repo "$GITHUB_REPOSITORY"; }
+pr_identity "$base"
 
 # Every proposal is checked before anything is pushed.
 series_list=()
@@ -82,13 +70,7 @@ for s in "${series_list[@]}"; do
 	title=$(head -n 1 "$p/title.txt")
 	[ -n "$title" ] || die "$p/title.txt: empty"
 
-	git checkout -q --detach "$base"
-	cp "$p/openssl.toml" "$recipe"
-	if git diff --quiet -- "$recipe"; then
-		die "$p/openssl.toml: the same as $recipe on the base; nothing to propose"
-	fi
-	git commit -q -F "$p/commit.txt" -- "$recipe"
-	new=$(git rev-parse HEAD)
+	pr_commit "$base" "$recipe" "$p/openssl.toml" "$p/commit.txt"
 
 	# The library job's comparison of the previous pin's and the proposed
 	# release's artifacts, when it ran: the body's last section.
@@ -98,40 +80,9 @@ for s in "${series_list[@]}"; do
 		cat "$p/body.md" "$diffs/$s/library-diff.md" >"$body"
 	fi
 
-	pr=$(gh_repo pr list --head "$branch" --base "$BASE_BRANCH" --state open --json number --jq '.[0].number // empty')
-	if [ -z "$pr" ]; then
-		# Compared here, not in a jq program built from the title.
-		list=$(gh_repo pr list --head "$branch" --base "$BASE_BRANCH" --state closed --json number,title --jq '.[] | [.number, .title] | @tsv')
-		closed=
-		while IFS=$'\t' read -r number t; do
-			if [ "$t" = "$title" ]; then closed=$number; fi
-		done <<<"$list"
-		if [ -n "$closed" ]; then
-			echo "series $s: pull request #$closed for this release was closed; not reopening ($title)"
-			continue
-		fi
-	fi
-
-	old=$(git ls-remote origin "refs/heads/$branch" | cut -f1)
-	changed=false
-	if [ "$new" != "$old" ]; then
-		push --force origin "$new:refs/heads/$branch"
-		changed=true
-	fi
-
-	if [ -n "$pr" ]; then
-		if $changed; then
-			gh_repo pr edit "$pr" --title "$title" --body-file "$body" >/dev/null
-			echo "series $s: updated pull request #$pr: $title"
-		else
-			echo "series $s: pull request #$pr is up to date: $title"
-		fi
-	else
-		url=$(gh_repo pr create --base "$BASE_BRANCH" --head "$branch" --title "$title" --body-file "$body")
-		echo "series $s: opened $url: $title"
-		changed=true
-	fi
-	if $changed && [ -n "${BUILD_WORKFLOW:-}" ]; then
+	pr_open_or_update "$branch" "$title" "$body" "series $s: " "for this release"
+	# A new or moved branch is built (closed and current ones are not).
+	if [[ $pr_state == opened || $pr_state == updated ]] && [ -n "${BUILD_WORKFLOW:-}" ]; then
 		gh_repo workflow run "$BUILD_WORKFLOW" --ref "$branch"
 		echo "series $s: started $BUILD_WORKFLOW on $branch"
 	fi

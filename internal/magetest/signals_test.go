@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"io"
 	"io/fs"
 	"os"
@@ -19,48 +20,128 @@ import (
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
-// TestEveryTargetIsInterruptible: every target of magefile.go that takes
-// a context starts with targets.Interruptible, so SIGTERM (which Mage's
-// runner ignores) cancels it as SIGINT does. A target added without it
-// fails here.
+// TestEveryTargetIsInterruptible: every target of magefile.go is one
+// statement, a return through targets.Run (or targets.Flags' Run and
+// RunBuild, or an unexported helper of magefile.go that is itself one
+// such statement), so each runs under targets.Interruptible (SIGTERM,
+// which Mage's runner ignores, cancels it as SIGINT does) and returns
+// through targets.Safe. A target added without the frame fails here.
 func TestEveryTargetIsInterruptible(t *testing.T) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, filepath.Join(testfixture.RepoRoot(), "magefile.go"), nil, 0)
+	src, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), "magefile.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, d := range f.Decls {
-		fn, ok := d.(*ast.FuncDecl)
-		if !ok || !fn.Name.IsExported() || len(fn.Type.Params.List) == 0 {
-			continue
-		}
-		if sel, ok := fn.Type.Params.List[0].Type.(*ast.SelectorExpr); !ok || sel.Sel.Name != "Context" {
-			continue
-		}
-		if fn.Recv != nil && fn.Name.Name == "Error" {
-			continue // actions:error prints one annotation and starts nothing
-		}
-		n++
-		first, ok := fn.Body.List[0].(*ast.AssignStmt)
-		call, _ := func() (*ast.CallExpr, bool) {
-			if !ok || len(first.Rhs) != 1 {
-				return nil, false
-			}
-			c, ok := first.Rhs[0].(*ast.CallExpr)
-			return c, ok
-		}()
-		if call == nil {
-			t.Errorf("%s: target %s does not start with ctx, stop := targets.Interruptible(ctx)", fset.Position(fn.Pos()), fn.Name.Name)
-			continue
-		}
-		if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != "Interruptible" {
-			t.Errorf("%s: target %s does not start with ctx, stop := targets.Interruptible(ctx)", fset.Position(fn.Pos()), fn.Name.Name)
-		}
+	n, bad := unframedTargets(t, string(src))
+	for _, b := range bad {
+		t.Errorf("magefile.go: %s", b)
 	}
 	if n < 10 {
-		t.Fatalf("found %d targets taking a context; the parse found too few to mean anything", n)
+		t.Fatalf("found %d targets; the parse found too few to mean anything", n)
 	}
+	// The rule itself: what it refuses.
+	for _, tt := range []struct{ name, body, want string }{
+		{"framed", `return targets.Run(ctx, func(ctx context.Context) error { return nil })`, ""},
+		{"framed with settings", `return targets.Flags{}.RunBuild(ctx, nil)`, ""},
+		{"through a framed helper", `return helper(ctx, targets.Flags{})`, ""},
+		{"the old prologue", "ctx, stop := targets.Interruptible(ctx)\n\tdefer stop()\n\treturn nil", "T is not one statement"},
+		{"another package's Run", `return check.Run(ctx, nil)`, "T does not return through targets.Run"},
+		{"an unframed helper", `return bare(ctx)`, "T does not return through targets.Run"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := "package main\nfunc T(ctx context.Context) error {\n\t" + tt.body + "\n}\n" +
+				"func helper(ctx context.Context, f targets.Flags) error { return f.Run(ctx, nil) }\n" +
+				"func bare(ctx context.Context) error { return nil }\n"
+			_, bad := unframedTargets(t, src)
+			if got := strings.Join(bad, "; "); !strings.Contains(got, tt.want) || (tt.want == "") != (got == "") {
+				t.Errorf("refused %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// unframedTargets parses a magefile and returns how many targets it has
+// and a line for each that is not one return through the frame.
+// actions:error is exempt: it prints one annotation and starts nothing.
+func unframedTargets(t *testing.T, src string) (int, []string) {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "magefile.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	funcs := map[string]*ast.FuncDecl{}
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil {
+			funcs[fn.Name.Name] = fn
+		}
+	}
+	// framed: fn is one statement, returning a call to the frame.
+	var framed func(fn *ast.FuncDecl) string
+	framed = func(fn *ast.FuncDecl) string {
+		if len(fn.Body.List) != 1 {
+			return "is not one statement"
+		}
+		ret, ok := fn.Body.List[0].(*ast.ReturnStmt)
+		if !ok || len(ret.Results) != 1 {
+			return "is not one statement"
+		}
+		call, ok := ret.Results[0].(*ast.CallExpr)
+		if !ok {
+			return "does not return through targets.Run"
+		}
+		switch fun := call.Fun.(type) {
+		case *ast.SelectorExpr:
+			if isTargetsFlags(fun.X, fn) && (fun.Sel.Name == "Run" || fun.Sel.Name == "RunBuild") {
+				return ""
+			}
+			if x, ok := fun.X.(*ast.Ident); ok && x.Name == "targets" && fun.Sel.Name == "Run" {
+				return ""
+			}
+		case *ast.Ident:
+			if h := funcs[fun.Name]; h != nil && !h.Name.IsExported() && framed(h) == "" {
+				return ""
+			}
+		}
+		return "does not return through targets.Run"
+	}
+	n := 0
+	var bad []string
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || !fn.Name.IsExported() {
+			continue
+		}
+		name := fn.Name.Name
+		if fn.Recv != nil {
+			name = types.ExprString(fn.Recv.List[0].Type) + "." + name
+		}
+		if name == "Actions.Error" {
+			continue
+		}
+		n++
+		if why := framed(fn); why != "" {
+			bad = append(bad, name+" "+why)
+		}
+	}
+	return n, bad
+}
+
+// isTargetsFlags: x is a targets.Flags literal or a parameter of fn of
+// that type.
+func isTargetsFlags(x ast.Expr, fn *ast.FuncDecl) bool {
+	const flags = "targets.Flags"
+	switch x := x.(type) {
+	case *ast.CompositeLit:
+		return types.ExprString(x.Type) == flags
+	case *ast.Ident:
+		for _, p := range fn.Type.Params.List {
+			for _, name := range p.Names {
+				if name.Name == x.Name {
+					return types.ExprString(p.Type) == flags
+				}
+			}
+		}
+	}
+	return false
 }
 
 // TestSignalsStopARealBuild: the compiled magefile (as the action runs

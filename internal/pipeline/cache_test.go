@@ -20,6 +20,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/sbom"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
+	"github.com/osslbuild/osslbuild/internal/testsupport/minitest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/standin"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
@@ -257,7 +258,7 @@ func TestMiniCacheHit(t *testing.T) {
 	s := miniSettings(t, nil)
 	s.Rebuild = false
 	var log strings.Builder
-	rt := miniRuntime(t, &log)
+	rt := minitest.Runtime(t, &log)
 	build := func() *pipeline.Result {
 		t.Helper()
 		log.Reset()
@@ -351,7 +352,7 @@ func TestMiniCacheRefusesFIFOs(t *testing.T) {
 	build := func() string {
 		t.Helper()
 		log.Reset()
-		res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), "arm64", nil)
+		res, err := pipeline.Slice(context.Background(), s, minitest.Runtime(t, &log), "arm64", nil)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, log.String())
 		}
@@ -425,7 +426,7 @@ func miniO0Library(t *testing.T, target string) string {
 		"crypto/mem.c": {"#include <stddef.h>\n", "#include <stddef.h>\n" + funcs.String()},
 	})
 	s.Keep = true
-	if _, err := pipeline.Slice(context.Background(), s, miniRuntime(t, io.Discard), target, nil); err == nil {
+	if _, err := pipeline.Slice(context.Background(), s, minitest.Runtime(t, io.Discard), target, nil); err == nil {
 		t.Fatal("the -O0 build was published")
 	}
 	libs, _ := filepath.Glob(filepath.Join(s.Work, "*", "artifact", "*", "lib", "libcrypto.a"))
@@ -508,11 +509,11 @@ func rewriteTarball(t testing.TB, tree string) {
 // reaches -out is the genuine build's bytes. The same for a universal2
 // entry (whose fat libcrypto.a gets an -O0 slice) and for its slices.
 func TestMiniCacheRefusesResealedO0(t *testing.T) {
-	requireMini(t)
+	minitest.Require(t)
 	o0 := miniO0Library(t, "arm64")
 	s := miniSettings(t, nil)
 	s.Rebuild = false
-	rt := miniRuntime(t, io.Discard)
+	rt := minitest.Runtime(t, io.Discard)
 	if _, err := pipeline.Universal2(context.Background(), s, rt); err != nil {
 		t.Fatal(err)
 	}
@@ -525,7 +526,7 @@ func TestMiniCacheRefusesResealedO0(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "dist")
 		s := s
 		s.Out = out
-		res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), "arm64", nil)
+		res, err := pipeline.Slice(context.Background(), s, minitest.Runtime(t, &log), "arm64", nil)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, log.String())
 		}
@@ -553,7 +554,7 @@ func TestMiniCacheRefusesResealedO0(t *testing.T) {
 		var log strings.Builder
 		s := s
 		s.Out = filepath.Join(t.TempDir(), "dist")
-		if _, err := pipeline.Universal2(context.Background(), s, miniRuntime(t, &log)); err != nil {
+		if _, err := pipeline.Universal2(context.Background(), s, minitest.Runtime(t, &log)); err != nil {
 			t.Fatalf("%v\n%s", err, log.String())
 		}
 		l := log.String()
@@ -579,7 +580,7 @@ func TestMiniCacheRefusesResealedO0(t *testing.T) {
 func TestMiniCacheRefusesProbePayloads(t *testing.T) {
 	s := miniSettings(t, nil)
 	s.Rebuild = false
-	refusesProbePayloads(t, s, func(w io.Writer) pipeline.Runtime { return miniRuntime(t, w) }, "openssl-9.9.9.tar.gz")
+	refusesProbePayloads(t, s, func(w io.Writer) pipeline.Runtime { return minitest.Runtime(t, w) }, "openssl-9.9.9.tar.gz")
 }
 
 // TestRealCacheRefusesProbePayloads is TestMiniCacheRefusesProbePayloads
@@ -671,11 +672,11 @@ func refusesProbePayloads(t *testing.T, s pipeline.Settings, runtime func(io.Wri
 // another URL is served with the asking run's, the same bytes as on an
 // empty cache.
 func TestMiniCacheHitStatesItsOwnSource(t *testing.T) {
-	requireMini(t)
+	minitest.Require(t)
 	ctx := context.Background()
 	s := miniSettings(t, nil)
 	s.Rebuild = false
-	first, err := pipeline.Slice(ctx, s, miniRuntime(t, io.Discard), "arm64", nil)
+	first, err := pipeline.Slice(ctx, s, minitest.Runtime(t, io.Discard), "arm64", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -686,7 +687,7 @@ func TestMiniCacheHitStatesItsOwnSource(t *testing.T) {
 	resealManifest(t, s.Fetch.CacheDir, "openssl-macos-arm64", func(_ string, m *artifact.Manifest) { m.OpenSSL.URL = elsewhere })
 	var log strings.Builder
 	s.Out = filepath.Join(t.TempDir(), "dist")
-	res, err := pipeline.Slice(ctx, s, miniRuntime(t, &log), "arm64", nil)
+	res, err := pipeline.Slice(ctx, s, minitest.Runtime(t, &log), "arm64", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -707,12 +708,12 @@ func TestMiniCacheHitStatesItsOwnSource(t *testing.T) {
 // cache, and the same bytes as on an empty cache. Both orders, for the
 // slices and the merge of a build:universal2.
 func TestMiniCacheHitRecordsTheAskingRecipe(t *testing.T) {
-	requireMini(t)
+	minitest.Require(t)
 	s := miniSettings(t, nil)
 	s.Rebuild = false
 	first := s.Recipe
 	second := testfixture.CopyFile(t, first, filepath.Join(t.TempDir(), "copy.toml"))
-	rt := miniRuntime(t, io.Discard)
+	rt := minitest.Runtime(t, io.Discard)
 	build := func(recipe, cache string) map[string]string {
 		t.Helper()
 		s := s

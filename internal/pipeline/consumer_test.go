@@ -18,6 +18,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
+	"github.com/osslbuild/osslbuild/internal/testsupport/minitest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/sigtest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/universal"
@@ -30,7 +31,7 @@ import (
 // recipe came from (a path outside the working directory: its name only)
 // and its digest.
 func TestMiniConsumerRecipe(t *testing.T) {
-	requireMini(t)
+	minitest.Require(t)
 	s := miniSettings(t, nil)
 	consumer := testfixture.CopyFile(t, s.Recipe, filepath.Join(t.TempDir(), "consumer.toml"))
 	s.Recipe = consumer
@@ -41,7 +42,7 @@ func TestMiniConsumerRecipe(t *testing.T) {
 		`artifact = "openssl-macos-arm64"`, `artifact = "consumer-macos-arm64"`,
 	).Replace)
 	var log strings.Builder
-	res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), "arm64", nil)
+	res, err := pipeline.Slice(context.Background(), s, minitest.Runtime(t, &log), "arm64", nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
@@ -86,7 +87,7 @@ func TestConsumerRecipeRefusedBeforeBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Recipe = hostile
-	_, err = pipeline.Slice(context.Background(), s, miniRuntime(t, &strings.Builder{}), "arm64", nil)
+	_, err = pipeline.Slice(context.Background(), s, minitest.Runtime(t, &strings.Builder{}), "arm64", nil)
 	if err == nil || !strings.Contains(err.Error(), hostile+":10: targets.arm64.flags[1]") {
 		t.Fatalf("want a refusal at %s:10, got %v", hostile, err)
 	}
@@ -134,13 +135,13 @@ func TestConsumerRecipeRealBuild(t *testing.T) {
 // unsigned releases: the signature is required) and the recipe's path.
 func keyedMini(t *testing.T, signer, key *sigtest.Key, fpr, keyPath string) (pipeline.Settings, string) {
 	t.Helper()
-	requireMini(t)
-	mirror, sum, size := miniTarball(t, nil)
-	tarball := filepath.Join(mirror, "openssl-"+miniVersion+".tar.gz")
+	minitest.Require(t)
+	mirror, sum, size := minitest.Tarball(t, minitest.Version, nil)
+	tarball := filepath.Join(mirror, "openssl-"+minitest.Version+".tar.gz")
 	if err := os.WriteFile(tarball+".asc", signer.Sign(t, tarball), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Replace(string(mustRead(t, miniRecipe(t, sum, size))), `signature = "optional"`, fmt.Sprintf("signers = [%q]", fpr), 1)
+	text := strings.Replace(string(mustRead(t, minitest.Recipe(t, minitest.Version, nil, sum, size))), `signature = "optional"`, fmt.Sprintf("signers = [%q]", fpr), 1)
 	text = fmt.Sprintf("release_keys = [{ path = %q, fingerprint = %q }]\n", keyPath, fpr) + text
 	dir := t.TempDir()
 	testfixture.WriteTree(t, dir, map[string]string{"ci/osslbuild.toml": text, "ci/" + keyPath: string(key.Armored(t))})
@@ -165,7 +166,7 @@ func TestMiniConsumerReleaseKey(t *testing.T) {
 		t.Helper()
 		var log strings.Builder
 		s.Out = filepath.Join(t.TempDir(), "dist")
-		res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), "arm64", nil)
+		res, err := pipeline.Slice(context.Background(), s, minitest.Runtime(t, &log), "arm64", nil)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, log.String())
 		}
@@ -226,7 +227,7 @@ func TestMiniConsumerReleaseKeyRefused(t *testing.T) {
 	k, other, stranger := sigtest.NewKey(t, "OpenSSL next"), sigtest.NewKey(t, "someone else"), sigtest.NewKey(t, "not OpenSSL")
 	t.Run("fingerprint mismatch", func(t *testing.T) {
 		s, recipePath := keyedMini(t, k, other, k.Fingerprint(), "keys/openssl-next.asc")
-		_, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &strings.Builder{}), "arm64", nil)
+		_, err := pipeline.Slice(context.Background(), s, minitest.Runtime(t, &strings.Builder{}), "arm64", nil)
 		want := fmt.Sprintf("%s:1: release_keys[0].fingerprint: the file keys/openssl-next.asc holds the primary key %s, not %s", recipePath, other.Fingerprint(), k.Fingerprint())
 		if !errors.Is(err, recipe.ErrInvalid) || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v\nwant %q", err, want)
@@ -238,7 +239,7 @@ func TestMiniConsumerReleaseKeyRefused(t *testing.T) {
 	})
 	t.Run("unknown signer", func(t *testing.T) {
 		s, _ := keyedMini(t, stranger, k, k.Fingerprint(), "keys/openssl-next.asc")
-		_, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &strings.Builder{}), "arm64", nil)
+		_, err := pipeline.Slice(context.Background(), s, minitest.Runtime(t, &strings.Builder{}), "arm64", nil)
 		if !errors.Is(err, signature.ErrUnknownSigner) {
 			t.Fatalf("want ErrUnknownSigner, got %v", err)
 		}
@@ -264,7 +265,7 @@ func sha256Hex(b []byte) string {
 func TestMiniMergeHoldsTheKeyFile(t *testing.T) {
 	k := sigtest.NewKey(t, "OpenSSL next")
 	s, recipePath := keyedMini(t, k, k, k.Fingerprint(), "keys/openssl-next.asc")
-	rt := miniRuntime(t, &strings.Builder{})
+	rt := minitest.Runtime(t, &strings.Builder{})
 	res, err := pipeline.Universal2(context.Background(), s, rt)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/targets"
+	"github.com/osslbuild/osslbuild/internal/testsupport/minitest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
@@ -55,7 +56,7 @@ func (w *signalAt) Write(p []byte) (int, error) {
 // work directory is gone as it was before the run, and no process of the
 // build is left running.
 func TestMiniInterruptLeavesEverythingAsItWas(t *testing.T) {
-	requireMini(t)
+	minitest.Require(t)
 	if _, err := os.Stat("/proc/self/cwd"); err != nil {
 		testfixture.Missing(t, "no /proc to list processes by working directory: %v", err)
 	}
@@ -63,7 +64,7 @@ func TestMiniInterruptLeavesEverythingAsItWas(t *testing.T) {
 	// A first build fills -out (what must survive every interrupted run)
 	// and the artifact cache of the runs that hit it.
 	base.Rebuild = false
-	if _, err := pipeline.Universal2(context.Background(), base, miniRuntime(t, &strings.Builder{})); err != nil {
+	if _, err := pipeline.Universal2(context.Background(), base, minitest.Runtime(t, &strings.Builder{})); err != nil {
 		t.Fatal(err)
 	}
 	os.RemoveAll(base.Work)
@@ -96,7 +97,7 @@ func TestMiniInterruptLeavesEverythingAsItWas(t *testing.T) {
 			s.Work = filepath.Join(t.TempDir(), "work")
 			ctx, stop := targets.Interruptible(context.Background())
 			w := &signalAt{marker: c.marker, sig: c.sig, ctx: ctx}
-			rt := miniRuntime(t, w)
+			rt := minitest.Runtime(t, w)
 			_, err := pipeline.Universal2(ctx, s, rt)
 			stop()
 			if !w.sent {
@@ -120,7 +121,7 @@ func TestMiniInterruptLeavesEverythingAsItWas(t *testing.T) {
 	var log strings.Builder
 	s := base
 	s.Out = filepath.Join(t.TempDir(), "dist")
-	if _, err := pipeline.Universal2(context.Background(), s, miniRuntime(t, &log)); err != nil {
+	if _, err := pipeline.Universal2(context.Background(), s, minitest.Runtime(t, &log)); err != nil {
 		t.Fatal(err)
 	}
 	if c := strings.Count(log.String(), ": cache hit"); c != 3 {
@@ -132,7 +133,7 @@ func TestMiniInterruptLeavesEverythingAsItWas(t *testing.T) {
 // (a header that differs between the slices) publishes neither slice: -out
 // holds what it held, or stays absent.
 func TestMiniUniversal2AllOrNothing(t *testing.T) {
-	requireMini(t)
+	minitest.Require(t)
 	edits := map[string][2]string{
 		"Makefile.in": {"$(DESTDIR)$(INSTALLTOP)/include/openssl/\n", "$(DESTDIR)$(INSTALLTOP)/include/openssl/\n\techo '/* $(PLATFORM) */' >> $(DESTDIR)$(INSTALLTOP)/include/openssl/ssl.h\n"},
 	}
@@ -141,13 +142,13 @@ func TestMiniUniversal2AllOrNothing(t *testing.T) {
 		if prior {
 			good := miniSettings(t, nil)
 			good.Out = s.Out
-			if _, err := pipeline.Universal2(context.Background(), good, miniRuntime(t, &strings.Builder{})); err != nil {
+			if _, err := pipeline.Universal2(context.Background(), good, minitest.Runtime(t, &strings.Builder{})); err != nil {
 				t.Fatal(err)
 			}
 		}
 		before := testfixture.Snapshot(t, s.Out)
 		var log strings.Builder
-		_, err := pipeline.Universal2(context.Background(), s, miniRuntime(t, &log))
+		_, err := pipeline.Universal2(context.Background(), s, minitest.Runtime(t, &log))
 		if err == nil || !strings.Contains(err.Error(), "include/openssl/ssl.h differs between the slices") {
 			t.Fatalf("merge of differing headers: %v, want the header refused\n%s", err, log.String())
 		}

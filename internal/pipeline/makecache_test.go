@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/testsupport/minitest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
@@ -19,7 +20,7 @@ import (
 // bypasses the cache, which a rebuild given it explicitly (verify:rebuild's
 // test) uses; an unreadable entry is built again.
 func TestMiniMakeCache(t *testing.T) {
-	requireMini(t)
+	minitest.Require(t)
 	s := miniSettings(t, nil)
 	s.Rebuild = false
 	s.MakeCache = filepath.Join(t.TempDir(), "make")
@@ -29,7 +30,7 @@ func TestMiniMakeCache(t *testing.T) {
 		log.Reset()
 		s.Fetch.CacheDir = t.TempDir() // an empty artifact cache: only the make cache can help
 		s.Out = filepath.Join(t.TempDir(), "dist")
-		if _, err := pipeline.Universal2(context.Background(), s, miniRuntime(t, &log)); err != nil {
+		if _, err := pipeline.Universal2(context.Background(), s, minitest.Runtime(t, &log)); err != nil {
 			t.Fatalf("%v\n%s", err, log.String())
 		}
 		got := miniTarballs(t, s.Out)

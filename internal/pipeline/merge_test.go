@@ -15,6 +15,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/testsupport/minitest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/internal/universal"
@@ -34,7 +35,7 @@ func TestMergeTrustsNothing(t *testing.T) {
 	}
 	s := miniSettings(t, nil)
 	var log strings.Builder
-	rt := miniRuntime(t, &log)
+	rt := minitest.Runtime(t, &log)
 	if _, err := pipeline.Universal2(context.Background(), s, rt); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}

@@ -1,15 +1,9 @@
 package pipeline_test
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,11 +11,9 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/configure"
-	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
-	"github.com/osslbuild/osslbuild/internal/toolchain"
+	"github.com/osslbuild/osslbuild/internal/testsupport/minitest"
 )
 
 // The tests below run the whole pipeline, for real (Configure, make, the
@@ -30,146 +22,16 @@ import (
 // the build go wrong in one way and requires the pipeline to refuse it with
 // nothing in the output directory.
 
-const miniVersion = "9.9.9"
-
-// miniTarball writes the mini tree as openssl-9.9.9.tar.gz into a fresh
-// mirror directory, with edits (file -> old -> new) applied, and returns
-// the directory, the sha256 and the size.
-func miniTarball(t *testing.T, edits map[string][2]string) (dir, sum string, size int64) {
-	t.Helper()
-	src := filepath.Join(testfixture.RepoRoot(), "testdata", "mini-openssl")
-	dir = t.TempDir()
-	path := filepath.Join(dir, "openssl-"+miniVersion+".tar.gz")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gz := gzip.NewWriter(f)
-	tw := tar.NewWriter(gz)
-	top := "openssl-" + miniVersion + "/"
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: top, Mode: 0o755})
-	used := map[string]bool{}
-	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if rel == "." {
-			return nil
-		}
-		name := top + filepath.ToSlash(rel)
-		if d.IsDir() {
-			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755})
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if e, ok := edits[filepath.ToSlash(rel)]; ok {
-			if !strings.Contains(string(b), e[0]) {
-				t.Fatalf("edit of %s: %q not found", rel, e[0])
-			}
-			b = []byte(strings.Replace(string(b), e[0], e[1], 1))
-			used[filepath.ToSlash(rel)] = true
-		}
-		fi, _ := d.Info()
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: int64(fi.Mode().Perm()), Size: int64(len(b))}); err != nil {
-			return err
-		}
-		_, err = tw.Write(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k := range edits {
-		if !used[k] {
-			t.Fatalf("edit of %s: no such file", k)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	gz.Close()
-	f.Close()
-	b, _ := os.ReadFile(path)
-	h := sha256.Sum256(b)
-	return dir, hex.EncodeToString(h[:]), int64(len(b))
-}
-
-// miniRecipe is a recipe for the mini release with the real recipe's
-// targets.
-func miniRecipe(t *testing.T, sum string, size int64) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "mini.toml")
-	body := fmt.Sprintf(`default = %[1]q
-prefix = "/opt/osslbuild"
-options = [{ name = "no-shared" }]
-
-[targets.arm64]
-configure = "darwin64-arm64-cc"
-os = "macos"
-arch = "arm64"
-min_os = "11.0"
-flags = ["-mmacosx-version-min=11.0"]
-openssldir = "/opt/homebrew/etc/openssl@3"
-artifact = "openssl-macos-arm64"
-
-[targets.x86_64]
-configure = "darwin64-x86_64-cc"
-os = "macos"
-arch = "x86_64"
-min_os = "10.12"
-flags = ["-mmacosx-version-min=10.12", "-march=core2"]
-openssldir = "/usr/local/etc/openssl@3"
-artifact = "openssl-macos-x86-64"
-
-[targets.linux-x86_64]
-configure = "linux-x86_64"
-os = "linux"
-arch = "x86_64"
-flags = []
-openssldir = "/opt/pyca/cryptography/openssl"
-artifact = "openssl-linux-x86_64"
-
-[[release]]
-version = %[1]q
-sha256 = %[2]q
-size = %[3]d
-urls = ["https://mini.invalid/openssl-%[1]s.tar.gz"]
-signature = "optional"
-`, miniVersion, sum, size)
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // miniBuild builds target from the mini tree with edits, and returns the
 // result, the error and the output directory.
 func miniBuild(t *testing.T, target string, edits map[string][2]string) (*pipeline.Result, error, string, string) {
 	t.Helper()
-	requireMini(t)
+	minitest.Require(t)
 	s := miniSettings(t, edits)
 	var log strings.Builder
-	res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), target, nil)
+	res, err := pipeline.Slice(context.Background(), s, minitest.Runtime(t, &log), target, nil)
 	t.Logf("log:\n%s", log.String())
 	return res, err, s.Out, log.String()
-}
-
-// requireMini skips a test that builds the mini tree where it cannot (in
-// -short mode; without the cross toolchain, perl or make, failing then
-// under CI=true).
-func requireMini(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds with the cross toolchain; skipped in -short mode")
-	}
-	testfixture.On(t, testfixture.LinuxCross)
-	if _, err := toolchain.New("cross"); err != nil {
-		testfixture.Missing(t, "%v", err)
-	}
-	testfixture.Tools(t, "perl", "make")
 }
 
 // editRecipe rewrites the recipe file of s with edit.
@@ -188,23 +50,12 @@ func editRecipe(t *testing.T, s pipeline.Settings, edit func(string) string) {
 // mirror of its own, into fresh directories.
 func miniSettings(t *testing.T, edits map[string][2]string) pipeline.Settings {
 	t.Helper()
-	requireMini(t)
-	mirror, sum, size := miniTarball(t, edits)
+	minitest.Require(t)
+	mirror, sum, size := minitest.Tarball(t, minitest.Version, edits)
 	root := t.TempDir()
-	s := pipeline.Unsigned(pipeline.Settings{Recipe: miniRecipe(t, sum, size), Out: filepath.Join(root, "dist"), Work: filepath.Join(root, "work"), Jobs: 2, Rebuild: true})
+	s := pipeline.Unsigned(pipeline.Settings{Recipe: minitest.Recipe(t, minitest.Version, nil, sum, size), Out: filepath.Join(root, "dist"), Work: filepath.Join(root, "work"), Jobs: 2, Rebuild: true})
 	s.Fetch.Mirror, s.Fetch.Offline, s.Fetch.CacheDir = mirror, true, filepath.Join(root, "cache")
 	return s
-}
-
-// miniRuntime is the runtime of a mini build: its log, and the mini tree's
-// own consumer for the link stage (smoke/smoke.c needs OpenSSL's API).
-func miniRuntime(t *testing.T, log io.Writer) pipeline.Runtime {
-	t.Helper()
-	src, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), "testdata", "mini-openssl", "consumer.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pipeline.WithLinkProgram(pipeline.Runtime{Log: log, Revision: "test"}, link.Program{Name: "testdata/mini-openssl/consumer.c", Source: src})
 }
 
 // emptyOrMissing fails the test when dir holds anything.
@@ -241,7 +92,7 @@ func TestMiniBuildsAndPublishes(t *testing.T) {
 // compile without it), passes the gate and is on the compiler line
 // libcrypto embeds, which validation holds to the recipe's flags.
 func TestMiniDefineBuilds(t *testing.T) {
-	requireMini(t)
+	minitest.Require(t)
 	s := miniSettings(t, map[string][2]string{
 		"crypto/mem.c": {"#include <stddef.h>\n", "#include <stddef.h>\nint mini_foo = FOO;\n"},
 	})
@@ -249,7 +100,7 @@ func TestMiniDefineBuilds(t *testing.T) {
 		return strings.Replace(r, `flags = ["-mmacosx-version-min=11.0"]`, `flags = ["-mmacosx-version-min=11.0", "-DFOO=1"]`, 1)
 	})
 	var log strings.Builder
-	res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), "arm64", nil)
+	res, err := pipeline.Slice(context.Background(), s, minitest.Runtime(t, &log), "arm64", nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
@@ -268,7 +119,7 @@ func TestMiniDefineBuilds(t *testing.T) {
 // runs, at the recipe's line and the release's; nothing is published.
 // Before the sources were read, it built.
 func TestMiniDefineTheSourcesTest(t *testing.T) {
-	requireMini(t)
+	minitest.Require(t)
 	s := miniSettings(t, map[string][2]string{
 		"crypto/mem.c": {"#include <stddef.h>\n", "#include <stddef.h>\n#ifndef MINI_PEDANTIC\nint mini_fast;\n#endif\n"},
 	})
@@ -276,8 +127,8 @@ func TestMiniDefineTheSourcesTest(t *testing.T) {
 		return strings.Replace(r, `flags = ["-mmacosx-version-min=11.0"]`, `flags = ["-mmacosx-version-min=11.0", "-DMINI_PEDANTIC"]`, 1)
 	})
 	var log strings.Builder
-	_, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), "arm64", nil)
-	want := fmt.Sprintf(`unpack: recipe %s:10: targets.arm64.flags[1]: flag "-DMINI_PEDANTIC": OpenSSL %s chooses its code by MINI_PEDANTIC (crypto/mem.c:2: #ifndef MINI_PEDANTIC)`, s.Recipe, miniVersion)
+	_, err := pipeline.Slice(context.Background(), s, minitest.Runtime(t, &log), "arm64", nil)
+	want := fmt.Sprintf(`unpack: recipe %s:10: targets.arm64.flags[1]: flag "-DMINI_PEDANTIC": OpenSSL %s chooses its code by MINI_PEDANTIC (crypto/mem.c:2: #ifndef MINI_PEDANTIC)`, s.Recipe, minitest.Version)
 	if !errors.Is(err, recipe.ErrFlag) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("want the define refused saying\n%s\ngot %v", want, err)
 	}

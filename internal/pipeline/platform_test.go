@@ -12,6 +12,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/proc"
+	"github.com/osslbuild/osslbuild/internal/testsupport/minitest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/platformtest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
@@ -63,7 +64,7 @@ func TestNewPlatformIsData(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	rt := miniRuntime(t, &log)
+	rt := minitest.Runtime(t, &log)
 	res, err := pipeline.Slice(context.Background(), st, rt, "linux-aarch64", nil)
 	t.Logf("log:\n%s", log.String())
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/rebuild"
 	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/testsupport/minitest"
 )
 
 // The tests below rebuild mini artifacts with verify:rebuild's code
@@ -33,7 +34,7 @@ var (
 func rebuildable(t *testing.T) (pipeline.Settings, pipeline.Runtime, *artifact.Published) {
 	t.Helper()
 	s := miniSettings(t, nil)
-	rt := miniRuntime(t, &strings.Builder{})
+	rt := minitest.Runtime(t, &strings.Builder{})
 	rt.Revision = revA
 	res, err := pipeline.Slice(context.Background(), s, rt, "arm64", nil)
 	if err != nil {
@@ -259,7 +260,7 @@ func TestRebuildOldManifest(t *testing.T) {
 // is rebuilt slice by slice and the verdict says which slice was not.
 func TestRebuildMiniUniversal2Whole(t *testing.T) {
 	s := miniSettings(t, nil)
-	rt := miniRuntime(t, &strings.Builder{})
+	rt := minitest.Runtime(t, &strings.Builder{})
 	rt.Revision = revA
 	res, err := pipeline.Universal2(context.Background(), s, rt)
 	if err != nil {

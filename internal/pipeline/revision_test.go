@@ -10,6 +10,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
+	"github.com/osslbuild/osslbuild/internal/testsupport/minitest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
@@ -35,7 +36,7 @@ func TestMiniManifestNamesTheCheckout(t *testing.T) {
 	build := func(what string) (osslbuild string, hit bool) {
 		t.Helper()
 		log.Reset()
-		rt := miniRuntime(t, &log)
+		rt := minitest.Runtime(t, &log)
 		rt.Revision = "" // pipeline.Version's, as a target's
 		res, err := pipeline.Slice(context.Background(), s, rt, "arm64", nil)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
+	"github.com/osslbuild/osslbuild/internal/testsupport/minitest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/internal/universal"
@@ -37,7 +38,7 @@ func sharedRecipe(r, libraries, installName string) string {
 // libraries (install names installName, static ones too when static).
 func sharedMini(t *testing.T, target, libraries, installName string, edits ...map[string][2]string) (*pipeline.Result, error, string) {
 	t.Helper()
-	requireMini(t)
+	minitest.Require(t)
 	var e map[string][2]string
 	if len(edits) > 0 {
 		e = edits[0]
@@ -45,7 +46,7 @@ func sharedMini(t *testing.T, target, libraries, installName string, edits ...ma
 	s := miniSettings(t, e)
 	editRecipe(t, s, func(r string) string { return sharedRecipe(r, libraries, installName) })
 	var log strings.Builder
-	res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), target, nil)
+	res, err := pipeline.Slice(context.Background(), s, minitest.Runtime(t, &log), target, nil)
 	return res, err, log.String()
 }
 
@@ -123,7 +124,7 @@ func TestMiniShared(t *testing.T) {
 // entry, though their Configure lines are the same: the second, run after
 // the first into the same make cache, makes rather than restores.
 func TestMiniSharedOnlyLeavesArchivesOut(t *testing.T) {
-	requireMini(t)
+	minitest.Require(t)
 	broken := map[string][2]string{"Makefile.in": {"\t$(AR) r $@ $(CRYPTO_OBJ)\n", "\techo 'the archives are made' >&2; exit 1\n"}}
 	cache := filepath.Join(t.TempDir(), "make")
 	build := func(libraries string) (*pipeline.Result, error, string) {
@@ -131,7 +132,7 @@ func TestMiniSharedOnlyLeavesArchivesOut(t *testing.T) {
 		s.Rebuild, s.MakeCache = false, cache
 		editRecipe(t, s, func(r string) string { return sharedRecipe(r, libraries, "") })
 		var log strings.Builder
-		res, err := pipeline.Slice(context.Background(), s, miniRuntime(t, &log), "linux-x86_64", nil)
+		res, err := pipeline.Slice(context.Background(), s, minitest.Runtime(t, &log), "linux-x86_64", nil)
 		return res, err, log.String()
 	}
 	res, err, log := build(`["shared"]`)
@@ -225,11 +226,11 @@ func TestMiniSharedPrefix(t *testing.T) {
 // libssl.9.dylib whose slices keep their install names and (arm64) valid
 // signatures, recorded per architecture in the manifest.
 func TestMiniSharedUniversal2(t *testing.T) {
-	requireMini(t)
+	minitest.Require(t)
 	s := miniSettings(t, nil)
 	editRecipe(t, s, func(r string) string { return sharedRecipe(r, `["shared", "static"]`, "") })
 	var log strings.Builder
-	res, err := pipeline.Universal2(context.Background(), s, miniRuntime(t, &log))
+	res, err := pipeline.Universal2(context.Background(), s, minitest.Runtime(t, &log))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
@@ -438,13 +439,13 @@ func TestMiniSharedReproducible(t *testing.T) {
 		})
 	}
 	t.Run("universal2", func(t *testing.T) {
-		requireMini(t)
+		minitest.Require(t)
 		var sums []string
 		for i := 0; i < 2; i++ {
 			s := miniSettings(t, nil)
 			editRecipe(t, s, func(r string) string { return sharedRecipe(r, `["shared"]`, "") })
 			var log strings.Builder
-			res, err := pipeline.Universal2(context.Background(), s, miniRuntime(t, &log))
+			res, err := pipeline.Universal2(context.Background(), s, minitest.Runtime(t, &log))
 			if err != nil {
 				t.Fatalf("%v\n%s", err, log.String())
 			}
@@ -720,11 +721,11 @@ func inCodeDirectory(b []byte, m *inspect.MachO) int {
 // after signing, an install name into the build directory, an extra
 // dependency, a link among the libraries. The genuine pair merges.
 func TestMiniSharedMergeRefuses(t *testing.T) {
-	requireMini(t)
+	minitest.Require(t)
 	s := miniSettings(t, nil)
 	editRecipe(t, s, func(r string) string { return sharedRecipe(r, `["shared"]`, "") })
 	var log strings.Builder
-	rt := miniRuntime(t, &log)
+	rt := minitest.Runtime(t, &log)
 	if _, err := pipeline.Universal2(context.Background(), s, rt); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}

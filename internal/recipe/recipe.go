@@ -27,6 +27,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/platform"
+	"github.com/osslbuild/osslbuild/internal/source/release"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/keys"
 	"github.com/osslbuild/osslbuild/recipes"
@@ -90,18 +91,9 @@ type Target struct {
 	flagKeys []string
 }
 
-// Release is one pinned upstream OpenSSL release.
-type Release struct {
-	Version   string   `toml:"version"`
-	SHA256    string   `toml:"sha256"`
-	Size      int64    `toml:"size"`
-	URLs      []string `toml:"urls"`
-	Signers   []string `toml:"signers"`   // primary key fingerprints from keys/ or the recipe's release_keys
-	Signature string   `toml:"signature"` // "required" (default); "optional" only with LoadOptions.Unsigned
-	// Keys are the recipe's release keys, where Signers may find a key
-	// beside osslbuild's keys/ (Recipe.Keys).
-	Keys []signature.Key `toml:"-" json:"-"`
-}
+// Release is one pinned upstream OpenSSL release, defined below the
+// recipe (internal/source/release) so that the sources need not import it.
+type Release = release.Release
 
 // ReleaseKey is an OpenSSL release key a recipe pins beside osslbuild's
 // keys/: a file of the consumer's, by its path relative to the recipe,
@@ -111,12 +103,6 @@ type ReleaseKey struct {
 	Path        string `toml:"path"`
 	Fingerprint string `toml:"fingerprint"`
 }
-
-// FileName is the upstream tarball name, openssl-<version>.tar.gz.
-func (r Release) FileName() string { return "openssl-" + r.Version + ".tar.gz" }
-
-// SignatureRequired reports whether a missing signature is fatal.
-func (r Release) SignatureRequired() bool { return r.Signature != "optional" }
 
 // Schema is the recipe format this osslbuild reads and writes. A recipe
 // states it with `schema = 1`; a recipe without the key was written before

@@ -10,7 +10,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/ctxio"
-	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/source/release"
 	"github.com/osslbuild/osslbuild/internal/source/unpack"
 )
 
@@ -21,7 +21,7 @@ import (
 // read, and nothing is returned unless they are the whole tarball the
 // release pins (its sha256, and its size when known): what a caller reads
 // is the release, whatever the cache holds.
-func Files(ctx context.Context, rel recipe.Release, path string, keep func(rel string) bool) (files map[string][]byte, names []string, err error) {
+func Files(ctx context.Context, rel release.Release, path string, keep func(rel string) bool) (files map[string][]byte, names []string, err error) {
 	name := rel.FileName()
 	f, _, err := ctxio.OpenRegular(path, true) // a FIFO in the cache must not block
 	if err != nil {

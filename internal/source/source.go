@@ -11,22 +11,22 @@ import (
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/ctxio"
-	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
+	"github.com/osslbuild/osslbuild/internal/source/release"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 )
 
 // Verified is a release tarball in the cache whose digest, size and (when
 // present) signature have been checked.
 type Verified struct {
-	Release   recipe.Release
+	Release   release.Release
 	Tarball   fetch.Result
 	Signature *fetch.Result     // nil when the release allows no signature and none was found
 	Signer    *signature.Result // nil likewise
 }
 
 // FileFor is the fetch request for a release.
-func FileFor(rel recipe.Release) fetch.File {
+func FileFor(rel release.Release) fetch.File {
 	return fetch.File{Name: rel.FileName(), SHA256: rel.SHA256, Size: rel.Size, URLs: rel.URLs}
 }
 
@@ -35,7 +35,7 @@ func FileFor(rel recipe.Release) fetch.File {
 // every cache hit, so one that fails (a source served a foreign or truncated
 // .asc once) is removed and fetched again, and the error says when the cache
 // held it.
-func Fetch(ctx context.Context, f *fetch.Fetcher, rel recipe.Release) (*Verified, error) {
+func Fetch(ctx context.Context, f *fetch.Fetcher, rel release.Release) (*Verified, error) {
 	file := FileFor(rel)
 	tb, err := f.Fetch(ctx, file)
 	if err != nil {
@@ -46,7 +46,7 @@ func Fetch(ctx context.Context, f *fetch.Fetcher, rel recipe.Release) (*Verified
 
 // fetchSignature fetches the signature of the verified tarball tb (from
 // beside tb.URL, or the cache) and verifies it against rel's signers.
-func fetchSignature(ctx context.Context, f *fetch.Fetcher, rel recipe.Release, tb fetch.Result) (*Verified, error) {
+func fetchSignature(ctx context.Context, f *fetch.Fetcher, rel release.Release, tb fetch.Result) (*Verified, error) {
 	file := FileFor(rel)
 	v := &Verified{Release: rel, Tarball: tb}
 	var signer signature.Result
@@ -70,7 +70,7 @@ func fetchSignature(ctx context.Context, f *fetch.Fetcher, rel recipe.Release, t
 // already) by a key rel.Signers allows, found in osslbuild's keys/ or
 // among the recipe's release keys (rel.Keys). The signer of an accepted
 // signature is stored in *signer.
-func SignatureCheck(tarball string, rel recipe.Release, signer *signature.Result) fetch.Check {
+func SignatureCheck(tarball string, rel release.Release, signer *signature.Result) fetch.Check {
 	return func(ctx context.Context, sig fetch.Result) error {
 		asc, err := ctxio.ReadFile(ctx, sig.Path, true, fetch.MaxSignatureSize)
 		if err != nil {
@@ -92,7 +92,7 @@ func SignatureCheck(tarball string, rel recipe.Release, signer *signature.Result
 
 // Verifier verifies rel's signature with osslbuild's keys/ and the
 // recipe's release keys rel.Keys.
-func Verifier(rel recipe.Release) signature.Verifier { return signature.Verifier{Extra: rel.Keys} }
+func Verifier(rel release.Release) signature.Verifier { return signature.Verifier{Extra: rel.Keys} }
 
 // Describe is a one-line account of a verified release for logs.
 func (v *Verified) Describe() string {

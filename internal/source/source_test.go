@@ -20,7 +20,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
-func release(t *testing.T, v string) recipe.Release {
+func pinned(t *testing.T, v string) recipe.Release {
 	r, err := recipe.Load("")
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func fetcher(t *testing.T, mirror string) *fetch.Fetcher {
 // applied and SOURCE_DATE_EPOCH taken from the newest member.
 func TestFetchAndUnpack(t *testing.T) {
 	testfixture.Get(t, "3.0.20")
-	v, err := Fetch(context.Background(), fetcher(t, testfixture.Dir()), release(t, "3.0.20"))
+	v, err := Fetch(context.Background(), fetcher(t, testfixture.Dir()), pinned(t, "3.0.20"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestSignatureRequired(t *testing.T) {
 	if err := os.Symlink(fx.Tarball, filepath.Join(mirror, "openssl-3.0.20.tar.gz")); err != nil {
 		t.Fatal(err)
 	}
-	rel := release(t, "3.0.20")
+	rel := pinned(t, "3.0.20")
 	if _, err := Fetch(context.Background(), fetcher(t, mirror), rel); err == nil || !strings.Contains(err.Error(), "signature required") {
 		t.Errorf("missing signature: %v", err)
 	}
@@ -95,7 +95,7 @@ func TestSignatureRequired(t *testing.T) {
 	if err != nil || v.Signer != nil {
 		t.Errorf("optional signature: %v %+v", err, v)
 	}
-	rel = release(t, "3.0.20")
+	rel = pinned(t, "3.0.20")
 	rel.Signers = []string{"B146647E45A7B33947AB226B2A2C87D161692D40"}
 	if _, err := Fetch(context.Background(), fetcher(t, testfixture.Dir()), rel); !errors.Is(err, signature.ErrUnknownSigner) {
 		t.Errorf("signer not allowed by the recipe: %v", err)
@@ -142,7 +142,7 @@ func TestBadSignatureNotStuckInCache(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rel := release(t, "4.0.2")
+			rel := pinned(t, "4.0.2")
 
 			rel.URLs = []string{evil.URL + "/openssl-4.0.2.tar.gz"}
 			_, err = Fetch(context.Background(), f, rel)

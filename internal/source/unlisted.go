@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
+	"github.com/osslbuild/osslbuild/internal/source/release"
 )
 
 // ErrDigest marks a download whose sha256 is not the one given for the
@@ -36,7 +36,7 @@ const MaxUnlistedSize = 1 << 30
 // then is it stored in the verified cache, where the next run finds it
 // without downloading. The Verified it returns carries the release with its
 // measured size and upstream's URLs, for the plan and the manifest.
-func FetchUnlisted(ctx context.Context, f *fetch.Fetcher, rel recipe.Release) (*Verified, error) {
+func FetchUnlisted(ctx context.Context, f *fetch.Fetcher, rel release.Release) (*Verified, error) {
 	name := rel.FileName()
 	if rel.SHA256 == "" || len(rel.Signers) == 0 || rel.Version == "" {
 		return nil, fmt.Errorf("fetch %s: an unlisted release needs a version, the sha256 given for it and the signers to check (got %+v)", name, rel)
@@ -127,7 +127,7 @@ func FetchUnlisted(ctx context.Context, f *fetch.Fetcher, rel recipe.Release) (*
 // cachedUnlisted finds a release fetched and proven before: the cache holds
 // it under its sha256 (which also tells its size), with its signature. The
 // signature and the identity are checked again, as for any cache hit.
-func cachedUnlisted(ctx context.Context, f *fetch.Fetcher, rel recipe.Release) (*Verified, bool) {
+func cachedUnlisted(ctx context.Context, f *fetch.Fetcher, rel release.Release) (*Verified, bool) {
 	fi, err := os.Stat(filepath.Join(f.CacheDir(), "sha256", rel.SHA256, rel.FileName()))
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, false

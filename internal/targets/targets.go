@@ -175,6 +175,39 @@ func Deref[T any](p *T) T {
 	return *p
 }
 
+// Run is every target's frame, so magefile.go's targets are one
+// statement each: body runs under Interruptible and its error returns
+// through Safe. TestEveryTargetIsInterruptible holds every target to it.
+func Run(ctx context.Context, body func(context.Context) error) error {
+	ctx, stop := Interruptible(ctx)
+	defer stop()
+	return Safe(body(ctx))
+}
+
+// Run is targets.Run for a target that takes the user's Settings: they
+// are read inside the frame (a bad flag fails through Safe) and handed to
+// body.
+func (f Flags) Run(ctx context.Context, body func(context.Context, pipeline.Settings) error) error {
+	return Run(ctx, func(ctx context.Context) error {
+		s, err := f.Settings()
+		if err != nil {
+			return err
+		}
+		return body(ctx, s)
+	})
+}
+
+// RunBuild is Run with BuildSettings, for the targets that build.
+func (f Flags) RunBuild(ctx context.Context, body func(context.Context, pipeline.Settings) error) error {
+	return Run(ctx, func(ctx context.Context) error {
+		s, err := f.BuildSettings()
+		if err != nil {
+			return err
+		}
+		return body(ctx, s)
+	})
+}
+
 // Interruptible is ctx cancelled by SIGINT or SIGTERM, and stop, which
 // ends that. Every target that runs a process or writes outputs starts
 // with it: CI cancels a job with SIGTERM, which Mage's runner does not

@@ -143,3 +143,19 @@ func TestRuntimeAdvises(t *testing.T) {
 		t.Errorf("Advise(4.0.3) = %q; want nothing (no high or critical advisory is known against it)", msg)
 	}
 }
+
+// TestRunRefusesBeforeTheBody: a target's bad flag fails inside the frame,
+// through Safe, and its body never runs.
+func TestRunRefusesBeforeTheBody(t *testing.T) {
+	ran := false
+	err := Flags{Version: ptr("4.0")}.RunBuild(context.Background(), func(context.Context, pipeline.Settings) error {
+		ran = true
+		return nil
+	})
+	if ran || err == nil || !strings.HasPrefix(err.Error(), "-version: ") {
+		t.Fatalf("ran %v, err %v", ran, err)
+	}
+	if Safe(err) != err {
+		t.Errorf("err %T did not return through Safe", err)
+	}
+}

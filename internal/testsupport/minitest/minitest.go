@@ -1,7 +1,8 @@
 // Package minitest builds real artifacts from testdata/mini-openssl, the
 // tiny OpenSSL-shaped tree, with the real pipeline and the cross toolchain
-// in seconds: for tests outside internal/pipeline that need artifacts (two
-// of them, built differently) without a real OpenSSL build.
+// in seconds: for tests that need artifacts (two of them, built
+// differently) without a real OpenSSL build. internal/pipeline's tests
+// build it their own ways from its parts (Tarball, Recipe, Runtime).
 package minitest
 
 import (
@@ -11,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -79,39 +81,41 @@ func Build(t testing.TB, target string, o Options) *artifact.Published {
 		edits["VERSION.dat"] = [2]string{"MAJOR=9\nMINOR=9\nPATCH=9\n", fmt.Sprintf("MAJOR=%s\nMINOR=%s\nPATCH=%s\n", p[0], p[1], p[2])}
 		edits["include/openssl/opensslv.h"] = [2]string{"OpenSSL " + Version + " ", "OpenSSL " + v + " "}
 	}
-	opts := o.Options
-	if opts == nil {
-		opts = []string{"no-shared"}
-	}
-	mirror, sum, size := tarball(t, v, edits)
+	mirror, sum, size := Tarball(t, v, edits)
 	root := o.Root
 	if root == "" {
 		root = t.TempDir()
 	}
-	path := writeRecipe(t, v, opts, sum, size)
+	path := Recipe(t, v, o.Options, sum, size)
 	r, err := recipe.LoadWith(path, recipe.LoadOptions{Unsigned: true}) // nobody signs the mini tree
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := pipeline.Settings{Recipe: path, Loaded: r, Out: filepath.Join(root, "dist"), Work: filepath.Join(root, "work"), Jobs: 2, Rebuild: true}
 	s.Fetch.Mirror, s.Fetch.Offline, s.Fetch.CacheDir = mirror, true, filepath.Join(root, "cache")
-	src, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), "testdata", "mini-openssl", "consumer.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var log strings.Builder
-	rt := pipeline.WithLinkProgram(pipeline.Runtime{Log: &log, Revision: "test"}, link.Program{Name: "testdata/mini-openssl/consumer.c", Source: src})
-	res, err := pipeline.Slice(context.Background(), s, rt, target, nil)
+	res, err := pipeline.Slice(context.Background(), s, Runtime(t, &log), target, nil)
 	if err != nil {
 		t.Fatalf("mini build of %s: %v\nlog:\n%s", target, err, log.String())
 	}
 	return res.Published
 }
 
-// tarball writes the mini tree as openssl-v.tar.gz into a fresh mirror
-// directory, with edits applied, and returns the directory, the sha256
-// and the size.
-func tarball(t testing.TB, v string, edits map[string][2]string) (dir, sum string, size int64) {
+// Runtime is the runtime of a mini build: its log, and the mini tree's
+// own consumer for the link stage (smoke/smoke.c needs OpenSSL's API).
+func Runtime(t testing.TB, log io.Writer) pipeline.Runtime {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(testfixture.RepoRoot(), "testdata", "mini-openssl", "consumer.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pipeline.WithLinkProgram(pipeline.Runtime{Log: log, Revision: "test"}, link.Program{Name: "testdata/mini-openssl/consumer.c", Source: src})
+}
+
+// Tarball writes the mini tree as openssl-v.tar.gz into a fresh mirror
+// directory, with edits (file -> {old, new}) applied, and returns the
+// directory, the sha256 and the size.
+func Tarball(t testing.TB, v string, edits map[string][2]string) (dir, sum string, size int64) {
 	t.Helper()
 	src := filepath.Join(testfixture.RepoRoot(), "testdata", "mini-openssl")
 	dir = t.TempDir()
@@ -185,9 +189,14 @@ func tarball(t testing.TB, v string, edits map[string][2]string) (dir, sum strin
 	return dir, hex.EncodeToString(h[:]), int64(len(b))
 }
 
-// writeRecipe is a recipe for release v with the real recipe's targets.
-func writeRecipe(t testing.TB, v string, options []string, sum string, size int64) string {
+// Recipe writes a recipe for the mini release v (sha256 sum, size bytes,
+// unsigned) with the real recipe's targets and Configure options (nil:
+// no-shared only), and returns its path.
+func Recipe(t testing.TB, v string, options []string, sum string, size int64) string {
 	t.Helper()
+	if options == nil {
+		options = []string{"no-shared"}
+	}
 	var opts []string
 	for _, o := range options {
 		opts = append(opts, fmt.Sprintf("{ name = %q }", o))
