@@ -5,9 +5,10 @@
 // per-library size, member count and exported symbols, instruction-set
 // level and extensions, code evidence, deployment targets, dylibs' install
 // names and what they load, and the file list and digests (a changed file
-// explained down to the archive member and section by repro's tree
-// comparison). It renders text for a terminal, Markdown for a pull
-// request's body and JSON for tools.
+// explained down to the archive member and section by Explain, the
+// explainer verify:reproducible and verify:rebuild use too). It renders
+// text for a terminal, Markdown for a pull request's body and JSON for
+// tools.
 package diff
 
 import (
@@ -26,7 +27,6 @@ import (
 	"github.com/osslbuild/osslbuild/internal/artifact/unpacked"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/ctxio"
-	"github.com/osslbuild/osslbuild/internal/repro"
 )
 
 // Side is one of the two things compared, verified.
@@ -356,14 +356,7 @@ func facts(m *artifact.Manifest) factSet {
 
 func changes(a, b map[string]string) []Change {
 	var out []Change
-	keys := map[string]bool{}
-	for k := range a {
-		keys[k] = true
-	}
-	for k := range b {
-		keys[k] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
+	for _, k := range Keys(a, b) {
 		if a[k] != b[k] {
 			out = append(out, Change{Key: k, A: a[k], B: b[k]})
 		}
@@ -402,14 +395,7 @@ func libraries(a, b *Side, r *Report) ([]Section, error) {
 	}
 	sec := Section{Title: "libraries"}
 	var syms []Section
-	keys := map[string]bool{}
-	for k := range a.Libraries {
-		keys[k] = true
-	}
-	for k := range b.Libraries {
-		keys[k] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
+	for _, k := range Keys(a.Libraries, b.Libraries) {
 		la, oka := a.Libraries[k]
 		lb, okb := b.Libraries[k]
 		switch {
@@ -462,7 +448,7 @@ func manifestOnly(a, b *Side) string {
 const maxDetail = 10
 
 // fileSection lists files only in A or only in B and files whose digest
-// differs, explained through repro.CompareBytes where both are on disk.
+// differs, explained through Explain where both are on disk.
 func fileSection(ctx context.Context, a, b *Side) (Section, error) {
 	s := Section{Title: "files"}
 	s.Removed, s.Added = setDiff(slices.Collect(maps.Keys(a.Manifest.Files)), slices.Collect(maps.Keys(b.Manifest.Files)))
@@ -484,7 +470,7 @@ func fileSection(ctx context.Context, a, b *Side) (Section, error) {
 			if err != nil {
 				return s, fmt.Errorf("diff: %w", err)
 			}
-			diffs := repro.CompareBytes(p, ba, bb)
+			diffs := Explain(p, ba, bb)
 			for i, d := range diffs {
 				if i == maxDetail {
 					c.Detail = append(c.Detail, fmt.Sprintf("... and %d more", len(diffs)-maxDetail))

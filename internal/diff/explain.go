@@ -1,11 +1,11 @@
-// Package repro proves builds reproducible (verify:reproducible: two builds
-// in different directories, the second in a hostile environment) and, when
-// two outputs that should be byte-identical are not, says where they
-// differ: the tarball entry and header field, the file, for a static library
-// the archive member (per architecture slice), and for an object its first
-// differing section and string. It also searches outputs for strings that
-// must not be in them, such as a build directory's path.
-package repro
+package diff
+
+// The explainer: where two files, trees or tarballs that should be
+// byte-identical differ (the tarball entry and header field, the file,
+// for a static library the archive member per architecture slice, and
+// for an object its first differing section and string). diff,
+// verify:reproducible and verify:rebuild all explain through it; it
+// needs nothing of the build.
 
 import (
 	"archive/tar"
@@ -18,7 +18,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -124,7 +123,7 @@ func readTarball(ctx context.Context, path string) (map[string]entry, []string, 
 }
 
 func compareEntries(ea, eb map[string]entry, diffs []Difference) []Difference {
-	for _, n := range union(ea, eb) {
+	for _, n := range Keys(ea, eb) {
 		x, okx := ea[n]
 		y, oky := eb[n]
 		switch {
@@ -141,7 +140,7 @@ func compareEntries(ea, eb map[string]entry, diffs []Difference) []Difference {
 			}
 		}
 		if !bytes.Equal(x.data, y.data) {
-			for _, d := range CompareBytes(n, x.data, y.data) {
+			for _, d := range Explain(n, x.data, y.data) {
 				d.Path = n
 				diffs = append(diffs, d)
 			}
@@ -150,15 +149,15 @@ func compareEntries(ea, eb map[string]entry, diffs []Difference) []Difference {
 	return diffs
 }
 
-// union is the sorted names that are keys of a or b.
-func union[V any](a, b map[string]V) []string {
+// Keys is the sorted names that are keys of a or b.
+func Keys[V any](a, b map[string]V) []string {
 	names := slices.Collect(maps.Keys(a))
 	for n := range b {
 		if _, ok := a[n]; !ok {
 			names = append(names, n)
 		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	return names
 }
 
@@ -184,10 +183,10 @@ func headerDifferences(a, b *tar.Header) []string {
 	return out
 }
 
-// CompareBytes explains how two differing files differ: member by member
-// for static libraries, section by section for objects, else the first
-// differing byte.
-func CompareBytes(name string, ba, bb []byte) []Difference {
+// Explain says how two differing files differ: member by member (per
+// architecture slice) for static libraries, section by section for
+// objects, else the first differing byte.
+func Explain(name string, ba, bb []byte) []Difference {
 	if bytes.Equal(ba, bb) {
 		return nil
 	}
@@ -219,8 +218,8 @@ func compareLibraries(fa, fb *inspect.File, ba, bb []byte) []Difference {
 			continue
 		}
 		before := len(diffs)
-		ma, mb := members(sa, ba), members(sb, bb)
-		for _, n := range union(ma, mb) {
+		ma, mb := memberBytes(sa, ba), memberBytes(sb, bb)
+		for _, n := range Keys(ma, mb) {
 			x, okx := ma[n]
 			y, oky := mb[n]
 			switch {
@@ -242,7 +241,7 @@ func compareLibraries(fa, fb *inspect.File, ba, bb []byte) []Difference {
 	return diffs
 }
 
-func members(s inspect.Slice, file []byte) map[string][]byte {
+func memberBytes(s inspect.Slice, file []byte) map[string][]byte {
 	out := map[string][]byte{}
 	for _, o := range s.Objects {
 		name := o.Member
