@@ -20,7 +20,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
@@ -43,7 +42,11 @@ type Side struct {
 type Library struct {
 	Size    int64          `json:"size"`
 	Members map[string]int `json:"members"` // objects per architecture
-	Symbols []string       `json:"-"`       // defined external symbols, all architectures, sorted, unique
+	// Symbols are the defined external symbols of each architecture's
+	// slice: a universal library's slices are compared one by one, so that
+	// one losing a symbol another still defines is seen.
+	Symbols   map[string][]string `json:"-"`
+	Universal bool                `json:"-"` // a fat file of several slices
 }
 
 // Open verifies path and reads what Compare needs: a directory or a
@@ -126,8 +129,7 @@ func readLibrary(ctx context.Context, p string) (Library, error) {
 	if err != nil {
 		return Library{}, err
 	}
-	l := Library{Size: int64(len(b)), Members: map[string]int{}}
-	seen := map[string]bool{}
+	l := Library{Size: int64(len(b)), Members: map[string]int{}, Symbols: map[string][]string{}, Universal: f.Format == inspect.FormatFat}
 	for _, s := range f.Slices {
 		l.Members[s.Arch] += len(s.Objects)
 		for _, o := range s.Objects {
@@ -138,15 +140,9 @@ func readLibrary(ctx context.Context, p string) (Library, error) {
 			if err != nil {
 				return Library{}, fmt.Errorf("%s member %s: %w", s.Arch, o.Member, err)
 			}
-			for _, sym := range syms {
-				if !seen[sym] {
-					seen[sym] = true
-					l.Symbols = append(l.Symbols, sym)
-				}
-			}
+			l.Symbols[s.Arch] = append(l.Symbols[s.Arch], syms...)
 		}
 	}
-	sort.Strings(l.Symbols)
 	return l, nil
 }
 
@@ -412,17 +408,34 @@ func libraries(a, b *Side, r *Report) ([]Section, error) {
 		if ma, mb := members(la), members(lb); ma != mb {
 			sec.Changed = append(sec.Changed, Change{Key: k + " members", A: ma, B: mb})
 		}
-		s := Section{Title: "exported symbols of " + k}
-		s.Removed, s.Added = setDiff(la.Symbols, lb.Symbols)
-		if !s.empty() {
-			syms = append(syms, s)
-		}
+		syms = append(syms, symbols(k, la, lb)...)
 	}
 	var out []Section
 	if !sec.empty() {
 		out = append(out, sec)
 	}
 	return append(out, syms...), nil
+}
+
+// symbols compares exported symbols slice by slice when either library is
+// universal; two thin ones compare whatever their architectures, as facts
+// compares thin artifacts.
+func symbols(k string, a, b Library) []Section {
+	var out []Section
+	add := func(title string, x, y []string) {
+		s := Section{Title: title}
+		if s.Removed, s.Added = setDiff(x, y); !s.empty() {
+			out = append(out, s)
+		}
+	}
+	if !a.Universal && !b.Universal {
+		add("exported symbols of "+k, slices.Concat(slices.Collect(maps.Values(a.Symbols))...), slices.Concat(slices.Collect(maps.Values(b.Symbols))...))
+		return out
+	}
+	for _, arch := range Keys(a.Symbols, b.Symbols) {
+		add("exported symbols of "+k+" ("+arch+")", a.Symbols[arch], b.Symbols[arch])
+	}
+	return out
 }
 
 func members(l Library) string {
