@@ -29,6 +29,9 @@ type Difference struct {
 	Path   string // relative path in the tree
 	Member string // archive member (with "arch:" prefix in a universal file), if any
 	Detail string
+	// Offset is the first differing byte of Member (of the file when
+	// Member is ""), when both builds hold it; else -1.
+	Offset int64
 }
 
 func (d Difference) String() string {
@@ -45,17 +48,18 @@ type entry struct {
 	data []byte
 }
 
-// CompareTrees compares every regular file under a and b.
-func CompareTrees(ctx context.Context, a, b string) ([]Difference, error) {
+// CompareTrees compares every regular file under a and b; files are the
+// paths of both trees, sorted, for callers that report each file's verdict.
+func CompareTrees(ctx context.Context, a, b string) (files []string, diffs []Difference, err error) {
 	ea, err := readTree(ctx, a)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	eb, err := readTree(ctx, b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return compareEntries(ea, eb, nil), nil
+	return Keys(ea, eb), compareEntries(ea, eb, nil), nil
 }
 
 // CompareTarballs compares two .tar.gz files entry by entry: the order of
@@ -75,7 +79,7 @@ func CompareTarballs(ctx context.Context, a, b string) ([]Difference, error) {
 	if !slices.Equal(oa, ob) && len(oa) == len(ob) {
 		for i := range oa {
 			if oa[i] != ob[i] {
-				diffs = append(diffs, Difference{Path: oa[i], Detail: fmt.Sprintf("entry %d: %s vs %s: the entries are in another order", i, oa[i], ob[i])})
+				diffs = append(diffs, Difference{Offset: -1, Path: oa[i], Detail: fmt.Sprintf("entry %d: %s vs %s: the entries are in another order", i, oa[i], ob[i])})
 				break
 			}
 		}
@@ -128,15 +132,15 @@ func compareEntries(ea, eb map[string]entry, diffs []Difference) []Difference {
 		y, oky := eb[n]
 		switch {
 		case !okx:
-			diffs = append(diffs, Difference{Path: n, Detail: "only in the second build"})
+			diffs = append(diffs, Difference{Offset: -1, Path: n, Detail: "only in the second build"})
 			continue
 		case !oky:
-			diffs = append(diffs, Difference{Path: n, Detail: "only in the first build"})
+			diffs = append(diffs, Difference{Offset: -1, Path: n, Detail: "only in the first build"})
 			continue
 		}
 		if x.hdr != nil && y.hdr != nil {
 			for _, h := range headerDifferences(x.hdr, y.hdr) {
-				diffs = append(diffs, Difference{Path: n, Detail: h})
+				diffs = append(diffs, Difference{Offset: -1, Path: n, Detail: h})
 			}
 		}
 		if !bytes.Equal(x.data, y.data) {
@@ -195,14 +199,14 @@ func Explain(name string, ba, bb []byte) []Difference {
 	if errA == nil && errB == nil && (fa.Format == inspect.FormatAr || fa.Format == inspect.FormatFat) {
 		return compareLibraries(fa, fb, ba, bb)
 	}
-	return []Difference{{Path: name, Detail: objectDifference(ba, bb)}}
+	return []Difference{{Path: name, Detail: objectDifference(ba, bb), Offset: int64(firstByte(ba, bb))}}
 }
 
 // compareLibraries compares static libraries slice by slice, member by member.
 func compareLibraries(fa, fb *inspect.File, ba, bb []byte) []Difference {
 	var diffs []Difference
 	if len(fa.Slices) != len(fb.Slices) {
-		return []Difference{{Detail: fmt.Sprintf("%d slices vs %d", len(fa.Slices), len(fb.Slices))}}
+		return []Difference{{Offset: -1, Detail: fmt.Sprintf("%d slices vs %d", len(fa.Slices), len(fb.Slices))}}
 	}
 	for i := range fa.Slices {
 		sa, sb := fa.Slices[i], fb.Slices[i]
@@ -211,7 +215,7 @@ func compareLibraries(fa, fb *inspect.File, ba, bb []byte) []Difference {
 			prefix = sa.Arch + ":"
 		}
 		if sa.Arch != sb.Arch {
-			diffs = append(diffs, Difference{Member: prefix, Detail: fmt.Sprintf("slice %d is %s vs %s", i, sa.Arch, sb.Arch)})
+			diffs = append(diffs, Difference{Offset: -1, Member: prefix, Detail: fmt.Sprintf("slice %d is %s vs %s", i, sa.Arch, sb.Arch)})
 			continue
 		}
 		if bytes.Equal(ba[sa.Offset:sa.Offset+sa.Size], bb[sb.Offset:sb.Offset+sb.Size]) {
@@ -224,17 +228,17 @@ func compareLibraries(fa, fb *inspect.File, ba, bb []byte) []Difference {
 			y, oky := mb[n]
 			switch {
 			case !okx:
-				diffs = append(diffs, Difference{Member: prefix + n, Detail: "member only in the second build"})
+				diffs = append(diffs, Difference{Offset: -1, Member: prefix + n, Detail: "member only in the second build"})
 			case !oky:
-				diffs = append(diffs, Difference{Member: prefix + n, Detail: "member only in the first build"})
+				diffs = append(diffs, Difference{Offset: -1, Member: prefix + n, Detail: "member only in the first build"})
 			case !bytes.Equal(x, y):
-				diffs = append(diffs, Difference{Member: prefix + n, Detail: objectDifference(x, y)})
+				diffs = append(diffs, Difference{Member: prefix + n, Detail: objectDifference(x, y), Offset: int64(firstByte(x, y))})
 			}
 		}
 		if len(diffs) == before {
 			// Same members, different bytes: the archive's own headers or
 			// symbol table (dates, uids, member order).
-			diffs = append(diffs, Difference{Member: prefix, Detail: "members identical; the archive headers or symbol table differ (timestamps? order?): " +
+			diffs = append(diffs, Difference{Offset: -1, Member: prefix, Detail: "members identical; the archive headers or symbol table differ (timestamps? order?): " +
 				firstDifference(ba[sa.Offset:sa.Offset+sa.Size], bb[sb.Offset:sb.Offset+sb.Size])})
 		}
 	}
@@ -324,12 +328,8 @@ func printable(b []byte) []string {
 
 // firstDifference describes the first differing byte, with context.
 func firstDifference(a, b []byte) string {
-	n := min(len(a), len(b))
-	i := 0
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	if i == n {
+	i := firstByte(a, b)
+	if i == min(len(a), len(b)) {
 		return fmt.Sprintf("one is a prefix of the other (%d vs %d bytes)", len(a), len(b))
 	}
 	ctx := func(x []byte) string {
@@ -337,6 +337,17 @@ func firstDifference(a, b []byte) string {
 		return fmt.Sprintf("%q", x[lo:hi])
 	}
 	return fmt.Sprintf("first difference at byte %d: %s vs %s", i, ctx(a), ctx(b))
+}
+
+// firstByte is the offset of the first byte where a and b differ, or the
+// shorter one's length.
+func firstByte(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // FindStrings reports every file under dir that contains any of needles

@@ -40,7 +40,7 @@ func TestCompareTreesNamesMemberSectionString(t *testing.T) {
 		os.WriteFile(filepath.Join(x.tree, "same.h"), []byte("x"), 0o644)
 	}
 	os.WriteFile(filepath.Join(tb, "extra.pc"), []byte("prefix=/tmp/rB"), 0o644)
-	diffs, err := diff.CompareTrees(context.Background(), ta, tb)
+	_, diffs, err := diff.CompareTrees(context.Background(), ta, tb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestCompareTreesNamesMemberSectionString(t *testing.T) {
 	ra, _ := os.ReadFile(fa)
 	rb, _ := os.ReadFile(fb)
 	d := diff.Explain("libcrypto.a", ra, rb)
-	if len(d) != 1 || d[0].Member != "arm64:libcrypto-lib-cversion.o" {
+	if len(d) != 1 || d[0].Member != "arm64:libcrypto-lib-cversion.o" || d[0].Offset <= 0 {
 		t.Errorf("universal diff = %v", d)
 	}
 }
@@ -74,14 +74,17 @@ func TestCompareTextFile(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(a, "libcrypto.pc"), []byte("prefix=/opt/a\n"), 0o644)
 	os.WriteFile(filepath.Join(b, "libcrypto.pc"), []byte("prefix=/opt/b\n"), 0o644)
-	d, err := diff.CompareTrees(context.Background(), a, b)
+	files, d, err := diff.CompareTrees(context.Background(), a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d) != 1 || !strings.Contains(d[0].String(), "libcrypto.pc: first difference at byte 12") {
+	if len(d) != 1 || !strings.Contains(d[0].String(), "libcrypto.pc: first difference at byte 12") || d[0].Offset != 12 {
 		t.Errorf("got %v", d)
 	}
-	d, _ = diff.CompareTrees(context.Background(), a, a)
+	if !slices.Equal(files, []string{"libcrypto.pc"}) {
+		t.Errorf("files = %q", files)
+	}
+	_, d, _ = diff.CompareTrees(context.Background(), a, a)
 	if len(d) != 0 {
 		t.Errorf("a tree differs from itself: %v", d)
 	}
