@@ -164,7 +164,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return res, err
 		}
-		r.compareTrees(ctx, dir, out)
+		r.reportFiles(ctx, dir, out)
 		return r.verdict(m.Name)
 	}
 	return r.universal(ctx, m, dir)
@@ -422,9 +422,9 @@ func (r *rebuilder) line(l Line) {
 	fmt.Fprintln(r.o.Report, l)
 }
 
-// compareTrees reports every file of the artifact a and the rebuild b,
+// reportFiles reports every file of the artifact a and the rebuild b,
 // each difference explained by package diff's explainer.
-func (r *rebuilder) compareTrees(ctx context.Context, a, b string) {
+func (r *rebuilder) reportFiles(ctx context.Context, a, b string) {
 	files, diffs, err := diff.CompareTrees(ctx, a, b)
 	if err != nil {
 		r.line(Line{Status: "FAIL", File: ".", Detail: err.Error()})
@@ -493,13 +493,6 @@ func (r *rebuilder) verdict(name string) (*Result, error) {
 		return r.res, fmt.Errorf("verify:rebuild: %s: %w: %d files", name, ErrDiffers, failed)
 	}
 	return r.res, nil
-}
-
-func span(b []byte, off, size int64) []byte {
-	if off < 0 || size < 0 || off+size > int64(len(b)) {
-		return nil
-	}
-	return b[off : off+size]
 }
 
 func sameJSON(a, b any) bool { return js(a) == js(b) }

@@ -47,7 +47,7 @@ func (r *rebuilder) universal(ctx context.Context, m *artifact.Manifest, dir str
 			if err != nil {
 				return r.res, err
 			}
-			r.compareTrees(ctx, dir, out)
+			r.reportFiles(ctx, dir, out)
 			return r.verdict(m.Name)
 		} else {
 			for _, w := range why {
@@ -115,4 +115,11 @@ func (r *rebuilder) compareSlice(ctx context.Context, a, b, arch string) {
 			r.verdictLine(file, diff.Explain(n, got, bb))
 		}
 	}
+}
+
+func span(b []byte, off, size int64) []byte {
+	if off < 0 || size < 0 || off+size > int64(len(b)) {
+		return nil
+	}
+	return b[off : off+size]
 }
