@@ -79,7 +79,7 @@ func CompareTarballs(ctx context.Context, a, b string) ([]Difference, error) {
 	if !slices.Equal(oa, ob) && len(oa) == len(ob) {
 		for i := range oa {
 			if oa[i] != ob[i] {
-				diffs = append(diffs, Difference{Offset: -1, Path: oa[i], Detail: fmt.Sprintf("entry %d: %s vs %s: the entries are in another order", i, oa[i], ob[i])})
+				diffs = append(diffs, Difference{Path: oa[i], Detail: fmt.Sprintf("entry %d: %s vs %s: the entries are in another order", i, oa[i], ob[i]), Offset: -1})
 				break
 			}
 		}
@@ -132,15 +132,15 @@ func compareEntries(ea, eb map[string]entry, diffs []Difference) []Difference {
 		y, oky := eb[n]
 		switch {
 		case !okx:
-			diffs = append(diffs, Difference{Offset: -1, Path: n, Detail: "only in the second build"})
+			diffs = append(diffs, Difference{Path: n, Detail: "only in the second build", Offset: -1})
 			continue
 		case !oky:
-			diffs = append(diffs, Difference{Offset: -1, Path: n, Detail: "only in the first build"})
+			diffs = append(diffs, Difference{Path: n, Detail: "only in the first build", Offset: -1})
 			continue
 		}
 		if x.hdr != nil && y.hdr != nil {
 			for _, h := range headerDifferences(x.hdr, y.hdr) {
-				diffs = append(diffs, Difference{Offset: -1, Path: n, Detail: h})
+				diffs = append(diffs, Difference{Path: n, Detail: h, Offset: -1})
 			}
 		}
 		if !bytes.Equal(x.data, y.data) {
@@ -206,7 +206,7 @@ func Explain(name string, ba, bb []byte) []Difference {
 func compareLibraries(fa, fb *inspect.File, ba, bb []byte) []Difference {
 	var diffs []Difference
 	if len(fa.Slices) != len(fb.Slices) {
-		return []Difference{{Offset: -1, Detail: fmt.Sprintf("%d slices vs %d", len(fa.Slices), len(fb.Slices))}}
+		return []Difference{{Detail: fmt.Sprintf("%d slices vs %d", len(fa.Slices), len(fb.Slices)), Offset: -1}}
 	}
 	for i := range fa.Slices {
 		sa, sb := fa.Slices[i], fb.Slices[i]
@@ -215,7 +215,7 @@ func compareLibraries(fa, fb *inspect.File, ba, bb []byte) []Difference {
 			prefix = sa.Arch + ":"
 		}
 		if sa.Arch != sb.Arch {
-			diffs = append(diffs, Difference{Offset: -1, Member: prefix, Detail: fmt.Sprintf("slice %d is %s vs %s", i, sa.Arch, sb.Arch)})
+			diffs = append(diffs, Difference{Member: prefix, Detail: fmt.Sprintf("slice %d is %s vs %s", i, sa.Arch, sb.Arch), Offset: -1})
 			continue
 		}
 		if bytes.Equal(ba[sa.Offset:sa.Offset+sa.Size], bb[sb.Offset:sb.Offset+sb.Size]) {
@@ -228,9 +228,9 @@ func compareLibraries(fa, fb *inspect.File, ba, bb []byte) []Difference {
 			y, oky := mb[n]
 			switch {
 			case !okx:
-				diffs = append(diffs, Difference{Offset: -1, Member: prefix + n, Detail: "member only in the second build"})
+				diffs = append(diffs, Difference{Member: prefix + n, Detail: "member only in the second build", Offset: -1})
 			case !oky:
-				diffs = append(diffs, Difference{Offset: -1, Member: prefix + n, Detail: "member only in the first build"})
+				diffs = append(diffs, Difference{Member: prefix + n, Detail: "member only in the first build", Offset: -1})
 			case !bytes.Equal(x, y):
 				diffs = append(diffs, Difference{Member: prefix + n, Detail: objectDifference(x, y), Offset: int64(firstByte(x, y))})
 			}
