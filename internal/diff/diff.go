@@ -5,9 +5,10 @@
 // per-library size, member count and exported symbols, instruction-set
 // level and extensions, code evidence, deployment targets, dylibs' install
 // names and what they load, and the file list and digests (a changed file
-// explained down to the archive member and section by repro's tree
-// comparison). It renders text for a terminal, Markdown for a pull
-// request's body and JSON for tools.
+// explained down to the archive member and section by Explain, the
+// explainer verify:reproducible and verify:rebuild use too). It renders
+// text for a terminal, Markdown for a pull request's body and JSON for
+// tools.
 package diff
 
 import (
@@ -19,14 +20,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/artifact/unpacked"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/ctxio"
-	"github.com/osslbuild/osslbuild/internal/repro"
 )
 
 // Side is one of the two things compared, verified.
@@ -43,7 +42,11 @@ type Side struct {
 type Library struct {
 	Size    int64          `json:"size"`
 	Members map[string]int `json:"members"` // objects per architecture
-	Symbols []string       `json:"-"`       // defined external symbols, all architectures, sorted, unique
+	// Symbols are the defined external symbols of each architecture's
+	// slice: a universal library's slices are compared one by one, so that
+	// one losing a symbol another still defines is seen.
+	Symbols   map[string][]string `json:"-"`
+	Universal bool                `json:"-"` // a fat file of several slices
 }
 
 // Open verifies path and reads what Compare needs: a directory or a
@@ -126,8 +129,7 @@ func readLibrary(ctx context.Context, p string) (Library, error) {
 	if err != nil {
 		return Library{}, err
 	}
-	l := Library{Size: int64(len(b)), Members: map[string]int{}}
-	seen := map[string]bool{}
+	l := Library{Size: int64(len(b)), Members: map[string]int{}, Symbols: map[string][]string{}, Universal: f.Format == inspect.FormatFat}
 	for _, s := range f.Slices {
 		l.Members[s.Arch] += len(s.Objects)
 		for _, o := range s.Objects {
@@ -138,15 +140,9 @@ func readLibrary(ctx context.Context, p string) (Library, error) {
 			if err != nil {
 				return Library{}, fmt.Errorf("%s member %s: %w", s.Arch, o.Member, err)
 			}
-			for _, sym := range syms {
-				if !seen[sym] {
-					seen[sym] = true
-					l.Symbols = append(l.Symbols, sym)
-				}
-			}
+			l.Symbols[s.Arch] = append(l.Symbols[s.Arch], syms...)
 		}
 	}
-	sort.Strings(l.Symbols)
 	return l, nil
 }
 
@@ -356,14 +352,7 @@ func facts(m *artifact.Manifest) factSet {
 
 func changes(a, b map[string]string) []Change {
 	var out []Change
-	keys := map[string]bool{}
-	for k := range a {
-		keys[k] = true
-	}
-	for k := range b {
-		keys[k] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
+	for _, k := range Keys(a, b) {
 		if a[k] != b[k] {
 			out = append(out, Change{Key: k, A: a[k], B: b[k]})
 		}
@@ -402,14 +391,7 @@ func libraries(a, b *Side, r *Report) ([]Section, error) {
 	}
 	sec := Section{Title: "libraries"}
 	var syms []Section
-	keys := map[string]bool{}
-	for k := range a.Libraries {
-		keys[k] = true
-	}
-	for k := range b.Libraries {
-		keys[k] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
+	for _, k := range Keys(a.Libraries, b.Libraries) {
 		la, oka := a.Libraries[k]
 		lb, okb := b.Libraries[k]
 		switch {
@@ -426,17 +408,34 @@ func libraries(a, b *Side, r *Report) ([]Section, error) {
 		if ma, mb := members(la), members(lb); ma != mb {
 			sec.Changed = append(sec.Changed, Change{Key: k + " members", A: ma, B: mb})
 		}
-		s := Section{Title: "exported symbols of " + k}
-		s.Removed, s.Added = setDiff(la.Symbols, lb.Symbols)
-		if !s.empty() {
-			syms = append(syms, s)
-		}
+		syms = append(syms, symbols(k, la, lb)...)
 	}
 	var out []Section
 	if !sec.empty() {
 		out = append(out, sec)
 	}
 	return append(out, syms...), nil
+}
+
+// symbols compares exported symbols slice by slice when either library is
+// universal; two thin ones compare whatever their architectures, as facts
+// compares thin artifacts.
+func symbols(k string, a, b Library) []Section {
+	var out []Section
+	add := func(title string, x, y []string) {
+		s := Section{Title: title}
+		if s.Removed, s.Added = setDiff(x, y); !s.empty() {
+			out = append(out, s)
+		}
+	}
+	if !a.Universal && !b.Universal {
+		add("exported symbols of "+k, slices.Concat(slices.Collect(maps.Values(a.Symbols))...), slices.Concat(slices.Collect(maps.Values(b.Symbols))...))
+		return out
+	}
+	for _, arch := range Keys(a.Symbols, b.Symbols) {
+		add("exported symbols of "+k+" ("+arch+")", a.Symbols[arch], b.Symbols[arch])
+	}
+	return out
 }
 
 func members(l Library) string {
@@ -462,7 +461,7 @@ func manifestOnly(a, b *Side) string {
 const maxDetail = 10
 
 // fileSection lists files only in A or only in B and files whose digest
-// differs, explained through repro.CompareBytes where both are on disk.
+// differs, explained through Explain where both are on disk.
 func fileSection(ctx context.Context, a, b *Side) (Section, error) {
 	s := Section{Title: "files"}
 	s.Removed, s.Added = setDiff(slices.Collect(maps.Keys(a.Manifest.Files)), slices.Collect(maps.Keys(b.Manifest.Files)))
@@ -484,7 +483,7 @@ func fileSection(ctx context.Context, a, b *Side) (Section, error) {
 			if err != nil {
 				return s, fmt.Errorf("diff: %w", err)
 			}
-			diffs := repro.CompareBytes(p, ba, bb)
+			diffs := Explain(p, ba, bb)
 			for i, d := range diffs {
 				if i == maxDetail {
 					c.Detail = append(c.Detail, fmt.Sprintf("... and %d more", len(diffs)-maxDetail))

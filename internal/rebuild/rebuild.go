@@ -7,7 +7,6 @@
 package rebuild
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,17 +14,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/artifact/unpacked"
-	"github.com/osslbuild/osslbuild/internal/binary/inspect"
-	"github.com/osslbuild/osslbuild/internal/ctxio"
+	"github.com/osslbuild/osslbuild/internal/diff"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
@@ -168,7 +164,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return res, err
 		}
-		r.compareTrees(ctx, dir, out)
+		r.reportFiles(ctx, dir, out)
 		return r.verdict(m.Name)
 	}
 	return r.universal(ctx, m, dir)
@@ -350,10 +346,10 @@ func (r *rebuilder) toolchain(ctx context.Context, s platform.Slice, want toolid
 	if sameJSON(got, want) {
 		return ""
 	}
-	var diff []string
+	var fields []string
 	field := func(name, w, g string) {
 		if w != g {
-			diff = append(diff, fmt.Sprintf("%s %q here, %q recorded", name, g, w))
+			fields = append(fields, fmt.Sprintf("%s %q here, %q recorded", name, g, w))
 		}
 	}
 	field("kind", want.Kind, got.Kind)
@@ -361,17 +357,17 @@ func (r *rebuilder) toolchain(ctx context.Context, s platform.Slice, want toolid
 	field("SDK", want.SDK, got.SDK)
 	field("SDK path", want.SDKPath, got.SDKPath)
 	if want.SDKDigest == "" && got.SDKDigest != "" {
-		diff = append(diff, "the manifest records no digest of the headers it compiled against (written before osslbuild recorded it): it cannot be rebuilt")
+		fields = append(fields, "the manifest records no digest of the headers it compiled against (written before osslbuild recorded it): it cannot be rebuilt")
 	} else {
 		field("SDK digest", want.SDKDigest, got.SDKDigest)
 	}
-	for _, k := range union(want.Tools, got.Tools) {
+	for _, k := range diff.Keys(want.Tools, got.Tools) {
 		field("tool "+k, want.Tools[k], got.Tools[k])
 	}
-	for _, k := range union(want.Targets, got.Targets) {
+	for _, k := range diff.Keys(want.Targets, got.Targets) {
 		field("target "+k, want.Targets[k], got.Targets[k])
 	}
-	return fmt.Sprintf("the toolchain differs (%s): %s", strings.Join(diff, "; "), need)
+	return fmt.Sprintf("the toolchain differs (%s): %s", strings.Join(fields, "; "), need)
 }
 
 // need is what a user must provide for identity id.
@@ -426,35 +422,53 @@ func (r *rebuilder) line(l Line) {
 	fmt.Fprintln(r.o.Report, l)
 }
 
-// compareTrees reports every file of the artifact a and the rebuild b.
-func (r *rebuilder) compareTrees(ctx context.Context, a, b string) {
-	fa, errA := artifact.Entries(ctx, a)
-	fb, errB := artifact.Entries(ctx, b)
-	if err := errors.Join(errA, errB); err != nil {
+// reportFiles reports every file of the artifact a and the rebuild b,
+// each difference explained by package diff's explainer.
+func (r *rebuilder) reportFiles(ctx context.Context, a, b string) {
+	files, diffs, err := diff.CompareTrees(ctx, a, b)
+	if err != nil {
 		r.line(Line{Status: "FAIL", File: ".", Detail: err.Error()})
 		return
 	}
-	for _, n := range union(fa, fb) {
-		_, okA := fa[n]
-		_, okB := fb[n]
-		switch {
-		case !okB:
-			r.line(Line{Status: "FAIL", File: n, Detail: "only in the artifact"})
-		case !okA:
-			r.line(Line{Status: "FAIL", File: n, Detail: "only in the rebuild"})
-		default:
-			ba, errA := ctxio.ReadFile(ctx, filepath.Join(a, n), false, artifact.MaxTarStream)
-			bb, errB := ctxio.ReadFile(ctx, filepath.Join(b, n), false, artifact.MaxTarStream)
-			if err := errors.Join(errA, errB); err != nil {
-				r.line(Line{Status: "FAIL", File: n, Detail: err.Error()})
-			} else if d := Difference(n, ba, bb); d != "" {
-				r.line(Line{Status: "FAIL", File: n, Detail: d})
-			} else {
-				r.line(Line{Status: "PASS", File: n})
-			}
-		}
+	byFile := map[string][]diff.Difference{}
+	for _, d := range diffs {
+		byFile[d.Path] = append(byFile[d.Path], d)
+	}
+	for _, n := range files {
+		r.verdictLine(n, byFile[n])
 	}
 }
+
+// verdictLine reports file: PASS without differences, else FAIL with the
+// first maxDetail of them; the artifact is the explainer's first build,
+// the rebuild its second.
+func (r *rebuilder) verdictLine(file string, diffs []diff.Difference) {
+	if len(diffs) == 0 {
+		r.line(Line{Status: "PASS", File: file})
+		return
+	}
+	var parts []string
+	for i, d := range diffs {
+		if i == maxDetail {
+			parts = append(parts, fmt.Sprintf("and %d more", len(diffs)-i))
+			break
+		}
+		switch {
+		case d.Member != "" && d.Offset >= 0:
+			parts = append(parts, fmt.Sprintf("member %s differs at byte %d of the member: %s", d.Member, d.Offset, d.Detail))
+		case d.Member != "":
+			parts = append(parts, "member "+d.Member+": "+d.Detail)
+		default:
+			parts = append(parts, d.Detail)
+		}
+	}
+	r.line(Line{Status: "FAIL", File: file, Detail: sides.Replace(strings.Join(parts, "; "))})
+}
+
+// maxDetail bounds a FAIL line: the first differences are the ones to read.
+const maxDetail = 5
+
+var sides = strings.NewReplacer("the first build", "the artifact", "the second build", "the rebuild")
 
 func (r *rebuilder) verdict(name string) (*Result, error) {
 	var failed, passed int
@@ -481,81 +495,11 @@ func (r *rebuilder) verdict(name string) (*Result, error) {
 	return r.res, nil
 }
 
-// Difference says where b first differs from a ("" when equal): for a
-// static library or universal file the first differing member (with its
-// architecture) and the byte offset in it, else the byte offset.
-func Difference(name string, a, b []byte) string {
-	if bytes.Equal(a, b) {
-		return ""
-	}
-	fa, errA := inspect.InspectReader(name, bytes.NewReader(a), int64(len(a)))
-	fb, errB := inspect.InspectReader(name, bytes.NewReader(b), int64(len(b)))
-	if errA == nil && errB == nil && (fa.Format == inspect.FormatAr || fa.Format == inspect.FormatFat) && len(fa.Slices) == len(fb.Slices) {
-		for i, sa := range fa.Slices {
-			sb := fb.Slices[i]
-			prefix := ""
-			if fa.Format == inspect.FormatFat {
-				prefix = sa.Arch + ":"
-			}
-			for j, oa := range sa.Objects {
-				if j >= len(sb.Objects) {
-					return fmt.Sprintf("member %s%s: missing from the rebuild", prefix, oa.Member)
-				}
-				ob := sb.Objects[j]
-				ma, mb := span(a, oa.Offset, oa.Size), span(b, ob.Offset, ob.Size)
-				if oa.Member != ob.Member {
-					return fmt.Sprintf("member %s%s: the rebuild has %s there", prefix, oa.Member, ob.Member)
-				}
-				if !bytes.Equal(ma, mb) {
-					off := first(ma, mb)
-					return fmt.Sprintf("member %s%s differs at byte %d of the member (byte %d of the file)", prefix, oa.Member, off, oa.Offset+int64(off))
-				}
-			}
-			if len(sb.Objects) > len(sa.Objects) {
-				return fmt.Sprintf("member %s%s: only in the rebuild", prefix, sb.Objects[len(sa.Objects)].Member)
-			}
-		}
-		return fmt.Sprintf("members identical; the archive headers or symbol table differ at byte %d", first(a, b))
-	}
-	if len(a) != len(b) && first(a, b) == min(len(a), len(b)) {
-		return fmt.Sprintf("%d bytes, the rebuild's %d (one is a prefix of the other)", len(a), len(b))
-	}
-	return fmt.Sprintf("differs at byte %d", first(a, b))
-}
-
-func span(b []byte, off, size int64) []byte {
-	if off < 0 || size < 0 || off+size > int64(len(b)) {
-		return nil
-	}
-	return b[off : off+size]
-}
-
-func first(a, b []byte) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
-}
-
 func sameJSON(a, b any) bool { return js(a) == js(b) }
 
 func js(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-func union[V any](a, b map[string]V) []string {
-	keys := slices.Collect(maps.Keys(a))
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // linkProgram holds the program part's link checks record (name and

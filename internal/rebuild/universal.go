@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/ctxio"
+	"github.com/osslbuild/osslbuild/internal/diff"
 )
 
 // universal rebuilds a universal artifact: whole (build:universal2, every
@@ -44,7 +47,7 @@ func (r *rebuilder) universal(ctx context.Context, m *artifact.Manifest, dir str
 			if err != nil {
 				return r.res, err
 			}
-			r.compareTrees(ctx, dir, out)
+			r.reportFiles(ctx, dir, out)
 			return r.verdict(m.Name)
 		} else {
 			for _, w := range why {
@@ -84,7 +87,7 @@ func (r *rebuilder) compareSlice(ctx context.Context, a, b, arch string) {
 		r.line(Line{Status: "FAIL", File: ".", Detail: err.Error()})
 		return
 	}
-	for _, n := range union(fa, fa) {
+	for _, n := range slices.Sorted(maps.Keys(fa)) {
 		ba, err := ctxio.ReadFile(ctx, filepath.Join(a, n), false, artifact.MaxTarStream)
 		if err != nil {
 			r.line(Line{Status: "FAIL", File: n, Detail: err.Error()})
@@ -109,11 +112,14 @@ func (r *rebuilder) compareSlice(ctx context.Context, a, b, arch string) {
 		case err != nil:
 			r.line(Line{Status: "FAIL", File: file, Detail: "not in the rebuilt slice: " + err.Error()})
 		default:
-			if d := Difference(n, got, bb); d != "" {
-				r.line(Line{Status: "FAIL", File: file, Detail: d})
-			} else {
-				r.line(Line{Status: "PASS", File: file})
-			}
+			r.verdictLine(file, diff.Explain(n, got, bb))
 		}
 	}
+}
+
+func span(b []byte, off, size int64) []byte {
+	if off < 0 || size < 0 || off+size > int64(len(b)) {
+		return nil
+	}
+	return b[off : off+size]
 }

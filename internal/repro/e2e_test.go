@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/diff"
 	"github.com/osslbuild/osslbuild/internal/repro"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 )
@@ -44,7 +45,7 @@ func TestReproducibleAgainstRecord(t *testing.T) {
 		t.Run(tw.Name, func(t *testing.T) {
 			tw.Require(t)
 			dist := tw.Fixture(t)
-			leaks, err := repro.FindStrings(context.Background(), dist, e2e.Leaks())
+			leaks, err := diff.FindStrings(context.Background(), dist, e2e.Leaks())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,3 +1,8 @@
+// Package repro proves builds reproducible (verify:reproducible: two builds
+// in different directories, the second in a hostile environment, whose
+// tarballs must be byte-identical and whose outputs must name no build
+// directory). Where two outputs differ, package diff's explainer says
+// where: tarball entry, header field, file, archive member and section.
 package repro
 
 import (
@@ -9,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/diff"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/universal"
@@ -191,18 +197,18 @@ func CompareDists(ctx context.Context, names []string, distA, distB string, leak
 		if da == db {
 			continue
 		}
-		diffs, err := CompareTarballs(ctx, ta, tb)
+		diffs, err := diff.CompareTarballs(ctx, ta, tb)
 		if err != nil {
 			return nil, err
 		}
-		detail := Summary(diffs, 20)
+		detail := diff.Summary(diffs, 20)
 		if len(diffs) == 0 {
 			detail = "\n  every entry and header identical: only the gzip encoding differs"
 		}
 		problems = append(problems, fmt.Sprintf("%s.tar.gz differs: %s vs %s:%s", name, da, db, detail))
 	}
 	for _, d := range []string{distA, distB} {
-		hits, err := FindStrings(ctx, d, leaks)
+		hits, err := diff.FindStrings(ctx, d, leaks)
 		if err != nil {
 			return nil, err
 		}

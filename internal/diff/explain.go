@@ -1,11 +1,11 @@
-// Package repro proves builds reproducible (verify:reproducible: two builds
-// in different directories, the second in a hostile environment) and, when
-// two outputs that should be byte-identical are not, says where they
-// differ: the tarball entry and header field, the file, for a static library
-// the archive member (per architecture slice), and for an object its first
-// differing section and string. It also searches outputs for strings that
-// must not be in them, such as a build directory's path.
-package repro
+package diff
+
+// The explainer: where two files, trees or tarballs that should be
+// byte-identical differ (the tarball entry and header field, the file,
+// for a static library the archive member per architecture slice, and
+// for an object its first differing section and string). diff,
+// verify:reproducible and verify:rebuild all explain through it; it
+// needs nothing of the build.
 
 import (
 	"archive/tar"
@@ -18,7 +18,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -30,6 +29,9 @@ type Difference struct {
 	Path   string // relative path in the tree
 	Member string // archive member (with "arch:" prefix in a universal file), if any
 	Detail string
+	// Offset is the first differing byte of Member (of the file when
+	// Member is ""), when both builds hold it; else -1.
+	Offset int64
 }
 
 func (d Difference) String() string {
@@ -46,17 +48,18 @@ type entry struct {
 	data []byte
 }
 
-// CompareTrees compares every regular file under a and b.
-func CompareTrees(ctx context.Context, a, b string) ([]Difference, error) {
+// CompareTrees compares every regular file under a and b; files are the
+// paths of both trees, sorted, for callers that report each file's verdict.
+func CompareTrees(ctx context.Context, a, b string) (files []string, diffs []Difference, err error) {
 	ea, err := readTree(ctx, a)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	eb, err := readTree(ctx, b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return compareEntries(ea, eb, nil), nil
+	return Keys(ea, eb), compareEntries(ea, eb, nil), nil
 }
 
 // CompareTarballs compares two .tar.gz files entry by entry: the order of
@@ -76,7 +79,7 @@ func CompareTarballs(ctx context.Context, a, b string) ([]Difference, error) {
 	if !slices.Equal(oa, ob) && len(oa) == len(ob) {
 		for i := range oa {
 			if oa[i] != ob[i] {
-				diffs = append(diffs, Difference{Path: oa[i], Detail: fmt.Sprintf("entry %d: %s vs %s: the entries are in another order", i, oa[i], ob[i])})
+				diffs = append(diffs, Difference{Path: oa[i], Detail: fmt.Sprintf("entry %d: %s vs %s: the entries are in another order", i, oa[i], ob[i]), Offset: -1})
 				break
 			}
 		}
@@ -124,24 +127,24 @@ func readTarball(ctx context.Context, path string) (map[string]entry, []string, 
 }
 
 func compareEntries(ea, eb map[string]entry, diffs []Difference) []Difference {
-	for _, n := range union(ea, eb) {
+	for _, n := range Keys(ea, eb) {
 		x, okx := ea[n]
 		y, oky := eb[n]
 		switch {
 		case !okx:
-			diffs = append(diffs, Difference{Path: n, Detail: "only in the second build"})
+			diffs = append(diffs, Difference{Path: n, Detail: "only in the second build", Offset: -1})
 			continue
 		case !oky:
-			diffs = append(diffs, Difference{Path: n, Detail: "only in the first build"})
+			diffs = append(diffs, Difference{Path: n, Detail: "only in the first build", Offset: -1})
 			continue
 		}
 		if x.hdr != nil && y.hdr != nil {
 			for _, h := range headerDifferences(x.hdr, y.hdr) {
-				diffs = append(diffs, Difference{Path: n, Detail: h})
+				diffs = append(diffs, Difference{Path: n, Detail: h, Offset: -1})
 			}
 		}
 		if !bytes.Equal(x.data, y.data) {
-			for _, d := range CompareBytes(n, x.data, y.data) {
+			for _, d := range Explain(n, x.data, y.data) {
 				d.Path = n
 				diffs = append(diffs, d)
 			}
@@ -150,15 +153,15 @@ func compareEntries(ea, eb map[string]entry, diffs []Difference) []Difference {
 	return diffs
 }
 
-// union is the sorted names that are keys of a or b.
-func union[V any](a, b map[string]V) []string {
+// Keys is the sorted names that are keys of a or b.
+func Keys[V any](a, b map[string]V) []string {
 	names := slices.Collect(maps.Keys(a))
 	for n := range b {
 		if _, ok := a[n]; !ok {
 			names = append(names, n)
 		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	return names
 }
 
@@ -184,10 +187,10 @@ func headerDifferences(a, b *tar.Header) []string {
 	return out
 }
 
-// CompareBytes explains how two differing files differ: member by member
-// for static libraries, section by section for objects, else the first
-// differing byte.
-func CompareBytes(name string, ba, bb []byte) []Difference {
+// Explain says how two differing files differ: member by member (per
+// architecture slice) for static libraries, section by section for
+// objects, else the first differing byte.
+func Explain(name string, ba, bb []byte) []Difference {
 	if bytes.Equal(ba, bb) {
 		return nil
 	}
@@ -196,14 +199,14 @@ func CompareBytes(name string, ba, bb []byte) []Difference {
 	if errA == nil && errB == nil && (fa.Format == inspect.FormatAr || fa.Format == inspect.FormatFat) {
 		return compareLibraries(fa, fb, ba, bb)
 	}
-	return []Difference{{Path: name, Detail: objectDifference(ba, bb)}}
+	return []Difference{{Path: name, Detail: objectDifference(ba, bb), Offset: int64(firstByte(ba, bb))}}
 }
 
 // compareLibraries compares static libraries slice by slice, member by member.
 func compareLibraries(fa, fb *inspect.File, ba, bb []byte) []Difference {
 	var diffs []Difference
 	if len(fa.Slices) != len(fb.Slices) {
-		return []Difference{{Detail: fmt.Sprintf("%d slices vs %d", len(fa.Slices), len(fb.Slices))}}
+		return []Difference{{Detail: fmt.Sprintf("%d slices vs %d", len(fa.Slices), len(fb.Slices)), Offset: -1}}
 	}
 	for i := range fa.Slices {
 		sa, sb := fa.Slices[i], fb.Slices[i]
@@ -212,37 +215,37 @@ func compareLibraries(fa, fb *inspect.File, ba, bb []byte) []Difference {
 			prefix = sa.Arch + ":"
 		}
 		if sa.Arch != sb.Arch {
-			diffs = append(diffs, Difference{Member: prefix, Detail: fmt.Sprintf("slice %d is %s vs %s", i, sa.Arch, sb.Arch)})
+			diffs = append(diffs, Difference{Member: prefix, Detail: fmt.Sprintf("slice %d is %s vs %s", i, sa.Arch, sb.Arch), Offset: -1})
 			continue
 		}
 		if bytes.Equal(ba[sa.Offset:sa.Offset+sa.Size], bb[sb.Offset:sb.Offset+sb.Size]) {
 			continue
 		}
 		before := len(diffs)
-		ma, mb := members(sa, ba), members(sb, bb)
-		for _, n := range union(ma, mb) {
+		ma, mb := memberBytes(sa, ba), memberBytes(sb, bb)
+		for _, n := range Keys(ma, mb) {
 			x, okx := ma[n]
 			y, oky := mb[n]
 			switch {
 			case !okx:
-				diffs = append(diffs, Difference{Member: prefix + n, Detail: "member only in the second build"})
+				diffs = append(diffs, Difference{Member: prefix + n, Detail: "member only in the second build", Offset: -1})
 			case !oky:
-				diffs = append(diffs, Difference{Member: prefix + n, Detail: "member only in the first build"})
+				diffs = append(diffs, Difference{Member: prefix + n, Detail: "member only in the first build", Offset: -1})
 			case !bytes.Equal(x, y):
-				diffs = append(diffs, Difference{Member: prefix + n, Detail: objectDifference(x, y)})
+				diffs = append(diffs, Difference{Member: prefix + n, Detail: objectDifference(x, y), Offset: int64(firstByte(x, y))})
 			}
 		}
 		if len(diffs) == before {
 			// Same members, different bytes: the archive's own headers or
 			// symbol table (dates, uids, member order).
-			diffs = append(diffs, Difference{Member: prefix, Detail: "members identical; the archive headers or symbol table differ (timestamps? order?): " +
+			diffs = append(diffs, Difference{Offset: -1, Member: prefix, Detail: "members identical; the archive headers or symbol table differ (timestamps? order?): " +
 				firstDifference(ba[sa.Offset:sa.Offset+sa.Size], bb[sb.Offset:sb.Offset+sb.Size])})
 		}
 	}
 	return diffs
 }
 
-func members(s inspect.Slice, file []byte) map[string][]byte {
+func memberBytes(s inspect.Slice, file []byte) map[string][]byte {
 	out := map[string][]byte{}
 	for _, o := range s.Objects {
 		name := o.Member
@@ -325,12 +328,8 @@ func printable(b []byte) []string {
 
 // firstDifference describes the first differing byte, with context.
 func firstDifference(a, b []byte) string {
-	n := min(len(a), len(b))
-	i := 0
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	if i == n {
+	i := firstByte(a, b)
+	if i == min(len(a), len(b)) {
 		return fmt.Sprintf("one is a prefix of the other (%d vs %d bytes)", len(a), len(b))
 	}
 	ctx := func(x []byte) string {
@@ -338,6 +337,17 @@ func firstDifference(a, b []byte) string {
 		return fmt.Sprintf("%q", x[lo:hi])
 	}
 	return fmt.Sprintf("first difference at byte %d: %s vs %s", i, ctx(a), ctx(b))
+}
+
+// firstByte is the offset of the first byte where a and b differ, or the
+// shorter one's length.
+func firstByte(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // FindStrings reports every file under dir that contains any of needles

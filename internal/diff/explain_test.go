@@ -1,45 +1,37 @@
-package repro
+package diff_test
 
 import (
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/diff"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
-// archive compiles one object per source (name -> C source) for triple and
-// archives them in order.
-func archive(t *testing.T, triple string, srcs [][2]string) string {
+// archive compiles one object per source (name without ".o" -> C
+// source) for triple and archives them in order.
+func archive(t *testing.T, tc testfixture.Toolchain, triple string, srcs [][2]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	var objs []string
 	for _, s := range srcs {
-		c := filepath.Join(dir, s[0]+".c")
-		os.WriteFile(c, []byte(s[1]), 0o644)
-		o := filepath.Join(dir, s[0])
-		if out, err := exec.Command("clang-14", "-target", triple, "-O2", "-c", "-o", o, c).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-		objs = append(objs, o)
+		objs = append(objs, tc.Compile(t, dir, triple, s[0], s[1]))
 	}
-	lib := filepath.Join(dir, "lib.a")
-	if out, err := exec.Command("llvm-ar-14", append([]string{"rcs", lib}, objs...)...).CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	return lib
+	return tc.Archive(t, "", false, filepath.Join(dir, "lib.a"), objs...)
 }
 
 func TestCompareTreesNamesMemberSectionString(t *testing.T) {
-	testfixture.Tools(t, "clang-14", "llvm-ar-14", "llvm-lipo-14")
-	same := [2]string{"libcrypto-lib-a.o", "int a(void){return 1;}"}
-	la := archive(t, "arm64-apple-macos11", [][2]string{same, {"libcrypto-lib-cversion.o", `const char *d = "built on: Tue Aug 25 11:39:28 2026 UTC";`}})
-	lb := archive(t, "arm64-apple-macos11", [][2]string{same, {"libcrypto-lib-cversion.o", `const char *d = "built on: Mon Nov 30 06:00:00 2026 UTC";`}})
+	tc := testfixture.NeedToolchain(t)
+	same := [2]string{"libcrypto-lib-a", "int a(void){return 1;}"}
+	la := archive(t, tc, "arm64-apple-macos11", [][2]string{same, {"libcrypto-lib-cversion", `const char *d = "built on: Tue Aug 25 11:39:28 2026 UTC";`}})
+	lb := archive(t, tc, "arm64-apple-macos11", [][2]string{same, {"libcrypto-lib-cversion", `const char *d = "built on: Mon Nov 30 06:00:00 2026 UTC";`}})
 	ta, tb := t.TempDir(), t.TempDir()
 	for _, x := range []struct{ tree, lib string }{{ta, la}, {tb, lb}} {
 		os.MkdirAll(filepath.Join(x.tree, "lib"), 0o755)
@@ -48,11 +40,11 @@ func TestCompareTreesNamesMemberSectionString(t *testing.T) {
 		os.WriteFile(filepath.Join(x.tree, "same.h"), []byte("x"), 0o644)
 	}
 	os.WriteFile(filepath.Join(tb, "extra.pc"), []byte("prefix=/tmp/rB"), 0o644)
-	diffs, err := CompareTrees(context.Background(), ta, tb)
+	_, diffs, err := diff.CompareTrees(context.Background(), ta, tb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := Summary(diffs, 10)
+	got := diff.Summary(diffs, 10)
 	for _, want := range []string{
 		"extra.pc: only in the second build",
 		"lib/libcrypto.a(libcrypto-lib-cversion.o): section __TEXT,__cstring differs",
@@ -67,17 +59,13 @@ func TestCompareTreesNamesMemberSectionString(t *testing.T) {
 	}
 
 	// In a universal file, the member is named with its slice.
-	x := archive(t, "x86_64-apple-macos10.12", [][2]string{same})
-	fa, fb := filepath.Join(t.TempDir(), "fa.a"), filepath.Join(t.TempDir(), "fb.a")
-	for _, f := range []struct{ out, arm string }{{fa, la}, {fb, lb}} {
-		if out, err := exec.Command("llvm-lipo-14", "-create", x, f.arm, "-output", f.out).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-	}
+	x := archive(t, tc, "x86_64-apple-macos10.12", [][2]string{same})
+	fa := tc.LipoCreate(t, filepath.Join(t.TempDir(), "fa.a"), x, la)
+	fb := tc.LipoCreate(t, filepath.Join(t.TempDir(), "fb.a"), x, lb)
 	ra, _ := os.ReadFile(fa)
 	rb, _ := os.ReadFile(fb)
-	d := CompareBytes("libcrypto.a", ra, rb)
-	if len(d) != 1 || d[0].Member != "arm64:libcrypto-lib-cversion.o" {
+	d := diff.Explain("libcrypto.a", ra, rb)
+	if len(d) != 1 || d[0].Member != "arm64:libcrypto-lib-cversion.o" || d[0].Offset <= 0 {
 		t.Errorf("universal diff = %v", d)
 	}
 }
@@ -86,14 +74,17 @@ func TestCompareTextFile(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(a, "libcrypto.pc"), []byte("prefix=/opt/a\n"), 0o644)
 	os.WriteFile(filepath.Join(b, "libcrypto.pc"), []byte("prefix=/opt/b\n"), 0o644)
-	d, err := CompareTrees(context.Background(), a, b)
+	files, d, err := diff.CompareTrees(context.Background(), a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d) != 1 || !strings.Contains(d[0].String(), "libcrypto.pc: first difference at byte 12") {
+	if len(d) != 1 || !strings.Contains(d[0].String(), "libcrypto.pc: first difference at byte 12") || d[0].Offset != 12 {
 		t.Errorf("got %v", d)
 	}
-	d, _ = CompareTrees(context.Background(), a, a)
+	if !slices.Equal(files, []string{"libcrypto.pc"}) {
+		t.Errorf("files = %q", files)
+	}
+	_, d, _ = diff.CompareTrees(context.Background(), a, a)
 	if len(d) != 0 {
 		t.Errorf("a tree differs from itself: %v", d)
 	}
@@ -103,7 +94,7 @@ func TestFindStrings(t *testing.T) {
 	d := t.TempDir()
 	os.WriteFile(filepath.Join(d, "a"), []byte("xx/tmp/build-1/yy"), 0o644)
 	os.WriteFile(filepath.Join(d, "b"), []byte("clean"), 0o644)
-	hits, err := FindStrings(context.Background(), d, []string{"/tmp/build-1", "/tmp/build-2"})
+	hits, err := diff.FindStrings(context.Background(), d, []string{"/tmp/build-1", "/tmp/build-2"})
 	if err != nil || len(hits) != 1 || !strings.HasPrefix(hits[0], "a contains") {
 		t.Errorf("hits = %v, %v", hits, err)
 	}
@@ -129,23 +120,44 @@ func TestCompareTarballsNamesHeaderFields(t *testing.T) {
 		return p
 	}
 	a, b := write(time.Unix(1000, 0)), write(time.Unix(2000, 0))
-	d, err := CompareTarballs(context.Background(), a, b)
+	d, err := diff.CompareTarballs(context.Background(), a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := Summary(d, 10)
+	got := diff.Summary(d, 10)
 	for _, want := range []string{"x/include/a.h: tar header mtime: 1970-01-01T00:16:40Z vs 1970-01-01T00:33:20Z", "x/: tar header mtime"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("differences lack %q:%s", want, got)
 		}
 	}
-	if d, _ := CompareTarballs(context.Background(), a, a); len(d) != 0 {
+	if d, _ := diff.CompareTarballs(context.Background(), a, a); len(d) != 0 {
 		t.Errorf("a tarball differs from itself: %v", d)
 	}
 	os.WriteFile(filepath.Join(tree, "include", "a.h"), []byte("#define A 2\n"), 0o644)
 	c := write(time.Unix(1000, 0))
-	d, _ = CompareTarballs(context.Background(), a, c)
+	d, _ = diff.CompareTarballs(context.Background(), a, c)
 	if len(d) != 1 || d[0].Path != "x/include/a.h" || !strings.Contains(d[0].Detail, "first difference at byte 10") {
 		t.Errorf("content difference: %v", d)
+	}
+}
+
+// TestDependsOnNoBuild: comparing two artifacts stands on the artifact
+// and binary readers alone, never on the build (pipeline) nor on
+// verify:reproducible (repro), which use the comparer, not the reverse.
+func TestDependsOnNoBuild(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/osslbuild/osslbuild/internal/binary/inspect") {
+		t.Fatalf("go list -deps names no inspect: not the list of diff's dependencies:\n%s", out)
+	}
+	for _, d := range deps {
+		for _, banned := range []string{"/internal/pipeline", "/internal/repro"} {
+			if strings.HasSuffix(d, banned) || strings.Contains(d, banned+"/") {
+				t.Errorf("internal/diff depends on %s", d)
+			}
+		}
 	}
 }
