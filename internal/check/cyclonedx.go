@@ -13,6 +13,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // The document is written with check's own types, as SARIF is, not with
@@ -296,7 +297,7 @@ func component(bi int, b Binary, l *library) cdxComponent {
 			// check matched advisories against: 3.0.5 for 3.0.5+quic (the
 			// property osslbuild:advisories:caveat says what that misses).
 			rel := l.version
-			if v, err := advisory.ParseVersion(l.version); err == nil {
+			if v, err := osslver.Parse(l.version); err == nil {
 				rel = v.Release()
 			}
 			c.CPE = "cpe:2.3:a:openssl:openssl:" + cpeEscape(rel) + ":*:*:*:*:*:*:*"

@@ -81,6 +81,32 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+// Pairs the advisory table relies on, kept from advisory's own test.
+func TestComparePairs(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"1.1.1t", "1.1.1zj", -1}, // letters by length first: z, then za ... zj
+		{"1.1.1y", "1.1.1za", -1},
+		{"1.1.1z", "1.1.1za", -1},
+		{"1.1.1zb", "1.1.1za", 1},
+		{"1.1.1", "1.1.1a", -1},
+		{"1.0.2zs", "1.1.1", -1},
+		{"0.9.7-beta3", "0.9.7", -1}, // a pre-release before its release
+		{"0.9.7", "0.9.7a", -1},
+		{"3.0.9", "3.0.10", -1}, // numbers as numbers
+		{"9.0.0", "10.0.0", -1},
+		{"3.0.5+quic", "3.0.5", 0}, // the build suffix does not order
+		{"3.6.0-alpha1", "3.6.0-beta1", -1},
+		{"4.0.3", "4.0.3", 0},
+	} {
+		if got := Compare(must(t, tc.a), must(t, tc.b)); got != tc.want {
+			t.Errorf("Compare(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
 func TestConstraint(t *testing.T) {
 	c, err := ParseConstraint(">= 3.0.14, < 3.1.0 || >= 3.3.0")
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/osslbuild/osslbuild/internal/advisory"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // ErrText is matched (errors.Is) by every error ParseText returns.
@@ -114,7 +114,7 @@ func fixes(body []string) []Fix {
 			}
 			premium := allPremium || strings.Contains(strings.ToLower(rest), "premium") ||
 				strings.HasSuffix(strings.ToLower(flat[:m[0]]), "premium support ")
-			if v, err := advisory.ParseVersion(rel); err == nil && v.Series() == series {
+			if v, err := osslver.Parse(rel); err == nil && v.Series() == series {
 				out = append(out, Fix{Series: series, Release: rel, Premium: premium})
 			}
 		}
