@@ -16,7 +16,7 @@ import (
 	"github.com/hashicorp/go-version"
 	"github.com/pelletier/go-toml/v2"
 
-	"github.com/osslbuild/osslbuild/internal/lifecycle"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
@@ -126,13 +126,13 @@ func rewrite(orig []byte, rel recipe.Release, setDefault bool, mark string) ([]b
 // release of v pins now: v's, and the older ones of its series, which
 // the new release supersedes.
 func dropKnown(data []byte, v string) []byte {
-	series, err := lifecycle.SeriesName(v)
+	series, err := osslver.SeriesOf(v)
 	if err != nil {
 		return data
 	}
 	drop := map[int]bool{}
 	for _, k := range recipe.KnownReleases(data) {
-		if s, _ := lifecycle.SeriesName(k.Version); s == series && !newer(k.Version, v) {
+		if s, _ := osslver.SeriesOf(k.Version); s == series && !newer(k.Version, v) {
 			drop[k.Line] = true
 		}
 	}

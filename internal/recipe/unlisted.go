@@ -9,7 +9,7 @@ import (
 
 	"github.com/hashicorp/go-version"
 
-	"github.com/osslbuild/osslbuild/internal/lifecycle"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 	"github.com/osslbuild/osslbuild/keys"
 )
 
@@ -37,7 +37,7 @@ func ParseVersion(s string) (string, error) {
 func UpstreamURLs(v string) []string {
 	name := "openssl-" + v + ".tar.gz"
 	// upstream files old releases by series: old/3.0/, old/1.1.1/.
-	series, _ := lifecycle.SeriesName(v)
+	series, _ := osslver.SeriesOf(v)
 	return []string{
 		"https://github.com/openssl/openssl/releases/download/openssl-" + v + "/" + name,
 		"https://www.openssl.org/source/" + name,

@@ -67,7 +67,7 @@ func Build(inputs []Input, o Options) (*advisory.Table, []string, error) {
 	eol := o.EndOfLife
 	if eol == nil {
 		eol = func(series string) (string, bool) {
-			s, ok := lifecycle.Of(series + ".0")
+			s, ok := lifecycle.Named(series)
 			if !ok {
 				return "", false
 			}
