@@ -172,3 +172,13 @@ func runs(s string) []string {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// MustParse is Parse for a version already checked (a validated recipe's,
+// a table's); it panics on an error.
+func MustParse(s string) Version {
+	v, err := Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
