@@ -26,6 +26,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/osslver"
+	"github.com/osslbuild/osslbuild/internal/osslver/constraint"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/keys"
@@ -73,10 +74,10 @@ type Recipe struct {
 
 // Option is one Configure option, optionally limited to some releases.
 type Option struct {
-	Name     string             `toml:"name"`
-	Versions string             `toml:"versions"`
-	when     osslver.Constraint // parsed Versions; the zero value matches every release
-	field    string             // where the recipe writes Versions: "targets.x.options[0].versions"
+	Name     string                `toml:"name"`
+	Versions string                `toml:"versions"`
+	when     constraint.Constraint // parsed Versions; the zero value matches every release
+	field    string                // where the recipe writes Versions: "targets.x.options[0].versions"
 }
 
 // Target is one build target as the recipe writes it: the slice it builds
@@ -378,7 +379,7 @@ func parse(path string, data []byte, o LoadOptions, readKey func(string) ([]byte
 				bad(f+".name", f+".name", "option %q: no feature of the Configure of %s (the releases osslbuild has read; docs/recipes.md lists their features): %v", o.Name, from, ErrOption)
 			}
 			if o.Versions != "" {
-				c, err := osslver.ParseConstraint(o.Versions)
+				c, err := constraint.Parse(o.Versions)
 				if err != nil {
 					bad(f+".versions", f+".versions", "bad %v", err)
 				}

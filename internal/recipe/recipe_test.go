@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/lifecycle"
-	"github.com/osslbuild/osslbuild/internal/osslver"
+	"github.com/osslbuild/osslbuild/internal/osslver/constraint"
 )
 
 func mustLoad(t *testing.T) *Recipe {
@@ -78,7 +78,7 @@ func TestConstraintRefusesLetterRelease(t *testing.T) {
 		t.Fatalf("Resolve: %v, listed %v", err, listed)
 	}
 	_, err = r.PlanFor(rel, "arm64", nil)
-	if !errors.Is(err, osslver.ErrUnordered) || !strings.Contains(err.Error(), "OpenSSL 1.1.1w") ||
+	if !errors.Is(err, constraint.ErrUnordered) || !strings.Contains(err.Error(), "OpenSSL 1.1.1w") ||
 		!regexp.MustCompile(`openssl\.toml:[0-9]+: options\[[0-9]+\]\.versions`).MatchString(err.Error()) {
 		t.Errorf("PlanFor(1.1.1w) = %v; want ErrUnordered naming the version and the recipe's file:line and field", err)
 	}

@@ -12,7 +12,7 @@
 //	Applies-To: >= 3.0.0, < 3.2.0 || >= 3.5.0, < 3.6.0
 //
 // Each alternative between "||" is a hashicorp/go-version constraint (comma
-// means "and", osslver.Constraint); the patch applies to a release matching
+// means "and", constraint.Constraint); the patch applies to a release matching
 // any alternative. Letters are refused in the header, and selecting
 // patches for a letter release (1.1.1w) is an error naming the patch:
 // go-version would order it as a pre-release. A
@@ -51,6 +51,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/osslbuild/osslbuild/internal/osslver"
+	"github.com/osslbuild/osslbuild/internal/osslver/constraint"
 )
 
 // Header is the leading-comment key that states which releases a patch is for.
@@ -70,12 +71,12 @@ type Patch struct {
 	AppliesTo string   // the Applies-To value as written
 	Files     []string // paths (relative to the tree) the patch touches
 
-	when  osslver.Constraint
+	when  constraint.Constraint
 	diffs []*gitdiff.File
 }
 
 // Matches reports whether the patch applies to release v; an error when
-// its header cannot order v (osslver.ErrUnordered).
+// its header cannot order v (constraint.ErrUnordered).
 func (p Patch) Matches(v osslver.Version) (bool, error) {
 	ok, err := p.when.Check(v)
 	if err != nil {
@@ -221,7 +222,7 @@ func stripOne(name string) string {
 }
 
 // appliesTo finds the single Applies-To line of a preamble and parses it.
-func appliesTo(preamble string) (string, osslver.Constraint, error) {
+func appliesTo(preamble string) (string, constraint.Constraint, error) {
 	var raw []string
 	sc := bufio.NewScanner(strings.NewReader(preamble))
 	for sc.Scan() {
@@ -233,19 +234,19 @@ func appliesTo(preamble string) (string, osslver.Constraint, error) {
 	}
 	switch len(raw) {
 	case 0:
-		return "", osslver.Constraint{}, fmt.Errorf("%w: no %q line before the first diff", ErrHeader, Header+":")
+		return "", constraint.Constraint{}, fmt.Errorf("%w: no %q line before the first diff", ErrHeader, Header+":")
 	case 1:
 	default:
-		return "", osslver.Constraint{}, fmt.Errorf("%w: %d %s lines, want one", ErrHeader, len(raw), Header)
+		return "", constraint.Constraint{}, fmt.Errorf("%w: %d %s lines, want one", ErrHeader, len(raw), Header)
 	}
 	for _, alt := range strings.Split(raw[0], "||") {
 		if strings.TrimSpace(alt) == "" {
-			return "", osslver.Constraint{}, fmt.Errorf("%w: empty alternative in %q", ErrHeader, raw[0])
+			return "", constraint.Constraint{}, fmt.Errorf("%w: empty alternative in %q", ErrHeader, raw[0])
 		}
 	}
-	c, err := osslver.ParseConstraint(raw[0])
+	c, err := constraint.Parse(raw[0])
 	if err != nil {
-		return "", osslver.Constraint{}, fmt.Errorf("%w: %w", ErrHeader, err)
+		return "", constraint.Constraint{}, fmt.Errorf("%w: %w", ErrHeader, err)
 	}
 	return raw[0], c, nil
 }

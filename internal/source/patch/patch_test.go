@@ -11,7 +11,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/osslbuild/osslbuild/internal/osslver"
+	"github.com/osslbuild/osslbuild/internal/osslver/constraint"
 	"github.com/osslbuild/osslbuild/internal/source/unpack"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
@@ -117,7 +117,7 @@ func TestSelect(t *testing.T) {
 // 1.1.1w as a pre-release of 1.1.1): refused, naming the patch.
 func TestSelectLetterRelease(t *testing.T) {
 	_, err := Select(os.DirFS("testdata/good"), "1.1.1w")
-	if !errors.Is(err, osslver.ErrUnordered) || !strings.Contains(err.Error(), "0001-cversion-comment.patch") || !strings.Contains(err.Error(), "1.1.1w") {
+	if !errors.Is(err, constraint.ErrUnordered) || !strings.Contains(err.Error(), "0001-cversion-comment.patch") || !strings.Contains(err.Error(), "1.1.1w") {
 		t.Errorf("Select(1.1.1w) = %v; want ErrUnordered naming the patch and the version", err)
 	}
 	if sel, err := Select(os.DirFS("testdata"), "1.1.1w"); err != nil || len(sel) != 0 {

@@ -1,4 +1,6 @@
-package osslver
+// Package constraint is osslver's version constraints, kept apart so that
+// what reads versions only (osslcheck) does not link hashicorp/go-version.
+package constraint
 
 import (
 	"errors"
@@ -6,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-version"
+
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // ErrUnordered marks a constraint check that was refused because the
@@ -27,7 +31,7 @@ type Constraint struct {
 }
 
 // ParseConstraint parses "A, B || C".
-func ParseConstraint(s string) (Constraint, error) {
+func Parse(s string) (Constraint, error) {
 	c := Constraint{text: s}
 	for _, alt := range strings.Split(s, "||") {
 		alt = strings.TrimSpace(alt)
@@ -54,7 +58,7 @@ func (c Constraint) String() string { return c.text }
 // Check reports whether v satisfies any alternative. A letter release or
 // a suffixed version is refused with an error naming it (ErrUnordered):
 // go-version would order it as a pre-release.
-func (c Constraint) Check(v Version) (bool, error) {
+func (c Constraint) Check(v osslver.Version) (bool, error) {
 	if c.alts == nil {
 		return true, nil
 	}
