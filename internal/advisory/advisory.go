@@ -23,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // Schema identifies the table's JSON form.
@@ -183,18 +185,18 @@ func (r Range) PublicFix() string {
 }
 
 // Contains reports whether v is in the range.
-func (r Range) Contains(v Version) bool {
-	lo, err := ParseVersion(r.Introduced)
-	if err != nil || Compare(v, lo) < 0 {
+func (r Range) Contains(v osslver.Version) bool {
+	lo, err := osslver.Parse(r.Introduced)
+	if err != nil || osslver.Compare(v, lo) < 0 {
 		return false
 	}
 	if r.Fixed != "" {
-		hi, err := ParseVersion(r.Fixed)
-		return err == nil && Compare(v, hi) < 0
+		hi, err := osslver.Parse(r.Fixed)
+		return err == nil && osslver.Compare(v, hi) < 0
 	}
 	if r.LastAffected != "" {
-		hi, err := ParseVersion(r.LastAffected)
-		return err == nil && Compare(v, hi) <= 0
+		hi, err := osslver.Parse(r.LastAffected)
+		return err == nil && osslver.Compare(v, hi) <= 0
 	}
 	return true // no end named: every later release of the series
 }
@@ -306,7 +308,7 @@ func Parse(name string, data []byte) (*Table, error) {
 
 // check holds a range to its form.
 func (r Range) check() error {
-	lo, err := ParseVersion(r.Introduced)
+	lo, err := osslver.Parse(r.Introduced)
 	if err != nil {
 		return fmt.Errorf("series %s: introduced: %w", r.Series, err)
 	}
@@ -317,14 +319,14 @@ func (r Range) check() error {
 		if end.v == "" {
 			continue
 		}
-		hi, err := ParseVersion(end.v)
+		hi, err := osslver.Parse(end.v)
 		if err != nil {
 			return fmt.Errorf("series %s: %s: %w", r.Series, end.name, err)
 		}
 		if hi.Series() != r.Series {
 			return fmt.Errorf("series %s: %s %s belongs to series %s", r.Series, end.name, end.v, hi.Series())
 		}
-		if c := Compare(hi, lo); c < 0 || c == 0 && end.name == "fixed" {
+		if c := osslver.Compare(hi, lo); c < 0 || c == 0 && end.name == "fixed" {
 			return fmt.Errorf("series %s: %s %s is not after introduced %s", r.Series, end.name, end.v, r.Introduced)
 		}
 	}

@@ -11,67 +11,6 @@ import (
 	"github.com/osslbuild/osslbuild/internal/lifecycle"
 )
 
-func TestCompare(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want int
-	}{
-		{"1.1.1t", "1.1.1zj", -1}, // letters by length first: z, then za ... zj
-		{"1.1.1y", "1.1.1za", -1},
-		{"1.1.1z", "1.1.1za", -1},
-		{"1.1.1zb", "1.1.1za", 1},
-		{"1.1.1", "1.1.1a", -1},
-		{"1.0.2zs", "1.1.1", -1},
-		{"0.9.7-beta3", "0.9.7", -1}, // a pre-release before its release
-		{"0.9.7", "0.9.7a", -1},
-		{"3.0.9", "3.0.10", -1}, // numbers as numbers
-		{"9.0.0", "10.0.0", -1},
-		{"3.0.5+quic", "3.0.5", 0}, // the build suffix does not order
-		{"3.6.0-alpha1", "3.6.0-beta1", -1},
-		{"4.0.3", "4.0.3", 0},
-	} {
-		a, err := ParseVersion(tc.a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := ParseVersion(tc.b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := Compare(a, b); got != tc.want {
-			t.Errorf("Compare(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-		if got := Compare(b, a); got != -tc.want {
-			t.Errorf("Compare(%s, %s) = %d, want %d", tc.b, tc.a, got, -tc.want)
-		}
-	}
-}
-
-func TestParseVersion(t *testing.T) {
-	for _, tc := range []struct {
-		in, release, series string
-		suffixed            bool
-	}{
-		{"3.0.5+quic", "3.0.5", "3.0", true},
-		{"1.1.1t", "1.1.1t", "1.1.1", false},
-		{"1.0.2k-fips", "1.0.2k", "1.0.2", true},
-		{"4.0.2", "4.0.2", "4.0", false},
-	} {
-		v, err := ParseVersion(tc.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v.Release() != tc.release || v.Series() != tc.series || v.Suffixed() != tc.suffixed || v.String() != tc.in {
-			t.Errorf("%s: release %s series %s suffixed %v string %s", tc.in, v.Release(), v.Series(), v.Suffixed(), v)
-		}
-	}
-	for _, bad := range []string{"", "3.0", "fips-1.1.1", "3.0.5 ", "v3.0.5", "1.1.1ABC", "3.0.5-", "99999999.0.0", "1.1.1zzzz"} {
-		if _, err := ParseVersion(bad); err == nil {
-			t.Errorf("ParseVersion(%q) accepted it", bad)
-		}
-	}
-}
-
 // The embedded table parses, is in its canonical form (what the
 // generator writes), and every range's public flag is the end-of-life
 // rule: a fix published after its series ended went to premium support

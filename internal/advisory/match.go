@@ -3,6 +3,8 @@ package advisory
 import (
 	"fmt"
 	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // Finding is one advisory affecting a version: the advisory, with every
@@ -14,10 +16,10 @@ type Finding struct {
 
 // Match is what the table says of one OpenSSL version.
 type Match struct {
-	Version Version // as given, parsed
-	Release string  // the release matched: "3.0.5" for "3.0.5+quic"
-	Series  string  // "3.0"
-	AsOf    string  // the table's as-of date
+	Version osslver.Version // as given, parsed
+	Release string          // the release matched: "3.0.5" for "3.0.5+quic"
+	Series  string          // "3.0"
+	AsOf    string          // the table's as-of date
 	// Findings are the advisories affecting Release, newest first.
 	Findings []Finding
 }
@@ -38,11 +40,11 @@ func Affecting(version string) (*Match, error) {
 
 // Affecting is the package function on table t.
 func (t *Table) Affecting(version string) (*Match, error) {
-	v, err := ParseVersion(version)
+	v, err := osslver.Parse(version)
 	if err != nil {
 		return nil, err
 	}
-	rel, _ := ParseVersion(v.Release())
+	rel, _ := osslver.Parse(v.Release())
 	m := &Match{Version: v, Release: rel.String(), Series: rel.Series(), AsOf: t.AsOf}
 	for _, a := range t.Advisories {
 		for _, r := range a.Affected {
@@ -103,9 +105,9 @@ func newer(a, b string) string {
 	if a == "" {
 		return b
 	}
-	va, erra := ParseVersion(a)
-	vb, errb := ParseVersion(b)
-	if erra == nil && errb == nil && Compare(vb, va) > 0 {
+	va, erra := osslver.Parse(a)
+	vb, errb := osslver.Parse(b)
+	if erra == nil && errb == nil && osslver.Compare(vb, va) > 0 {
 		return b
 	}
 	return a

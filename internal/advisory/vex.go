@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	cdx "github.com/osslbuild/osslbuild/internal/cyclonedx"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // Suppression is one assessed CVE: an advisory someone looked at and found
@@ -259,7 +260,7 @@ func affected(e *Suppression, a cdx.Affects, ids []string) error {
 			}
 			e.ranges = append(e.ranges, r)
 		case v.Version != "":
-			pv, err := ParseVersion(v.Version)
+			pv, err := osslver.Parse(v.Version)
 			if err != nil {
 				return fmt.Errorf("affects %s: %w", a.Ref, err)
 			}
@@ -282,7 +283,7 @@ func opensslID(id string) (bool, string) {
 			return false, ""
 		}
 		if len(f) > 5 {
-			if v, err := ParseVersion(f[5]); err == nil {
+			if v, err := osslver.Parse(f[5]); err == nil {
 				return true, v.Release()
 			}
 		}
@@ -330,7 +331,7 @@ func opensslPurl(ref string) (string, bool) {
 		ver = u
 	}
 	ver = strings.TrimPrefix(ver, "openssl-")
-	v, err := ParseVersion(ver)
+	v, err := osslver.Parse(ver)
 	if err != nil {
 		return "", false
 	}
@@ -355,7 +356,7 @@ func (e Suppression) covers(rel string) bool {
 	if e.Every || slices.Contains(e.Releases, rel) {
 		return true
 	}
-	v, err := ParseVersion(rel)
+	v, err := osslver.Parse(rel)
 	if err != nil {
 		return false
 	}
@@ -365,7 +366,7 @@ func (e Suppression) covers(rel string) bool {
 // vers is a version range in the package-URL project's vers syntax, which
 // CycloneDX uses for a range of affected versions:
 // "vers:generic/>=4.0.0|<4.0.3", "vers:generic/*". Versions are OpenSSL's
-// (ParseVersion, Compare) whatever the scheme.
+// (osslver.Parse, osslver.Compare) whatever the scheme.
 type vers struct {
 	all bool
 	cs  []versConstraint // sorted by version
@@ -373,7 +374,7 @@ type vers struct {
 
 type versConstraint struct {
 	op string // "=", "!=", "<", "<=", ">", ">="
-	v  Version
+	v  osslver.Version
 }
 
 func parseVers(s string) (vers, error) {
@@ -398,13 +399,13 @@ func parseVers(s string) (vers, error) {
 		if u, err := url.PathUnescape(c); err == nil {
 			c = u
 		}
-		v, err := ParseVersion(c)
+		v, err := osslver.Parse(c)
 		if err != nil {
 			return vers{}, fmt.Errorf("range %q: %w", s, err)
 		}
 		r.cs = append(r.cs, versConstraint{op, v})
 	}
-	slices.SortStableFunc(r.cs, func(a, b versConstraint) int { return Compare(a.v, b.v) })
+	slices.SortStableFunc(r.cs, func(a, b versConstraint) int { return osslver.Compare(a.v, b.v) })
 	return r, nil
 }
 
@@ -412,13 +413,13 @@ func parseVers(s string) (vers, error) {
 // equal "!=" out; of the other constraints, below a leading "<" or "<=",
 // above a trailing ">" or ">=", or between a ">"/">=" and the "<"/"<="
 // after it is in; anything else is out.
-func (r vers) contains(v Version) bool {
+func (r vers) contains(v osslver.Version) bool {
 	if r.all {
 		return true
 	}
 	var cs []versConstraint
 	for _, c := range r.cs {
-		switch eq := Compare(v, c.v) == 0; c.op {
+		switch eq := osslver.Compare(v, c.v) == 0; c.op {
 		case "=":
 			if eq {
 				return true
@@ -432,7 +433,7 @@ func (r vers) contains(v Version) bool {
 		}
 	}
 	holds := func(c versConstraint) bool {
-		d := Compare(v, c.v)
+		d := osslver.Compare(v, c.v)
 		switch c.op {
 		case "<":
 			return d < 0

@@ -60,13 +60,11 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-version"
-
 	"github.com/osslbuild/osslbuild/internal/lifecycle"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
@@ -153,9 +151,6 @@ func UpstreamURLs(v string) []string {
 	}
 }
 
-// versionRe is the recipe's own version syntax.
-var versionRe = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+[a-z]?$`)
-
 // Result is what Add found and did: the verified release and the evidence
 // for it, in the form a reviewer reads (the pull request body of the bump
 // workflow is made from it).
@@ -219,7 +214,7 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 		}
 		logf("series %s: newest release is %s (from %s)", opts.Series, ver, res.ListingURL)
 	}
-	if !versionRe.MatchString(ver) {
+	if _, err := osslver.ParseRelease(ver); err != nil {
 		return nil, fmt.Errorf("bump: version %q: want X.Y.Z", ver)
 	}
 	if _, err := old.Release(ver); err == nil {
@@ -358,15 +353,15 @@ func readRecipe(path string) (string, []byte, *recipe.Recipe, error) {
 
 // newer reports whether a is a later version than b (b unparsable: true).
 func newer(a, b string) bool {
-	va, err := version.NewVersion(a)
+	va, err := osslver.Parse(a)
 	if err != nil {
 		return false
 	}
-	vb, err := version.NewVersion(b)
+	vb, err := osslver.Parse(b)
 	if err != nil {
 		return true
 	}
-	return va.GreaterThan(vb)
+	return osslver.Less(vb, va)
 }
 
 // seed puts the verified files into the fetch cache through fetch's Seed,

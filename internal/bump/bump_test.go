@@ -791,3 +791,24 @@ func TestBumpKnownRelease(t *testing.T) {
 	}
 	assertFile(t, path, wrong)
 }
+
+// newer orders as OpenSSL numbers releases: a letter release after its
+// series' first (go-version read 1.1.1a as a pre-release of 1.1.1).
+func TestNewer(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"3.0.10", "3.0.9", true},
+		{"3.0.9", "3.0.10", false},
+		{"1.1.1a", "1.1.1", true},
+		{"1.1.1za", "1.1.1z", true},
+		{"3.0.9", "3.0.9", false},
+		{"3.0.9", "not a version", true},
+		{"not a version", "3.0.9", false},
+	} {
+		if got := newer(tc.a, tc.b); got != tc.want {
+			t.Errorf("newer(%s, %s) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

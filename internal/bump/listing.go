@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-version"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // DefaultListingURL is GitHub's releases API for openssl/openssl. It is the
@@ -31,9 +31,16 @@ const (
 	maxListingPage  = 16 << 20
 )
 
-// tagRe is OpenSSL's release tag for a final release ("openssl-3.0.20");
-// alphas and betas ("openssl-3.6.0-alpha1") do not match.
-var tagRe = regexp.MustCompile(`^openssl-([0-9]+\.[0-9]+\.[0-9]+[a-z]?)$`)
+// tagVersion is the release an OpenSSL release tag names
+// ("openssl-3.0.20"); alphas and betas ("openssl-3.6.0-alpha1") are none.
+func tagVersion(tag string) (osslver.Version, bool) {
+	s, ok := strings.CutPrefix(tag, "openssl-")
+	if !ok {
+		return osslver.Version{}, false
+	}
+	v, err := osslver.ParseRelease(s)
+	return v, err == nil
+}
 
 var seriesRe = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 
@@ -107,13 +114,13 @@ func (l Listing) LatestAndNewer(ctx context.Context, newest string, series ...st
 			return nil, nil, fmt.Errorf("series %q: want X.Y, e.g. 4.0", s)
 		}
 	}
-	var floor *version.Version
+	var floor *osslver.Version
 	if newest != "" {
-		v, err := version.NewVersion(newest + ".0")
-		if err != nil {
+		v, err := osslver.Parse(newest + ".0")
+		if err != nil || !seriesRe.MatchString(newest) {
 			return nil, nil, fmt.Errorf("series %q: want X.Y, e.g. 4.0", newest)
 		}
-		floor = v
+		floor = &v
 	}
 	first := l.url()
 	u, err := url.Parse(first)
@@ -129,35 +136,32 @@ func (l Listing) LatestAndNewer(ctx context.Context, newest string, series ...st
 		client = http.DefaultClient
 	}
 
-	best := map[string]*version.Version{}
-	fresh := map[string]*version.Version{}
+	best := map[string]osslver.Version{}
+	fresh := map[string]osslver.Version{}
 	for page := 0; next != "" && page < maxListingPages && (len(best) < len(series) || (page == 0 && floor != nil)); page++ {
 		rels, link, err := listingPage(ctx, client, next, l.tokenFor(next, u.Host))
 		if err != nil {
 			return nil, nil, err
 		}
-		found := map[string]*version.Version{}
+		found := map[string]osslver.Version{}
 		for _, r := range rels {
-			m := tagRe.FindStringSubmatch(r.TagName)
-			if r.Draft || r.Prerelease || m == nil {
+			v, ok := tagVersion(r.TagName)
+			if r.Draft || r.Prerelease || !ok {
 				continue
 			}
-			v, err := version.NewVersion(m[1])
-			if err != nil {
-				continue
-			}
-			if seg := v.Segments(); floor != nil && len(seg) >= 2 {
-				s := fmt.Sprintf("%d.%d", seg[0], seg[1])
-				sv, _ := version.NewVersion(s + ".0")
-				if sv.GreaterThan(floor) && !slices.Contains(series, s) && (fresh[s] == nil || v.GreaterThan(fresh[s])) {
+			// A series newer than the floor: X.Y from 3.0, whose first
+			// release is X.Y.0 (a letter series is never newer).
+			if s := v.Series(); floor != nil && seriesRe.MatchString(s) {
+				sv := osslver.MustParse(s + ".0")
+				if f, seen := fresh[s]; osslver.Less(*floor, sv) && !slices.Contains(series, s) && (!seen || osslver.Less(f, v)) {
 					fresh[s] = v
 				}
 			}
 			for _, s := range series {
-				if _, done := best[s]; done || !strings.HasPrefix(m[1], s+".") {
+				if _, done := best[s]; done || v.Series() != s {
 					continue
 				}
-				if found[s] == nil || v.GreaterThan(found[s]) {
+				if f, seen := found[s]; !seen || osslver.Less(f, v) {
 					found[s] = v
 				}
 			}
@@ -169,10 +173,10 @@ func (l Listing) LatestAndNewer(ctx context.Context, newest string, series ...st
 	}
 	out, newer := map[string]string{}, map[string]string{}
 	for s, v := range best {
-		out[s] = v.Original()
+		out[s] = v.String()
 	}
 	for s, v := range fresh {
-		newer[s] = v.Original()
+		newer[s] = v.String()
 	}
 	return out, newer, nil
 }

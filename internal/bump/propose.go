@@ -17,6 +17,7 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 
 	"github.com/osslbuild/osslbuild/internal/diff"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/keys"
 )
@@ -67,13 +68,16 @@ func SeriesOf(r *recipe.Recipe) []string {
 	return out
 }
 
-// seriesOf is "3.5" for "3.5.7".
+// seriesOf is "3.5" for "3.5.7"; "" for no version.
 func seriesOf(v string) string {
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return v
-	}
-	return parts[0] + "." + parts[1]
+	s, _ := osslver.SeriesOf(v)
+	return s
+}
+
+// isRelease reports whether v is a final release's number.
+func isRelease(v string) bool {
+	_, err := osslver.ParseRelease(v)
+	return err == nil
 }
 
 // Propose asks the release listing once for the newest final release of

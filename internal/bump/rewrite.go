@@ -13,10 +13,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hashicorp/go-version"
 	"github.com/pelletier/go-toml/v2"
 
-	"github.com/osslbuild/osslbuild/internal/lifecycle"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
@@ -54,7 +53,7 @@ func rewrite(orig []byte, rel recipe.Release, setDefault bool, mark string) ([]b
 	// Releases stay newest first: the new block goes before the first
 	// release older than it, or after the last one.
 	firstHeader, firstRelease, before := -1, -1, -1
-	newV, err := version.NewVersion(rel.Version)
+	newV, err := osslver.ParseRelease(rel.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +68,7 @@ func rewrite(orig []byte, rel recipe.Release, setDefault bool, mark string) ([]b
 			firstRelease = i
 		}
 		if before < 0 {
-			if v := blockVersion(lines[i+1:], body); v != nil && v.LessThan(newV) {
+			if v, ok := blockVersion(lines[i+1:], body); ok && osslver.Less(v, newV) {
 				before = i
 			}
 		}
@@ -126,13 +125,13 @@ func rewrite(orig []byte, rel recipe.Release, setDefault bool, mark string) ([]b
 // release of v pins now: v's, and the older ones of its series, which
 // the new release supersedes.
 func dropKnown(data []byte, v string) []byte {
-	series, err := lifecycle.SeriesName(v)
+	series, err := osslver.SeriesOf(v)
 	if err != nil {
 		return data
 	}
 	drop := map[int]bool{}
 	for _, k := range recipe.KnownReleases(data) {
-		if s, _ := lifecycle.SeriesName(k.Version); s == series && !newer(k.Version, v) {
+		if s, _ := osslver.SeriesOf(k.Version); s == series && !newer(k.Version, v) {
 			drop[k.Line] = true
 		}
 	}
@@ -153,20 +152,17 @@ var versionLineRe = regexp.MustCompile(`^[ \t]*version[ \t]*=[ \t]*"([^"]*)"`)
 
 // blockVersion reads the version = "..." line of the block that starts
 // after a [[release]] header, up to the next table header.
-func blockVersion(lines []string, body func(string) string) *version.Version {
+func blockVersion(lines []string, body func(string) string) (osslver.Version, bool) {
 	for _, l := range lines {
 		if tableHeaderRe.MatchString(body(l)) {
-			return nil
+			return osslver.Version{}, false
 		}
 		if m := versionLineRe.FindStringSubmatch(body(l)); m != nil {
-			v, err := version.NewVersion(m[1])
-			if err != nil {
-				return nil
-			}
-			return v
+			v, err := osslver.Parse(m[1])
+			return v, err == nil
 		}
 	}
-	return nil
+	return osslver.Version{}, false
 }
 
 // formatRelease writes a [[release]] block in the layout of
@@ -225,7 +221,7 @@ func checkRewrite(path string, orig, updated []byte, rel recipe.Release, setDefa
 		"signers": strs(rel.Signers),
 	}
 	// Where rewrite put it: before the first older release, else last.
-	newV, err := version.NewVersion(rel.Version)
+	newV, err := osslver.ParseRelease(rel.Version)
 	if err != nil {
 		return err
 	}
@@ -234,7 +230,7 @@ func checkRewrite(path string, orig, updated []byte, rel recipe.Release, setDefa
 		if m, ok := r.(map[string]any); !ok {
 			return fmt.Errorf("the original's release[%d] is a %T, not a table", i, r)
 		} else if s, ok := m["version"].(string); ok {
-			if v, err := version.NewVersion(s); err == nil && v.LessThan(newV) {
+			if v, err := osslver.Parse(s); err == nil && osslver.Less(v, newV) {
 				at = i
 				break
 			}

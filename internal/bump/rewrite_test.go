@@ -12,9 +12,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hashicorp/go-version"
-
 	"github.com/osslbuild/osslbuild/internal/lifecycle"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 )
 
@@ -328,9 +327,9 @@ func TestRewriteVersionOrder(t *testing.T) {
 
 func newestFirst(vs []string) bool {
 	for i := 1; i < len(vs); i++ {
-		a, _ := version.NewVersion(vs[i-1])
-		b, _ := version.NewVersion(vs[i])
-		if a == nil || b == nil || !a.GreaterThan(b) {
+		a, erra := osslver.Parse(vs[i-1])
+		b, errb := osslver.Parse(vs[i])
+		if erra != nil || errb != nil || !osslver.Less(b, a) {
 			return false
 		}
 	}

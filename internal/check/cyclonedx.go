@@ -11,6 +11,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	cdx "github.com/osslbuild/osslbuild/internal/cyclonedx"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // CycloneDX (-format=cyclonedx) is what check found as a CycloneDX 1.5
@@ -163,7 +164,7 @@ func component(bi int, b Binary, l *library) cdx.Component {
 			// check matched advisories against: 3.0.5 for 3.0.5+quic (the
 			// property osslbuild:advisories:caveat says what that misses).
 			rel := l.version
-			if v, err := advisory.ParseVersion(l.version); err == nil {
+			if v, err := osslver.Parse(l.version); err == nil {
 				rel = v.Release()
 			}
 			c.CPE = "cpe:2.3:a:openssl:openssl:" + cpeEscape(rel) + ":*:*:*:*:*:*:*"

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/osslbuild/osslbuild/internal/lifecycle"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
@@ -21,7 +21,7 @@ func TestKnownMatchesSources(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			series, _ := lifecycle.SeriesName(v)
+			series, _ := osslver.SeriesOf(v)
 			if want := known[series]; !slices.Equal(got, want) {
 				t.Errorf("OpenSSL %s: Scan gives\n%v\nthe committed list is\n%v", v, got, want)
 			}

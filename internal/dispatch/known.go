@@ -3,7 +3,7 @@ package dispatch
 import (
 	"slices"
 
-	"github.com/osslbuild/osslbuild/internal/lifecycle"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // known are the lists Scan gives on the release tarballs osslbuild pins,
@@ -34,7 +34,7 @@ var known = map[string][]Func{
 // without a list, or no version at all (libssl records none), it is every
 // known list together, and its name says so.
 func Known(version string) List {
-	series, err := lifecycle.SeriesName(version)
+	series, err := osslver.SeriesOf(version)
 	if err == nil {
 		if fns, ok := known[series]; ok {
 			return List{Name: "OpenSSL " + series + " (known)", Funcs: fns}

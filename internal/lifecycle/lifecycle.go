@@ -15,9 +15,9 @@ package lifecycle
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"time"
+
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // Series is one release series and its end of life.
@@ -69,43 +69,50 @@ var table = []Series{
 // Table is every series, oldest first (a copy).
 func Table() []Series { return append([]Series(nil), table...) }
 
-// number is an OpenSSL version number as releases and version strings
-// spell it: "4.0.2", "1.1.1w", "3.0.5+quic", "3.6.0-alpha1".
-var number = regexp.MustCompile(`^([0-9]+)\.([0-9]+)\.([0-9]+)`)
-
-// SeriesName is the series a version number belongs to: "4.0" for
-// "4.0.2", "1.1.1" for "1.1.1w" (before 3.0 the third number named the
-// series and letters its releases).
-func SeriesName(version string) (string, error) {
-	m := number.FindStringSubmatch(version)
-	if m == nil {
-		return "", fmt.Errorf("OpenSSL version %q: expected MAJOR.MINOR.PATCH", version)
-	}
-	if major, _ := strconv.Atoi(m[1]); major >= 3 {
-		return m[1] + "." + m[2], nil
-	}
-	return m[1] + "." + m[2] + "." + m[3], nil
-}
-
 // Of returns the series of an OpenSSL version number. ok is false for a
 // series newer than the table knows (its date is not published yet) and
 // for a string that is no version number. A version older than every
 // series in the table belongs to one long out of support: it is returned
 // with Before set.
 func Of(version string) (s Series, ok bool) {
-	name, err := SeriesName(version)
+	v, err := osslver.Parse(version)
 	if err != nil {
 		return Series{}, false
 	}
+	return Named(v.Series())
+}
+
+// Named is the series called name ("3.0", "1.1.1"), as Of returns it.
+func Named(name string) (s Series, ok bool) {
 	for _, row := range table {
 		if row.Name == name {
 			return row, true
 		}
 	}
-	if older(name, table[0].Name) {
+	if first, err := start(name); err == nil && osslver.Less(first, mustStart(table[0].Name)) {
 		return Series{Name: name, EndOfLife: table[0].EndOfLife, Before: true}, true
 	}
 	return Series{}, false
+}
+
+// start is a series' first release: "3.0.0" for "3.0", "1.1.1" for
+// "1.1.1"; an error for a name no series has.
+func start(name string) (osslver.Version, error) {
+	v, err := osslver.Parse(name + ".0")
+	if err != nil || v.Series() != name {
+		if v, err = osslver.Parse(name); err != nil || v.Series() != name {
+			return osslver.Version{}, fmt.Errorf("OpenSSL series %q: expected MAJOR.MINOR from 3.0, MAJOR.MINOR.PATCH before", name)
+		}
+	}
+	return v, nil
+}
+
+func mustStart(name string) osslver.Version {
+	v, err := start(name)
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // Ended reports whether the series' support ended before the day of now
@@ -138,28 +145,6 @@ func (s Series) EndedOn() string {
 		return fmt.Sprintf("%s reached its end of life in %s (upstream announced the month only: osslbuild takes its first day, %s, as the last day of support)", name, month, s.EndOfLife)
 	}
 	return name + " reached its end of life on " + s.EndOfLife
-}
-
-// older compares two series names numerically.
-func older(a, b string) bool {
-	pa, pb := parts(a), parts(b)
-	for i := 0; i < len(pa) && i < len(pb); i++ {
-		if pa[i] != pb[i] {
-			return pa[i] < pb[i]
-		}
-	}
-	return len(pa) < len(pb)
-}
-
-var digits = regexp.MustCompile(`[0-9]+`)
-
-func parts(s string) []int {
-	m := digits.FindAllString(s, -1)
-	out := make([]int, len(m))
-	for i, x := range m {
-		out[i], _ = strconv.Atoi(x)
-	}
-	return out
 }
 
 // Warning is what a build or a check says of a release whose series has

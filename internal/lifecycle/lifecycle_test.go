@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 func TestTableInOrder(t *testing.T) {
@@ -11,7 +13,7 @@ func TestTableInOrder(t *testing.T) {
 		if _, err := time.Parse(time.DateOnly, s.EndOfLife); err != nil {
 			t.Errorf("%s: end of life %q: %v", s.Name, s.EndOfLife, err)
 		}
-		if i > 0 && !older(table[i-1].Name, s.Name) {
+		if i > 0 && !osslver.Less(mustStart(table[i-1].Name), mustStart(s.Name)) {
 			t.Errorf("%s listed after %s: expected oldest first", s.Name, table[i-1].Name)
 		}
 	}
@@ -110,5 +112,17 @@ func TestAnnounced(t *testing.T) {
 	}
 	if !strings.Contains(MonthRule, "first day of that month") {
 		t.Errorf("MonthRule %q", MonthRule)
+	}
+}
+
+func TestNamed(t *testing.T) {
+	for name, want := range map[string]struct{ ok, before bool }{
+		"3.0": {true, false}, "1.1.1": {true, false}, "0.9.8": {true, false}, "0.9.6": {true, true},
+		"3": {false, false}, "3.0.0": {false, false}, "1.1": {false, false}, "9.9": {false, false},
+	} {
+		s, ok := Named(name)
+		if ok != want.ok || s.Before != want.before || (ok && s.Name != name) {
+			t.Errorf("Named(%q) = %+v, %v; want ok %v before %v", name, s, ok, want.ok, want.before)
+		}
 	}
 }

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/go-version"
-
 	"github.com/osslbuild/osslbuild/internal/lifecycle"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/testsupport/sigtest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
@@ -170,7 +169,7 @@ func TestKnownNotPinned(t *testing.T) {
 			t.Errorf("line %d: %s: series not in internal/lifecycle", k.Line, k.Version)
 		}
 		for _, v := range r.Versions() {
-			if vs, _ := lifecycle.SeriesName(v); vs == s.Name && !version.Must(version.NewVersion(k.Version)).GreaterThan(version.Must(version.NewVersion(v))) {
+			if vs, _ := osslver.SeriesOf(v); vs == s.Name && !osslver.Less(osslver.MustParse(v), osslver.MustParse(k.Version)) {
 				t.Errorf("line %d: %s is not newer than the pinned %s of its series", k.Line, k.Version, v)
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"regexp"
 	"strconv"
+
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // Known is a release a recipe's comments list as known and not pinned:
@@ -21,17 +23,23 @@ type Known struct {
 }
 
 // knownRe is a known-release line: "# not pinned: 4.0.3 sha256 <hex> 55235667 bytes".
-var knownRe = regexp.MustCompile(`^#[ \t]*not pinned:[ \t]+([0-9]+\.[0-9]+\.[0-9]+[a-z]?)[ \t]+sha256[ \t]+([0-9a-f]{64})[ \t]+([0-9]+)[ \t]+bytes\b`)
+// The version is held to osslver's release grammar after the match.
+var knownRe = regexp.MustCompile(`^#[ \t]*not pinned:[ \t]+([0-9][0-9a-z.]*)[ \t]+sha256[ \t]+([0-9a-f]{64})[ \t]+([0-9]+)[ \t]+bytes\b`)
 
 // KnownReleases reads the known-release lines of a recipe's text.
 func KnownReleases(data []byte) []Known {
 	var out []Known
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for n := 1; sc.Scan(); n++ {
-		if m := knownRe.FindSubmatch(bytes.TrimRight(sc.Bytes(), "\r")); m != nil {
+		if m := knownRe.FindSubmatch(bytes.TrimRight(sc.Bytes(), "\r")); m != nil && isRelease(string(m[1])) {
 			size, _ := strconv.ParseInt(string(m[3]), 10, 64)
 			out = append(out, Known{Version: string(m[1]), SHA256: string(m[2]), Size: size, Line: n})
 		}
 	}
 	return out
+}
+
+func isRelease(s string) bool {
+	_, err := osslver.ParseRelease(s)
+	return err == nil
 }

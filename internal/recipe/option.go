@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hashicorp/go-version"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // ErrOption marks a Configure option osslbuild will not pass on: a compiler
@@ -240,7 +240,7 @@ func ParseOptions(s string) ([]string, error) {
 func PinnedFeatureReleases() []string {
 	vs := slices.Collect(maps.Keys(releaseFeatures))
 	slices.SortFunc(vs, func(a, b string) int {
-		return version.Must(version.NewVersion(a)).Compare(version.Must(version.NewVersion(b)))
+		return osslver.Compare(osslver.MustParse(a), osslver.MustParse(b))
 	})
 	return vs
 }

@@ -22,10 +22,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hashicorp/go-version"
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/osslbuild/osslbuild/internal/ctxio"
+	"github.com/osslbuild/osslbuild/internal/osslver"
+	"github.com/osslbuild/osslbuild/internal/osslver/constraint"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/source/release"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
@@ -74,9 +75,10 @@ type Recipe struct {
 
 // Option is one Configure option, optionally limited to some releases.
 type Option struct {
-	Name     string     `toml:"name"`
-	Versions string     `toml:"versions"`
-	when     Constraint // parsed Versions; nil matches every release
+	Name     string                `toml:"name"`
+	Versions string                `toml:"versions"`
+	when     constraint.Constraint // parsed Versions; the zero value matches every release
+	field    string                // where the recipe writes Versions: "targets.x.options[0].versions"
 }
 
 // Target is one build target as the recipe writes it: the slice it builds
@@ -269,7 +271,6 @@ func Embedded() []string {
 var (
 	hex64      = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	fpr40      = regexp.MustCompile(`^[0-9A-F]{40}$`)
-	versionRe  = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+[a-z]?$`)
 	targetName = regexp.MustCompile(`^[a-z0-9_-]+$`)
 	// configureRe is a Configure target name: never an option or a path.
 	configureRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
@@ -364,11 +365,11 @@ func parse(path string, data []byte, o LoadOptions, readKey func(string) ([]byte
 				bad(f+".name", f+".name", "option %q: no feature of the Configure of %s (the releases osslbuild has read; docs/recipes.md lists their features): %v", o.Name, from, ErrOption)
 			}
 			if o.Versions != "" {
-				c, err := ParseConstraint(o.Versions)
+				c, err := constraint.Parse(o.Versions)
 				if err != nil {
-					bad(f+".versions", f+".versions", "%v", err)
+					bad(f+".versions", f+".versions", "bad %v", err)
 				}
-				o.when = c
+				o.when, o.field = c, f+".versions"
 			}
 		}
 	}
@@ -411,7 +412,7 @@ func parse(path string, data []byte, o LoadOptions, readKey func(string) ([]byte
 	for i, rel := range r.Releases {
 		loc := fmt.Sprintf("release[%d]", i)
 		f := loc
-		if !versionRe.MatchString(rel.Version) {
+		if _, err := osslver.ParseRelease(rel.Version); err != nil {
 			bad(loc+".version", f+".version", "want X.Y.Z, got %q", rel.Version)
 		} else {
 			f = fmt.Sprintf("release %s", rel.Version)
@@ -620,15 +621,11 @@ func (r *Recipe) Release(v string) (Release, error) {
 
 // Versions lists the releases, newest first.
 func (r *Recipe) Versions() []string {
-	var vs []*version.Version
-	for _, rel := range r.Releases {
-		vs = append(vs, version.Must(version.NewVersion(rel.Version)))
-	}
-	sort.Sort(sort.Reverse(version.Collection(vs)))
 	var out []string
-	for _, v := range vs {
-		out = append(out, v.Original())
+	for _, rel := range r.Releases {
+		out = append(out, rel.Version)
 	}
+	slices.SortStableFunc(out, func(a, b string) int { return osslver.Compare(osslver.MustParse(b), osslver.MustParse(a)) })
 	return out
 }
 

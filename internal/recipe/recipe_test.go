@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/lifecycle"
+	"github.com/osslbuild/osslbuild/internal/osslver/constraint"
 )
 
 func mustLoad(t *testing.T) *Recipe {
@@ -66,15 +68,19 @@ func TestPlanOptions(t *testing.T) {
 	}
 }
 
-func TestConstraintAlternatives(t *testing.T) {
-	c, err := ParseConstraint(">= 3.0.14, < 3.1.0 || >= 3.3.0")
-	if err != nil {
-		t.Fatal(err)
+// A letter release is refused by a versions constraint, not misordered
+// (go-version reads 1.1.1w as a pre-release of 1.1.1), with the recipe's
+// file:line and field.
+func TestConstraintRefusesLetterRelease(t *testing.T) {
+	r := mustLoad(t)
+	rel, listed, err := r.Resolve("1.1.1w", strings.Repeat("ab", 32))
+	if err != nil || listed {
+		t.Fatalf("Resolve: %v, listed %v", err, listed)
 	}
-	for v, want := range map[string]bool{"3.0.13": false, "3.0.14": true, "3.1.0": false, "3.2.9": false, "3.3.0": true, "4.0.2": true} {
-		if got := c.Check(mustVersion(t, v)); got != want {
-			t.Errorf("%s: got %v, want %v", v, got, want)
-		}
+	_, err = r.PlanFor(rel, "arm64", nil)
+	if !errors.Is(err, constraint.ErrUnordered) || !strings.Contains(err.Error(), "OpenSSL 1.1.1w") ||
+		!regexp.MustCompile(`openssl\.toml:[0-9]+: options\[[0-9]+\]\.versions`).MatchString(err.Error()) {
+		t.Errorf("PlanFor(1.1.1w) = %v; want ErrUnordered naming the version and the recipe's file:line and field", err)
 	}
 }
 
@@ -106,6 +112,7 @@ func TestInvalid(t *testing.T) {
 		{"short sha256", "736b467530f916737b7031310ccb21d8218c6229e61e8e160cd1d3458cd543a8", "736b4675", "release 4.0.2.sha256"},
 		{"upper sha256", "736b467530f916737b7031310ccb21d8218c6229e61e8e160cd1d3458cd543a8", strings.ToUpper("736b467530f916737b7031310ccb21d8218c6229e61e8e160cd1d3458cd543a8"), "release 4.0.2.sha256"},
 		{"bad constraint", `versions = ">= 3.2.0" }`, `versions = "newer than 3.2" }`, "options[4].versions"},
+		{"letters in a constraint", `versions = ">= 3.2.0" }`, `versions = ">= 1.1.1t" }`, "options[4].versions"},
 		{"missing target", "[targets.x86_64]", "[nottargets.x86_64]", "unknown field"},
 		{"no targets", "[targets.", "[t.", "unknown field"},
 		{"deployment flag disagrees with min_os", `flags = []`, `flags = ["-mmacosx-version-min=12.0"]`, "targets.arm64.flags[0]"},

@@ -7,9 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hashicorp/go-version"
-
-	"github.com/osslbuild/osslbuild/internal/lifecycle"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 	"github.com/osslbuild/osslbuild/keys"
 )
 
@@ -24,7 +22,7 @@ func ParseVersion(s string) (string, error) {
 	if v == "" && s == "" {
 		return "", nil
 	}
-	if !versionRe.MatchString(v) {
+	if _, err := osslver.ParseRelease(v); err != nil {
 		return "", fmt.Errorf("OpenSSL version %q: want X.Y.Z or openssl-X.Y.Z", s)
 	}
 	return v, nil
@@ -37,7 +35,7 @@ func ParseVersion(s string) (string, error) {
 func UpstreamURLs(v string) []string {
 	name := "openssl-" + v + ".tar.gz"
 	// upstream files old releases by series: old/3.0/, old/1.1.1/.
-	series, _ := lifecycle.SeriesName(v)
+	series, _ := osslver.SeriesOf(v)
 	return []string{
 		"https://github.com/openssl/openssl/releases/download/openssl-" + v + "/" + name,
 		"https://www.openssl.org/source/" + name,
@@ -118,7 +116,7 @@ func (r *Recipe) PlanFor(rel Release, target string, options []string) (*Plan, e
 	if err != nil {
 		return nil, err
 	}
-	v, err := version.NewVersion(rel.Version)
+	v, err := osslver.ParseRelease(rel.Version)
 	if err != nil {
 		return nil, fmt.Errorf("recipe %s: release %s: %w", r.Path, rel.Version, err)
 	}
@@ -130,7 +128,9 @@ func (r *Recipe) PlanFor(rel Release, target string, options []string) (*Plan, e
 			if err := CheckOption(o); err != nil {
 				errs = append(errs, err)
 			}
-			common = append(common, Option{Name: o, when: r.rule(o, t)})
+			ro := r.rule(o, t)
+			ro.Name = o
+			common = append(common, ro)
 		}
 		if err := errors.Join(errs...); err != nil {
 			return nil, fmt.Errorf("OpenSSL %s for %s: %w", rel.Version, target, err)
@@ -140,7 +140,11 @@ func (r *Recipe) PlanFor(rel Release, target string, options []string) (*Plan, e
 	p.Slice.Options, p.Slice.Skipped = nil, nil
 	seen := map[string]bool{}
 	for _, o := range append(append([]Option{}, common...), t.Options...) {
-		if !o.when.Check(v) {
+		ok, err := o.when.Check(v)
+		if err != nil {
+			return nil, fmt.Errorf("recipe %s: %s (option %s): %w", r.lines.where(r.Path, o.field), o.field, o.Name, err)
+		}
+		if !ok {
 			p.Slice.Skipped = append(p.Slice.Skipped, o.Name)
 			continue
 		}
@@ -171,22 +175,23 @@ func (r *Recipe) PlanFor(rel Release, target string, options []string) (*Plan, e
 		sh := *r.Shared
 		// OpenSSL names its shared libraries by SHLIB_VERSION, its major
 		// version since 3.0 (layout checks VERSION.dat says so).
-		if v.Segments()[0] < 3 {
+		if v.Major < 3 {
 			return nil, fmt.Errorf("OpenSSL %s for %s: shared libraries are built for OpenSSL 3.0 and later: %w", rel.Version, target, ErrOption)
 		}
-		sh.Version = strconv.Itoa(v.Segments()[0])
+		sh.Version = strconv.Itoa(v.Major)
 		p.Slice.Shared = &sh
 	}
 	return p, nil
 }
 
-// rule is the recipe's version constraint for option o (common options,
-// then target t's), or nil when the recipe does not restrict it.
-func (r *Recipe) rule(o string, t Target) Constraint {
+// rule is the recipe's entry for option o (common options, then target
+// t's), whose version constraint applies to it; the zero Option when the
+// recipe does not restrict it.
+func (r *Recipe) rule(o string, t Target) Option {
 	for _, ro := range append(append([]Option{}, r.Options...), t.Options...) {
 		if ro.Name == o {
-			return ro.when
+			return ro
 		}
 	}
-	return nil
+	return Option{}
 }

@@ -126,12 +126,12 @@ func TestParseOptions(t *testing.T) {
 }
 
 func TestParseVersion(t *testing.T) {
-	for in, want := range map[string]string{"4.0.1": "4.0.1", "openssl-4.0.1": "4.0.1", " openssl-3.0.20\n": "3.0.20", "1.1.1w": "1.1.1w", "": ""} {
+	for in, want := range map[string]string{"4.0.1": "4.0.1", "openssl-4.0.1": "4.0.1", " openssl-3.0.20\n": "3.0.20", "1.1.1w": "1.1.1w", "0.9.8zh": "0.9.8zh", "": ""} {
 		if got, err := ParseVersion(in); err != nil || got != want {
 			t.Errorf("ParseVersion(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"4.0", "openssl-", "OpenSSL_4_0_1", "4.0.1-beta1", "v4.0.1", "openssl-openssl-4.0.1"} {
+	for _, in := range []string{"4.0", "openssl-", "OpenSSL_4_0_1", "4.0.1-beta1", "v4.0.1", "openssl-openssl-4.0.1", "1.1.1zzz", "04.0.1"} {
 		if _, err := ParseVersion(in); err == nil || !strings.Contains(err.Error(), "want X.Y.Z or openssl-X.Y.Z") {
 			t.Errorf("ParseVersion(%q) = %v", in, err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/lifecycle"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // The collections of OpenSSL's records Build reads.
@@ -66,7 +67,7 @@ func Build(inputs []Input, o Options) (*advisory.Table, []string, error) {
 	eol := o.EndOfLife
 	if eol == nil {
 		eol = func(series string) (string, bool) {
-			s, ok := lifecycle.Of(series + ".0")
+			s, ok := lifecycle.Named(series)
 			if !ok {
 				return "", false
 			}
@@ -228,7 +229,7 @@ func ranges(r *Record, date string, secs []Section, eol func(string) (string, bo
 			note("%s: a range of product %q left out", r.Name, e.Product)
 			continue
 		}
-		lo, err := advisory.ParseVersion(e.Version)
+		lo, err := osslver.Parse(e.Version)
 		if err != nil {
 			if strings.HasPrefix(e.Version, "fips-") {
 				note("%s: version %q is the FIPS module's own number, no OpenSSL release: left out", r.Name, e.Version)
@@ -240,35 +241,35 @@ func ranges(r *Record, date string, secs []Section, eol func(string) (string, bo
 		rg := advisory.Range{Series: lo.Series(), Introduced: e.Version}
 		switch {
 		case e.LessThan != "":
-			hi, err := advisory.ParseVersion(e.LessThan)
+			hi, err := osslver.Parse(e.LessThan)
 			if err != nil {
 				hole("%s: lessThan %q is no OpenSSL release: range %s left out", r.Name, e.LessThan, e.Version)
 				continue
 			}
-			if fix, ok := textFix(secs, rg.Series); ok && advisory.Compare(hi, lo) == 0 && fix.Release == e.LessThan {
+			if fix, ok := textFix(secs, rg.Series); ok && osslver.Compare(hi, lo) == 0 && fix.Release == e.LessThan {
 				// "3.1.1 to before 3.1.1" (CVE-2023-2650), where the text says
 				// the series' users should upgrade to 3.1.1: the series up
 				// to its fix.
 				first := seriesStart(lo)
-				if advisory.Compare(first, hi) < 0 {
+				if osslver.Compare(first, hi) < 0 {
 					note("%s: range %s to before %s is empty; its advisory text fixes series %s in %s: %s to before %s", r.Name, e.Version, e.LessThan, rg.Series, fix.Release, first, e.LessThan)
 					lo, rg.Introduced = first, first.String()
 				}
 			}
-			if advisory.Compare(hi, lo) <= 0 || hi.Series() != rg.Series {
+			if osslver.Compare(hi, lo) <= 0 || hi.Series() != rg.Series {
 				hole("%s: range %s to before %s is empty or crosses series: left out", r.Name, e.Version, e.LessThan)
 				continue
 			}
 			rg.Fixed = e.LessThan
 		case e.LessThanOrEqual != "":
-			hi, err := advisory.ParseVersion(e.LessThanOrEqual)
-			if err != nil || advisory.Compare(hi, lo) < 0 || hi.Series() != rg.Series {
+			hi, err := osslver.Parse(e.LessThanOrEqual)
+			if err != nil || osslver.Compare(hi, lo) < 0 || hi.Series() != rg.Series {
 				hole("%s: lessThanOrEqual %q does not end range %s: left out", r.Name, e.LessThanOrEqual, e.Version)
 				continue
 			}
 			rg.LastAffected = e.LessThanOrEqual
 			if fix, ok := textFix(secs, rg.Series); ok {
-				if fv, err := advisory.ParseVersion(fix.Release); err == nil && advisory.Compare(fv, hi) > 0 {
+				if fv, err := osslver.Parse(fix.Release); err == nil && osslver.Compare(fv, hi) > 0 {
 					rg.Fixed = fix.Release
 					note("%s: series %s affected up to %s; fixed in %s by its advisory text", r.Name, rg.Series, rg.LastAffected, rg.Fixed)
 				}
@@ -312,9 +313,9 @@ func ranges(r *Record, date string, secs []Section, eol func(string) (string, bo
 // sortRanges orders ranges newest series first.
 func sortRanges(rs []advisory.Range) {
 	sort.SliceStable(rs, func(i, j int) bool {
-		a, _ := advisory.ParseVersion(rs[i].Introduced)
-		b, _ := advisory.ParseVersion(rs[j].Introduced)
-		return advisory.Compare(a, b) > 0
+		a, _ := osslver.Parse(rs[i].Introduced)
+		b, _ := osslver.Parse(rs[j].Introduced)
+		return osslver.Compare(a, b) > 0
 	})
 }
 
@@ -328,20 +329,20 @@ func textRanges(r *Record, a advisory.Advisory, secs []Section, eol func(string)
 		named[rg.Series] = true
 	}
 	for _, e := range r.Versions {
-		if v, err := advisory.ParseVersion(e.Version); err == nil {
+		if v, err := osslver.Parse(e.Version); err == nil {
 			named[v.Series()] = true
 		}
 	}
 	var out []advisory.Range
 	for _, s := range secs {
 		for _, f := range s.Fixes {
-			fv, err := advisory.ParseVersion(f.Release)
+			fv, err := osslver.Parse(f.Release)
 			if err != nil || named[f.Series] {
 				continue
 			}
 			named[f.Series] = true
 			first := seriesStart(fv)
-			if advisory.Compare(first, fv) >= 0 {
+			if osslver.Compare(first, fv) >= 0 {
 				continue // a series' first release: nothing before it to fix
 			}
 			rg := advisory.Range{Series: f.Series, Introduced: first.String(), Fixed: f.Release, Public: true}
@@ -357,8 +358,8 @@ func textRanges(r *Record, a advisory.Advisory, secs []Section, eol func(string)
 
 // seriesStart is the first release of v's series: X.Y.0 from 3.0, the
 // letterless X.Y.Z before.
-func seriesStart(v advisory.Version) advisory.Version {
-	first := advisory.Version{Major: v.Major, Minor: v.Minor, Patch: v.Patch}
+func seriesStart(v osslver.Version) osslver.Version {
+	first := osslver.Version{Major: v.Major, Minor: v.Minor, Patch: v.Patch}
 	if v.Major >= 3 {
 		first.Patch = 0
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/ctxio"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // ReleaseNotes is what one release's section of OpenSSL's CHANGES.md
@@ -51,7 +52,7 @@ func ParseChanges(name string, data []byte) ([]ReleaseNotes, error) {
 	var cur *ReleaseNotes
 	for i, line := range strings.Split(string(data), "\n") {
 		if m := changesHeading.FindStringSubmatch(line); m != nil {
-			if _, err := advisory.ParseVersion(m[2]); err != nil {
+			if _, err := osslver.Parse(m[2]); err != nil {
 				return nil, fmt.Errorf("%s:%d: %q: %w", name, i+1, strings.TrimSpace(line), err)
 			}
 			out = append(out, ReleaseNotes{File: name, Line: i + 1, Release: m[2]})
@@ -137,7 +138,7 @@ func CompareNotes(t *advisory.Table, notes []ReleaseNotes, own string) []string 
 	}
 	sections := map[string]*ReleaseNotes{}
 	for i, n := range notes {
-		rel, err := advisory.ParseVersion(n.Release)
+		rel, err := osslver.Parse(n.Release)
 		if err != nil {
 			continue // ParseChanges read only versions
 		}
@@ -145,7 +146,7 @@ func CompareNotes(t *advisory.Table, notes []ReleaseNotes, own string) []string 
 		if _, dup := sections[n.Release]; !dup {
 			sections[n.Release] = &notes[i]
 		}
-		first := advisory.Compare(seriesStart(rel), rel) == 0
+		first := osslver.Compare(seriesStart(rel), rel) == 0
 		for _, c := range n.CVEs {
 			a := byCVE[c]
 			if a == nil {
@@ -171,7 +172,7 @@ func CompareNotes(t *advisory.Table, notes []ReleaseNotes, own string) []string 
 	if own == "" {
 		return out
 	}
-	ov, err := advisory.ParseVersion(own)
+	ov, err := osslver.Parse(own)
 	if err != nil {
 		return append(out, fmt.Sprintf("- %s: %v", own, err))
 	}
@@ -180,8 +181,8 @@ func CompareNotes(t *advisory.Table, notes []ReleaseNotes, own string) []string 
 			if rg.Series != ov.Series() || !rg.Public {
 				continue
 			}
-			fv, err := advisory.ParseVersion(rg.Fixed)
-			if err != nil || advisory.Compare(fv, ov) > 0 {
+			fv, err := osslver.Parse(rg.Fixed)
+			if err != nil || osslver.Compare(fv, ov) > 0 {
 				continue
 			}
 			s := sections[rg.Fixed]

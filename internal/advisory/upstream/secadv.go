@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/osslbuild/osslbuild/internal/advisory"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // ErrText is matched (errors.Is) by every error ParseText returns.
@@ -44,8 +44,9 @@ var (
 	severityRe = regexp.MustCompile(`^\s*Severity:\s*([A-Za-z]+)`)
 	// upgrade matches "OpenSSL 3.0 users should upgrade to OpenSSL 3.0.8"
 	// and "Premium support customers of OpenSSL 1.0.2 should upgrade to
-	// 1.0.2w", across a line break.
-	upgrade = regexp.MustCompile(`(?:OpenSSL|customers of OpenSSL)\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?)\s+(?:users\s+)?should\s+upgrade\s+to\s+(?:OpenSSL\s+)?([0-9]+\.[0-9]+\.[0-9]+[a-z]{0,3})`)
+	// 1.0.2w", across a line break. The release is held to osslver's
+	// grammar after the match.
+	upgrade = regexp.MustCompile(`(?:OpenSSL|customers of OpenSSL)\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?)\s+(?:users\s+)?should\s+upgrade\s+to\s+(?:OpenSSL\s+)?([0-9]+\.[0-9]+\.[0-9]+[a-z]*)`)
 )
 
 // ParseText reads one secadv advisory; name names it in errors. Text that
@@ -114,7 +115,7 @@ func fixes(body []string) []Fix {
 			}
 			premium := allPremium || strings.Contains(strings.ToLower(rest), "premium") ||
 				strings.HasSuffix(strings.ToLower(flat[:m[0]]), "premium support ")
-			if v, err := advisory.ParseVersion(rel); err == nil && v.Series() == series {
+			if v, err := osslver.Parse(rel); err == nil && v.Series() == series {
 				out = append(out, Fix{Series: series, Release: rel, Premium: premium})
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/advisory"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // testSource is the test records' source as the table names it.
@@ -416,7 +417,7 @@ func FuzzParseText(f *testing.F) {
 				}
 			}
 			for _, fx := range s.Fixes {
-				v, err := advisory.ParseVersion(fx.Release)
+				v, err := osslver.Parse(fx.Release)
 				if err != nil || v.Series() != fx.Series {
 					t.Fatalf("fix %+v", fx)
 				}

@@ -6,6 +6,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // Family is the library an OpenSSL-compatible version string names.
@@ -21,20 +23,24 @@ const (
 // families match the version strings each library compiles in, forks
 // first: BoringSSL and AWS-LC define OPENSSL_VERSION_TEXT as "OpenSSL 1.1.1
 // (compatible; ...)", which is not an OpenSSL release. Group 1 is the
-// library's own version number, when it has one.
+// OpenSSL version number the string states, when it states one, held to
+// osslver's grammar (a release's for a fork); own is the group of the
+// library's own version number, 0 when it has none.
 var families = []struct {
-	re     *regexp.Regexp
-	family Family
+	re      *regexp.Regexp
+	family  Family
+	openssl bool // group 1 is an OpenSSL version number
+	own     int
 }{
-	{regexp.MustCompile(`^OpenSSL [0-9]+\.[0-9]+\.[0-9]+[a-z]{0,2} \(compatible; BoringSSL\)()$`), FamilyBoringSSL},
-	{regexp.MustCompile(`^OpenSSL [0-9]+\.[0-9]+\.[0-9]+[a-z]{0,2} \(compatible; AWS-LC (?:FIPS )?([0-9]+\.[0-9]+\.[0-9]+)\)$`), FamilyAWSLC},
-	{regexp.MustCompile(`^AWS-LC (?:FIPS )?([0-9]+\.[0-9]+\.[0-9]+)$`), FamilyAWSLC},
-	{regexp.MustCompile(`^LibreSSL ([0-9]+\.[0-9]+\.[0-9]+)$`), FamilyLibreSSL},
+	{regexp.MustCompile(`^OpenSSL (\S+) \(compatible; BoringSSL\)$`), FamilyBoringSSL, true, 0},
+	{regexp.MustCompile(`^OpenSSL (\S+) \(compatible; AWS-LC (?:FIPS )?([0-9]+\.[0-9]+\.[0-9]+)\)$`), FamilyAWSLC, true, 2},
+	{regexp.MustCompile(`^AWS-LC (?:FIPS )?([0-9]+\.[0-9]+\.[0-9]+)$`), FamilyAWSLC, false, 1},
+	{regexp.MustCompile(`^LibreSSL ([0-9]+\.[0-9]+\.[0-9]+)$`), FamilyLibreSSL, false, 1},
 	// OPENSSL_VERSION_TEXT: "OpenSSL {full_version} {release_date}", with
 	// full_version MAJOR.MINOR.PATCH[-pre][+build] (1.1.1 style letter
 	// suffixes too) and release_date "25 Aug 2026" or "xx XXX xxxx" in dev
 	// trees. 1.1.1 put two spaces before a one-digit day, hence " +".
-	{regexp.MustCompile(`^OpenSSL ([0-9]+\.[0-9]+\.[0-9]+[a-z]{0,2}(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?) +(?:[0-9]{1,2} [A-Z][a-z]{2} [0-9]{4}|xx XXX xxxx)$`), FamilyOpenSSL},
+	{regexp.MustCompile(`^OpenSSL (\S+) +(?:[0-9]{1,2} [A-Z][a-z]{2} [0-9]{4}|xx XXX xxxx)$`), FamilyOpenSSL, true, 1},
 }
 
 // FamilyOf returns the library a version string names and that library's
@@ -43,9 +49,23 @@ var families = []struct {
 // version string.
 func FamilyOf(s string) (Family, string) {
 	for _, f := range families {
-		if m := f.re.FindStringSubmatch(s); m != nil {
-			return f.family, m[1]
+		m := f.re.FindStringSubmatch(s)
+		if m == nil {
+			continue
 		}
+		if f.openssl {
+			parse := osslver.Parse
+			if f.family != FamilyOpenSSL {
+				parse = osslver.ParseRelease
+			}
+			if _, err := parse(m[1]); err != nil {
+				continue
+			}
+		}
+		if f.own == 0 {
+			return f.family, ""
+		}
+		return f.family, m[f.own]
 	}
 	return "", ""
 }

@@ -165,6 +165,13 @@ func TestFamilyOf(t *testing.T) {
 		{"LibreSSL 3.8.2", FamilyLibreSSL, "3.8.2"},
 		{"OpenSSL 3.0 is great", "", ""},
 		{"OpenSSL 1.1.1 (compatible; SomethingElse)", "", ""},
+		// osslver's grammar: two letters at most, no leading zeros, a
+		// fork claims a release.
+		{"OpenSSL 0.9.8zh 3 Dec 2015", FamilyOpenSSL, "0.9.8zh"},
+		{"OpenSSL 1.0.2k-fips  26 Jan 2017", FamilyOpenSSL, "1.0.2k-fips"},
+		{"OpenSSL 1.1.1abc 11 Sep 2023", "", ""},
+		{"OpenSSL 03.0.0 7 Sep 2021", "", ""},
+		{"OpenSSL 1.1.1-dev (compatible; BoringSSL)", "", ""},
 	} {
 		f, n := FamilyOf(tc.s)
 		if f != tc.family || n != tc.number {

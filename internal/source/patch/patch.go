@@ -12,7 +12,10 @@
 //	Applies-To: >= 3.0.0, < 3.2.0 || >= 3.5.0, < 3.6.0
 //
 // Each alternative between "||" is a hashicorp/go-version constraint (comma
-// means "and"); the patch applies to a release matching any alternative. A
+// means "and", constraint.Constraint); the patch applies to a release matching
+// any alternative. Letters are refused in the header, and selecting
+// patches for a letter release (1.1.1w) is an error naming the patch:
+// go-version would order it as a pre-release. A
 // patch without that line, with two of them, or with an unparsable one is an
 // error naming the patch, whether or not it would have been selected, so a
 // typo cannot silently drop a patch. The header is case-insensitive in its
@@ -46,7 +49,9 @@ import (
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
-	"github.com/hashicorp/go-version"
+
+	"github.com/osslbuild/osslbuild/internal/osslver"
+	"github.com/osslbuild/osslbuild/internal/osslver/constraint"
 )
 
 // Header is the leading-comment key that states which releases a patch is for.
@@ -66,18 +71,18 @@ type Patch struct {
 	AppliesTo string   // the Applies-To value as written
 	Files     []string // paths (relative to the tree) the patch touches
 
-	alts  []version.Constraints
+	when  constraint.Constraint
 	diffs []*gitdiff.File
 }
 
-// Matches reports whether the patch applies to release v.
-func (p Patch) Matches(v *version.Version) bool {
-	for _, c := range p.alts {
-		if c.Check(v) {
-			return true
-		}
+// Matches reports whether the patch applies to release v; an error when
+// its header cannot order v (constraint.ErrUnordered).
+func (p Patch) Matches(v osslver.Version) (bool, error) {
+	ok, err := p.when.Check(v)
+	if err != nil {
+		return false, fmt.Errorf("patch %s: %s: %w", p.Name, Header, err)
 	}
-	return false
+	return ok, nil
 }
 
 // Load reads and validates every *.patch at the top of fsys, in lexical
@@ -105,7 +110,7 @@ func Load(fsys fs.FS) ([]Patch, error) {
 
 // Select returns the patches of fsys that apply to release ver, in order.
 func Select(fsys fs.FS, ver string) ([]Patch, error) {
-	v, err := version.NewVersion(ver)
+	v, err := osslver.Parse(ver)
 	if err != nil {
 		return nil, fmt.Errorf("patches: release version %q: %w", ver, err)
 	}
@@ -115,7 +120,11 @@ func Select(fsys fs.FS, ver string) ([]Patch, error) {
 	}
 	var out []Patch
 	for _, p := range all {
-		if p.Matches(v) {
+		ok, err := p.Matches(v)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			out = append(out, p)
 		}
 	}
@@ -169,7 +178,7 @@ func parse(name string, data []byte) (Patch, error) {
 	if len(files) == 0 {
 		return p, fmt.Errorf("patch %s: %w: no file changes", name, ErrUnsupported)
 	}
-	if p.AppliesTo, p.alts, err = appliesTo(preamble); err != nil {
+	if p.AppliesTo, p.when, err = appliesTo(preamble); err != nil {
 		return p, fmt.Errorf("patch %s: %w", name, err)
 	}
 	// git diffs name files without their a/ b/ prefixes already; a
@@ -213,7 +222,7 @@ func stripOne(name string) string {
 }
 
 // appliesTo finds the single Applies-To line of a preamble and parses it.
-func appliesTo(preamble string) (string, []version.Constraints, error) {
+func appliesTo(preamble string) (string, constraint.Constraint, error) {
 	var raw []string
 	sc := bufio.NewScanner(strings.NewReader(preamble))
 	for sc.Scan() {
@@ -225,24 +234,21 @@ func appliesTo(preamble string) (string, []version.Constraints, error) {
 	}
 	switch len(raw) {
 	case 0:
-		return "", nil, fmt.Errorf("%w: no %q line before the first diff", ErrHeader, Header+":")
+		return "", constraint.Constraint{}, fmt.Errorf("%w: no %q line before the first diff", ErrHeader, Header+":")
 	case 1:
 	default:
-		return "", nil, fmt.Errorf("%w: %d %s lines, want one", ErrHeader, len(raw), Header)
+		return "", constraint.Constraint{}, fmt.Errorf("%w: %d %s lines, want one", ErrHeader, len(raw), Header)
 	}
-	var alts []version.Constraints
 	for _, alt := range strings.Split(raw[0], "||") {
-		alt = strings.TrimSpace(alt)
-		if alt == "" {
-			return "", nil, fmt.Errorf("%w: empty alternative in %q", ErrHeader, raw[0])
+		if strings.TrimSpace(alt) == "" {
+			return "", constraint.Constraint{}, fmt.Errorf("%w: empty alternative in %q", ErrHeader, raw[0])
 		}
-		c, err := version.NewConstraint(alt)
-		if err != nil {
-			return "", nil, fmt.Errorf("%w: %q: %w", ErrHeader, alt, err)
-		}
-		alts = append(alts, c)
 	}
-	return raw[0], alts, nil
+	c, err := constraint.Parse(raw[0])
+	if err != nil {
+		return "", constraint.Constraint{}, fmt.Errorf("%w: %w", ErrHeader, err)
+	}
+	return raw[0], c, nil
 }
 
 // content is a file's state in the in-memory overlay.

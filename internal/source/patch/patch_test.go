@@ -11,6 +11,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/osslbuild/osslbuild/internal/osslver/constraint"
 	"github.com/osslbuild/osslbuild/internal/source/unpack"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
@@ -112,6 +113,18 @@ func TestSelect(t *testing.T) {
 	}
 }
 
+// A letter release cannot be ordered by Applies-To (go-version reads
+// 1.1.1w as a pre-release of 1.1.1): refused, naming the patch.
+func TestSelectLetterRelease(t *testing.T) {
+	_, err := Select(os.DirFS("testdata/good"), "1.1.1w")
+	if !errors.Is(err, constraint.ErrUnordered) || !strings.Contains(err.Error(), "0001-cversion-comment.patch") || !strings.Contains(err.Error(), "1.1.1w") {
+		t.Errorf("Select(1.1.1w) = %v; want ErrUnordered naming the patch and the version", err)
+	}
+	if sel, err := Select(os.DirFS("testdata"), "1.1.1w"); err != nil || len(sel) != 0 {
+		t.Errorf("no patches: %v, %v", sel, err)
+	}
+}
+
 func TestBadHeaders(t *testing.T) {
 	for _, d := range []string{"noheader", "badheader"} {
 		t.Run(d, func(t *testing.T) {
@@ -134,6 +147,7 @@ func TestRefused(t *testing.T) {
 		"empty alt":   "Applies-To: >= 1.0 ||\n\n" + strings.ReplaceAll(diff, "%[1]s", "f"),
 		"escape":      "Applies-To: >= 1.0\n\n" + strings.ReplaceAll(diff, "%[1]s", "../evil"),
 		"no diff":     "Applies-To: >= 1.0\n",
+		"letters":     "Applies-To: >= 1.1.1t\n\n" + strings.ReplaceAll(diff, "%[1]s", "f"),
 		"rename":      "Applies-To: >= 1.0\n\ndiff --git a/x b/y\nsimilarity index 100%\nrename from x\nrename to y\n",
 	} {
 		t.Run(name, func(t *testing.T) {
