@@ -108,8 +108,8 @@ func arm64Known(w uint32) bool {
 	if w == 0 {
 		return false
 	}
-	if e := arm64Ext(w); e != extNone && e != extSVE && e != extSME {
-		return true
+	if e := arm64Ext(w); e != extNone && e != extSVE && (e != extSME || w>>25&0xf != 0) {
+		return true // SME's switches and SVCR, not its encoding space
 	}
 	var b [4]byte
 	binary.LittleEndian.PutUint32(b[:], w)
