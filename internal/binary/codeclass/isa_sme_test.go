@@ -196,3 +196,58 @@ func TestARM64SVESMEAgainstObjdumpRealWorld(t *testing.T) {
 		})
 	}
 }
+
+// runsAsm has SVE on each kind of path the linked walk meets: a run
+// ending in a branch (counted), one running into a word that is no
+// instruction (a small integer), a function whose first word is none,
+// and a run falling off its function's end into the next.
+const runsAsm = `	.text
+	.globl _run_ok
+	.p2align 2
+_run_ok:
+	cbz x0, 1f
+	add z0.s, z1.s, z2.s
+1:	ret
+	.globl _run_into_data
+	.p2align 2
+_run_into_data:
+	cbz x0, 1f
+	ret
+1:	add z0.s, z1.s, z2.s
+	.long 7
+	.globl _entry_data
+	.p2align 2
+_entry_data:
+	.long 7
+	add z0.s, z1.s, z2.s
+	ret
+	.globl _run_off_end
+	.p2align 2
+_run_off_end:
+	cbz x0, 1f
+	ret
+1:	add z0.s, z1.s, z2.s
+	.globl _last
+	.p2align 2
+_last:
+	ret
+`
+
+// TestARM64RunsCountToBranch: in a linked image an arm64 path's run
+// counts only once it ends in a branch; a run into no instruction, or
+// off its function's end, and a function whose entry is none count
+// nothing (#58).
+func TestARM64RunsCountToBranch(t *testing.T) {
+	testfixture.Tools(t, "clang-14", "ld64.lld-14")
+	dir := t.TempDir()
+	src, obj, dylib := filepath.Join(dir, "runs.s"), filepath.Join(dir, "runs.o"), filepath.Join(dir, "runs.dylib")
+	if err := os.WriteFile(src, []byte(runsAsm), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testfixture.Run(t, "clang-14", "--target=arm64-apple-macos11", "-march=armv8.2-a+sve", "-c", src, "-o", obj)
+	testfixture.Run(t, "ld64.lld-14", "-arch", "arm64", "-platform_version", "macos", "11.0", "11.0", "-dylib", obj, "-o", dylib)
+	_, all := passExts(t, dylib)
+	if got := fmt.Sprint(all); got != fmt.Sprint(funcExts{"run_ok": {"SVE"}}) {
+		t.Errorf("counted %s, want only run_ok's SVE", got)
+	}
+}
