@@ -44,7 +44,8 @@ import (
 // instruction above the baseline, x86asm's full decoder agreeing; arm64:
 // every word a defined encoding) and ends exactly at the gap's end;
 // otherwise it is taken for data. A path that meets an invalid
-// instruction is taken for data too and counts nothing. What this can
+// instruction is taken for data too and counts nothing (arm64: its run
+// since its last branch; see arm64Flow). What this can
 // miss is code reached only through a table it cannot resolve, together
 // with data in the same gap: reported uses of linked images are not
 // failed (validate), and the build's rule reads the objects.
