@@ -357,3 +357,30 @@ func TestISAArtifactPerArch(t *testing.T) {
 		}
 	}
 }
+
+// TestISAOwnArm64Dylib: osslbuild's own arm64 libcrypto.3.dylib under
+// -isa=apple-m1 lists exactly OpenSSL's guarded paths above it (the SVE
+// ChaCha20, the SVE, SVE2, SM3, SM4 and RNDR probes, RNDR's reads),
+// not failed (a linked image), and nothing from data: the arm64 pass
+// counts code only (#58).
+func TestISAOwnArm64Dylib(t *testing.T) {
+	lib := filepath.Join(e2e.SharedUniversal2(t), "dist", "shared-openssl-aarch64-apple-darwin", "lib", "libcrypto.3.dylib")
+	res, err := Check(context.Background(), Options{Path: lib, ISA: "apple-m1", Now: dec1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Binaries[0].Slices[0]
+	if s.ISA == nil {
+		t.Fatalf("no instruction-set evidence: %+v", s)
+	}
+	var got []string
+	for _, u := range s.ISA.Above {
+		got = append(got, u.Function+" "+u.Extension)
+	}
+	slices.Sort(got)
+	want := []string{"ChaCha20_ctr32_sve SVE", "OPENSSL_rndr_asm RNG", "OPENSSL_rndrrs_asm RNG", "_armv8_rng_probe RNG",
+		"_armv8_sm3_probe SM3/SM4", "_armv8_sm4_probe SM3/SM4", "_armv8_sve2_probe SVE", "_armv8_sve_probe SVE"}
+	if !slices.Equal(got, want) || s.ISA.Unjudged == "" || !res.OK {
+		t.Errorf("OK %v %q; above apple-m1 %q (unjudged %q), want %q", res.OK, res.Failures, got, s.ISA.Unjudged, want)
+	}
+}

@@ -2,6 +2,7 @@ package codeclass
 
 import (
 	"encoding/binary"
+	"slices"
 	"sort"
 
 	"golang.org/x/arch/arm64/arm64asm"
@@ -72,8 +73,9 @@ func arm64Ext(w uint32) ext {
 	case m(0xffe0fc00, 0x4e80a400), m(0xffe0fc00, 0x6e80a400), m(0xffe0fc00, 0x4e80ac00), m(0xbfe0fc00, 0x0e809c00),
 		m(0xbfc0f400, 0x0f80f000), m(0xbfc0f400, 0x0f00f000):
 		return extI8MM
-	// SME's mode switches, SMSTART and SMSTOP (MSR SVCR*).
-	case m(0xfffff0ff, 0xd503407f) && w>>8&0xf >= 2 && w>>8&0xf <= 7:
+	// SME's mode switches, SMSTART and SMSTOP (MSR SVCR*), and MSR/MRS
+	// of SVCR.
+	case m(0xfffff0ff, 0xd503407f) && w>>8&0xf >= 2 && w>>8&0xf <= 7, m(0xffdfffe0, 0xd51b4240):
 		return extSME
 	// MTE: IRG, GMI, SUBP(S), ADDG, SUBG, the tag loads and stores, STGP.
 	case m(0xffe0f800, 0x9ac01000), m(0xdfe0fc00, 0x9ac00000), m(0xffc0c000, 0x91800000), m(0xffc0c000, 0xd1800000),
@@ -106,8 +108,8 @@ func arm64Known(w uint32) bool {
 	if w == 0 {
 		return false
 	}
-	if e := arm64Ext(w); e != extNone && e != extSVE && e != extSME {
-		return true
+	if e := arm64Ext(w); e != extNone && e != extSVE && (e != extSME || w>>25&0xf != 0) {
+		return true // SME's switches and SVCR, not its encoding space
 	}
 	var b [4]byte
 	binary.LittleEndian.PutUint32(b[:], w)
@@ -116,9 +118,10 @@ func arm64Known(w uint32) bool {
 }
 
 // isaARM64Func decodes one function of a relocatable object word by word,
-// skipping data ranges (function-relative).
+// skipping data ranges (function-relative); SME counts only where the
+// function switches to it (smeSwitched).
 func isaARM64Func(code []byte, start uint64, data [][2]uint64, st *isaStats) (at int, top ext, n int) {
-	res := fnScan{at: -1}
+	var hits []isaHit
 	for pos := 0; pos+4 <= len(code); pos += 4 {
 		if skip := inData(data, uint64(pos)); skip > 0 {
 			pos = int(min(skip, uint64(len(code)))) - 4
@@ -126,12 +129,17 @@ func isaARM64Func(code []byte, start uint64, data [][2]uint64, st *isaStats) (at
 		}
 		n++
 		if e := arm64Ext(binary.LittleEndian.Uint32(code[pos:])); e != extNone {
-			st.used[e]++
-			if st.trace != nil {
-				st.trace(start+uint64(pos), e)
-			}
-			res.hit(pos, e, extLevel[e])
+			hits = append(hits, isaHit{pos, e})
 		}
+	}
+	hits = smeSwitched(code, hits)
+	res := fnScan{at: -1}
+	for _, h := range hits {
+		st.used[h.e]++
+		if st.trace != nil {
+			st.trace(start+uint64(h.pos), h.e)
+		}
+		res.hit(h.pos, h.e, extLevel[h.e])
 	}
 	st.insns += n
 	return res.at, res.top, n
@@ -147,6 +155,17 @@ type arm64Def struct {
 // arm64Flow decodes one function of a linked image by recursive descent
 // (see isa_flow.go), with jump tables resolved from adrp/add of the
 // table, an ldrb/ldrh/ldr/ldrsw of an entry, adr of the anchor, add and br.
+//
+// Perlasm puts constants among the functions, and a Mach-O symbol names
+// them as it names code, so only what reads as code all the way counts:
+// a function whose first word is no instruction (arm64Insn) counts none;
+// a path stops at a word that is none (or a resolved table, or UDF:
+// small integers read so), and the run of that path since its last
+// branch (B, BL, B.cond, CB*, TB*, BR*, BLR*, RET*, BRK, HLT), which
+// led into it, counts nothing; a run counts once it ends in a branch or
+// joins code walked already. SME counts only where a reached path turns
+// streaming mode or ZA on or off (smSwitch): without that every SME
+// instruction traps.
 func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2]uint64, st *isaStats) (at int, top ext, n int) {
 	f.reset(len(fn))
 	for _, d := range data {
@@ -154,29 +173,19 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 			f.mark[i] = markData
 		}
 	}
-	res := fnScan{at: -1}
-	f.committed = f.committed[:0]
-	commit := func() {
-		f.committed = append(f.committed, f.hits...)
-		for _, h := range f.hits {
-			st.used[h.e]++
-			res.hit(h.pos, h.e, extLevel[h.e])
-		}
-		f.hits = f.hits[:0]
+	sme := false // a switch anywhere: SME's encodings may be instructions
+	for p := 0; p+4 <= len(fn) && !sme; p += 4 {
+		sme = smSwitch(binary.LittleEndian.Uint32(fn[p:]))
+	}
+	if len(fn) < 4 || f.mark[0] == markData || !arm64Insn(binary.LittleEndian.Uint32(fn), sme) {
+		return -1, extNone, 0
 	}
 	end := uint64(len(fn))
 	var regs [32]arm64Def
 	var ring [6]uint32
 	f.work = append(f.work, 0)
-	for len(f.work) > 0 || len(f.tables) > 0 {
-		var pos int
-		if len(f.work) > 0 {
-			pos = f.work[len(f.work)-1]
-			f.work = f.work[:len(f.work)-1]
-		} else {
-			pos = f.tables[0]
-			f.tables = f.tables[1:]
-		}
+	for f.pending() {
+		pos, _ := f.pop()
 		regs = [32]arm64Def{}
 		nRing := 0
 		bad := false
@@ -185,11 +194,15 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 			switch f.mark[pos] {
 			case markInsn:
 				break path
-			case markData:
+			case markData, markBody:
 				bad = true
 				break path
 			}
 			w := binary.LittleEndian.Uint32(fn[pos:])
+			if w>>16 == 0 || !arm64Insn(w, sme) { // UDF, or no instruction
+				bad = true
+				break path
+			}
 			f.mark[pos], f.mark[pos+1], f.mark[pos+2], f.mark[pos+3] = markInsn, markBody, markBody, markBody
 			n++
 			if e := arm64Ext(w); e != extNone {
@@ -209,9 +222,8 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 				}
 			}
 			switch {
-			case w == 0 || w>>16 == 0: // UDF
-				break path
 			case w&0xfc000000 == 0x14000000: // B
+				f.commit()
 				pos = rel(26, 0)
 				continue
 			case w&0xfc000000 == 0x94000000: // BL
@@ -219,10 +231,13 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 				break path
 			case w&0xff000000 == 0x54000000: // B.cond, BC.cond
 				f.work = append(f.work, rel(19, 5))
+				f.commit()
 			case w&0x7e000000 == 0x34000000: // CBZ, CBNZ
 				f.work = append(f.work, rel(19, 5))
+				f.commit()
 			case w&0x7e000000 == 0x36000000: // TBZ, TBNZ
 				f.work = append(f.work, rel(14, 5))
+				f.commit()
 			case w&0xfffffc1f == 0xd65f0000, w == 0xd65f0bff, w == 0xd65f0fff, w == 0xd69f03e0: // RET, RETAA/AB, ERET
 				break path
 			case w&0xffe0001f == 0xd4200000, w&0xffe0001f == 0xd4400000: // BRK, HLT
@@ -257,10 +272,13 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 			}
 			pos = next
 		}
-		if bad {
-			f.hits = f.hits[:0]
+		// A path ends at a branch or stop (break path, counted), code
+		// walked already (counted), no instruction (bad) or the
+		// function's end, which no code runs into (not counted).
+		if bad || pos+4 > len(fn) || pos < 0 || pos%4 != 0 {
+			f.drop()
 		} else {
-			commit()
+			f.commit()
 		}
 	}
 	sort.Slice(f.refs, func(i, j int) bool { return f.refs[i] < f.refs[j] })
@@ -283,9 +301,14 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 					f.hits = append(f.hits, isaHit{p, e})
 				}
 			}
-			commit()
+			f.commit()
 		}
 		g0 = g1 - 4
+	}
+	f.committed = smeSwitched(fn, f.committed)
+	res, used := f.tally(f.committed)
+	for e, k := range used {
+		st.used[e] += k
 	}
 	if st.trace != nil {
 		for _, h := range f.committed {
@@ -294,6 +317,34 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 	}
 	st.insns += n
 	return res.at, res.top, n
+}
+
+// arm64Insn says whether w may be an instruction on a path: one arm64asm
+// or the extension table reads, any word of SVE's encoding space (no
+// decoder here reads it), and SME's where the function switches to it
+// (sme).
+func arm64Insn(w uint32, sme bool) bool {
+	if w>>25&0xf == 0 && w>>31 == 1 {
+		return sme
+	}
+	return arm64Ext(w) == extSVE || arm64Known(w)
+}
+
+// smSwitch says whether w turns streaming mode or ZA on or off: SMSTART,
+// SMSTOP (MSR SVCRSM/SVCRZA/SVCRSMZA, #imm) or MSR SVCR, Xt.
+func smSwitch(w uint32) bool {
+	return w&0xfffff0ff == 0xd503407f && w>>8&0xf >= 2 && w>>8&0xf <= 7 || w&0xffffffe0 == 0xd51b4240
+}
+
+// smeSwitched drops the SME hits of a function none of whose hits (the
+// code counted) is a switch (smSwitch): hits keeps its order.
+func smeSwitched(fn []byte, hits []isaHit) []isaHit {
+	for _, h := range hits {
+		if h.e == extSME && smSwitch(binary.LittleEndian.Uint32(fn[h.pos:])) {
+			return hits
+		}
+	}
+	return slices.DeleteFunc(hits, func(h isaHit) bool { return h.e == extSME })
 }
 
 // arm64Table resolves the BR just walked (the last word of ring) and

@@ -44,7 +44,8 @@ import (
 // instruction above the baseline, x86asm's full decoder agreeing; arm64:
 // every word a defined encoding) and ends exactly at the gap's end;
 // otherwise it is taken for data. A path that meets an invalid
-// instruction is taken for data too and counts nothing. What this can
+// instruction is taken for data too and counts nothing (arm64: its run
+// since its last branch; see arm64Flow). What this can
 // miss is code reached only through a table it cannot resolve, together
 // with data in the same gap: reported uses of linked images are not
 // failed (validate), and the build's rule reads the objects.
@@ -119,10 +120,52 @@ func (f *flow) reset(n int) {
 	}
 	f.mark = f.mark[:n]
 	clear(f.mark)
-	f.work, f.tables, f.refs, f.hits = f.work[:0], f.tables[:0], f.refs[:0], f.hits[:0]
+	f.work, f.tables, f.refs, f.hits, f.committed = f.work[:0], f.tables[:0], f.refs[:0], f.hits[:0], f.committed[:0]
 	for i := range f.leas {
 		f.leas[i] = f.leas[i][:0]
 	}
+}
+
+// The work-list, shared by the x86-64 and arm64 walks: each item starts
+// a path; the hits a path sees wait in f.hits until the walk commits
+// them to the function (f.committed) or drops them.
+
+// pending says whether a path is left to walk.
+func (f *flow) pending() bool { return len(f.work) > 0 || len(f.tables) > 0 }
+
+// pop takes the next path's start: the direct flow first, then the jump
+// tables' targets.
+func (f *flow) pop() (int, bool) {
+	if k := len(f.work); k > 0 {
+		pos := f.work[k-1]
+		f.work = f.work[:k-1]
+		return pos, true
+	}
+	if len(f.tables) > 0 {
+		pos := f.tables[0]
+		f.tables = f.tables[1:]
+		return pos, true
+	}
+	return 0, false
+}
+
+// commit counts the hits waiting; drop forgets them.
+func (f *flow) commit() {
+	f.committed = append(f.committed, f.hits...)
+	f.hits = f.hits[:0]
+}
+
+func (f *flow) drop() { f.hits = f.hits[:0] }
+
+// tally is what the hits counted give: the count per extension and the
+// highest-level one.
+func (f *flow) tally(hits []isaHit) (res fnScan, used [numExt]int) {
+	res.at = -1
+	for _, h := range hits {
+		used[h.e]++
+		res.hit(h.pos, h.e, extLevel[h.e])
+	}
+	return res, used
 }
 
 // fnScan is what one function's walk reports back.
@@ -179,7 +222,6 @@ func x86Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2]u
 }
 
 func (f *flow) walkX86(o *codeObject, whole, fn []byte, start uint64, repBSF bool) (res fnScan, used [numExt]int, n int) {
-	res.at = -1
 	f.undecoded = 0
 	count := func(pos int, in *x86Inst) {
 		n++
@@ -191,28 +233,12 @@ func (f *flow) walkX86(o *codeObject, whole, fn []byte, start uint64, repBSF boo
 			f.hits = append(f.hits, isaHit{pos, e})
 		}
 	}
-	f.committed = f.committed[:0]
-	commit := func() {
-		f.committed = append(f.committed, f.hits...)
-		for _, h := range f.hits {
-			used[h.e]++
-			res.hit(h.pos, h.e, extLevel[h.e])
-		}
-		f.hits = f.hits[:0]
-	}
 	end := uint64(len(fn))
 	f.work = append(f.work, 0)
-	for len(f.work) > 0 || len(f.tables) > 0 {
+	for f.pending() {
 		// Each item starts a segment: its hits count only if the
 		// segment runs into nothing invalid.
-		var pos int
-		if len(f.work) > 0 {
-			pos = f.work[len(f.work)-1]
-			f.work = f.work[:len(f.work)-1]
-		} else {
-			pos = f.tables[0]
-			f.tables = f.tables[1:]
-		}
+		pos, _ := f.pop()
 		f.nLast = 0
 		bad := false
 	path:
@@ -283,9 +309,9 @@ func (f *flow) walkX86(o *codeObject, whole, fn []byte, start uint64, repBSF boo
 			pos = next
 		}
 		if bad {
-			f.hits = f.hits[:0]
+			f.drop()
 		} else {
-			commit()
+			f.commit()
 		}
 	}
 	// The gaps: decoded only when nothing marks them as data and every
@@ -302,10 +328,11 @@ func (f *flow) walkX86(o *codeObject, whole, fn []byte, start uint64, repBSF boo
 		}
 		if !f.referenced(g0, g1) {
 			f.sweepGap(fn, g0, g1, count)
-			commit()
+			f.commit()
 		}
 		g0 = g1
 	}
+	res, used = f.tally(f.committed)
 	return res, used, n
 }
 
