@@ -66,9 +66,6 @@ var table = []Series{
 	{Name: "5.0", EndOfLife: "2028-11-01", Month: true, Announced: true, Due: "2027-10"},            // Oct 2027, Nov 2028
 }
 
-// Table is every series, oldest first (a copy).
-func Table() []Series { return append([]Series(nil), table...) }
-
 // Of returns the series of an OpenSSL version number. ok is false for a
 // series newer than the table knows (its date is not published yet) and
 // for a string that is no version number. A version older than every

@@ -119,12 +119,3 @@ func lookPath(name string, env []string) (string, error) {
 	return exec.LookPath(name)
 }
 
-// Env returns the value of key in env, or "".
-func Env(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
