@@ -118,4 +118,3 @@ func lookPath(name string, env []string) (string, error) {
 	}
 	return exec.LookPath(name)
 }
-
