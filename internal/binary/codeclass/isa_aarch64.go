@@ -158,7 +158,7 @@ type arm64Def struct {
 //
 // Perlasm puts constants among the functions, and a Mach-O symbol names
 // them as it names code, so only what reads as code all the way counts:
-// a function whose first word is no instruction (arm64Insn) counts none;
+// a function whose first word is no instruction (insnCache.insn) counts none;
 // a path stops at a word that is none (or a resolved table, or UDF:
 // small integers read so), and the run of that path since its last
 // branch (B, BL, B.cond, CB*, TB*, BR*, BLR*, RET*, BRK, HLT), which
@@ -177,7 +177,7 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 	for p := 0; p+4 <= len(fn) && !sme; p += 4 {
 		sme = smSwitch(binary.LittleEndian.Uint32(fn[p:]))
 	}
-	if len(fn) < 4 || f.mark[0] == markData || !arm64Insn(binary.LittleEndian.Uint32(fn), sme) {
+	if len(fn) < 4 || f.mark[0] == markData || !f.words.insn(binary.LittleEndian.Uint32(fn), sme) {
 		return -1, extNone, 0
 	}
 	end := uint64(len(fn))
@@ -199,7 +199,7 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 				break path
 			}
 			w := binary.LittleEndian.Uint32(fn[pos:])
-			if w>>16 == 0 || !arm64Insn(w, sme) { // UDF, or no instruction
+			if w>>16 == 0 || !f.words.insn(w, sme) { // UDF, or no instruction
 				bad = true
 				break path
 			}
@@ -293,7 +293,7 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 		if !f.referenced(g0, g1) {
 			ok := true
 			for p := g0; p < g1 && ok; p += 4 {
-				ok = arm64Known(binary.LittleEndian.Uint32(fn[p:]))
+				ok = f.words.arm64(binary.LittleEndian.Uint32(fn[p:]))
 			}
 			for p := g0; p < g1 && ok; p += 4 {
 				n++
@@ -319,15 +319,39 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 	return res.at, res.top, n
 }
 
-// arm64Insn says whether w may be an instruction on a path: one arm64asm
+// insn says whether w may be an instruction on a path: one arm64asm
 // or the extension table reads, any word of SVE's encoding space (no
 // decoder here reads it), and SME's where the function switches to it
 // (sme).
-func arm64Insn(w uint32, sme bool) bool {
+func (c *insnCache) insn(w uint32, sme bool) bool {
 	if w>>25&0xf == 0 && w>>31 == 1 {
 		return sme
 	}
-	return arm64Ext(w) == extSVE || arm64Known(w)
+	return arm64Ext(w) == extSVE || c.arm64(w)
+}
+
+// insnCache remembers arm64Known's answers for a walk: the full decoder
+// was three quarters of check's time on a 150 MB image, whose words
+// repeat (every ret, every stp x29, x30, [sp, #-16]!). Direct-mapped by
+// a hash of the word, so its memory is fixed; a slot holds the word,
+// a present bit and the answer.
+type insnCache struct{ slot []uint64 }
+
+func (c *insnCache) arm64(w uint32) bool {
+	if c.slot == nil {
+		c.slot = make([]uint64, 1<<18)
+	}
+	i := w * 0x9e3779b1 >> 14
+	if e := c.slot[i]; e&2 != 0 && uint32(e>>32) == w {
+		return e&1 != 0
+	}
+	k := arm64Known(w)
+	e := uint64(w)<<32 | 2
+	if k {
+		e |= 1
+	}
+	c.slot[i] = e
+	return k
 }
 
 // smSwitch says whether w turns streaming mode or ZA on or off: SMSTART,
