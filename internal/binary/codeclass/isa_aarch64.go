@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"sort"
+	"sync"
 
 	"golang.org/x/arch/arm64/arm64asm"
 )
@@ -113,9 +114,16 @@ func arm64Known(w uint32) bool {
 	}
 	var b [4]byte
 	binary.LittleEndian.PutUint32(b[:], w)
+	decoding.Lock()
 	_, err := arm64asm.Decode(b[:])
+	decoding.Unlock()
 	return err == nil
 }
+
+// decoding serialises arm64asm.Decode, which marks the format it matched
+// in a package-level slice (its tests' coverage): a data race between
+// the walks of two images (check's workers) otherwise.
+var decoding sync.Mutex
 
 // isaARM64Func decodes one function of a relocatable object word by word,
 // skipping data ranges (function-relative); SME counts only where the

@@ -454,7 +454,10 @@ func describeInst(b []byte, arm bool) string {
 			return ""
 		}
 		hex := fmt.Sprintf("%08x", binary.LittleEndian.Uint32(b))
-		if d, err := arm64asm.Decode(b[:4]); err == nil {
+		decoding.Lock()
+		d, err := arm64asm.Decode(b[:4])
+		decoding.Unlock()
+		if err == nil {
 			return strings.ToLower(d.String()) + " (" + hex + ")"
 		}
 		return hex
