@@ -199,7 +199,7 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 	for p := 0; p+4 <= len(fn) && !sme; p += 4 {
 		sme = smSwitch(binary.LittleEndian.Uint32(fn[p:]))
 	}
-	if len(fn) < 4 || f.mark[0] == markData || !f.words.insn(binary.LittleEndian.Uint32(fn), sme) {
+	if len(fn) < 4 || f.mark[0] == markData || !f.words.insn(binary.LittleEndian.Uint32(fn), arm64Ext(binary.LittleEndian.Uint32(fn)), sme) {
 		return -1, extNone, 0
 	}
 	end := uint64(len(fn))
@@ -221,13 +221,14 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 				break path
 			}
 			w := binary.LittleEndian.Uint32(fn[pos:])
-			if w>>16 == 0 || !f.words.insn(w, sme) { // UDF, or no instruction
+			e := arm64Ext(w)
+			if w>>16 == 0 || !f.words.insn(w, e, sme) { // UDF, or no instruction
 				bad = true
 				break path
 			}
 			f.mark[pos], f.mark[pos+1], f.mark[pos+2], f.mark[pos+3] = markInsn, markBody, markBody, markBody
 			n++
-			if e := arm64Ext(w); e != extNone {
+			if e != extNone {
 				f.hits = append(f.hits, isaHit{pos, e})
 			}
 			pc := start + uint64(pos)
@@ -344,12 +345,12 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 // insn says whether w may be an instruction on a path: one arm64asm
 // or the extension table reads, any word of SVE's encoding space (no
 // decoder here reads it), and SME's where the function switches to it
-// (sme).
-func (c *insnCache) insn(w uint32, sme bool) bool {
+// (sme); e is arm64Ext(w), which the walk has read already.
+func (c *insnCache) insn(w uint32, e ext, sme bool) bool {
 	if w>>25&0xf == 0 && w>>31 == 1 {
 		return sme
 	}
-	return arm64Ext(w) == extSVE || c.arm64(w)
+	return e == extSVE || c.arm64(w)
 }
 
 // insnCache remembers arm64Known's answers for a walk: the full decoder
@@ -360,6 +361,9 @@ func (c *insnCache) insn(w uint32, sme bool) bool {
 type insnCache struct{ slot []uint64 }
 
 func (c *insnCache) arm64(w uint32) bool {
+	if arm64Branch(w) {
+		return true // cheaper than the slot's cache line
+	}
 	if c.slot == nil {
 		c.slot = make([]uint64, 1<<18)
 	}
