@@ -111,6 +111,13 @@ const csCodeDirectoryHeader = 44
 // LC_CODE_SIGNATURE; a malformed signature is an error wrapping
 // ErrSignature, naming what is wrong.
 func ReadCodeSignature(r io.ReaderAt, off int64, m *MachO) (*CodeSignature, error) {
+	return readCodeSignature(r, off, m, nil)
+}
+
+// readCodeSignature is ReadCodeSignature with the image's bytes when they
+// are in memory (data, from off): its pages are hashed where they lie, not
+// copied (a tenth of check's time on a 300 MB image).
+func readCodeSignature(r io.ReaderAt, off int64, m *MachO, data []byte) (*CodeSignature, error) {
 	if !m.CodeSignature.Present {
 		return nil, nil
 	}
@@ -122,15 +129,27 @@ func ReadCodeSignature(r io.ReaderAt, off int64, m *MachO) (*CodeSignature, erro
 	cs.Identifier = cd.ident
 	newHash, name := hasher(cd.hashType)
 	cs.HashType = name
-	page := make([]byte, cs.PageSize)
+	var page []byte
+	if data == nil {
+		page = make([]byte, cs.PageSize)
+	}
 	for i := 0; i < cd.nCode; i++ {
 		start := int64(i) * int64(cs.PageSize)
 		n := min(int64(cs.PageSize), cd.codeLimit-start)
-		if _, err := r.ReadAt(page[:n], off+start); err != nil {
-			return nil, fmt.Errorf("%w: read page %d: %v", ErrSignature, i, err)
+		var p []byte
+		if data != nil {
+			if off+start+n > int64(len(data)) {
+				return nil, fmt.Errorf("%w: read page %d: %v", ErrSignature, i, io.EOF)
+			}
+			p = data[off+start : off+start+n]
+		} else {
+			p = page[:n]
+			if _, err := r.ReadAt(p, off+start); err != nil {
+				return nil, fmt.Errorf("%w: read page %d: %v", ErrSignature, i, err)
+			}
 		}
 		h := newHash()
-		h.Write(page[:n])
+		h.Write(p)
 		slot := blob[cd.at+cd.hashOffset+int64(i*cd.hashSize) : cd.at+cd.hashOffset+int64((i+1)*cd.hashSize)]
 		if string(h.Sum(nil)[:cd.hashSize]) != string(slot) {
 			cs.Stale = append(cs.Stale, i)

@@ -458,7 +458,7 @@ func (c *inspector) object(r io.ReaderAt, size int64, arch, member string, base 
 		}
 		o.MachO, err = parseMachO(r, size, data)
 		if err == nil && o.MachO.Type != macho.TypeObj {
-			o.Signature, o.SignatureErr = ReadCodeSignature(r, 0, o.MachO)
+			o.Signature, o.SignatureErr = readCodeSignature(r, 0, o.MachO, data)
 		}
 	case isPE(magic):
 		o.Format = FormatPE
