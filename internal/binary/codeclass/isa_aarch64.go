@@ -112,9 +112,6 @@ func arm64Known(w uint32) bool {
 	if e := arm64Ext(w); e != extNone && e != extSVE && (e != extSME || w>>25&0xf != 0) {
 		return true // SME's switches and SVCR, not its encoding space
 	}
-	if arm64Plain(w) {
-		return true
-	}
 	var b [4]byte
 	binary.LittleEndian.PutUint32(b[:], w)
 	decoding.Lock()
@@ -373,7 +370,7 @@ type insnCache struct{ slot []uint64 }
 
 func (c *insnCache) arm64(w uint32) bool {
 	if arm64Plain(w) {
-		return true // cheaper than the slot's cache line
+		return true // cheaper than the slot's cache line, and than the decoder
 	}
 	if c.slot == nil {
 		c.slot = make([]uint64, 1<<18)

@@ -477,7 +477,8 @@ func describeInst(b []byte, arm bool) string {
 // symbolNames maps function addresses to their symbols' names, for the
 // few functions that have a use to report (the pass itself reads
 // addresses only): those want holds, every function's when want is nil.
-// Mach-O names lose the leading underscore C gives them.
+// Mach-O names lose the leading underscore C gives them. At one address
+// the last global name wins, else the first local one, in table order.
 func symbolNames(b []byte, want map[uint64]bool) map[uint64]string {
 	out := map[uint64]string{}
 	put := func(addr uint64, name string, global bool) {
@@ -491,18 +492,15 @@ func symbolNames(b []byte, want map[uint64]bool) map[uint64]string {
 	}
 	switch inspect.Identify(b) {
 	case inspect.FormatMachO:
-		// Externals first: a global name wins over a local one at the
-		// same address. Two passes over the table in place, not a
-		// debug/macho.File: its copied strings, and a name for every
-		// function, were half of check's time on a 150 MB image.
-		for _, ext := range []bool{true, false} {
-			inspect.MachOSymbols(b, func(s inspect.MachOSymbol) error {
-				if s.Type&0xe0 == 0 && s.Type&0x0e == 0x0e && (s.Type&0x01 != 0) == ext && s.Name != nil && (want == nil || want[s.Value]) {
-					put(s.Value, strings.TrimPrefix(string(s.Name), "_"), ext)
-				}
-				return nil
-			})
-		}
+		// The table in place, not a debug/macho.File: its copied strings,
+		// and a name for every function, were half of check's time on a
+		// 150 MB image.
+		inspect.MachOSymbols(b, func(s inspect.MachOSymbol) error {
+			if s.Type&0xe0 == 0 && s.Type&0x0e == 0x0e && s.Name != nil && (want == nil || want[s.Value]) {
+				put(s.Value, strings.TrimPrefix(string(s.Name), "_"), s.Type&0x01 != 0)
+			}
+			return nil
+		})
 	case inspect.FormatELF:
 		f, err := elf.NewFile(bytes.NewReader(b))
 		if err != nil {
