@@ -28,6 +28,7 @@ import (
 )
 
 func TestCacheKeyChangesWithEveryInput(t *testing.T) {
+	t.Parallel()
 	p := plan(t, "arm64")
 	id := toolchain.Identity{Kind: "cross", Compiler: "clang 14"}
 	base, err := pipeline.CacheKey(p, pipeline.Osslbuild, "rev1", id)
@@ -122,6 +123,7 @@ func TestCacheKeyChangesWithEveryInput(t *testing.T) {
 // artifact cache, so a new SDK, or the same version installed elsewhere,
 // never serves a slice built against another.
 func TestCacheKeyFollowsTheMacOSSDK(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	p := plan(t, "arm64")
 	key := func(x *standin.Xcrun) (string, toolchain.Identity) {
@@ -255,6 +257,7 @@ func TestCacheRelinks(t *testing.T) {
 // again; a cached tarball that does not hold the tree discards its entry,
 // and the slice is built again.
 func TestMiniCacheHit(t *testing.T) {
+	t.Parallel()
 	s := miniSettings(t, nil)
 	s.Rebuild = false
 	var log strings.Builder
@@ -346,6 +349,7 @@ func TestMiniCacheHit(t *testing.T) {
 // entry goes, the slice is built again, the same tarball is published and
 // the work directory is left as it was.
 func TestMiniCacheRefusesFIFOs(t *testing.T) {
+	t.Parallel()
 	s := miniSettings(t, nil)
 	s.Rebuild = false
 	var log strings.Builder
@@ -509,6 +513,7 @@ func rewriteTarball(t testing.TB, tree string) {
 // reaches -out is the genuine build's bytes. The same for a universal2
 // entry (whose fat libcrypto.a gets an -O0 slice) and for its slices.
 func TestMiniCacheRefusesResealedO0(t *testing.T) {
+	t.Parallel()
 	minitest.Require(t)
 	o0 := miniO0Library(t, "arm64")
 	s := miniSettings(t, nil)
@@ -578,6 +583,7 @@ func TestMiniCacheRefusesResealedO0(t *testing.T) {
 // the slice again and merges the genuine one; build:merge refuses a given
 // slice that holds (b), naming the member.
 func TestMiniCacheRefusesProbePayloads(t *testing.T) {
+	t.Parallel()
 	s := miniSettings(t, nil)
 	s.Rebuild = false
 	refusesProbePayloads(t, s, func(w io.Writer) pipeline.Runtime { return minitest.Runtime(t, w) }, "openssl-9.9.9.tar.gz")
@@ -588,6 +594,7 @@ func TestMiniCacheRefusesProbePayloads(t *testing.T) {
 // filled and the discarded slices built again from the fixtures' make
 // cache (seconds, once the fixtures are built).
 func TestRealCacheRefusesProbePayloads(t *testing.T) {
+	t.Parallel()
 	e2e.Require(t)
 	dir := t.TempDir()
 	s := e2e.Settings(t, dir)
@@ -672,6 +679,7 @@ func refusesProbePayloads(t *testing.T, s pipeline.Settings, runtime func(io.Wri
 // another URL is served with the asking run's, the same bytes as on an
 // empty cache.
 func TestMiniCacheHitStatesItsOwnSource(t *testing.T) {
+	t.Parallel()
 	minitest.Require(t)
 	ctx := context.Background()
 	s := miniSettings(t, nil)
@@ -708,6 +716,7 @@ func TestMiniCacheHitStatesItsOwnSource(t *testing.T) {
 // cache, and the same bytes as on an empty cache. Both orders, for the
 // slices and the merge of a build:universal2.
 func TestMiniCacheHitRecordsTheAskingRecipe(t *testing.T) {
+	t.Parallel()
 	minitest.Require(t)
 	s := miniSettings(t, nil)
 	s.Rebuild = false
@@ -796,6 +805,7 @@ func BenchmarkCacheHit(b *testing.B) {
 // descriptors left while a hit is checked keeps the entry; a mismatch, a
 // missing file or a permission problem of the entry's own is the entry's.
 func TestMachineFault(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		err  error
 		want bool

@@ -31,6 +31,7 @@ import (
 // recipe came from (a path outside the working directory: its name only)
 // and its digest.
 func TestMiniConsumerRecipe(t *testing.T) {
+	t.Parallel()
 	minitest.Require(t)
 	s := miniSettings(t, nil)
 	consumer := testfixture.CopyFile(t, s.Recipe, filepath.Join(t.TempDir(), "consumer.toml"))
@@ -76,6 +77,7 @@ func TestMiniConsumerRecipe(t *testing.T) {
 // build before anything is fetched or built, naming the file and line, and
 // leaves no output directory.
 func TestConsumerRecipeRefusedBeforeBuild(t *testing.T) {
+	t.Parallel()
 	s := miniSettings(t, nil)
 	b, err := os.ReadFile(s.Recipe)
 	if err != nil {
@@ -102,6 +104,7 @@ func TestConsumerRecipeRefusedBeforeBuild(t *testing.T) {
 // deployment target, pbs's prefix and openssldir in libcrypto's own
 // strings, -O3 in its compiler line, and check passes it at -minopt=3.
 func TestConsumerRecipeRealBuild(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(e2e.Consumer(t), "dist", "pbs-openssl-aarch64-apple-darwin")
 	m, err := artifact.ReadManifest(dir)
 	if err != nil {
@@ -160,6 +163,7 @@ func keyedMini(t *testing.T, signer, key *sigtest.Key, fpr, keyPath string) (pip
 // (moved: the key's origin is part of the cache key), whose path the new
 // manifest records.
 func TestMiniConsumerReleaseKey(t *testing.T) {
+	t.Parallel()
 	k := sigtest.NewKey(t, "OpenSSL next")
 	s, recipePath := keyedMini(t, k, k, k.Fingerprint(), "keys/openssl-next.asc")
 	build := func(s pipeline.Settings) (*artifact.Manifest, string) {
@@ -224,6 +228,7 @@ func TestMiniConsumerReleaseKey(t *testing.T) {
 // recipe pins is refused naming the signing subkey's id and where OpenSSL
 // publishes its keys. Neither publishes anything.
 func TestMiniConsumerReleaseKeyRefused(t *testing.T) {
+	t.Parallel()
 	k, other, stranger := sigtest.NewKey(t, "OpenSSL next"), sigtest.NewKey(t, "someone else"), sigtest.NewKey(t, "not OpenSSL")
 	t.Run("fingerprint mismatch", func(t *testing.T) {
 		s, recipePath := keyedMini(t, k, other, k.Fingerprint(), "keys/openssl-next.asc")
@@ -263,6 +268,7 @@ func sha256Hex(b []byte) string {
 // key file at that path is other bytes (the same key, armored with a
 // comment) refuses them, naming the key file they were verified with.
 func TestMiniMergeHoldsTheKeyFile(t *testing.T) {
+	t.Parallel()
 	k := sigtest.NewKey(t, "OpenSSL next")
 	s, recipePath := keyedMini(t, k, k, k.Fingerprint(), "keys/openssl-next.asc")
 	rt := minitest.Runtime(t, &strings.Builder{})

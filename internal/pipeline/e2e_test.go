@@ -22,6 +22,7 @@ import (
 // two slice tarballs it published, as a last CI job would, and requires a
 // byte-identical universal2 tarball.
 func TestUniversal2EndToEnd(t *testing.T) {
+	t.Parallel()
 	dist := filepath.Join(e2e.Universal2(t), "dist")
 	dir := filepath.Join(dist, universal.Name)
 	for _, lib := range artifact.Libraries {
@@ -98,6 +99,7 @@ func TestUniversal2EndToEnd(t *testing.T) {
 // was swapped for an -O0 one: the summary gets a row per slice, and every
 // validation failure an ::error:: annotation naming the file and slice.
 func TestActionsOutput(t *testing.T) {
+	t.Parallel()
 	dist := filepath.Join(e2e.Universal2(t), "dist")
 	summary := filepath.Join(t.TempDir(), "summary.md")
 	env := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": summary}

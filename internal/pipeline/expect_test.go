@@ -17,6 +17,7 @@ import (
 // expectation, the version strings held to the release in both (both are
 // artifact.Expectation).
 func TestExpectOfPlanAndManifest(t *testing.T) {
+	t.Parallel()
 	r, err := recipe.Load("")
 	if err != nil {
 		t.Fatal(err)

@@ -56,6 +56,7 @@ func (w *signalAt) Write(p []byte) (int, error) {
 // work directory is gone as it was before the run, and no process of the
 // build is left running.
 func TestMiniInterruptLeavesEverythingAsItWas(t *testing.T) {
+	t.Parallel()
 	minitest.Require(t)
 	if _, err := os.Stat("/proc/self/cwd"); err != nil {
 		testfixture.Missing(t, "no /proc to list processes by working directory: %v", err)
@@ -133,6 +134,7 @@ func TestMiniInterruptLeavesEverythingAsItWas(t *testing.T) {
 // (a header that differs between the slices) publishes neither slice: -out
 // holds what it held, or stays absent.
 func TestMiniUniversal2AllOrNothing(t *testing.T) {
+	t.Parallel()
 	minitest.Require(t)
 	edits := map[string][2]string{
 		"Makefile.in": {"$(DESTDIR)$(INSTALLTOP)/include/openssl/\n", "$(DESTDIR)$(INSTALLTOP)/include/openssl/\n\techo '/* $(PLATFORM) */' >> $(DESTDIR)$(INSTALLTOP)/include/openssl/ssl.h\n"},

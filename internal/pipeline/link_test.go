@@ -21,6 +21,7 @@ import (
 // member: nothing reaches dist/. The intact slice passes the same stages up to
 // record.
 func TestLinkStageRefuses(t *testing.T) {
+	t.Parallel()
 	for _, target := range []string{"linux-x86_64", "arm64", "x86_64"} {
 		t.Run(target, func(t *testing.T) {
 			var src string

@@ -20,6 +20,7 @@ import (
 // bypasses the cache, which a rebuild given it explicitly (verify:rebuild's
 // test) uses; an unreadable entry is built again.
 func TestMiniMakeCache(t *testing.T) {
+	t.Parallel()
 	minitest.Require(t)
 	s := miniSettings(t, nil)
 	s.Rebuild = false
@@ -119,6 +120,7 @@ func TestMiniMakeCache(t *testing.T) {
 // make-cache key; the real ones are read, and a missing one is an error
 // naming it.
 func TestToolVersionsKey(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	real, err := pipeline.ToolVersions(ctx, os.Environ())
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 // refused, naming what is wrong, with nothing published and no work
 // directory left behind.
 func TestMergeTrustsNothing(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds with the cross toolchain; skipped in -short mode")
 	}

@@ -73,6 +73,7 @@ func emptyOrMissing(t *testing.T, dir string) {
 // TestMiniBuildsAndPublishes: the unchanged mini tree goes through every
 // stage and is published, its compiler line read back at -O3.
 func TestMiniBuildsAndPublishes(t *testing.T) {
+	t.Parallel()
 	res, err, out, _ := miniBuild(t, "arm64", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +93,7 @@ func TestMiniBuildsAndPublishes(t *testing.T) {
 // compile without it), passes the gate and is on the compiler line
 // libcrypto embeds, which validation holds to the recipe's flags.
 func TestMiniDefineBuilds(t *testing.T) {
+	t.Parallel()
 	minitest.Require(t)
 	s := miniSettings(t, map[string][2]string{
 		"crypto/mem.c": {"#include <stddef.h>\n", "#include <stddef.h>\nint mini_foo = FOO;\n"},
@@ -119,6 +121,7 @@ func TestMiniDefineBuilds(t *testing.T) {
 // runs, at the recipe's line and the release's; nothing is published.
 // Before the sources were read, it built.
 func TestMiniDefineTheSourcesTest(t *testing.T) {
+	t.Parallel()
 	minitest.Require(t)
 	s := miniSettings(t, map[string][2]string{
 		"crypto/mem.c": {"#include <stddef.h>\n", "#include <stddef.h>\n#ifndef MINI_PEDANTIC\nint mini_fast;\n#endif\n"},
@@ -141,6 +144,7 @@ func TestMiniDefineTheSourcesTest(t *testing.T) {
 // TestMiniGateRefusesBeforeMake: a Configure whose default flags are not
 // -O3 is refused by the gate, before make compiles anything.
 func TestMiniGateRefusesBeforeMake(t *testing.T) {
+	t.Parallel()
 	_, err, out, log := miniBuild(t, "arm64", map[string][2]string{
 		"Configure": {`my $MINI_DEFAULT_CFLAGS = "-O3 -Wall";`, `my $MINI_DEFAULT_CFLAGS = "-O1 -Wall";`},
 	})
@@ -162,6 +166,7 @@ func TestMiniGateRefusesBeforeMake(t *testing.T) {
 // deployment target, so the stray flag is a -target; on a Mac it would be a
 // second -mmacosx-version-min.)
 func TestMiniValidationRefusesWhatTheLineHides(t *testing.T) {
+	t.Parallel()
 	_, err, out, _ := miniBuild(t, "x86_64", map[string][2]string{
 		"Makefile.in": {"MINI_EXTRA=\n", "MINI_EXTRA=-target x86_64-apple-macos10.13\n"},
 	})
@@ -206,6 +211,7 @@ func TestMiniBuildEnvironmentIsConstructed(t *testing.T) {
 // passes) while the code is built at -O0; validation reads the machine
 // code and refuses the library, naming both.
 func TestMiniValidationRefusesCodeTheLineBelies(t *testing.T) {
+	t.Parallel()
 	var funcs strings.Builder
 	for i := range 60 {
 		fmt.Fprintf(&funcs, "int mini_f%d(int a, int b, const int *p) { int s = 0; for (int i = 0; i < a; i++) s += p[i] * b + %d; return s ^ a; }\n", i, i)

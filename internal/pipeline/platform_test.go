@@ -38,6 +38,7 @@ artifact = "openssl-linux-aarch64"
 // the program then runs the way the row says. No code outside this test
 // knows linux aarch64.
 func TestNewPlatformIsData(t *testing.T) {
+	t.Parallel()
 	testfixture.NeedTier(t, testfixture.TierGate, "the aarch64 cross compiler and the mini tree")
 	testfixture.On(t, testfixture.LinuxCross)
 	platformtest.Add(t, platformtest.LinuxAarch64)

@@ -17,6 +17,7 @@ import (
 // file), and the control shows the flag would run it: 5392f1f accepted
 // the recipe, and make would have.
 func TestPluginRecipeNotRun(t *testing.T) {
+	t.Parallel()
 	tc := testfixture.NeedToolchain(t)
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "plugin-ran")

@@ -84,6 +84,7 @@ func resealWith(t *testing.T, dir string, edit func(*artifact.Manifest)) {
 // tarball, rebuilt from its manifest alone (the recipe from the bytes it
 // records), passes file by file.
 func TestRebuildMiniPasses(t *testing.T) {
+	t.Parallel()
 	s, rt, pub := rebuildable(t)
 	for _, path := range []string{pub.Dir, pub.Tarball} {
 		t.Run(filepath.Base(path), func(t *testing.T) {
@@ -114,6 +115,7 @@ func TestRebuildMiniPasses(t *testing.T) {
 // changed and the manifest resealed: the artifact verifies, and the
 // rebuild fails naming the file, the member and the byte offset in it.
 func TestRebuildChangedLibraryFails(t *testing.T) {
+	t.Parallel()
 	s, rt, pub := rebuildable(t)
 	dir := copyTree(t, pub.Dir)
 	lib := filepath.Join(dir, "lib", "libcrypto.a")
@@ -170,6 +172,7 @@ func TestRebuildChangedLibraryFails(t *testing.T) {
 // revision no rebuild can be the same as, or of another toolchain is
 // refused with the reason and what to do, and nothing is built.
 func TestRebuildRefusesBeforeBuilding(t *testing.T) {
+	t.Parallel()
 	s, rt, pub := rebuildable(t)
 	for _, tt := range []struct {
 		name string
@@ -221,6 +224,7 @@ func TestRebuildRefusesBeforeBuilding(t *testing.T) {
 // no signature digest, no headers digest) still verifies, and is reported
 // as not rebuildable, saying what it lacks.
 func TestRebuildOldManifest(t *testing.T) {
+	t.Parallel()
 	s, rt, pub := rebuildable(t)
 	dir := copyTree(t, pub.Dir)
 	path := filepath.Join(dir, artifact.ManifestName)
@@ -259,6 +263,7 @@ func TestRebuildOldManifest(t *testing.T) {
 // slice's records are claims; with one slice claiming another osslbuild it
 // is rebuilt slice by slice and the verdict says which slice was not.
 func TestRebuildMiniUniversal2Whole(t *testing.T) {
+	t.Parallel()
 	s := miniSettings(t, nil)
 	rt := minitest.Runtime(t, &strings.Builder{})
 	rt.Revision = revA

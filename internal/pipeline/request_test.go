@@ -50,6 +50,7 @@ func quiet() pipeline.Runtime { return pipeline.Runtime{Log: io.Discard, Environ
 // TestUnlistedRelease: a release the recipe does not list is built only
 // with the caller's sha256, and then fetched and proven from the mirror.
 func TestUnlistedRelease(t *testing.T) {
+	t.Parallel()
 	fx := testfixture.Get(t, "3.0.20")
 	s := pipeline.Settings{Recipe: recipeWithout(t, "3.0.20"), Version: "openssl-3.0.20", Work: t.TempDir()}
 	s.Fetch.Mirror, s.Fetch.Offline, s.Fetch.CacheDir = testfixture.Dir(), true, t.TempDir()
@@ -78,6 +79,7 @@ func TestUnlistedRelease(t *testing.T) {
 // build before anything is fetched; options the release's Configure does
 // not know stop it at Configure, with the release named.
 func TestCallerOptionsRefused(t *testing.T) {
+	t.Parallel()
 	s := pipeline.Settings{Version: "3.0.20", Work: t.TempDir(), Out: t.TempDir(), Rebuild: true}
 	s.Fetch.Offline, s.Fetch.CacheDir = true, t.TempDir() // nothing to fetch from
 	s.Options = []string{"no-zlib", "-O0", "CFLAGS=-O0"}

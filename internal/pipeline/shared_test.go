@@ -56,6 +56,7 @@ func sharedMini(t *testing.T, target, libraries, installName string, edits ...ma
 // signatures that hold after the rewrite (arm64), .pc files naming the
 // dylibs, and a manifest recording it all.
 func TestMiniShared(t *testing.T) {
+	t.Parallel()
 	for _, target := range []string{"arm64", "x86_64"} {
 		t.Run(target, func(t *testing.T) {
 			res, err, log := sharedMini(t, target, `["shared"]`, "")
@@ -124,6 +125,7 @@ func TestMiniShared(t *testing.T) {
 // entry, though their Configure lines are the same: the second, run after
 // the first into the same make cache, makes rather than restores.
 func TestMiniSharedOnlyLeavesArchivesOut(t *testing.T) {
+	t.Parallel()
 	minitest.Require(t)
 	broken := map[string][2]string{"Makefile.in": {"\t$(AR) r $@ $(CRYPTO_OBJ)\n", "\techo 'the archives are made' >&2; exit 1\n"}}
 	cache := filepath.Join(t.TempDir(), "make")
@@ -160,6 +162,7 @@ func TestMiniSharedOnlyLeavesArchivesOut(t *testing.T) {
 // artifact to those records. The recipe's Linux target still builds, with
 // SONAMEs.
 func TestMiniSharedPrefix(t *testing.T) {
+	t.Parallel()
 	res, err, log := sharedMini(t, "x86_64", `["shared"]`, `"prefix"`)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
@@ -226,6 +229,7 @@ func TestMiniSharedPrefix(t *testing.T) {
 // libssl.9.dylib whose slices keep their install names and (arm64) valid
 // signatures, recorded per architecture in the manifest.
 func TestMiniSharedUniversal2(t *testing.T) {
+	t.Parallel()
 	minitest.Require(t)
 	s := miniSettings(t, nil)
 	editRecipe(t, s, func(r string) string { return sharedRecipe(r, `["shared", "static"]`, "") })
@@ -345,6 +349,7 @@ func mustInspect(t *testing.T, p string) *inspect.File {
 // object of libcrypto.a defines, and a link among the installed files.
 // Nothing is published.
 func TestMiniSharedRefused(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name  string
 		edits map[string][2]string
@@ -370,6 +375,7 @@ func TestMiniSharedRefused(t *testing.T) {
 // every dylib recorded in the manifest, and check passing it at -minopt=3
 // (the dylibs' own compiler line and machine code).
 func TestSharedRealBuild(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(e2e.SharedUniversal2(t), "dist", "shared-openssl-aarch64-apple-darwin")
 	names := libEntries(t, filepath.Join(dir, "lib"), true)
 	if want := []string{"libcrypto.3.dylib", "libssl.3.dylib"}; !slices.Equal(names, want) {
@@ -420,6 +426,7 @@ func TestSharedRealBuild(t *testing.T) {
 // in different directories, give byte-identical tarballs: LC_UUID and the
 // signature derive from the contents, the install names from the recipe.
 func TestMiniSharedReproducible(t *testing.T) {
+	t.Parallel()
 	for _, target := range []string{"arm64", "x86_64", "linux-x86_64"} {
 		t.Run(target, func(t *testing.T) {
 			if target == "linux-x86_64" {
@@ -463,6 +470,7 @@ func TestMiniSharedReproducible(t *testing.T) {
 // the fat file, and check passes the universal artifact for both
 // architectures at -minopt=3.
 func TestSharedRealUniversal2(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(e2e.SharedUniversal2(t), "dist", "openssl-macos-universal2")
 	for _, lib := range []string{"libcrypto.3.dylib", "libssl.3.dylib"} {
 		f := mustInspect(t, filepath.Join(dir, "lib", lib))
@@ -497,6 +505,7 @@ func TestSharedRealUniversal2(t *testing.T) {
 // against them runs here, finding them through its run path, and check
 // passes the artifact.
 func TestMiniSharedLinux(t *testing.T) {
+	t.Parallel()
 	testfixture.Tools(t, "cc")
 	res, err, log := sharedMini(t, "linux-x86_64", `["shared"]`, "")
 	if err != nil {
@@ -594,6 +603,7 @@ func TestMiniSharedLinux(t *testing.T) {
 // refused at validation, naming the library and what was expected; nothing
 // is published.
 func TestMiniSharedLinuxRefused(t *testing.T) {
+	t.Parallel()
 	testfixture.Tools(t, "cc")
 	extra := func(v string) map[string][2]string {
 		return map[string][2]string{"Makefile.in": {"MINI_SHLIB_EXTRA=\n", "MINI_SHLIB_EXTRA=" + v + "\n"}}
@@ -628,6 +638,7 @@ func TestMiniSharedLinuxRefused(t *testing.T) {
 // smoke/smoke.c against them and runs it here, the program finding the
 // artifact's libraries (not the system's OpenSSL) through its run path.
 func TestSharedRealLinux(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(e2e.SharedLinux(t), "dist", "shared-openssl-x86_64-unknown-linux-gnu")
 	names := libEntries(t, filepath.Join(dir, "lib"), true)
 	if want := []string{"libcrypto.so.3", "libssl.so.3"}; !slices.Equal(names, want) {
@@ -721,6 +732,7 @@ func inCodeDirectory(b []byte, m *inspect.MachO) int {
 // after signing, an install name into the build directory, an extra
 // dependency, a link among the libraries. The genuine pair merges.
 func TestMiniSharedMergeRefuses(t *testing.T) {
+	t.Parallel()
 	minitest.Require(t)
 	s := miniSettings(t, nil)
 	editRecipe(t, s, func(r string) string { return sharedRecipe(r, `["shared"]`, "") })

@@ -46,6 +46,7 @@ func plan(t testing.TB, target string) *recipe.Plan {
 // checks what a consumer gets: the layout, the compiler line, the
 // deployment target of every object, the manifest and the tarball.
 func TestSliceEndToEnd(t *testing.T) {
+	t.Parallel()
 	for _, target := range []string{"arm64", "x86_64"} {
 		t.Run(target, func(t *testing.T) {
 			dir := e2e.Slice(t, target)
@@ -158,6 +159,7 @@ func checkTarball(t *testing.T, path, name string) {
 // real, validated libcrypto.a: first an -O0 compiled one, then one for the
 // other architecture. Validation must refuse each, naming the member.
 func TestValidatorRefusesCorruptedSlice(t *testing.T) {
+	t.Parallel()
 	arm := filepath.Join(e2e.Slice(t, "arm64"), "lib", "libcrypto.a")
 	x86 := filepath.Join(e2e.Slice(t, "x86_64"), "lib", "libcrypto.a")
 	p := plan(t, "arm64")

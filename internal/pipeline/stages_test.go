@@ -13,6 +13,7 @@ import (
 // with exactly Configure (run once, the pyca way), the gate and the
 // validation swapped, nothing added, removed or reordered.
 func TestPycaWayDiffersInThreeStages(t *testing.T) {
+	t.Parallel()
 	a, b := pipeline.Osslbuild.Stages(), pipeline.PycaWay.Stages()
 	want := []string{"source", "unpack", "toolchain", "configure", "gate", "make", "layout", "validate", "link", "record"}
 	if !slices.Equal(a, want) || !slices.Equal(b, want) {
@@ -30,6 +31,7 @@ func TestPycaWayDiffersInThreeStages(t *testing.T) {
 }
 
 func TestEnvBool(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		v    string
 		want bool

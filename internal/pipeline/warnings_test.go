@@ -13,6 +13,7 @@ import (
 // fixes it or saying no public one does; a release with neither gets no
 // warning.
 func TestReleaseWarnings(t *testing.T) {
+	t.Parallel()
 	day := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		version string
