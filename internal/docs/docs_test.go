@@ -82,7 +82,7 @@ func TestFrontDoor(t *testing.T) {
 	}
 	lines := strings.Split(readme, "\n")
 	screen := strings.Join(lines[:min(len(lines), 45)], "\n")
-	for _, want := range []string{"## Two commands on a fresh machine", "go tool mage build:universal2", "./scripts/setup.sh"} {
+	for _, want := range []string{"## Two commands on a fresh machine", "go tool mage build:universal2", "./scripts/setup.sh", "./scripts/build-universal2.sh", "./.ci/run"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("README.md's first screen (45 lines) lacks %q", want)
 		}
@@ -104,6 +104,14 @@ func TestFrontDoor(t *testing.T) {
 	}
 	if !strings.Contains(ci, "./scripts/setup.sh") {
 		t.Error(".ci/run does not prepare the machine with ./scripts/setup.sh, as README.md says")
+	}
+	// The main job's one command prepares the machine for a build and
+	// runs build:universal2, with no variable for the newcomer to set.
+	main := read(t, "scripts/build-universal2.sh")
+	for _, want := range []string{"./scripts/setup.sh --build", "go tool mage build:universal2"} {
+		if !strings.Contains(main, want) {
+			t.Errorf("scripts/build-universal2.sh does not run %q", want)
+		}
 	}
 }
 
