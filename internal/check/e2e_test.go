@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
+	"github.com/osslbuild/osslbuild/internal/testsupport/minitest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
@@ -87,10 +89,14 @@ func TestE2EUniversal2(t *testing.T) {
 // The pyca case: arm64 built with CFLAGS in Configure's environment (-O0),
 // lipo'd with osslbuild's good x86_64 slice into a wheel's extension
 // module. The check fails, names the arm64 slice as built without
-// optimisation and passes the x86_64 slice.
+// optimisation and passes the x86_64 slice. The arm64 slice is the mini
+// tree's, built the pyca way through the real pipeline (its Configure
+// takes an environment CFLAGS as OpenSSL's does): what check reads of it,
+// the member's compiler line, is what a real pyca-way build records, and
+// real -O0 OpenSSL code is the code corpus's and the real-world set's.
 func TestE2EPycaWheel(t *testing.T) {
 	testfixture.Tools(t, "llvm-lipo-14")
-	bad := e2e.PycaArm64(t)
+	bad := filepath.Join(minitest.Build(t, "arm64", minitest.Options{Version: e2e.Version, Variant: pipeline.PycaWay}).Dir, "lib", "libcrypto.a")
 	good := filepath.Join(e2e.Slice(t, "x86_64"), "lib", "libcrypto.a")
 	dir := t.TempDir()
 	fat := filepath.Join(dir, "_rust.abi3.so")

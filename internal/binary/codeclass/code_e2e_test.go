@@ -13,8 +13,8 @@ import (
 // full OpenSSL builds the end-to-end tests make (shared fixtures, built
 // once per run): osslbuild's -O3 libraries are optimised from the code
 // alone, libssl.a included (it carries no compiler line); the pyca-way
-// builds (CFLAGS in Configure's environment, so no -O at all) are -O0-like,
-// for macOS arm64 and x86_64 and for linux-x86_64.
+// build (CFLAGS in Configure's environment, so no -O at all) is -O0-like.
+// macOS -O0 code is the code corpus's (e2e.CodeBuilds says why).
 func TestCodeEvidenceFullBuilds(t *testing.T) {
 	for _, tc := range e2e.CodeBuilds {
 		t.Run(tc.Name, func(t *testing.T) {

@@ -18,8 +18,10 @@
 //
 // This package is where every built fixture is declared, so tests share
 // builds rather than each making its own: Universal2 and Slice (one
-// build:universal2 run), PycaArm64 (the pyca way, -O0), and LinuxX8664 and PycaLinuxX8664
-// (native linux-x86_64 builds, for bench, link and code tests). Release tarballs and other downloaded fixtures are testfixture's.
+// build:universal2 run), Consumer (python-build-standalone's recipe),
+// SharedUniversal2 and SharedLinux (dylibs and ELF libraries), and
+// LinuxX8664 and PycaLinuxX8664 (native linux-x86_64 builds, for bench,
+// link and code tests). Release tarballs and other downloaded fixtures are testfixture's.
 package e2e
 
 import (

@@ -23,7 +23,6 @@ type Fixture struct {
 func Fixtures() []Fixture {
 	return []Fixture{
 		{"universal2", "build:universal2 of " + Version + ": the slice tests (Slice, Universal2) of pipeline, check, link, repro, magetest, workflows", func(t testing.TB) { Universal2(t) }},
-		{"pyca-arm64", "arm64 the pyca way (-O0): check's and codeclass's -O0 evidence", func(t testing.TB) { PycaArm64(t) }},
 		{"pbs-arm64", "arm64 by python-build-standalone's recipe (3.5.7): the consumer recipe tests", func(t testing.TB) { Consumer(t) }},
 		{"shared-universal2", "dylibs of " + SharedRecipe + ", both slices and their merge: the shared-library tests", func(t testing.TB) { SharedUniversal2(t) }},
 		{"shared-linux-x86_64", "ELF libraries of " + SharedRecipe + ", natively: smoke, check, repro", func(t testing.TB) { SharedLinux(t) }},

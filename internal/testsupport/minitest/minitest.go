@@ -42,6 +42,10 @@ type Options struct {
 	// Root is where the build and its dist/ go ("" = a t.TempDir()): a
 	// directory that outlives t lets tests share one build.
 	Root string
+	// Variant is the stage table to build with (nil: osslbuild's own;
+	// pipeline.PycaWay: CFLAGS in Configure's environment, as the mini
+	// Configure takes it as OpenSSL's does).
+	Variant *pipeline.Variant
 }
 
 // Require skips a test that builds the mini tree where it cannot (in
@@ -94,7 +98,7 @@ func Build(t testing.TB, target string, o Options) *artifact.Published {
 	s := pipeline.Settings{Recipe: path, Loaded: r, Out: filepath.Join(root, "dist"), Work: filepath.Join(root, "work"), Jobs: 2, Rebuild: true}
 	s.Fetch.Mirror, s.Fetch.Offline, s.Fetch.CacheDir = mirror, true, filepath.Join(root, "cache")
 	var log strings.Builder
-	res, err := pipeline.Slice(context.Background(), s, Runtime(t, &log), target, nil)
+	res, err := pipeline.Slice(context.Background(), s, Runtime(t, &log), target, o.Variant)
 	if err != nil {
 		t.Fatalf("mini build of %s: %v\nlog:\n%s", target, err, log.String())
 	}
