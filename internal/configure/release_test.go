@@ -1,4 +1,4 @@
-package configure_test
+package configure
 
 import (
 	"context"
@@ -10,60 +10,42 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/osslbuild/osslbuild/internal/configure"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/source"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
-// TestReleaseLists holds what osslbuild reads of the real release
-// tarballs (4.0.2, 3.5.7, 3.0.20), as a stream, to what each release's own
-// tools make of the recipe's darwin64-arm64-cc plan once its Configure has
-// run (seconds of Perl, which a cache hit cannot spend): every object the
-// configured Makefile puts into libcrypto.a and libssl.a is one
+// releaseLists holds what osslbuild reads of a real release tarball
+// (4.0.2, 3.5.7, 3.0.20), as a stream, to what the release's own tools
+// make of the recipe's darwin64-arm64-cc plan p once its Configure has run
+// in dir (TestRealConfigureGate's run, shared rather than a Configure of
+// its own: seconds of Perl, which a cache hit cannot spend): every object
+// the configured Makefile puts into libcrypto.a and libssl.a is one
 // Release.Object accepts, zlib's are not, and every symbol Release.Exports
 // requires is one util/mkdef.pl, over the configdata.pm Configure wrote,
 // exports for this configuration; leaving out the symbols of features
 // Configure may disable costs few of them.
-func TestReleaseLists(t *testing.T) {
-	for _, version := range []string{"4.0.2", "3.5.7", "3.0.20"} {
-		t.Run(version, func(t *testing.T) { releaseLists(t, version) })
-	}
-}
-
-func releaseLists(t *testing.T, version string) {
+func releaseLists(t *testing.T, version, dir string, p *recipe.Plan) {
+	t.Helper()
 	fx := testfixture.Get(t, version)
-	r, err := recipe.Load("")
+	rel := p.Release
+	files, names, err := source.Files(context.Background(), rel, fx.Tarball, ReleaseWants)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := r.Release(version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := r.PlanFor(rel, "arm64", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, names, err := source.Files(context.Background(), rel, fx.Tarball, configure.ReleaseWants)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lists, err := configure.ReadRelease(rel.FileName(), files, names)
+	lists, err := ReadRelease(rel.FileName(), files, names)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(lists.Encode())
-	if got := hex.EncodeToString(sum[:]); configure.Pinned[rel.SHA256] != got {
-		t.Errorf("configure.Pinned[%q] = %q, want %q (the lists read from the tarball)", rel.SHA256, configure.Pinned[rel.SHA256], got)
+	if got := hex.EncodeToString(sum[:]); Pinned[rel.SHA256] != got {
+		t.Errorf("Pinned[%q] = %q, want %q (the lists read from the tarball)", rel.SHA256, Pinned[rel.SHA256], got)
 	}
-	if again, err := configure.DecodeRelease(rel.FileName(), lists.Encode()); err != nil || !slices.Equal(again.Exports("libcrypto", nil), lists.Exports("libcrypto", nil)) {
+	if again, err := DecodeRelease(rel.FileName(), lists.Encode()); err != nil || !slices.Equal(again.Exports("libcrypto", nil), lists.Exports("libcrypto", nil)) {
 		t.Errorf("the lists decoded again differ: %v", err)
 	}
 
-	dir := testfixture.UnpackedRelease(t, version)
-	testfixture.RunIn(t, dir, configure.Args(p)...)
-	mk, err := configure.ReadMakefile(dir)
+	mk, err := ReadMakefile(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,8 +147,8 @@ my @disable_cascades = (
                         => [ "sse2" ],
     );
 `)
-	read := func(conf []byte) *configure.Release {
-		r, err := configure.ReadRelease("openssl-test.tar.gz", map[string][]byte{"util/libcrypto.num": num, "util/libssl.num": nil, "Configure": conf}, nil)
+	read := func(conf []byte) *Release {
+		r, err := ReadRelease("openssl-test.tar.gz", map[string][]byte{"util/libcrypto.num": num, "util/libssl.num": nil, "Configure": conf}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
