@@ -425,13 +425,14 @@ func TestSharedRealBuild(t *testing.T) {
 // TestMiniSharedReproducible: two builds of a recipe of shared libraries,
 // in different directories, give byte-identical tarballs: LC_UUID and the
 // signature derive from the contents, the install names from the recipe.
+// The macOS slices are proven through universal2's: its dylibs hold each
+// slice's bytes as they are, so two equal merges are two equal arm64 and
+// two equal x86_64 builds (a slice of its own would build each twice more).
 func TestMiniSharedReproducible(t *testing.T) {
 	t.Parallel()
-	for _, target := range []string{"arm64", "x86_64", "linux-x86_64"} {
+	for _, target := range []string{"linux-x86_64"} {
 		t.Run(target, func(t *testing.T) {
-			if target == "linux-x86_64" {
-				testfixture.Tools(t, "cc")
-			}
+			testfixture.Tools(t, "cc")
 			var sums []string
 			for i := 0; i < 2; i++ {
 				res, err, log := sharedMini(t, target, `["shared"]`, "")
