@@ -2,6 +2,7 @@ package advisory
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/osslver"
@@ -84,8 +85,7 @@ func Summarize(fs []Finding) Summary {
 	}
 	for _, f := range fs {
 		s.Counts[f.Severity]++
-		switch {
-		case s.Highest == "" || s.Highest == Unknown && f.Severity != Unknown || f.Severity.Rank() > s.Highest.Rank():
+		if s.Highest == "" || s.Highest == Unknown && f.Severity != Unknown || f.Severity.Rank() > s.Highest.Rank() {
 			s.Highest = f.Severity
 		}
 		if fix := f.Range.PublicFix(); fix != "" {
@@ -151,13 +151,7 @@ func (s Summary) Fixes() string {
 // AtLeast returns the findings meeting threshold (Severity.AtLeast:
 // unknown meets every threshold).
 func AtLeast(fs []Finding, threshold Severity) []Finding {
-	var out []Finding
-	for _, f := range fs {
-		if f.Severity.AtLeast(threshold) {
-			out = append(out, f)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(fs), func(f Finding) bool { return !f.Severity.AtLeast(threshold) })
 }
 
 // Warning is what a build says of a release with a known high or
@@ -178,12 +172,7 @@ func (t *Table) Warning(version string) (msg string, ok bool) {
 	if err != nil {
 		return "", false
 	}
-	var severe []Finding
-	for _, f := range m.Findings {
-		if f.Severity == Critical || f.Severity == High {
-			severe = append(severe, f)
-		}
-	}
+	severe := slices.DeleteFunc(m.Findings, func(f Finding) bool { return f.Severity != Critical && f.Severity != High })
 	if len(severe) == 0 {
 		return "", false
 	}
