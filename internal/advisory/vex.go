@@ -289,53 +289,32 @@ func opensslID(id string) (bool, string) {
 		}
 		return true, ""
 	}
-	if !opensslName(id) {
+	return opensslPurl(id)
+}
+
+// opensslPurl reports whether a package URL's name is openssl, with or
+// without a version, and the release it names ("" when it names none):
+// "pkg:generic/openssl@3.0.5", "pkg:github/openssl/openssl@openssl-3.0.5".
+func opensslPurl(ref string) (bool, string) {
+	rest, ok := strings.CutPrefix(ref, "pkg:")
+	if !ok {
 		return false, ""
 	}
-	rel, _ := opensslPurl(id)
-	return true, rel
-}
-
-// opensslName reports whether a package URL's name is openssl, with or
-// without a version.
-func opensslName(ref string) bool {
-	rest, ok := strings.CutPrefix(ref, "pkg:")
-	if !ok {
-		return false
-	}
 	rest, _, _ = strings.Cut(rest, "#")
 	rest, _, _ = strings.Cut(rest, "?")
-	rest, _, _ = strings.Cut(rest, "@")
-	parts := strings.Split(rest, "/")
-	return len(parts) >= 2 && strings.EqualFold(parts[len(parts)-1], "openssl")
-}
-
-// opensslPurl reads the release of a package URL naming OpenSSL:
-// "pkg:generic/openssl@3.0.5", "pkg:github/openssl/openssl@openssl-3.0.5".
-func opensslPurl(ref string) (string, bool) {
-	rest, ok := strings.CutPrefix(ref, "pkg:")
-	if !ok {
-		return "", false
-	}
-	rest, _, _ = strings.Cut(rest, "#")
-	rest, _, _ = strings.Cut(rest, "?")
-	path, ver, ok := strings.Cut(rest, "@")
-	if !ok {
-		return "", false
-	}
+	path, ver, _ := strings.Cut(rest, "@")
 	parts := strings.Split(path, "/")
-	if !strings.EqualFold(parts[len(parts)-1], "openssl") {
-		return "", false
+	if len(parts) < 2 || !strings.EqualFold(parts[len(parts)-1], "openssl") {
+		return false, ""
 	}
 	if u, err := url.PathUnescape(ver); err == nil {
 		ver = u
 	}
-	ver = strings.TrimPrefix(ver, "openssl-")
-	v, err := osslver.Parse(ver)
+	v, err := osslver.Parse(strings.TrimPrefix(ver, "openssl-"))
 	if err != nil {
-		return "", false
+		return true, ""
 	}
-	return v.Release(), true
+	return true, v.Release()
 }
 
 // Lookup finds the assessment of cve for OpenSSL release rel ("3.0.5").
