@@ -66,9 +66,7 @@ func ParseChanges(name string, data []byte) ([]ReleaseNotes, error) {
 			continue
 		}
 		for _, c := range citation.FindAllString(line, -1) {
-			for _, id := range anyCVE.FindAllString(c, -1) {
-				cur.CVEs = append(cur.CVEs, id)
-			}
+			cur.CVEs = append(cur.CVEs, anyCVE.FindAllString(c, -1)...)
 		}
 	}
 	if len(out) == 0 {

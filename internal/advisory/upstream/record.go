@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,7 +58,7 @@ type VersionEntry struct {
 // cveRecord is the part of a CVE JSON 5 record read here.
 type cveRecord struct {
 	DataType    string `json:"dataType"`
-	CVEMetadata *struct {
+	CVEMetadata struct {
 		CVEID       string `json:"cveId"`
 		State       string `json:"state"`
 		Assigner    string `json:"assignerShortName"`
@@ -107,12 +108,8 @@ func ParseRecord(name string, data []byte) (*Record, error) {
 	if r.DataType != "CVE_RECORD" {
 		return nil, bad("dataType %q, want CVE_RECORD", r.DataType)
 	}
-	if r.CVEMetadata == nil || !advisory.IsCVE(r.CVEMetadata.CVEID) {
-		id := ""
-		if r.CVEMetadata != nil {
-			id = r.CVEMetadata.CVEID
-		}
-		return nil, bad("cveMetadata.cveId %q: want CVE-YYYY-NNNN", id)
+	if !advisory.IsCVE(r.CVEMetadata.CVEID) { // none, where cveMetadata is missing
+		return nil, bad("cveMetadata.cveId %q: want CVE-YYYY-NNNN", r.CVEMetadata.CVEID)
 	}
 	if r.CVEMetadata.State == "" {
 		return nil, bad("%s: no cveMetadata.state", r.CVEMetadata.CVEID)
@@ -136,10 +133,8 @@ func ParseRecord(name string, data []byte) (*Record, error) {
 		}
 	}
 	for _, ref := range cna.References {
-		for _, tag := range ref.Tags {
-			if tag == "vendor-advisory" && out.URL == "" {
-				out.URL = ref.URL
-			}
+		if out.URL == "" && slices.Contains(ref.Tags, "vendor-advisory") {
+			out.URL = ref.URL
 		}
 	}
 	for _, a := range cna.Affected {
