@@ -134,10 +134,8 @@ func writeProposal(dir string, table []byte, prev, next *advisory.Table, notes [
 
 func cveList(c change) string {
 	var ids []string
-	for _, as := range [][]advisory.Advisory{c.added, c.changed, c.removed} {
-		for _, a := range as {
-			ids = append(ids, a.CVE)
-		}
+	for _, a := range slices.Concat(c.added, c.changed, c.removed) {
+		ids = append(ids, a.CVE)
 	}
 	slices.Sort(ids)
 	return strings.Join(ids, " ")
