@@ -25,21 +25,12 @@ type Match struct {
 	Findings []Finding
 }
 
-// Affecting returns the advisories of the embedded table affecting an
-// OpenSSL version ("1.1.1t", "3.0.5+quic"): for each its CVE, date,
-// severity, every series' range and fixing release, and the range of the
-// version's series, whose Fix says which release fixes it there or that
-// none did publicly. A version with a pre-release tag or build suffix is
-// matched as its release (Version.Suffixed says it was).
-func Affecting(version string) (*Match, error) {
-	t, err := Default()
-	if err != nil {
-		return nil, err
-	}
-	return t.Affecting(version)
-}
-
-// Affecting is the package function on table t.
+// Affecting returns the advisories of table t affecting an OpenSSL
+// version ("1.1.1t", "3.0.5+quic"): for each its CVE, date, severity,
+// every series' range and fixing release, and the range of the version's
+// series, whose Fix says which release fixes it there or that none did
+// publicly. A version with a pre-release tag or build suffix is matched
+// as its release (Version.Suffixed says it was).
 func (t *Table) Affecting(version string) (*Match, error) {
 	v, err := osslver.Parse(version)
 	if err != nil {
