@@ -256,31 +256,26 @@ func Parse(name string, data []byte) (*Table, error) {
 	seen := map[string]bool{}
 	for i, a := range t.Advisories {
 		where := fmt.Sprintf("advisory %d (%s)", i, a.CVE)
-		if !IsCVE(a.CVE) {
+		_, sevErr := ParseSeverity(string(a.Severity))
+		switch {
+		case !IsCVE(a.CVE):
 			return nil, bad("%s: cve %q: want CVE-YYYY-NNNN", where, a.CVE)
-		}
-		if seen[a.CVE] {
+		case seen[a.CVE]:
 			return nil, bad("%s: listed twice", where)
-		}
-		seen[a.CVE] = true
-		if !validDate(a.Date) {
+		case !validDate(a.Date):
 			return nil, bad("%s: date %q: want YYYY-MM-DD", where, a.Date)
-		}
-		if a.Date > t.AsOf {
+		case a.Date > t.AsOf:
 			return nil, bad("%s: date %s is after the table's as_of %s", where, a.Date, t.AsOf)
-		}
-		if !names[a.Source] {
+		case !names[a.Source]:
 			return nil, bad("%s: source %q is none of the table's sources", where, a.Source)
-		}
-		if a.Commit != "" && !commitRe.MatchString(a.Commit) {
+		case a.Commit != "" && !commitRe.MatchString(a.Commit):
 			return nil, bad("%s: commit %q: want 7 to 40 hex digits", where, a.Commit)
-		}
-		if _, err := ParseSeverity(string(a.Severity)); err != nil || string(a.Severity) != strings.ToLower(string(a.Severity)) {
+		case sevErr != nil || string(a.Severity) != strings.ToLower(string(a.Severity)):
 			return nil, bad("%s: severity %q: want critical, high, moderate, low or unknown", where, a.Severity)
-		}
-		if a.Affected == nil {
+		case a.Affected == nil:
 			return nil, bad("%s: no affected list", where)
 		}
+		seen[a.CVE] = true
 		series := map[string]bool{}
 		for _, r := range a.Affected {
 			if err := r.check(); err != nil {
