@@ -3,6 +3,7 @@ package advisory
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -174,16 +175,12 @@ func parseCycloneDX(name string, data []byte) (*Suppressions, error) {
 		if !slices.Contains(suppressing, st) {
 			return nil, fmt.Errorf("%s (%s): %w: analysis.state %q: want one of %s", where, v.ID, ErrSuppressions, st, strings.Join(append(slices.Clone(suppressing), assessing...), ", "))
 		}
-		reason := []string{st}
-		if j := v.Analysis.Justification; j != "" {
-			reason = append(reason, j)
-		}
+		response := ""
 		if len(v.Analysis.Response) > 0 {
-			reason = append(reason, "response "+strings.Join(v.Analysis.Response, ", "))
+			response = "response " + strings.Join(v.Analysis.Response, ", ")
 		}
-		if d := strings.TrimSpace(v.Analysis.Detail); d != "" {
-			reason = append(reason, d)
-		}
+		// The reason is the state, then what of justification, response and detail is given.
+		reason := slices.DeleteFunc([]string{st, v.Analysis.Justification, response, strings.TrimSpace(v.Analysis.Detail)}, func(s string) bool { return s == "" })
 		e := Suppression{CVE: v.ID, Reason: strings.Join(reason, ": "), Where: where}
 		var named []string
 		for _, a := range v.Affects {
@@ -230,9 +227,7 @@ func affected(e *Suppression, a cdx.Affects, ids []string) error {
 	for _, id := range ids {
 		if ok, r := opensslID(id); ok {
 			openssl = true
-			if rel == "" {
-				rel = r
-			}
+			rel = cmp.Or(rel, r) // the first release named
 		}
 	}
 	if !openssl {
