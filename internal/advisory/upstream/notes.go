@@ -151,11 +151,9 @@ func CompareNotes(t *advisory.Table, notes []ReleaseNotes, own string) []string 
 				out = append(out, fmt.Sprintf("%s %s: %s:%d cites it, and the table has no such CVE", c, n.Release, n.File, n.Line))
 				continue
 			}
-			var rg *advisory.Range
-			for i := range a.Affected {
-				if a.Affected[i].Series == series {
-					rg = &a.Affected[i]
-				}
+			var rg *advisory.Range // a table holds one range a series
+			if i := slices.IndexFunc(a.Affected, func(r advisory.Range) bool { return r.Series == series }); i >= 0 {
+				rg = &a.Affected[i]
 			}
 			switch {
 			case rg != nil && rg.Fixed == n.Release:

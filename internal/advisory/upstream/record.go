@@ -102,19 +102,16 @@ func ParseRecord(name string, data []byte) (*Record, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, bad("not a CVE JSON record: %v", err)
 	}
-	if dec.More() {
+	switch {
+	case dec.More():
 		return nil, bad("data after the record")
-	}
-	if r.DataType != "CVE_RECORD" {
+	case r.DataType != "CVE_RECORD":
 		return nil, bad("dataType %q, want CVE_RECORD", r.DataType)
-	}
-	if !advisory.IsCVE(r.CVEMetadata.CVEID) { // none, where cveMetadata is missing
+	case !advisory.IsCVE(r.CVEMetadata.CVEID): // none, where cveMetadata is missing
 		return nil, bad("cveMetadata.cveId %q: want CVE-YYYY-NNNN", r.CVEMetadata.CVEID)
-	}
-	if r.CVEMetadata.State == "" {
+	case r.CVEMetadata.State == "":
 		return nil, bad("%s: no cveMetadata.state", r.CVEMetadata.CVEID)
-	}
-	if r.Containers == nil || r.Containers.CNA == nil {
+	case r.Containers == nil || r.Containers.CNA == nil:
 		return nil, bad("%s: no containers.cna", r.CVEMetadata.CVEID)
 	}
 	cna := r.Containers.CNA
