@@ -79,21 +79,18 @@ func ParseChanges(name string, data []byte) ([]ReleaseNotes, error) {
 // (its top directory's CHANGES.md, read from the stream without
 // unpacking) or a CHANGES.md itself.
 func ReadNotes(ctx context.Context, file string) ([]ReleaseNotes, error) {
-	f, st, err := ctxio.OpenRegular(file, true)
+	if !strings.HasSuffix(file, ".tar.gz") && !strings.HasSuffix(file, ".tgz") {
+		b, err := ctxio.ReadFile(ctx, file, true, maxFile)
+		if err != nil {
+			return nil, err
+		}
+		return ParseChanges(file, b)
+	}
+	f, _, err := ctxio.OpenRegular(file, true)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if !strings.HasSuffix(file, ".tar.gz") && !strings.HasSuffix(file, ".tgz") {
-		if st.Size() > maxFile {
-			return nil, fmt.Errorf("%s: larger than %d bytes", file, maxFile)
-		}
-		b, err := io.ReadAll(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		return ParseChanges(file, b)
-	}
 	var found []byte
 	var member string
 	errFound := errors.New("found")
