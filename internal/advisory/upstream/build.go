@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -130,9 +129,12 @@ func Build(inputs []Input, o Options) (*advisory.Table, []string, error) {
 			}
 			note("%s: no datePublic; dated %s by its advisory text", r.Name, a.Date)
 		}
-		sev, err := severity(r.Severity)
-		if err != nil {
-			return nil, notes, fmt.Errorf("%s: %w: %s: %v", r.Name, ErrRecord, r.CVE, err)
+		sev := advisory.Unknown // where the record gives none
+		if strings.TrimSpace(r.Severity) != "" {
+			var err error
+			if sev, err = advisory.ParseSeverity(r.Severity); err != nil {
+				return nil, notes, fmt.Errorf("%s: %w: %s: %v", r.Name, ErrRecord, r.CVE, err)
+			}
 		}
 		secs := sections[r.CVE]
 		for _, s := range secs {
@@ -158,7 +160,12 @@ func Build(inputs []Input, o Options) (*advisory.Table, []string, error) {
 		a.Severity = sev
 		a.Affected = ranges(r, a.Date, secs, note, func(format string, args ...any) { hole(r.CVE, format, args...) })
 		a.Affected = append(a.Affected, textRanges(r, a, secs, note)...)
-		sortRanges(a.Affected)
+		// Newest series first.
+		slices.SortStableFunc(a.Affected, func(x, y advisory.Range) int {
+			vx, _ := osslver.Parse(x.Introduced)
+			vy, _ := osslver.Parse(y.Introduced)
+			return osslver.Compare(vy, vx)
+		})
 		if len(a.Affected) == 0 {
 			note("%s: no range of an OpenSSL release: kept, matching nothing", r.Name)
 		}
@@ -288,15 +295,6 @@ func ranges(r *Record, date string, secs []Section, note, hole func(string, ...a
 		out = append(out, rg)
 	}
 	return out
-}
-
-// sortRanges orders ranges newest series first.
-func sortRanges(rs []advisory.Range) {
-	sort.SliceStable(rs, func(i, j int) bool {
-		a, _ := osslver.Parse(rs[i].Introduced)
-		b, _ := osslver.Parse(rs[j].Introduced)
-		return osslver.Compare(a, b) > 0
-	})
 }
 
 // textRanges are the ranges of series the advisory text tells to upgrade

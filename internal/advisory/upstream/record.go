@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/advisory"
@@ -157,12 +156,4 @@ func publicDay(s string) (string, error) {
 		}
 	}
 	return "", errors.New("want an RFC 3339 timestamp or YYYY-MM-DD")
-}
-
-// severity maps a record's severity onto the table's.
-func severity(s string) (advisory.Severity, error) {
-	if strings.TrimSpace(s) == "" {
-		return advisory.Unknown, nil
-	}
-	return advisory.ParseSeverity(s)
 }
