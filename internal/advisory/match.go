@@ -20,7 +20,6 @@ type Match struct {
 	Version osslver.Version // as given, parsed
 	Release string          // the release matched: "3.0.5" for "3.0.5+quic"
 	Series  string          // "3.0"
-	AsOf    string          // the table's as-of date
 	// Findings are the advisories affecting Release, newest first.
 	Findings []Finding
 }
@@ -37,7 +36,7 @@ func (t *Table) Affecting(version string) (*Match, error) {
 		return nil, err
 	}
 	rel, _ := osslver.Parse(v.Release())
-	m := &Match{Version: v, Release: rel.String(), Series: rel.Series(), AsOf: t.AsOf}
+	m := &Match{Version: v, Release: rel.String(), Series: rel.Series()}
 	for _, a := range t.Advisories {
 		for _, r := range a.Affected {
 			if r.Series == m.Series && r.Contains(rel) {
