@@ -279,18 +279,18 @@ func ranges(r *Record, date string, secs []Section, note, hole func(string, ...a
 			hole("%s: a second range for series %s left out (the table holds one a series)", r.Name, rg.Series)
 			continue
 		}
-		if rg.Fixed != "" {
-			rg.Public = public(rg.Series, date)
-			if fix, ok := textFix(secs, rg.Series); ok && fix.Release == rg.Fixed && fix.Premium == rg.Public {
+		rg.Public = rg.Fixed != "" && public(rg.Series, date)
+		if fix, ok := textFix(secs, rg.Series); ok && rg.Fixed != "" {
+			switch {
+			case fix.Release != rg.Fixed:
+				note("%s: series %s fixed in %s by the record, %s by its advisory text: the record's kept", r.Name, rg.Series, rg.Fixed, fix.Release)
+			case fix.Premium == rg.Public:
 				what := "premium support only"
 				if !fix.Premium {
 					what = "public"
 				}
 				note("%s: %s is %s by its advisory text, but the series' end of life says otherwise: the end of life's kept", r.Name, rg.Fixed, what)
 			}
-		}
-		if fix, ok := textFix(secs, rg.Series); ok && rg.Fixed != "" && fix.Release != rg.Fixed {
-			note("%s: series %s fixed in %s by the record, %s by its advisory text: the record's kept", r.Name, rg.Series, rg.Fixed, fix.Release)
 		}
 		out = append(out, rg)
 	}
