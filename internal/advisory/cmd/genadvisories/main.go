@@ -149,11 +149,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	var prev *advisory.Table
 	if old, err := os.ReadFile(*out); err == nil {
-		var perr error
-		prev, perr = advisory.Parse(*out, old)
-		if perr != nil {
-			prev = nil
-		} else if sameAdvisories(prev, t) && prev.AgeDays(day(t.AsOf)) <= *refresh {
+		// A table Parse refuses (nil) is replaced, and no proposal compares with it.
+		prev, _ = advisory.Parse(*out, old)
+		if prev != nil && sameAdvisories(prev, t) && prev.AgeDays(day(t.AsOf)) <= *refresh {
 			fmt.Fprintf(stdout, "%s: %d advisories, unchanged; as of %s kept (%d days before %s, within -refresh=%d)\n", *out, len(t.Advisories), prev.AsOf, prev.AgeDays(day(t.AsOf)), t.AsOf, *refresh)
 			return nil
 		}
