@@ -133,13 +133,12 @@ func parseCycloneDX(name string, data []byte) (*Suppressions, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: CycloneDX JSON: %v", name, ErrSuppressions, err)
 	}
-	if doc.BOMFormat != "CycloneDX" {
+	switch {
+	case doc.BOMFormat != "CycloneDX":
 		return nil, fmt.Errorf("%s: %w: bomFormat is not \"CycloneDX\": a JSON file here must be a CycloneDX VEX document", name, ErrSuppressions)
-	}
-	if doc.SpecVersion == "" {
+	case doc.SpecVersion == "":
 		return nil, fmt.Errorf("%s: %w: no specVersion", name, ErrSuppressions)
-	}
-	if doc.Vulnerabilities == nil {
+	case doc.Vulnerabilities == nil:
 		return nil, fmt.Errorf("%s: %w: no vulnerabilities section: nothing assessed", name, ErrSuppressions)
 	}
 	refs := map[string][]string{} // bom-ref -> the component's purl and CPE
