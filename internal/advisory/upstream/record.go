@@ -47,11 +47,11 @@ type Record struct {
 // VersionEntry is one entry of the record's affected[].versions, with the
 // product it is under.
 type VersionEntry struct {
-	Product         string
-	Version         string
-	LessThan        string
-	LessThanOrEqual string
-	Status          string
+	Product         string `json:"-"` // affected[].product
+	Version         string `json:"version"`
+	LessThan        string `json:"lessThan"`
+	LessThanOrEqual string `json:"lessThanOrEqual"`
+	Status          string `json:"status"`
 }
 
 // cveRecord is the part of a CVE JSON 5 record read here.
@@ -67,13 +67,8 @@ type cveRecord struct {
 		CNA *struct {
 			DatePublic string `json:"datePublic"`
 			Affected   []struct {
-				Product  string `json:"product"`
-				Versions []struct {
-					Version         string `json:"version"`
-					LessThan        string `json:"lessThan"`
-					LessThanOrEqual string `json:"lessThanOrEqual"`
-					Status          string `json:"status"`
-				} `json:"versions"`
+				Product  string         `json:"product"`
+				Versions []VersionEntry `json:"versions"`
 			} `json:"affected"`
 			Metrics []struct {
 				Format string `json:"format"`
@@ -141,7 +136,8 @@ func ParseRecord(name string, data []byte) (*Record, error) {
 			if v.LessThan != "" && v.LessThanOrEqual != "" {
 				return nil, bad("%s: version %s gives both lessThan and lessThanOrEqual", out.CVE, v.Version)
 			}
-			out.Versions = append(out.Versions, VersionEntry{Product: a.Product, Version: v.Version, LessThan: v.LessThan, LessThanOrEqual: v.LessThanOrEqual, Status: v.Status})
+			v.Product = a.Product
+			out.Versions = append(out.Versions, v)
 		}
 	}
 	return out, nil
