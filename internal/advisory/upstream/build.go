@@ -159,7 +159,7 @@ func Build(inputs []Input, o Options) (*advisory.Table, []string, error) {
 		}
 		a.Severity = sev
 		a.Affected = ranges(r, a.Date, secs, note, func(format string, args ...any) { hole(r.CVE, format, args...) })
-		a.Affected = append(a.Affected, textRanges(r, a, secs, note)...)
+		a.Affected = append(a.Affected, textRanges(r, a.Date, secs, note)...)
 		// Newest series first.
 		slices.SortStableFunc(a.Affected, func(x, y advisory.Range) int {
 			vx, _ := osslver.Parse(x.Introduced)
@@ -301,11 +301,8 @@ func ranges(r *Record, date string, secs []Section, note, hole func(string, ...a
 // ("OpenSSL 1.0.1 users should upgrade to 1.0.1u") that the record names
 // neither affected nor unaffected: the series from its first release to
 // that fix (CVE-2016-2183's record names 1.0.2 alone).
-func textRanges(r *Record, a advisory.Advisory, secs []Section, note func(string, ...any)) []advisory.Range {
-	named := map[string]bool{}
-	for _, rg := range a.Affected {
-		named[rg.Series] = true
-	}
+func textRanges(r *Record, date string, secs []Section, note func(string, ...any)) []advisory.Range {
+	named := map[string]bool{} // the record's series: every range ranges() made is of one
 	for _, e := range r.Versions {
 		if v, err := osslver.Parse(e.Version); err == nil {
 			named[v.Series()] = true
@@ -323,7 +320,7 @@ func textRanges(r *Record, a advisory.Advisory, secs []Section, note func(string
 			if osslver.Compare(first, fv) >= 0 {
 				continue // a series' first release: nothing before it to fix
 			}
-			rg := advisory.Range{Series: f.Series, Introduced: first.String(), Fixed: f.Release, Public: public(f.Series, a.Date)}
+			rg := advisory.Range{Series: f.Series, Introduced: first.String(), Fixed: f.Release, Public: public(f.Series, date)}
 			note("%s: the record names no range of series %s; its advisory text fixes it in %s: %s to before %s", r.Name, rg.Series, rg.Fixed, rg.Introduced, rg.Fixed)
 			out = append(out, rg)
 		}
