@@ -14,6 +14,7 @@ package advisory
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -64,15 +65,8 @@ func ParseSeverity(s string) (Severity, error) {
 // Rank orders the rated severities: low 1 to critical 4; unknown is 0,
 // since it is not rated at all (AtLeast decides what to make of it).
 func (s Severity) Rank() int {
-	switch s {
-	case Critical:
-		return 4
-	case High:
-		return 3
-	case Moderate:
-		return 2
-	case Low:
-		return 1
+	if i := slices.Index(Severities, s); i >= 0 {
+		return len(Severities) - 1 - i // Severities run from critical down to unknown, last
 	}
 	return 0
 }
@@ -121,11 +115,7 @@ func (t *Table) Describe() string {
 	}
 	var srcs []string
 	for _, s := range t.Sources {
-		c := s.Commit
-		if len(c) > 12 {
-			c = c[:12]
-		}
-		srcs = append(srcs, fmt.Sprintf("%s@%s through %s", s.Name, c, s.Through))
+		srcs = append(srcs, fmt.Sprintf("%s@%s through %s", s.Name, s.Commit[:min(len(s.Commit), 12)], s.Through))
 	}
 	return fmt.Sprintf("OpenSSL's advisories through %s (%s%d advisories; from %s)", t.AsOf, origin, len(t.Advisories), strings.Join(srcs, ", "))
 }
@@ -207,7 +197,6 @@ var ErrMalformed = errors.New("malformed advisory table")
 var (
 	cveRe    = regexp.MustCompile(`^CVE-[0-9]{4}-[0-9]{4,9}$`)
 	commitRe = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
-	dateRe   = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 )
 
 // IsCommit reports whether s is a git commit as the table names one: 7
@@ -267,31 +256,26 @@ func Parse(name string, data []byte) (*Table, error) {
 	seen := map[string]bool{}
 	for i, a := range t.Advisories {
 		where := fmt.Sprintf("advisory %d (%s)", i, a.CVE)
-		if !IsCVE(a.CVE) {
+		_, sevErr := ParseSeverity(string(a.Severity))
+		switch {
+		case !IsCVE(a.CVE):
 			return nil, bad("%s: cve %q: want CVE-YYYY-NNNN", where, a.CVE)
-		}
-		if seen[a.CVE] {
+		case seen[a.CVE]:
 			return nil, bad("%s: listed twice", where)
-		}
-		seen[a.CVE] = true
-		if !validDate(a.Date) {
+		case !validDate(a.Date):
 			return nil, bad("%s: date %q: want YYYY-MM-DD", where, a.Date)
-		}
-		if a.Date > t.AsOf {
+		case a.Date > t.AsOf:
 			return nil, bad("%s: date %s is after the table's as_of %s", where, a.Date, t.AsOf)
-		}
-		if !names[a.Source] {
+		case !names[a.Source]:
 			return nil, bad("%s: source %q is none of the table's sources", where, a.Source)
-		}
-		if a.Commit != "" && !commitRe.MatchString(a.Commit) {
+		case a.Commit != "" && !commitRe.MatchString(a.Commit):
 			return nil, bad("%s: commit %q: want 7 to 40 hex digits", where, a.Commit)
-		}
-		if _, err := ParseSeverity(string(a.Severity)); err != nil || string(a.Severity) != strings.ToLower(string(a.Severity)) {
+		case sevErr != nil || string(a.Severity) != strings.ToLower(string(a.Severity)):
 			return nil, bad("%s: severity %q: want critical, high, moderate, low or unknown", where, a.Severity)
-		}
-		if a.Affected == nil {
+		case a.Affected == nil:
 			return nil, bad("%s: no affected list", where)
 		}
+		seen[a.CVE] = true
 		series := map[string]bool{}
 		for _, r := range a.Affected {
 			if err := r.check(); err != nil {
@@ -336,10 +320,9 @@ func (r Range) check() error {
 	return nil
 }
 
+// validDate reports whether s is a day, YYYY-MM-DD: time.Parse takes
+// exactly two digits for the month and the day, four for the year.
 func validDate(s string) bool {
-	if !dateRe.MatchString(s) {
-		return false
-	}
 	_, err := time.Parse(time.DateOnly, s)
 	return err == nil
 }
@@ -377,21 +360,20 @@ func Encode(t *Table) ([]byte, error) {
 	}
 	buf.WriteString("\n  ],\n")
 	buf.WriteString("  \"advisories\": [")
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
 	for i, a := range advs {
 		if a.Affected == nil {
 			a.Affected = []Range{}
-		}
-		var line bytes.Buffer
-		enc := json.NewEncoder(&line)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(a); err != nil {
-			return nil, err
 		}
 		if i > 0 {
 			buf.WriteString(",")
 		}
 		buf.WriteString("\n    ")
-		buf.Write(bytes.TrimSuffix(line.Bytes(), []byte("\n")))
+		if err := enc.Encode(a); err != nil {
+			return nil, err
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's newline
 	}
 	if len(advs) > 0 {
 		buf.WriteString("\n  ")
@@ -403,39 +385,24 @@ func Encode(t *Table) ([]byte, error) {
 // compareCVE orders CVE identifiers by year, then number as a number.
 func compareCVE(a, b string) int {
 	pa, pb := strings.Split(a, "-"), strings.Split(b, "-")
-	if len(pa) == 3 && len(pb) == 3 {
-		for i := 1; i < 3; i++ {
-			if len(pa[i]) != len(pb[i]) {
-				return len(pa[i]) - len(pb[i])
-			}
-			if c := strings.Compare(pa[i], pb[i]); c != 0 {
-				return c
-			}
-		}
-		return 0
+	if len(pa) != 3 || len(pb) != 3 {
+		return strings.Compare(a, b)
 	}
-	return strings.Compare(a, b)
+	num := func(i int) int { return cmp.Or(len(pa[i])-len(pb[i]), strings.Compare(pa[i], pb[i])) }
+	return cmp.Or(num(1), num(2))
 }
 
 //go:embed advisories.json
 var embedded []byte
 
-var (
-	defaultOnce  sync.Once
-	defaultTable *Table
-	defaultErr   error
-)
-
 // Default is the embedded table, parsed once.
-func Default() (*Table, error) {
-	defaultOnce.Do(func() {
-		defaultTable, defaultErr = Parse("internal/advisory/advisories.json", embedded)
-		if defaultTable != nil {
-			defaultTable.Origin = Embedded
-		}
-	})
-	return defaultTable, defaultErr
-}
+var Default = sync.OnceValues(func() (*Table, error) {
+	t, err := Parse("internal/advisory/advisories.json", embedded)
+	if t != nil {
+		t.Origin = Embedded
+	}
+	return t, err
+})
 
 // AgeDays is how many days old the table is at now: 0 on its as-of day
 // (in UTC).

@@ -54,6 +54,10 @@ func TestEmbedded(t *testing.T) {
 }
 
 func TestAffecting(t *testing.T) {
+	tab, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		version, release string
 		has              map[string]string // CVE -> its Fix in the version's series
@@ -73,7 +77,7 @@ func TestAffecting(t *testing.T) {
 		{"3.1.0", "3.1.0", map[string]string{"CVE-2023-2650": "3.1.1"}, nil}, // the record's empty range, repaired from its text
 		{"4.0.3", "4.0.3", nil, []string{"CVE-2026-84782", "CVE-2026-84783"}},
 	} {
-		m, err := Affecting(tc.version)
+		m, err := tab.Affecting(tc.version)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +102,7 @@ func TestAffecting(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Affecting("OpenSSL 1.1.1 (compatible; BoringSSL)"); err == nil {
+	if _, err := tab.Affecting("OpenSSL 1.1.1 (compatible; BoringSSL)"); err == nil {
 		t.Error("a fork's version string matched")
 	}
 }

@@ -2,6 +2,7 @@ package advisory
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/osslver"
@@ -19,33 +20,23 @@ type Match struct {
 	Version osslver.Version // as given, parsed
 	Release string          // the release matched: "3.0.5" for "3.0.5+quic"
 	Series  string          // "3.0"
-	AsOf    string          // the table's as-of date
 	// Findings are the advisories affecting Release, newest first.
 	Findings []Finding
 }
 
-// Affecting returns the advisories of the embedded table affecting an
-// OpenSSL version ("1.1.1t", "3.0.5+quic"): for each its CVE, date,
-// severity, every series' range and fixing release, and the range of the
-// version's series, whose Fix says which release fixes it there or that
-// none did publicly. A version with a pre-release tag or build suffix is
-// matched as its release (Version.Suffixed says it was).
-func Affecting(version string) (*Match, error) {
-	t, err := Default()
-	if err != nil {
-		return nil, err
-	}
-	return t.Affecting(version)
-}
-
-// Affecting is the package function on table t.
+// Affecting returns the advisories of table t affecting an OpenSSL
+// version ("1.1.1t", "3.0.5+quic"): for each its CVE, date, severity,
+// every series' range and fixing release, and the range of the version's
+// series, whose Fix says which release fixes it there or that none did
+// publicly. A version with a pre-release tag or build suffix is matched
+// as its release (Version.Suffixed says it was).
 func (t *Table) Affecting(version string) (*Match, error) {
 	v, err := osslver.Parse(version)
 	if err != nil {
 		return nil, err
 	}
 	rel, _ := osslver.Parse(v.Release())
-	m := &Match{Version: v, Release: rel.String(), Series: rel.Series(), AsOf: t.AsOf}
+	m := &Match{Version: v, Release: rel.String(), Series: rel.Series()}
 	for _, a := range t.Advisories {
 		for _, r := range a.Affected {
 			if r.Series == m.Series && r.Contains(rel) {
@@ -84,8 +75,7 @@ func Summarize(fs []Finding) Summary {
 	}
 	for _, f := range fs {
 		s.Counts[f.Severity]++
-		switch {
-		case s.Highest == "" || s.Highest == Unknown && f.Severity != Unknown || f.Severity.Rank() > s.Highest.Rank():
+		if s.Highest == "" || s.Highest == Unknown && f.Severity != Unknown || f.Severity.Rank() > s.Highest.Rank() {
 			s.Highest = f.Severity
 		}
 		if fix := f.Range.PublicFix(); fix != "" {
@@ -151,13 +141,7 @@ func (s Summary) Fixes() string {
 // AtLeast returns the findings meeting threshold (Severity.AtLeast:
 // unknown meets every threshold).
 func AtLeast(fs []Finding, threshold Severity) []Finding {
-	var out []Finding
-	for _, f := range fs {
-		if f.Severity.AtLeast(threshold) {
-			out = append(out, f)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(fs), func(f Finding) bool { return !f.Severity.AtLeast(threshold) })
 }
 
 // Warning is what a build says of a release with a known high or
@@ -178,12 +162,7 @@ func (t *Table) Warning(version string) (msg string, ok bool) {
 	if err != nil {
 		return "", false
 	}
-	var severe []Finding
-	for _, f := range m.Findings {
-		if f.Severity == Critical || f.Severity == High {
-			severe = append(severe, f)
-		}
-	}
+	severe := slices.DeleteFunc(m.Findings, func(f Finding) bool { return f.Severity != Critical && f.Severity != High })
 	if len(severe) == 0 {
 		return "", false
 	}

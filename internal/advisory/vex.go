@@ -3,6 +3,7 @@ package advisory
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -132,13 +133,12 @@ func parseCycloneDX(name string, data []byte) (*Suppressions, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: CycloneDX JSON: %v", name, ErrSuppressions, err)
 	}
-	if doc.BOMFormat != "CycloneDX" {
+	switch {
+	case doc.BOMFormat != "CycloneDX":
 		return nil, fmt.Errorf("%s: %w: bomFormat is not \"CycloneDX\": a JSON file here must be a CycloneDX VEX document", name, ErrSuppressions)
-	}
-	if doc.SpecVersion == "" {
+	case doc.SpecVersion == "":
 		return nil, fmt.Errorf("%s: %w: no specVersion", name, ErrSuppressions)
-	}
-	if doc.Vulnerabilities == nil {
+	case doc.Vulnerabilities == nil:
 		return nil, fmt.Errorf("%s: %w: no vulnerabilities section: nothing assessed", name, ErrSuppressions)
 	}
 	refs := map[string][]string{} // bom-ref -> the component's purl and CPE
@@ -174,16 +174,12 @@ func parseCycloneDX(name string, data []byte) (*Suppressions, error) {
 		if !slices.Contains(suppressing, st) {
 			return nil, fmt.Errorf("%s (%s): %w: analysis.state %q: want one of %s", where, v.ID, ErrSuppressions, st, strings.Join(append(slices.Clone(suppressing), assessing...), ", "))
 		}
-		reason := []string{st}
-		if j := v.Analysis.Justification; j != "" {
-			reason = append(reason, j)
-		}
+		response := ""
 		if len(v.Analysis.Response) > 0 {
-			reason = append(reason, "response "+strings.Join(v.Analysis.Response, ", "))
+			response = "response " + strings.Join(v.Analysis.Response, ", ")
 		}
-		if d := strings.TrimSpace(v.Analysis.Detail); d != "" {
-			reason = append(reason, d)
-		}
+		// The reason is the state, then what of justification, response and detail is given.
+		reason := slices.DeleteFunc([]string{st, v.Analysis.Justification, response, strings.TrimSpace(v.Analysis.Detail)}, func(s string) bool { return s == "" })
 		e := Suppression{CVE: v.ID, Reason: strings.Join(reason, ": "), Where: where}
 		var named []string
 		for _, a := range v.Affects {
@@ -230,9 +226,7 @@ func affected(e *Suppression, a cdx.Affects, ids []string) error {
 	for _, id := range ids {
 		if ok, r := opensslID(id); ok {
 			openssl = true
-			if rel == "" {
-				rel = r
-			}
+			rel = cmp.Or(rel, r) // the first release named
 		}
 	}
 	if !openssl {
@@ -289,53 +283,32 @@ func opensslID(id string) (bool, string) {
 		}
 		return true, ""
 	}
-	if !opensslName(id) {
+	return opensslPurl(id)
+}
+
+// opensslPurl reports whether a package URL's name is openssl, with or
+// without a version, and the release it names ("" when it names none):
+// "pkg:generic/openssl@3.0.5", "pkg:github/openssl/openssl@openssl-3.0.5".
+func opensslPurl(ref string) (bool, string) {
+	rest, ok := strings.CutPrefix(ref, "pkg:")
+	if !ok {
 		return false, ""
 	}
-	rel, _ := opensslPurl(id)
-	return true, rel
-}
-
-// opensslName reports whether a package URL's name is openssl, with or
-// without a version.
-func opensslName(ref string) bool {
-	rest, ok := strings.CutPrefix(ref, "pkg:")
-	if !ok {
-		return false
-	}
 	rest, _, _ = strings.Cut(rest, "#")
 	rest, _, _ = strings.Cut(rest, "?")
-	rest, _, _ = strings.Cut(rest, "@")
-	parts := strings.Split(rest, "/")
-	return len(parts) >= 2 && strings.EqualFold(parts[len(parts)-1], "openssl")
-}
-
-// opensslPurl reads the release of a package URL naming OpenSSL:
-// "pkg:generic/openssl@3.0.5", "pkg:github/openssl/openssl@openssl-3.0.5".
-func opensslPurl(ref string) (string, bool) {
-	rest, ok := strings.CutPrefix(ref, "pkg:")
-	if !ok {
-		return "", false
-	}
-	rest, _, _ = strings.Cut(rest, "#")
-	rest, _, _ = strings.Cut(rest, "?")
-	path, ver, ok := strings.Cut(rest, "@")
-	if !ok {
-		return "", false
-	}
+	path, ver, _ := strings.Cut(rest, "@")
 	parts := strings.Split(path, "/")
-	if !strings.EqualFold(parts[len(parts)-1], "openssl") {
-		return "", false
+	if len(parts) < 2 || !strings.EqualFold(parts[len(parts)-1], "openssl") {
+		return false, ""
 	}
 	if u, err := url.PathUnescape(ver); err == nil {
 		ver = u
 	}
-	ver = strings.TrimPrefix(ver, "openssl-")
-	v, err := osslver.Parse(ver)
+	v, err := osslver.Parse(strings.TrimPrefix(ver, "openssl-"))
 	if err != nil {
-		return "", false
+		return true, ""
 	}
-	return v.Release(), true
+	return true, v.Release()
 }
 
 // Lookup finds the assessment of cve for OpenSSL release rel ("3.0.5").

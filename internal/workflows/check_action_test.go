@@ -54,7 +54,11 @@ func TestCheckActionMetadata(t *testing.T) {
 // advisory affecting OpenSSL release rel, from the embedded table.
 func assessedHigh(t *testing.T, rel string) string {
 	t.Helper()
-	m, err := advisory.Affecting(rel)
+	tab, err := advisory.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := tab.Affecting(rel)
 	if err != nil {
 		t.Fatal(err)
 	}

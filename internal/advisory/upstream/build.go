@@ -3,8 +3,8 @@ package upstream
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -42,9 +42,6 @@ type Input struct {
 
 // Options say what else Build holds the table to.
 type Options struct {
-	// EndOfLife gives a series' last day of public support; nil means
-	// internal/lifecycle's table.
-	EndOfLife func(series string) (string, bool)
 	// Notes are releases' own lists of the CVEs they fix (CHANGES.md):
 	// each CVE they name must have a record.
 	Notes []ReleaseNotes
@@ -64,16 +61,6 @@ type Options struct {
 // an error naming it, and so is every hole (ErrHole) not in o.Gaps. The
 // table's as-of date is the newest day a source was read through.
 func Build(inputs []Input, o Options) (*advisory.Table, []string, error) {
-	eol := o.EndOfLife
-	if eol == nil {
-		eol = func(series string) (string, bool) {
-			s, ok := lifecycle.Named(series)
-			if !ok {
-				return "", false
-			}
-			return s.EndOfLife, true
-		}
-	}
 	var notes, holes []string
 	note := func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
 	hole := func(cve, format string, args ...any) {
@@ -142,9 +129,12 @@ func Build(inputs []Input, o Options) (*advisory.Table, []string, error) {
 			}
 			note("%s: no datePublic; dated %s by its advisory text", r.Name, a.Date)
 		}
-		sev, err := severity(r.Severity)
-		if err != nil {
-			return nil, notes, fmt.Errorf("%s: %w: %s: %v", r.Name, ErrRecord, r.CVE, err)
+		sev := advisory.Unknown // where the record gives none
+		if strings.TrimSpace(r.Severity) != "" {
+			var err error
+			if sev, err = advisory.ParseSeverity(r.Severity); err != nil {
+				return nil, notes, fmt.Errorf("%s: %w: %s: %v", r.Name, ErrRecord, r.CVE, err)
+			}
 		}
 		secs := sections[r.CVE]
 		for _, s := range secs {
@@ -168,23 +158,23 @@ func Build(inputs []Input, o Options) (*advisory.Table, []string, error) {
 			break
 		}
 		a.Severity = sev
-		a.Affected = ranges(r, a.Date, secs, eol, note, func(format string, args ...any) { hole(r.CVE, format, args...) })
-		a.Affected = append(a.Affected, textRanges(r, a, secs, eol, note)...)
-		sortRanges(a.Affected)
+		a.Affected = ranges(r, a.Date, secs, note, func(format string, args ...any) { hole(r.CVE, format, args...) })
+		a.Affected = append(a.Affected, textRanges(r, a.Date, secs, note)...)
+		// Newest series first.
+		slices.SortStableFunc(a.Affected, func(x, y advisory.Range) int {
+			vx, _ := osslver.Parse(x.Introduced)
+			vy, _ := osslver.Parse(y.Introduced)
+			return osslver.Compare(vy, vx)
+		})
 		if len(a.Affected) == 0 {
 			note("%s: no range of an OpenSSL release: kept, matching nothing", r.Name)
 		}
 		t.Advisories = append(t.Advisories, a)
 	}
-	var orphans []string
-	for c := range sections {
+	for _, c := range slices.Sorted(maps.Keys(sections)) {
 		if _, ok := chosen[c]; !ok {
-			orphans = append(orphans, c)
+			hole(c, "%s: an advisory text has a section for it, and no source has its record", c)
 		}
-	}
-	slices.Sort(orphans)
-	for _, c := range orphans {
-		hole(c, "%s: an advisory text has a section for it, and no source has its record", c)
 	}
 	for _, n := range o.Notes {
 		for _, c := range n.CVEs {
@@ -219,7 +209,7 @@ func Build(inputs []Input, o Options) (*advisory.Table, []string, error) {
 // releases, newest series first.
 // A range that cannot be read is a hole; a version of the FIPS module's
 // own numbering ("fips-1.1.1") is another product's, left out with a note.
-func ranges(r *Record, date string, secs []Section, eol func(string) (string, bool), note, hole func(string, ...any)) []advisory.Range {
+func ranges(r *Record, date string, secs []Section, note, hole func(string, ...any)) []advisory.Range {
 	var out []advisory.Range
 	for _, e := range r.Versions {
 		if e.Status != "affected" {
@@ -289,12 +279,12 @@ func ranges(r *Record, date string, secs []Section, eol func(string) (string, bo
 			hole("%s: a second range for series %s left out (the table holds one a series)", r.Name, rg.Series)
 			continue
 		}
-		if rg.Fixed != "" {
-			rg.Public = true
-			if end, ok := eol(rg.Series); ok && date > end {
-				rg.Public = false // after the series' end of life: premium support customers only
-			}
-			if fix, ok := textFix(secs, rg.Series); ok && fix.Release == rg.Fixed && fix.Premium == rg.Public {
+		rg.Public = rg.Fixed != "" && public(rg.Series, date)
+		if fix, ok := textFix(secs, rg.Series); ok && rg.Fixed != "" {
+			switch {
+			case fix.Release != rg.Fixed:
+				note("%s: series %s fixed in %s by the record, %s by its advisory text: the record's kept", r.Name, rg.Series, rg.Fixed, fix.Release)
+			case fix.Premium == rg.Public:
 				what := "premium support only"
 				if !fix.Premium {
 					what = "public"
@@ -302,32 +292,17 @@ func ranges(r *Record, date string, secs []Section, eol func(string) (string, bo
 				note("%s: %s is %s by its advisory text, but the series' end of life says otherwise: the end of life's kept", r.Name, rg.Fixed, what)
 			}
 		}
-		if fix, ok := textFix(secs, rg.Series); ok && rg.Fixed != "" && fix.Release != rg.Fixed {
-			note("%s: series %s fixed in %s by the record, %s by its advisory text: the record's kept", r.Name, rg.Series, rg.Fixed, fix.Release)
-		}
 		out = append(out, rg)
 	}
 	return out
-}
-
-// sortRanges orders ranges newest series first.
-func sortRanges(rs []advisory.Range) {
-	sort.SliceStable(rs, func(i, j int) bool {
-		a, _ := osslver.Parse(rs[i].Introduced)
-		b, _ := osslver.Parse(rs[j].Introduced)
-		return osslver.Compare(a, b) > 0
-	})
 }
 
 // textRanges are the ranges of series the advisory text tells to upgrade
 // ("OpenSSL 1.0.1 users should upgrade to 1.0.1u") that the record names
 // neither affected nor unaffected: the series from its first release to
 // that fix (CVE-2016-2183's record names 1.0.2 alone).
-func textRanges(r *Record, a advisory.Advisory, secs []Section, eol func(string) (string, bool), note func(string, ...any)) []advisory.Range {
-	named := map[string]bool{}
-	for _, rg := range a.Affected {
-		named[rg.Series] = true
-	}
+func textRanges(r *Record, date string, secs []Section, note func(string, ...any)) []advisory.Range {
+	named := map[string]bool{} // the record's series: every range ranges() made is of one
 	for _, e := range r.Versions {
 		if v, err := osslver.Parse(e.Version); err == nil {
 			named[v.Series()] = true
@@ -345,15 +320,20 @@ func textRanges(r *Record, a advisory.Advisory, secs []Section, eol func(string)
 			if osslver.Compare(first, fv) >= 0 {
 				continue // a series' first release: nothing before it to fix
 			}
-			rg := advisory.Range{Series: f.Series, Introduced: first.String(), Fixed: f.Release, Public: true}
-			if end, ok := eol(rg.Series); ok && a.Date > end {
-				rg.Public = false
-			}
+			rg := advisory.Range{Series: f.Series, Introduced: first.String(), Fixed: f.Release, Public: public(f.Series, date)}
 			note("%s: the record names no range of series %s; its advisory text fixes it in %s: %s to before %s", r.Name, rg.Series, rg.Fixed, rg.Introduced, rg.Fixed)
 			out = append(out, rg)
 		}
 	}
 	return out
+}
+
+// public reports whether a fix of series released on date went to
+// everyone: not after the series' end of life (internal/lifecycle); after
+// it, to premium support customers only.
+func public(series, date string) bool {
+	s, ok := lifecycle.Named(series)
+	return !ok || date <= s.EndOfLife
 }
 
 // seriesStart is the first release of v's series: X.Y.0 from 3.0, the

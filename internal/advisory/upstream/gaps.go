@@ -3,6 +3,7 @@ package upstream
 import (
 	_ "embed"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -57,12 +58,5 @@ func (g Gaps) accept(cve string) (string, bool) {
 
 // unused are the gaps listed that Build did not meet.
 func (g Gaps) unused() []string {
-	var out []string
-	for cve := range g.why {
-		if !g.used[cve] {
-			out = append(out, cve)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return slices.DeleteFunc(slices.Sorted(maps.Keys(g.why)), func(cve string) bool { return g.used[cve] })
 }

@@ -66,9 +66,7 @@ func ParseChanges(name string, data []byte) ([]ReleaseNotes, error) {
 			continue
 		}
 		for _, c := range citation.FindAllString(line, -1) {
-			for _, id := range anyCVE.FindAllString(c, -1) {
-				cur.CVEs = append(cur.CVEs, id)
-			}
+			cur.CVEs = append(cur.CVEs, anyCVE.FindAllString(c, -1)...)
 		}
 	}
 	if len(out) == 0 {
@@ -81,21 +79,18 @@ func ParseChanges(name string, data []byte) ([]ReleaseNotes, error) {
 // (its top directory's CHANGES.md, read from the stream without
 // unpacking) or a CHANGES.md itself.
 func ReadNotes(ctx context.Context, file string) ([]ReleaseNotes, error) {
-	f, st, err := ctxio.OpenRegular(file, true)
+	if !strings.HasSuffix(file, ".tar.gz") && !strings.HasSuffix(file, ".tgz") {
+		b, err := ctxio.ReadFile(ctx, file, true, maxFile)
+		if err != nil {
+			return nil, err
+		}
+		return ParseChanges(file, b)
+	}
+	f, _, err := ctxio.OpenRegular(file, true)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if !strings.HasSuffix(file, ".tar.gz") && !strings.HasSuffix(file, ".tgz") {
-		if st.Size() > maxFile {
-			return nil, fmt.Errorf("%s: larger than %d bytes", file, maxFile)
-		}
-		b, err := io.ReadAll(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		return ParseChanges(file, b)
-	}
 	var found []byte
 	var member string
 	errFound := errors.New("found")
@@ -153,11 +148,9 @@ func CompareNotes(t *advisory.Table, notes []ReleaseNotes, own string) []string 
 				out = append(out, fmt.Sprintf("%s %s: %s:%d cites it, and the table has no such CVE", c, n.Release, n.File, n.Line))
 				continue
 			}
-			var rg *advisory.Range
-			for i := range a.Affected {
-				if a.Affected[i].Series == series {
-					rg = &a.Affected[i]
-				}
+			var rg *advisory.Range // a table holds one range a series
+			if i := slices.IndexFunc(a.Affected, func(r advisory.Range) bool { return r.Series == series }); i >= 0 {
+				rg = &a.Affected[i]
 			}
 			switch {
 			case rg != nil && rg.Fixed == n.Release:

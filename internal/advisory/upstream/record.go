@@ -13,7 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/advisory"
@@ -47,17 +47,17 @@ type Record struct {
 // VersionEntry is one entry of the record's affected[].versions, with the
 // product it is under.
 type VersionEntry struct {
-	Product         string
-	Version         string
-	LessThan        string
-	LessThanOrEqual string
-	Status          string
+	Product         string `json:"-"` // affected[].product
+	Version         string `json:"version"`
+	LessThan        string `json:"lessThan"`
+	LessThanOrEqual string `json:"lessThanOrEqual"`
+	Status          string `json:"status"`
 }
 
 // cveRecord is the part of a CVE JSON 5 record read here.
 type cveRecord struct {
 	DataType    string `json:"dataType"`
-	CVEMetadata *struct {
+	CVEMetadata struct {
 		CVEID       string `json:"cveId"`
 		State       string `json:"state"`
 		Assigner    string `json:"assignerShortName"`
@@ -67,13 +67,8 @@ type cveRecord struct {
 		CNA *struct {
 			DatePublic string `json:"datePublic"`
 			Affected   []struct {
-				Product  string `json:"product"`
-				Versions []struct {
-					Version         string `json:"version"`
-					LessThan        string `json:"lessThan"`
-					LessThanOrEqual string `json:"lessThanOrEqual"`
-					Status          string `json:"status"`
-				} `json:"versions"`
+				Product  string         `json:"product"`
+				Versions []VersionEntry `json:"versions"`
 			} `json:"affected"`
 			Metrics []struct {
 				Format string `json:"format"`
@@ -101,23 +96,16 @@ func ParseRecord(name string, data []byte) (*Record, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, bad("not a CVE JSON record: %v", err)
 	}
-	if dec.More() {
+	switch {
+	case dec.More():
 		return nil, bad("data after the record")
-	}
-	if r.DataType != "CVE_RECORD" {
+	case r.DataType != "CVE_RECORD":
 		return nil, bad("dataType %q, want CVE_RECORD", r.DataType)
-	}
-	if r.CVEMetadata == nil || !advisory.IsCVE(r.CVEMetadata.CVEID) {
-		id := ""
-		if r.CVEMetadata != nil {
-			id = r.CVEMetadata.CVEID
-		}
-		return nil, bad("cveMetadata.cveId %q: want CVE-YYYY-NNNN", id)
-	}
-	if r.CVEMetadata.State == "" {
+	case !advisory.IsCVE(r.CVEMetadata.CVEID): // none, where cveMetadata is missing
+		return nil, bad("cveMetadata.cveId %q: want CVE-YYYY-NNNN", r.CVEMetadata.CVEID)
+	case r.CVEMetadata.State == "":
 		return nil, bad("%s: no cveMetadata.state", r.CVEMetadata.CVEID)
-	}
-	if r.Containers == nil || r.Containers.CNA == nil {
+	case r.Containers == nil || r.Containers.CNA == nil:
 		return nil, bad("%s: no containers.cna", r.CVEMetadata.CVEID)
 	}
 	cna := r.Containers.CNA
@@ -136,10 +124,8 @@ func ParseRecord(name string, data []byte) (*Record, error) {
 		}
 	}
 	for _, ref := range cna.References {
-		for _, tag := range ref.Tags {
-			if tag == "vendor-advisory" && out.URL == "" {
-				out.URL = ref.URL
-			}
+		if out.URL == "" && slices.Contains(ref.Tags, "vendor-advisory") {
+			out.URL = ref.URL
 		}
 	}
 	for _, a := range cna.Affected {
@@ -150,7 +136,8 @@ func ParseRecord(name string, data []byte) (*Record, error) {
 			if v.LessThan != "" && v.LessThanOrEqual != "" {
 				return nil, bad("%s: version %s gives both lessThan and lessThanOrEqual", out.CVE, v.Version)
 			}
-			out.Versions = append(out.Versions, VersionEntry{Product: a.Product, Version: v.Version, LessThan: v.LessThan, LessThanOrEqual: v.LessThanOrEqual, Status: v.Status})
+			v.Product = a.Product
+			out.Versions = append(out.Versions, v)
 		}
 	}
 	return out, nil
@@ -165,12 +152,4 @@ func publicDay(s string) (string, error) {
 		}
 	}
 	return "", errors.New("want an RFC 3339 timestamp or YYYY-MM-DD")
-}
-
-// severity maps a record's severity onto the table's.
-func severity(s string) (advisory.Severity, error) {
-	if strings.TrimSpace(s) == "" {
-		return advisory.Unknown, nil
-	}
-	return advisory.ParseSeverity(s)
 }

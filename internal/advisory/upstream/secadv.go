@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/osslbuild/osslbuild/internal/osslver"
 )
@@ -49,19 +48,17 @@ var (
 	upgrade = regexp.MustCompile(`(?:OpenSSL|customers of OpenSSL)\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?)\s+(?:users\s+)?should\s+upgrade\s+to\s+(?:OpenSSL\s+)?([0-9]+\.[0-9]+\.[0-9]+[a-z]*)`)
 )
 
-// ParseText reads one secadv advisory; name names it in errors. Text that
-// is not UTF-8 is refused; a text with no CVE section is no error (the
-// oldest advisories have none).
+// ParseText reads one secadv advisory; name names it in errors. Bytes
+// that are not UTF-8 read as "?"; a text with no CVE section is no error
+// (the oldest advisories have none).
 func ParseText(name string, data []byte) (*Text, error) {
-	if !utf8.Valid(data) {
-		// The oldest advisories are Latin-1: their names, never the facts
-		// read here, carry the other bytes.
-		data = []byte(strings.ToValidUTF8(string(data), "?"))
-	}
-	if len(data) == 0 {
+	// The oldest advisories are Latin-1: their names, never the facts
+	// read here, carry the other bytes.
+	text := strings.ToValidUTF8(string(data), "?")
+	if text == "" {
 		return nil, fmt.Errorf("%s: %w: empty", name, ErrText)
 	}
-	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
 	t := &Text{Name: name}
 	var cur *Section
 	var body []string

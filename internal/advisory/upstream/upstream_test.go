@@ -449,3 +449,38 @@ func TestBuildRangeFromText(t *testing.T) {
 		t.Errorf("notes %q", notes)
 	}
 }
+
+// Where a record's fix and its advisory text disagree, the note says so
+// and the record is kept; where the text's premium marker contradicts the
+// series' end of life, the note says so and the end of life is kept.
+func TestBuildTextDisagrees(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rg     VersionEntry
+		fix    Fix
+		public bool
+		note   string // "" for none
+	}{
+		{"another fix", VersionEntry{Product: "OpenSSL", Version: "3.0.0", LessThan: "3.0.8", Status: "affected"}, Fix{Series: "3.0", Release: "3.0.9"}, true,
+			"secjson/CVE-2023-0286.json: series 3.0 fixed in 3.0.8 by the record, 3.0.9 by its advisory text: the record's kept"},
+		{"premium before the end of life", VersionEntry{Product: "OpenSSL", Version: "3.0.0", LessThan: "3.0.8", Status: "affected"}, Fix{Series: "3.0", Release: "3.0.8", Premium: true}, true,
+			"secjson/CVE-2023-0286.json: 3.0.8 is premium support only by its advisory text, but the series' end of life says otherwise: the end of life's kept"},
+		{"public after the end of life", VersionEntry{Product: "OpenSSL", Version: "1.0.2", LessThan: "1.0.2zg", Status: "affected"}, Fix{Series: "1.0.2", Release: "1.0.2zg"}, false,
+			"secjson/CVE-2023-0286.json: 1.0.2zg is public by its advisory text, but the series' end of life says otherwise: the end of life's kept"},
+		{"agreeing", VersionEntry{Product: "OpenSSL", Version: "3.0.0", LessThan: "3.0.8", Status: "affected"}, Fix{Series: "3.0", Release: "3.0.8"}, true, ""},
+	} {
+		r := &Record{Name: "secjson/CVE-2023-0286.json", CVE: "CVE-2023-0286", State: "PUBLISHED", Date: "2023-02-07", Severity: "High", Versions: []VersionEntry{tc.rg}}
+		tx := &Text{Name: "secadv/20230207.txt", Sections: []Section{{CVEs: []string{r.CVE}, Fixes: []Fix{tc.fix}}}}
+		tab, notes, err := Build([]Input{{Source: testSource, Records: []*Record{r}, Texts: []*Text{tx}}}, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := tab.Advisories[0].Affected[0]; got.Fixed != tc.rg.LessThan || got.Public != tc.public {
+			t.Errorf("%s: range %+v", tc.name, got)
+		}
+		disagree := slices.DeleteFunc(notes, func(n string) bool { return !strings.Contains(n, "'s kept") })
+		if want := []string{tc.note}; tc.note == "" && len(disagree) > 0 || tc.note != "" && !slices.Equal(disagree, want) {
+			t.Errorf("%s: notes %q, want %q", tc.name, disagree, tc.note)
+		}
+	}
+}

@@ -33,6 +33,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -57,12 +58,6 @@ func main() {
 	}
 }
 
-// notesFlag collects -notes, which may be given more than once.
-type notesFlag []string
-
-func (n *notesFlag) String() string     { return strings.Join(*n, ",") }
-func (n *notesFlag) Set(v string) error { *n = append(*n, v); return nil }
-
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("genadvisories", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -73,8 +68,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	cvesCommit := fs.String("cves-commit", "", "the commit of -cves read (default: git rev-parse HEAD in -cves)")
 	cvesThrough := fs.String("cves-through", "", "the day -cves was read, YYYY-MM-DD (required with -cves)")
 	cvesCommits := fs.String("cves-commits", "", "for records read one by one into -cves: a file of \"PATH COMMIT\" lines, each record's commit (the table then names it per advisory)")
-	var notesFiles notesFlag
-	fs.Var(&notesFiles, "notes", "a release tarball or CHANGES.md whose releases' CVEs must each have a record (repeatable)")
+	var notesFiles []string // -notes may be given more than once
+	fs.Func("notes", "a release tarball or CHANGES.md whose releases' CVEs must each have a record (repeatable)", func(v string) error {
+		notesFiles = append(notesFiles, v)
+		return nil
+	})
 	gapsFile := fs.String("gaps", "", "the reviewed holes to accept (default: internal/advisory/upstream/gaps.txt as built in)")
 	out := fs.String("out", filepath.Join("internal", "advisory", "advisories.json"), "the table to write")
 	refresh := fs.Int("refresh", 30, "with the advisories unchanged, rewrite -out only when its as-of date is more than this many days older")
@@ -151,11 +149,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	var prev *advisory.Table
 	if old, err := os.ReadFile(*out); err == nil {
-		var perr error
-		prev, perr = advisory.Parse(*out, old)
-		if perr != nil {
-			prev = nil
-		} else if sameAdvisories(prev, t) && prev.AgeDays(day(t.AsOf)) <= *refresh {
+		// A table Parse refuses (nil) is replaced, and no proposal compares with it.
+		prev, _ = advisory.Parse(*out, old)
+		if prev != nil && sameAdvisories(prev, t) && prev.AgeDays(day(t.AsOf)) <= *refresh {
 			fmt.Fprintf(stdout, "%s: %d advisories, unchanged; as of %s kept (%d days before %s, within -refresh=%d)\n", *out, len(t.Advisories), prev.AsOf, prev.AgeDays(day(t.AsOf)), t.AsOf, *refresh)
 			return nil
 		}
@@ -224,13 +220,7 @@ func writeAtomic(path string, b []byte) error {
 	}
 	tmp := f.Name()
 	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
+	if err = cmp.Or(err, f.Chmod(0o644), f.Close()); err == nil {
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {

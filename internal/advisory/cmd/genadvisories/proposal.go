@@ -26,11 +26,13 @@ type change struct {
 
 func diff(prev, next *advisory.Table) change {
 	var c change
-	old := map[string]string{}
+	var before []advisory.Advisory
 	if prev != nil {
-		for _, a := range prev.Advisories {
-			old[a.CVE] = line(a)
-		}
+		before = prev.Advisories
+	}
+	old := map[string]string{}
+	for _, a := range before {
+		old[a.CVE] = line(a)
 	}
 	seen := map[string]bool{}
 	for _, a := range next.Advisories {
@@ -42,11 +44,9 @@ func diff(prev, next *advisory.Table) change {
 			c.changed = append(c.changed, a)
 		}
 	}
-	if prev != nil {
-		for _, a := range prev.Advisories {
-			if !seen[a.CVE] {
-				c.removed = append(c.removed, a)
-			}
+	for _, a := range before {
+		if !seen[a.CVE] {
+			c.removed = append(c.removed, a)
 		}
 	}
 	return c
@@ -134,10 +134,8 @@ func writeProposal(dir string, table []byte, prev, next *advisory.Table, notes [
 
 func cveList(c change) string {
 	var ids []string
-	for _, as := range [][]advisory.Advisory{c.added, c.changed, c.removed} {
-		for _, a := range as {
-			ids = append(ids, a.CVE)
-		}
+	for _, a := range slices.Concat(c.added, c.changed, c.removed) {
+		ids = append(ids, a.CVE)
 	}
 	slices.Sort(ids)
 	return strings.Join(ids, " ")
