@@ -113,42 +113,32 @@ type Options struct {
 // -failon=high (osslcheck's -fail-on), -vex=FILE, -advisories=FILE,
 // -advisoriesOlder.
 func FromFlags(path string, minOpt, arch *string, asJSON, strict *bool, isa, format, failOn, vex, advisories *string, advisoriesOlder *bool) Options {
-	o := Options{Path: path}
-	if advisories != nil {
-		o.AdvisoriesFile = *advisories
+	o := Options{
+		Path:            path,
+		MinOpt:          deref(minOpt),
+		JSON:            deref(asJSON),
+		Strict:          deref(strict),
+		ISA:             deref(isa),
+		Format:          deref(format),
+		FailOn:          deref(failOn),
+		Assessed:        deref(vex),
+		AdvisoriesFile:  deref(advisories),
+		AdvisoriesOlder: deref(advisoriesOlder),
 	}
-	if advisoriesOlder != nil {
-		o.AdvisoriesOlder = *advisoriesOlder
-	}
-	if failOn != nil {
-		o.FailOn = *failOn
-	}
-	if vex != nil {
-		o.Assessed = *vex
-	}
-	if format != nil {
-		o.Format = *format
-	}
-	if isa != nil {
-		o.ISA = *isa
-	}
-	if minOpt != nil {
-		o.MinOpt = *minOpt
-	}
-	if arch != nil {
-		for _, a := range strings.Split(*arch, ",") {
-			if a = strings.TrimSpace(a); a != "" {
-				o.Archs = append(o.Archs, a)
-			}
+	for _, a := range strings.Split(deref(arch), ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			o.Archs = append(o.Archs, a)
 		}
 	}
-	if asJSON != nil {
-		o.JSON = *asJSON
-	}
-	if strict != nil {
-		o.Strict = *strict
-	}
 	return o
+}
+
+// deref is *p, or the zero value for a flag mage was not given (nil).
+func deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
+	}
+	return v
 }
 
 // Run checks o.Path, prints the result (table or JSON; annotations and the
