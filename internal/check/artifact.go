@@ -34,13 +34,9 @@ func newRoot(p, dir string, inTar bool, m *artifact.Manifest) *root {
 	return r
 }
 
-// where names the artifact in messages.
-func (r *root) where() string {
-	if r.inTar {
-		return r.path + "(" + r.dir + ")"
-	}
-	return r.path
-}
+// where names the artifact in messages: its directory inside a tarball is
+// its Member.
+func (r *root) where() string { return memberName(r.path, r.art.Member) }
 
 // dirManifest reads dir/manifest.json; it returns the artifact when the
 // manifest is osslbuild's, nil when there is none or it is someone else's.

@@ -62,12 +62,7 @@ type SBOMComponent struct {
 }
 
 // Name is "path" or "path(member)".
-func (s SBOM) Name() string {
-	if s.Member == "" {
-		return s.Path
-	}
-	return s.Path + "(" + s.Member + ")"
-}
+func (s SBOM) Name() string { return memberName(s.Path, s.Member) }
 
 // MaxSBOMSize bounds an SBOM read into memory.
 const MaxSBOMSize = 16 << 20
