@@ -60,7 +60,9 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
+	Tool struct {
+		Driver sarifDriver `json:"driver"`
+	} `json:"tool"`
 	Results []sarifResult `json:"results"`
 	// Properties (a SARIF property bag) name the advisory table the
 	// results were judged against.
@@ -77,10 +79,6 @@ type sarifTable struct {
 	Origin  string            `json:"origin"`
 	Sources []advisory.Source `json:"sources"`
 	Stale   string            `json:"stale,omitempty"`
-}
-
-type sarifTool struct {
-	Driver sarifDriver `json:"driver"`
 }
 
 type sarifDriver struct {
@@ -107,15 +105,11 @@ type sarifResult struct {
 }
 
 type sarifLocation struct {
-	Physical sarifPhysical `json:"physicalLocation"`
-}
-
-type sarifPhysical struct {
-	Artifact sarifArtifact `json:"artifactLocation"`
-}
-
-type sarifArtifact struct {
-	URI string `json:"uri"`
+	Physical struct {
+		Artifact struct {
+			URI string `json:"uri"`
+		} `json:"artifactLocation"`
+	} `json:"physicalLocation"`
 }
 
 // SARIF writes res as a SARIF 2.1.0 log; version names the tool's own.
@@ -124,7 +118,9 @@ func SARIF(w io.Writer, res *Result, version string) error {
 	addLevel := func(rule, level, file, msg string) {
 		r := sarifResult{RuleID: rule, Level: level, Message: sarifMessage{Text: report.Printable(msg)}}
 		if file != "" {
-			r.Locations = []sarifLocation{{Physical: sarifPhysical{Artifact: sarifArtifact{URI: sarifURI(file)}}}}
+			var l sarifLocation
+			l.Physical.Artifact.URI = sarifURI(file)
+			r.Locations = []sarifLocation{l}
 		}
 		results = append(results, r)
 	}
@@ -198,15 +194,13 @@ func SARIF(w io.Writer, res *Result, version string) error {
 			rules = append(rules, sarifRule{ID: id, ShortDescription: sarifMessage{Text: id}})
 		}
 	}
-	log := sarifLog{Schema: sarifSchema, Version: "2.1.0", Runs: []sarifRun{{
-		Tool:    sarifTool{Driver: sarifDriver{Name: "osslbuild check", InformationURI: "https://github.com/osslbuild/osslbuild", Version: version, Rules: rules}},
-		Results: results,
-	}}}
+	run := sarifRun{Results: results}
+	run.Tool.Driver = sarifDriver{Name: "osslbuild check", InformationURI: "https://github.com/osslbuild/osslbuild", Version: version, Rules: rules}
 	if a := res.Advisories; a != nil {
 		// The table, not the matches: those are the results.
-		log.Runs[0].Properties = &sarifRunProperties{Advisories: sarifTable{Table: a.Table, AsOf: a.AsOf, Origin: a.Origin, Sources: a.Sources, Stale: a.Stale}}
+		run.Properties = &sarifRunProperties{Advisories: sarifTable{Table: a.Table, AsOf: a.AsOf, Origin: a.Origin, Sources: a.Sources, Stale: a.Stale}}
 	}
-	return report.JSON(w, log)
+	return report.JSON(w, sarifLog{Schema: sarifSchema, Version: "2.1.0", Runs: []sarifRun{run}})
 }
 
 // sarifURI is a file as SARIF names it (artifactLocation.uri, an RFC 3986
