@@ -259,28 +259,24 @@ func componentProperties(b Binary, l *library) []cdx.Property {
 }
 
 func metadataProperties(res *Result) []cdx.Property {
-	props := []cdx.Property{
-		{Name: "osslbuild:check:path", Value: res.Path},
-		{Name: "osslbuild:check:ok", Value: strconv.FormatBool(res.OK)},
-		{Name: "osslbuild:check:min-opt", Value: res.MinOpt},
-	}
+	var props []cdx.Property
+	add := func(name, value string) { props = append(props, cdx.Property{Name: "osslbuild:" + name, Value: value}) }
+	add("check:path", res.Path)
+	add("check:ok", strconv.FormatBool(res.OK))
+	add("check:min-opt", res.MinOpt)
 	if a := res.Advisories; a != nil {
-		props = append(props,
-			cdx.Property{Name: "osslbuild:advisories:as-of", Value: a.AsOf},
-			cdx.Property{Name: "osslbuild:advisories:table", Value: a.Table},
-			cdx.Property{Name: "osslbuild:advisories:origin", Value: a.Origin},
-		)
+		add("advisories:as-of", a.AsOf)
+		add("advisories:table", a.Table)
+		add("advisories:origin", a.Origin)
 		for _, src := range a.Sources {
-			props = append(props, cdx.Property{Name: "osslbuild:advisories:source", Value: src.URL + "/commit/" + src.Commit + " (through " + src.Through + ")"})
+			add("advisories:source", src.URL+"/commit/"+src.Commit+" (through "+src.Through+")")
 		}
 		if a.FailOn != "" {
-			props = append(props, cdx.Property{Name: "osslbuild:advisories:fail-on", Value: a.FailOn})
+			add("advisories:fail-on", a.FailOn)
 		}
 		if a.Assessed != "" {
-			props = append(props,
-				cdx.Property{Name: "osslbuild:advisories:vex", Value: a.Assessed},
-				cdx.Property{Name: "osslbuild:advisories:suppressed", Value: strconv.Itoa(a.Suppressed)},
-			)
+			add("advisories:vex", a.Assessed)
+			add("advisories:suppressed", strconv.Itoa(a.Suppressed))
 		}
 	}
 	return props
