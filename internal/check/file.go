@@ -191,7 +191,7 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 		err = guard(p, func() error {
 			r.entry = &artifact.Entry{SHA256: hashBytes(data)}
 			if j.rel == artifact.SBOMName {
-				s := readSBOM(p, "", bytes.NewReader(data))
+				s := sbomOf(p, "", data)
 				s.root = j.root
 				r.sboms = append(r.sboms, s)
 			}

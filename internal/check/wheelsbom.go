@@ -78,17 +78,13 @@ var wheelSBOM = regexp.MustCompile(`^[^/]+\.dist-info/sboms/.+`)
 // isWheelSBOM reports whether a wheel member is one of its SBOMs.
 func isWheelSBOM(member string) bool { return wheelSBOM.MatchString(path.Clean(member)) }
 
-// readSBOM reads one SBOM's bytes (at most MaxSBOMSize) and parses them;
-// what it finds is returned, an unreadable one with its Error set.
-func readSBOM(p, member string, r io.Reader) SBOM {
+// sbomOf parses one SBOM's bytes when they are at most MaxSBOMSize; what
+// it finds is returned, an unreadable one with its Error set.
+func sbomOf(p, member string, b []byte) SBOM {
 	s := SBOM{Path: p, Member: member, OpenSSL: []SBOMComponent{}, Found: []string{}}
-	b, err := io.ReadAll(io.LimitReader(r, MaxSBOMSize+1))
-	switch {
-	case err != nil:
-		s.Error = fmt.Sprintf("read: %v", err)
-	case len(b) > MaxSBOMSize:
+	if len(b) > MaxSBOMSize {
 		s.Error = fmt.Sprintf("larger than %d bytes: not read", MaxSBOMSize)
-	default:
+	} else {
 		s.fill(b)
 	}
 	return s
@@ -442,13 +438,7 @@ func (c *checker) containerSBOM(p string, tar bool, m inspect.Member, rd io.Read
 	if tar {
 		entries[path.Clean(m.Name)] = artifact.Entry{SHA256: hex.EncodeToString(h.Sum(nil))}
 	}
-	s := SBOM{Path: p, Member: m.Name, OpenSSL: []SBOMComponent{}, Found: []string{}}
-	if n > MaxSBOMSize {
-		s.Error = fmt.Sprintf("larger than %d bytes: not read", MaxSBOMSize)
-	} else {
-		s.fill(b.Bytes())
-	}
-	r.sboms = append(r.sboms, s)
+	r.sboms = append(r.sboms, sbomOf(p, m.Name, b.Bytes())) // over MaxSBOMSize when n is
 	return nil
 }
 
