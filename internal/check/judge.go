@@ -30,26 +30,22 @@ func (c *checker) judgeBinary(b *Binary) {
 		return
 	}
 	rep := c.rules(b)
-	for j, s := range b.file.Slices {
+	for j, is := range b.file.Slices {
 		var v validate.SliceReport
 		if j < len(rep.Slices) {
 			v = rep.Slices[j]
 		}
-		b.Slices = append(b.Slices, facts(s, v))
-		c.littleO0(b, &b.Slices[len(b.Slices)-1], v.Opt)
-		for _, u := range s.Unmapped {
-			where := b.Name()
-			if u.Member != "" {
-				where += "(" + u.Member + ")"
-			}
-			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s: nothing loads these bytes, so they are no evidence", where, b.Slices[len(b.Slices)-1].Arch, u.Describe()))
+		s := facts(is, v)
+		c.littleO0(b, &s, v.Opt)
+		b.Slices = append(b.Slices, s)
+		for _, u := range is.Unmapped {
+			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s: nothing loads these bytes, so they are no evidence", Problem{Member: u.Member}.where(*b), s.Arch, u.Describe()))
 		}
-		if d := b.Slices[len(b.Slices)-1].Dylib; d != nil && d.Unreadable != "" {
+		if d := s.Dylib; d != nil && d.Unreadable != "" {
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: the dynamic section could not be read (%s): its SONAME, DT_NEEDED and run paths are not shown", b.Name(), v.Arch, d.Unreadable))
 		}
 		for _, cl := range v.Claims {
-			p := Problem{Member: cl.Member}
-			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s (reported, not failed; -strict fails it)", p.where(*b), cl.Arch, cl.Detail))
+			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s (reported, not failed; -strict fails it)", Problem{Member: cl.Member}.where(*b), cl.Arch, cl.Detail))
 		}
 		if v.ISA != nil && v.ISA.Unjudged != "" && len(v.ISA.Above) > 0 {
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: %d functions use extensions above %s (%s ...): %s", b.Name(), v.Arch, len(v.ISA.Above), v.ISA.Limit, v.ISA.Above[0].Function, v.ISA.Unjudged))
@@ -61,19 +57,18 @@ func (c *checker) judgeBinary(b *Binary) {
 	}
 	for j := range b.Slices {
 		s := &b.Slices[j]
-		if s.OptStatus != string(validate.OptNone) {
-			b.judged = true
-		}
-		if s.Format == string(inspect.FormatPE) && s.OptStatus != string(validate.OptNone) {
+		judged := s.OptStatus != string(validate.OptNone)
+		b.judged = b.judged || judged
+		if s.Format == string(inspect.FormatPE) && judged {
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: PE/COFF: the machine code is not measured (no classifier reads Windows code yet); judged by its build information only", b.Name(), s.Arch))
 		}
 		switch {
 		case s.OptStatus == string(validate.OptUnknown) && !c.o.Strict:
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s (reported, not failed; -strict fails it)", b.Name(), s.Arch, s.Unknown))
-		case s.OptStatus == string(validate.OptNone) && s.Version != "" && !s.Libcrypto:
+		case !judged && s.Version != "" && !s.Libcrypto:
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: %q but no libcrypto build info: built against OpenSSL, loads it at run time; check that library", b.Name(), s.Arch, s.Version))
 		}
-		if s.OptStatus != string(validate.OptNone) {
+		if judged {
 			c.endOfLife(b, s)
 			c.advisories(b, s)
 		}
@@ -81,7 +76,7 @@ func (c *checker) judgeBinary(b *Binary) {
 		switch {
 		case !s.OK:
 			s.Status = StatusFailed
-		case s.OptStatus == string(validate.OptNone):
+		case !judged:
 			s.Status = StatusNotJudged
 		default:
 			s.Status = StatusOK
