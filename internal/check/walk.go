@@ -87,16 +87,15 @@ func (c *checker) walkDir(dir string, r *root, rel string, top bool) error {
 				continue // the manifest itself, read already
 			}
 			c.add(job{path: p, root: r, rel: erel})
-		case t&fs.ModeSymlink != 0:
-			if r != nil {
-				r.found[erel] = artifact.Entry{Type: ctxio.Describe(p, t)}
-			}
-			c.link(p)
 		default:
 			if r != nil {
 				r.found[erel] = artifact.Entry{Type: ctxio.Describe(p, t)}
 			}
-			c.note(fmt.Sprintf("%s: %s, not a regular file: skipped without opening it", p, ctxio.Describe(p, t)))
+			if t&fs.ModeSymlink != 0 {
+				c.link(p)
+			} else {
+				c.note(fmt.Sprintf("%s: %s, not a regular file: skipped without opening it", p, ctxio.Describe(p, t)))
+			}
 		}
 	}
 	return nil
