@@ -196,12 +196,10 @@ func RunPaths(ctx context.Context, o Options, label string, paths []string) erro
 			all.NotJudged += r.NotJudged
 			all.Ended += r.Ended
 		}
-		if all != nil {
-			summarizeAdvisories(all)
-		}
 		if all == nil {
 			return nil, usage("check: no path given")
 		}
+		summarizeAdvisories(all)
 		all.Path, all.nothing = label, ""
 		if !judged {
 			all.nothing = fmt.Sprintf("%s: no OpenSSL build information found in %d binaries of %d paths: nothing shows how OpenSSL was built", label, len(all.Binaries), len(paths))
@@ -344,7 +342,7 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 		o.Now = time.Now()
 	}
 	c := &checker{ctx: ctx, o: o, min: min, links: map[string][]string{}, table: table, failOn: failOn, assessed: assessed,
-		res: &Result{Schema: Schema, Path: o.Path, MinOpt: min.String(), Strict: o.Strict, Archs: o.Archs,
+		res: &Result{Schema: Schema, Path: o.Path, MinOpt: min.String(), Strict: o.Strict, Archs: append([]string{}, o.Archs...),
 			Binaries: []Binary{}, Artifacts: []Artifact{}, SBOMs: []SBOM{}, Notes: []string{}, Failures: []string{}, assessed: assessed,
 			Advisories: &AdvisoryReport{AsOf: table.AsOf, Table: table.Describe(), Origin: table.Origin, Sources: table.Sources, Listed: len(table.Advisories), FailOn: string(failOn), Assessed: o.Assessed}}}
 	if msg, stale := table.Stale(o.Now); stale {
@@ -352,9 +350,6 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 	}
 	if assessed != nil {
 		c.res.Notes = append(c.res.Notes, assessed.Notes...) // entries that suppress nothing
-	}
-	if c.res.Archs == nil {
-		c.res.Archs = []string{}
 	}
 	// Workers inspect the files while the walk is still listing them.
 	n := o.Jobs
@@ -388,11 +383,6 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	n = 0
-	for _, j := range c.jobs {
-		n += len(j.res.binaries)
-	}
-	c.res.Binaries = make([]Binary, 0, n)
 	for _, j := range c.jobs {
 		r := &j.res
 		c.res.Binaries = append(c.res.Binaries, r.binaries...)
