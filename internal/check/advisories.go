@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -198,7 +199,7 @@ func summarizeAdvisories(res *Result) {
 		return
 	}
 	a.Matched, a.Affected, a.CVEs, a.Suppressed = 0, 0, 0, 0
-	a.Counts, a.SuppressedCVEs, a.Unused = map[string]int{}, []string{}, nil
+	a.Counts, a.Unused = map[string]int{}, nil
 	for _, sev := range advisory.Severities {
 		a.Counts[string(sev)] = 0
 	}
@@ -227,9 +228,7 @@ func summarizeAdvisories(res *Result) {
 		a.Counts[sev]++
 	}
 	a.CVEs = len(affecting)
-	for c := range suppressed {
-		a.SuppressedCVEs = append(a.SuppressedCVEs, c)
-	}
+	a.SuppressedCVEs = slices.AppendSeq([]string{}, maps.Keys(suppressed))
 	slices.Sort(a.SuppressedCVEs)
 	a.Suppressed = len(a.SuppressedCVEs)
 	if res.assessed != nil {

@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -360,7 +361,7 @@ func (v *vulnSet) list() []cdx.Vulnerability {
 			vu.Advisories = []cdx.Advisory{{Title: "OpenSSL Security Advisory", URL: e.f.URL}}
 		}
 		var rec []string
-		for _, ser := range sortedKeys(e.fixes) {
+		for _, ser := range slices.Sorted(maps.Keys(e.fixes)) {
 			rec = append(rec, "OpenSSL "+ser+": "+e.fixes[ser])
 		}
 		vu.Recommendation = strings.Join(rec, "; ")
@@ -389,13 +390,4 @@ func assessedState(reason string) string {
 		}
 	}
 	return "not_affected"
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }

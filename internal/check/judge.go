@@ -1,10 +1,12 @@
 package check
 
 import (
+	"cmp"
 	"debug/macho"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
@@ -372,17 +374,13 @@ func minosFacts(out *Slice, s inspect.Slice) {
 		return
 	}
 	out.MinOSCounts = counts
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { // by version: 10.12 after 9.0, as numbers
-		a, aerr := platform.ParseMinOS(keys[i])
-		b, berr := platform.ParseMinOS(keys[j])
+	keys := slices.SortedFunc(maps.Keys(counts), func(x, y string) int { // by version: 10.12 after 9.0, as numbers
+		a, aerr := platform.ParseMinOS(x)
+		b, berr := platform.ParseMinOS(y)
 		if aerr == nil && berr == nil {
-			return a < b
+			return cmp.Compare(a, b)
 		}
-		return keys[i] < keys[j]
+		return strings.Compare(x, y)
 	})
 	out.MinOS = keys[0]
 	if len(keys) > 1 {

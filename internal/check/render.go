@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/advisory"
@@ -71,23 +72,15 @@ func display(root string, b Binary) (group, name string) {
 	return "", file
 }
 
+// dedup is s without repeats, first occurrences in order.
 func dedup(s []string) []string {
 	var out []string
 	for _, x := range s {
-		if len(out) == 0 || !contains(out, x) {
+		if !slices.Contains(out, x) {
 			out = append(out, x)
 		}
 	}
 	return out
-}
-
-func contains(s []string, x string) bool {
-	for _, y := range s {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // optCell is the optimisation in a few words: "-O3", "-O0 (no -O)",
@@ -311,7 +304,7 @@ func Annotate(w io.Writer, res *Result) error {
 			}
 		}
 	}
-	return nil
+	return err
 }
 
 // joinProblems is one located line per problem: "lib.a(member.o) arm64: ...".

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/advisory"
@@ -178,13 +177,8 @@ func SARIF(w io.Writer, res *Result, version string) error {
 	for _, r := range results {
 		used[r.RuleID] = true
 	}
-	ids := make([]string, 0, len(ruleHelp))
-	for id := range ruleHelp {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
 	var rules []sarifRule
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(ruleHelp)) {
 		rules = append(rules, sarifRule{ID: id, ShortDescription: sarifMessage{Text: ruleHelp[id]}})
 	}
 	// A rule the table lacks still gets an entry, in name order: the log

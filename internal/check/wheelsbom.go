@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
@@ -326,7 +327,7 @@ func (c *checker) holdSBOMs() {
 					continue
 				}
 				found = append(found, sbomFound{binary: b.Name(), arch: sl.Arch, family: f, num: num, version: sl.Version})
-				if !contains(s.Found, sl.Version) {
+				if !slices.Contains(s.Found, sl.Version) {
 					s.Found = append(s.Found, sl.Version)
 				}
 			}
@@ -398,7 +399,7 @@ func listedVersions(cs []SBOMComponent) string {
 		if v == "" {
 			v = "(no version)"
 		}
-		if !contains(vs, v) {
+		if !slices.Contains(vs, v) {
 			vs = append(vs, v)
 		}
 	}
