@@ -46,13 +46,12 @@ func (c *checker) dirManifest(dir string, e fs.DirEntry) *root {
 		c.res.Failures = append(c.res.Failures, fmt.Sprintf("%s: %s, expected a regular file: not read", p, ctxio.Describe(p, e.Type())))
 		return nil
 	}
-	f, _, err := ctxio.OpenRegular(p, false)
+	b, err := ctxio.ReadFile(c.ctx, p, false, artifact.MaxManifestSize)
 	if err != nil {
 		c.res.Failures = append(c.res.Failures, err.Error())
 		return nil
 	}
-	defer f.Close()
-	m, err := readManifest(f)
+	m, err := artifact.ParseIfOurs(b)
 	if err != nil {
 		c.res.Failures = append(c.res.Failures, fmt.Sprintf("%s: %v", p, err))
 		return nil

@@ -456,15 +456,3 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader, digest bool) (
 	b.Format, b.file = string(f.Format), f
 	return b, nil
 }
-
-// readManifest reads a manifest.json of bounded size.
-func readManifest(r io.Reader) (*artifact.Manifest, error) {
-	b, err := io.ReadAll(io.LimitReader(r, artifact.MaxManifestSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > artifact.MaxManifestSize {
-		return nil, fmt.Errorf("larger than %d bytes", artifact.MaxManifestSize)
-	}
-	return artifact.ParseIfOurs(b)
-}
