@@ -77,9 +77,6 @@ type Options struct {
 	Stderr io.Writer      // nil: os.Stderr (annotations go here in JSON mode)
 	Env    report.Env     // nil: os.Getenv (GITHUB_ACTIONS, GITHUB_STEP_SUMMARY)
 	Limits inspect.Limits // decompression bounds for wheels and tarballs
-	// TempDir receives an archive member too large to inspect in memory;
-	// "" means os.TempDir().
-	TempDir string
 	// Jobs is how many files are inspected at once; 0 means one per CPU.
 	Jobs int
 	// Now is the day end of life is judged on; zero means today.
@@ -334,9 +331,6 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 		if assessed, err = advisory.ReadSuppressions(o.Assessed); err != nil {
 			return nil, fmt.Errorf("check: -vex=%s: %w", o.Assessed, err)
 		}
-	}
-	if o.TempDir == "" {
-		o.TempDir = os.TempDir()
 	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()

@@ -422,8 +422,9 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader, digest bool) (
 		b.Size = n
 		return c.binary(b, name, buf.Bytes(), digest), nil
 	}
-	// Too large for memory: spool to a temporary file, deleted at once.
-	tmp, err := os.CreateTemp(c.o.TempDir, "osslbuild-check-*")
+	// Too large for memory: spool to a temporary file (in os.TempDir),
+	// deleted at once.
+	tmp, err := os.CreateTemp("", "osslbuild-check-*")
 	if err != nil {
 		return b, fmt.Errorf("check %s: spool: %w", name, err)
 	}
