@@ -280,6 +280,15 @@ func hashBytes(b []byte) string {
 // (SIGBUS) into an error naming the file instead of a crash.
 func guard(name string, fn func() error) error { return inspect.GuardFault("read", name, fn) }
 
+// memberErr is an error reading the archive member name; inspect's limit
+// errors name the archive and member already.
+func memberErr(name string, err error) error {
+	if errors.Is(err, inspect.ErrLimit) {
+		return err
+	}
+	return fmt.Errorf("check %s: read member: %w", name, err)
+}
+
 // readFile reads size bytes of f into memory: mapFile's fallback.
 func readFile(f rawFile, size int64) ([]byte, func(), error) {
 	b := make([]byte, size)
@@ -413,10 +422,7 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader, digest bool) (
 	var buf bytes.Buffer
 	n, err := io.Copy(&buf, io.LimitReader(r, maxInMemory+1))
 	if err != nil {
-		if errors.Is(err, inspect.ErrLimit) {
-			return b, err // already names the archive and member
-		}
-		return b, fmt.Errorf("check %s: read member: %w", name, err)
+		return b, memberErr(name, err)
 	}
 	if n <= maxInMemory {
 		b.Size = n
@@ -436,10 +442,7 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader, digest bool) (
 	}
 	more, err := io.Copy(io.MultiWriter(tmp, h), r)
 	if err != nil {
-		if errors.Is(err, inspect.ErrLimit) {
-			return b, err
-		}
-		return b, fmt.Errorf("check %s: read member: %w", name, err)
+		return b, memberErr(name, err)
 	}
 	b.Size = n + more
 	if digest {

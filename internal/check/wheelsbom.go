@@ -426,10 +426,7 @@ func (c *checker) containerSBOM(p string, tar bool, m inspect.Member, rd io.Read
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(&b, h), io.LimitReader(rd, MaxSBOMSize+1))
 	if err != nil {
-		if errors.Is(err, inspect.ErrLimit) {
-			return err
-		}
-		return fmt.Errorf("check %s(%s): read member: %w", p, m.Name, err)
+		return memberErr(memberName(p, m.Name), err)
 	}
 	if n > MaxSBOMSize {
 		if _, err := io.Copy(h, rd); err != nil { // the digest is of the whole member
