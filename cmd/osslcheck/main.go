@@ -17,6 +17,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -170,9 +171,4 @@ func split(fs *flag.FlagSet, args []string) (flags, paths []string) {
 // pseudo-version), else the VCS revision of the checkout it was built
 // from: go install cannot pass -ldflags, so the build information is the
 // one source.
-func Version() string {
-	if v := buildinfo.Version(); v != "" {
-		return v
-	}
-	return "(devel)"
-}
+func Version() string { return cmp.Or(buildinfo.Version(), "(devel)") }

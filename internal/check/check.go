@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -214,12 +215,8 @@ func RunPaths(ctx context.Context, o Options, label string, paths []string) erro
 // render checks (through get), prints the result as o says and gives the
 // verdict as an error wrapping ErrFailed.
 func render(ctx context.Context, o Options, get func(Options) (*Result, error)) error {
-	if o.Stdout == nil {
-		o.Stdout = os.Stdout
-	}
-	if o.Stderr == nil {
-		o.Stderr = os.Stderr
-	}
+	o.Stdout = cmp.Or(o.Stdout, io.Writer(os.Stdout))
+	o.Stderr = cmp.Or(o.Stderr, io.Writer(os.Stderr))
 	format := o.Format
 	switch {
 	case o.JSON && format != "" && format != "json":
@@ -291,11 +288,7 @@ func render(ctx context.Context, o Options, get func(Options) (*Result, error)) 
 // is for bad options or a path that cannot be checked at all; rule breaches
 // are in Result.
 func Check(ctx context.Context, o Options) (*Result, error) {
-	minS := o.MinOpt
-	if minS == "" {
-		minS = DefaultMinOpt
-	}
-	min, err := validate.ParseMinOpt(minS)
+	min, err := validate.ParseMinOpt(cmp.Or(o.MinOpt, DefaultMinOpt))
 	if err != nil {
 		return nil, usage("check: %w", err)
 	}

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -126,9 +127,7 @@ func libraries(b Binary) []*library {
 			continue
 		}
 		f, num := inspect.FamilyOf(s.Version)
-		if f == "" {
-			f = inspect.Family(s.Family)
-		}
+		f = cmp.Or(f, inspect.Family(s.Family))
 		i := slices.IndexFunc(out, func(l *library) bool { return l.family == f && l.text == s.Version })
 		if i < 0 {
 			out = append(out, &library{family: f, text: s.Version, version: num})

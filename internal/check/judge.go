@@ -303,12 +303,8 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 			out.Signature = &Signature{Malformed: o.SignatureErr.Error()}
 		}
 	}
-	if out.Arch == "" {
-		out.Arch = "unknown"
-	}
-	if out.OptStatus == "" {
-		out.OptStatus = string(validate.OptNone)
-	}
+	out.Arch = cmp.Or(out.Arch, "unknown")
+	out.OptStatus = cmp.Or(out.OptStatus, string(validate.OptNone))
 	switch {
 	case v.Opt.Source == validate.SourceMachineCode:
 		out.Opt = string(v.Opt.Class)

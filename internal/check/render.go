@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -249,11 +250,7 @@ func Annotate(w io.Writer, res *Result) error {
 	for _, b := range res.Binaries {
 		// file= carries the path; the title names the member (or file) only,
 		// short enough to read in the annotation list.
-		short := b.Member
-		if short == "" {
-			short = filepath.Base(b.Path)
-		}
-		title := "osslbuild check: " + short
+		title := "osslbuild check: " + cmp.Or(b.Member, filepath.Base(b.Path))
 		if b.Error != "" {
 			emit(b.Path, title, b.Error)
 			continue

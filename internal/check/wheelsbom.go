@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -395,10 +396,7 @@ func (c *checker) compareSBOM(s *SBOM, found []sbomFound) {
 func listedVersions(cs []SBOMComponent) string {
 	var vs []string
 	for _, c := range cs {
-		v := c.Listed()
-		if v == "" {
-			v = "(no version)"
-		}
+		v := cmp.Or(c.Listed(), "(no version)")
 		if !slices.Contains(vs, v) {
 			vs = append(vs, v)
 		}

@@ -9,6 +9,7 @@ package python
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -106,9 +107,7 @@ var ErrInterpreter = errors.New("python interpreter")
 // interpreter's process group is killed. Its answer must be the probe's
 // own JSON document, carrying the nonce the probe was given.
 func Probe(ctx context.Context, interpreter string, timeout time.Duration) (*Install, error) {
-	if interpreter == "" {
-		interpreter = "python3"
-	}
+	interpreter = cmp.Or(interpreter, "python3")
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
