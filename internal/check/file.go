@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -251,16 +252,19 @@ func (c *checker) binary(b Binary, name string, data []byte, digest bool) Binary
 	})
 	<-done
 	b.SHA256 = sum
-	switch {
-	case herr != nil:
-		b.Error = herr.Error()
-	case ierr != nil:
-		b.Error = ierr.Error()
-	default:
-		b.Format, b.file = string(f.Format), f
-	}
-	b.Slices = []Slice{}
+	b.inspected(f, cmp.Or(herr, ierr))
 	return b
+}
+
+// inspected records what inspecting the binary gave: its file, or the
+// error that stopped it.
+func (b *Binary) inspected(f *inspect.File, err error) {
+	b.Slices = []Slice{}
+	if err != nil {
+		b.Error = err.Error()
+		return
+	}
+	b.Format, b.file = string(f.Format), f
 }
 
 // measured says whose machine code check measures: slices holding
@@ -452,11 +456,6 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader, digest bool) (
 	if err == nil {
 		err = codeclass.MeasureOf(c.ctx, f, tmp, measured)
 	}
-	b.Slices = []Slice{}
-	if err != nil {
-		b.Error = err.Error()
-		return b, nil
-	}
-	b.Format, b.file = string(f.Format), f
+	b.inspected(f, err)
 	return b, nil
 }
