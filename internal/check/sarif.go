@@ -113,7 +113,7 @@ type sarifLocation struct {
 
 // SARIF writes res as a SARIF 2.1.0 log; version names the tool's own.
 func SARIF(w io.Writer, res *Result, version string) error {
-	var results []sarifResult
+	results := []sarifResult{} // [] in the log when nothing failed
 	addLevel := func(rule, level, file, msg string) {
 		r := sarifResult{RuleID: rule, Level: level, Message: sarifMessage{Text: report.Printable(msg)}}
 		if file != "" {
@@ -169,9 +169,6 @@ func SARIF(w io.Writer, res *Result, version string) error {
 	}
 	if res.nothing != "" {
 		add("nothing-judged", res.Path, res.nothing)
-	}
-	if results == nil {
-		results = []sarifResult{}
 	}
 	used := map[string]bool{}
 	for _, r := range results {
