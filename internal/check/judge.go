@@ -322,10 +322,8 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 	if rec.BuiltOn != nil {
 		out.BuiltOn = rec.BuiltOn.Value
 	}
-	seen := map[string]bool{}
 	for _, bi := range s.BuildInfo {
-		if bi.Kind == inspect.InfoCompiler && !seen[bi.Value] {
-			seen[bi.Value] = true
+		if bi.Kind == inspect.InfoCompiler && !slices.Contains(out.Compilers, bi.Value) {
 			out.Compilers = append(out.Compilers, bi.Value)
 		}
 	}
