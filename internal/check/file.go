@@ -70,28 +70,15 @@ func open(p string, follow bool) (rawFile, int64, error) {
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		f.Close()
-		return rawFile{}, 0, fmt.Errorf("%s: %s, expected a regular file: not read", p, ctxio.Describe(p, fileType(uint32(st.Mode))))
+		// Its type in fs's terms, for the message, is os.Stat's: the
+		// same file, as open reached it (O_NOFOLLOW refused a link).
+		t := fs.ModeIrregular
+		if fi, err := os.Stat(p); err == nil {
+			t = fi.Mode().Type()
+		}
+		return rawFile{}, 0, fmt.Errorf("%s: %s, expected a regular file: not read", p, ctxio.Describe(p, t))
 	}
 	return f, st.Size, nil
-}
-
-// fileType is the fs.FileMode type of a stat mode.
-func fileType(m uint32) fs.FileMode {
-	switch m & syscall.S_IFMT {
-	case syscall.S_IFDIR:
-		return fs.ModeDir
-	case syscall.S_IFLNK:
-		return fs.ModeSymlink
-	case syscall.S_IFIFO:
-		return fs.ModeNamedPipe
-	case syscall.S_IFSOCK:
-		return fs.ModeSocket
-	case syscall.S_IFCHR:
-		return fs.ModeDevice | fs.ModeCharDevice
-	case syscall.S_IFBLK:
-		return fs.ModeDevice
-	}
-	return fs.ModeIrregular
 }
 
 // ReadAt fills b from off, as io.ReaderAt does.
