@@ -346,9 +346,7 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 	c.queue = make(chan *job, 256)
 	var wg sync.WaitGroup
 	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var w worker
 			for j := range c.queue {
 				if ctx.Err() != nil {
@@ -359,7 +357,7 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 					c.judgeBinary(&j.res.binaries[k])
 				}
 			}
-		}()
+		})
 	}
 	err = c.collect(o.Path)
 	close(c.queue)
