@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
@@ -220,15 +221,12 @@ func (c *checker) binary(b Binary, name string, data []byte, digest bool) Binary
 	var sum string
 	var herr error
 	hash := func() { herr = guard(name, func() error { sum = hashBytes(data); return nil }) }
-	done := make(chan struct{})
+	var hashing sync.WaitGroup
 	switch {
-	case !digest:
-		close(done)
-	case len(data) > smallFile:
-		go func() { defer close(done); hash() }()
-	default:
+	case digest && len(data) > smallFile:
+		hashing.Go(hash)
+	case digest:
 		hash()
-		close(done)
 	}
 	var f *inspect.File
 	ierr := guard(name, func() (err error) {
@@ -237,7 +235,7 @@ func (c *checker) binary(b Binary, name string, data []byte, digest bool) Binary
 		}
 		return codeclass.MeasureBytesOf(c.ctx, f, data, measured)
 	})
-	<-done
+	hashing.Wait()
 	b.SHA256 = sum
 	b.inspected(f, cmp.Or(herr, ierr))
 	return b
