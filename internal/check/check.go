@@ -146,14 +146,7 @@ func deref[T any](p *T) (v T) {
 // under GitHub Actions a file named to look like a workflow command cannot
 // issue one.
 func Run(ctx context.Context, o Options) error {
-	if err := runCheck(ctx, o); err != nil {
-		return report.SafeError(o.Env, err)
-	}
-	return nil
-}
-
-func runCheck(ctx context.Context, o Options) error {
-	return render(ctx, o, func(o Options) (*Result, error) { return Check(ctx, o) })
+	return report.SafeError(o.Env, render(ctx, o, func(o Options) (*Result, error) { return Check(ctx, o) }))
 }
 
 // RunPaths is Run over several inputs reported as one, under the name
@@ -206,10 +199,7 @@ func RunPaths(ctx context.Context, o Options, label string, paths []string) erro
 		all.OK = len(all.Failures) == 0
 		return all, nil
 	})
-	if err != nil {
-		return report.SafeError(o.Env, err)
-	}
-	return nil
+	return report.SafeError(o.Env, err) // nil stays nil
 }
 
 // render checks (through get), prints the result as o says and gives the
