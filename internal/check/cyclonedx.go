@@ -339,10 +339,7 @@ func (v *vulnSet) list() []cdx.Vulnerability {
 	keys := slices.Clone(v.order)
 	slices.SortStableFunc(keys, func(a, b string) int {
 		ea, eb := v.entries[a], v.entries[b]
-		if c := strings.Compare(ea.f.CVE, eb.f.CVE); c != 0 {
-			return c
-		}
-		return strings.Compare(ea.suppressed, eb.suppressed)
+		return cmp.Or(strings.Compare(ea.f.CVE, eb.f.CVE), strings.Compare(ea.suppressed, eb.suppressed))
 	})
 	var out []cdx.Vulnerability
 	src := &cdx.Source{Name: "OpenSSL", URL: "https://openssl-library.org/news/vulnerabilities/"}
