@@ -147,14 +147,11 @@ func (c *checker) endOfLife(b *Binary, s *Slice) {
 // judge lists every binary's failures and notes in order, verifies each
 // artifact against its manifest, and gives the verdict.
 func (c *checker) judge() {
-	judged := 0
-	for i := range c.res.Binaries {
-		b := &c.res.Binaries[i]
+	judged := false
+	for _, b := range c.res.Binaries {
 		c.res.Failures = append(c.res.Failures, b.failures...)
 		c.res.Notes = append(c.res.Notes, b.notes...)
-		if b.judged {
-			judged++
-		}
+		judged = judged || b.judged
 		for _, sl := range b.Slices {
 			c.res.Slices++
 			if sl.Status == StatusNotJudged {
@@ -169,7 +166,7 @@ func (c *checker) judge() {
 		c.verify(r)
 	}
 	c.holdSBOMs()
-	if judged == 0 {
+	if !judged {
 		c.res.nothing = fmt.Sprintf("%s: no OpenSSL build information (\"compiler: \", \"platform: \" ...) found in %d binaries: nothing shows how OpenSSL was built", c.o.Path, len(c.res.Binaries))
 		c.res.Failures = append(c.res.Failures, c.res.nothing)
 	}
@@ -261,11 +258,8 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 		out.Code = &Code{Class: string(c.Class), Score: math.Round(c.Score*1000) / 1000, Functions: c.Functions,
 			Instructions: c.Instructions, Objects: c.Objects, AsmObjects: c.AsmObjects}
 		if e := c.ISA; e != nil {
-			out.ISA = &ISA{Level: e.Level, Extensions: e.Extensions, Functions: e.Functions, Instructions: e.Instructions,
+			out.ISA = &ISA{Level: e.Level, Extensions: append([]string{}, e.Extensions...), Functions: e.Functions, Instructions: e.Instructions,
 				Undecoded: e.Undecoded, Attribution: e.Attribution, AsmObjects: e.AsmObjects, Above: []ISAUse{}}
-			if out.ISA.Extensions == nil {
-				out.ISA.Extensions = []string{}
-			}
 			if iv := v.ISA; iv != nil {
 				out.ISA.Limit, out.ISA.List, out.ISA.Unjudged = iv.Limit, iv.List, iv.Unjudged
 				for _, d := range iv.Dispatched {
@@ -281,9 +275,7 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 	// image per slice); a linked ELF image's dynamic section.
 	for _, o := range s.Objects {
 		if e := o.ELF; e != nil && e.Dynamic != nil {
-			d := &Dylib{InstallName: e.Dynamic.Soname, Loads: []string{}, Rpaths: e.Dynamic.RunPaths()}
-			d.Loads = append(d.Loads, e.Dynamic.Needed...)
-			out.Dylib = d
+			out.Dylib = &Dylib{InstallName: e.Dynamic.Soname, Loads: append([]string{}, e.Dynamic.Needed...), Rpaths: e.Dynamic.RunPaths()}
 		} else if e != nil && e.DynamicErr != nil {
 			out.Dylib = &Dylib{Loads: []string{}, Unreadable: e.DynamicErr.Error()}
 		}
