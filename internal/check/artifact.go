@@ -111,12 +111,10 @@ func (c *checker) verify(r *root) {
 	}
 	have := map[string]bool{}
 	for _, b := range c.res.Binaries {
-		if b.root == r {
-			if lib, ok := r.library(c.relIn(r, b)); ok && b.Error == "" {
-				have[lib] = true
-				for _, msg := range codeDisagrees(m.CodeEvidence, lib, b.Slices) {
-					fail(msg)
-				}
+		if lib, ok := r.library(c.relIn(r, b)); b.root == r && ok && b.Error == "" {
+			have[lib] = true
+			for _, msg := range codeDisagrees(m.CodeEvidence, lib, b.Slices) {
+				fail(msg)
 			}
 		}
 	}
