@@ -148,11 +148,9 @@ func split(fs *flag.FlagSet, args []string) (flags, paths []string) {
 			continue
 		}
 		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
-			continue
-		}
-		f := fs.Lookup(name)
+		// "-minopt=3" names no flag (a flag's name holds no "="): its
+		// value is its own, as is an unknown flag's.
+		f := fs.Lookup(strings.TrimLeft(a, "-"))
 		if f == nil {
 			continue
 		}
