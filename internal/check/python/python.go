@@ -204,9 +204,7 @@ func (c *capped) Write(p []byte) (int, error) {
 // bytes of it.
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
+	s = s[strings.LastIndexByte(s, '\n')+1:] // -1 without a newline: all of s
 	if len(s) > 500 {
 		s = s[:500] + "..."
 	}
