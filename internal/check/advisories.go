@@ -145,10 +145,7 @@ func failMessage(version string, threshold advisory.Severity, fs []advisory.Find
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s, %s)", f.CVE, f.Severity, fix))
 	}
-	what := "known advisory"
-	if len(fs) > 1 {
-		what = "known advisories"
-	}
+	what := plural(len(fs), "known advisory", "known advisories") // fs holds one or more
 	msg := fmt.Sprintf("OpenSSL %s: %d %s at or above %s (-fail-on=%s): %s", version, len(fs), what, threshold, threshold, strings.Join(parts, ", "))
 	if slices.ContainsFunc(fs, func(f advisory.Finding) bool { return f.Severity == advisory.Unknown }) {
 		msg += "; upstream rated the unknown ones with no severity, and -fail-on fails them at every level"
