@@ -322,9 +322,7 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 		res: &Result{Schema: Schema, Path: o.Path, MinOpt: min.String(), Strict: o.Strict, Archs: append([]string{}, o.Archs...),
 			Binaries: []Binary{}, Artifacts: []Artifact{}, SBOMs: []SBOM{}, Notes: []string{}, Failures: []string{}, assessed: assessed,
 			Advisories: &AdvisoryReport{AsOf: table.AsOf, Table: table.Describe(), Origin: table.Origin, Sources: table.Sources, Listed: len(table.Advisories), FailOn: string(failOn), Assessed: o.Assessed}}}
-	if msg, stale := table.Stale(o.Now); stale {
-		c.res.Advisories.Stale = msg
-	}
+	c.res.Advisories.Stale, _ = table.Stale(o.Now) // "" when it is not
 	if assessed != nil {
 		c.res.Notes = append(c.res.Notes, assessed.Notes...) // entries that suppress nothing
 	}
