@@ -253,16 +253,12 @@ func purlOf(p string) (name, version string) {
 // Listed is the OpenSSL version a component lists: its version, else its
 // purl's, else its CPE's; "" when none says.
 func (c SBOMComponent) Listed() string {
-	if c.Version != "" {
-		return c.Version
-	}
-	if _, v := purlOf(c.PURL); v != "" {
-		return v
-	}
+	_, purl := purlOf(c.PURL)
+	var cpe string
 	if f := strings.Split(c.CPE, ":"); len(f) > 5 && f[5] != "*" && f[5] != "-" {
-		return strings.ReplaceAll(f[5], `\`, "")
+		cpe = strings.ReplaceAll(f[5], `\`, "")
 	}
-	return ""
+	return cmp.Or(c.Version, purl, cpe)
 }
 
 // sameVersion reports whether an SBOM's version names the release a
@@ -461,8 +457,5 @@ func attachSBOMs(r *jobResult, manifests []*root) {
 
 // short names the SBOM in an annotation's title: its member, or its file.
 func (s SBOM) short() string {
-	if s.Member != "" {
-		return s.Member
-	}
-	return path.Base(filepath.ToSlash(s.Path))
+	return cmp.Or(s.Member, path.Base(filepath.ToSlash(s.Path)))
 }
