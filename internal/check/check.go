@@ -264,12 +264,11 @@ func render(ctx context.Context, o Options, get func(Options) (*Result, error)) 
 		return fmt.Errorf("check %s: %w", res.Path, err)
 	}
 	if !res.OK {
-		first := res.Failures[0]
 		more := ""
 		if n := len(res.Failures); n > 1 {
 			more = fmt.Sprintf(" (and %d more)", n-1)
 		}
-		return fmt.Errorf("check %s: %w: %s%s", res.Path, ErrFailed, first, more)
+		return fmt.Errorf("check %s: %w: %s%s", res.Path, ErrFailed, res.Failures[0], more)
 	}
 	return nil
 }
