@@ -349,10 +349,7 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 	err = c.collect(o.Path)
 	close(c.queue)
 	wg.Wait()
-	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := cmp.Or(err, ctx.Err()); err != nil { // the walk's error first
 		return nil, err
 	}
 	for _, j := range c.jobs {
