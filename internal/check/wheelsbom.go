@@ -392,12 +392,9 @@ func (c *checker) compareSBOM(s *SBOM, found []sbomFound) {
 func listedVersions(cs []SBOMComponent) string {
 	var vs []string
 	for _, c := range cs {
-		v := cmp.Or(c.Listed(), "(no version)")
-		if !slices.Contains(vs, v) {
-			vs = append(vs, v)
-		}
+		vs = append(vs, cmp.Or(c.Listed(), "(no version)"))
 	}
-	return strings.Join(vs, ", ")
+	return strings.Join(dedup(vs), ", ")
 }
 
 // sbomLines are the SBOMs' problems for the step summary and the
