@@ -128,9 +128,6 @@ func unwrapPath(err error) error {
 // attachLinks lists, with each binary found in the directory, the links
 // inside the directory that point to it.
 func (c *checker) attachLinks() {
-	if len(c.links) == 0 {
-		return
-	}
 	for i := range c.res.Binaries {
 		b := &c.res.Binaries[i]
 		if b.Member != "" {
