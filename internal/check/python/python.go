@@ -119,9 +119,7 @@ func Probe(ctx context.Context, interpreter string, timeout time.Duration) (*Ins
 		return fmt.Errorf("%w %s: %s", ErrInterpreter, exe, fmt.Sprintf(format, args...))
 	}
 	var nb [16]byte
-	if _, err := rand.Read(nb[:]); err != nil {
-		return nil, fmt.Errorf("python probe nonce: %w", err)
-	}
+	rand.Read(nb[:]) // never returns an error: it crashes the program instead
 	nonce := hex.EncodeToString(nb[:])
 
 	runCtx, cancel := context.WithCancelCause(ctx)
