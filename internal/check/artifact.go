@@ -135,10 +135,7 @@ func (c *checker) relIn(r *root, b Binary) string {
 		}
 		return strings.TrimPrefix(path.Clean(b.Member), r.dir+"/")
 	}
-	rel, err := filepath.Rel(r.dir, b.Path)
-	if err != nil {
-		return ""
-	}
+	rel, _ := filepath.Rel(r.dir, b.Path) // "" when it has none
 	return filepath.ToSlash(rel)
 }
 
