@@ -57,18 +57,17 @@ func CycloneDX(w io.Writer, res *Result, version, timestamp string) error {
 		Properties: metadataProperties(res),
 	}
 
-	comps := []cdx.Component{}
-	vulns := newVulnSet()
+	bom.Components = []cdx.Component{}
+	vulns := &vulnSet{entries: map[string]*vulnEntry{}}
 	for bi, b := range res.Binaries {
 		for _, lib := range libraries(b) {
 			c := component(bi, b, lib)
 			for _, s := range lib.slices {
 				vulns.add(c.BOMRef, c.Version, s.Advisories)
 			}
-			comps = append(comps, c)
+			bom.Components = append(bom.Components, c)
 		}
 	}
-	bom.Components = comps
 	bom.Vulnerabilities = vulns.list()
 
 	// HTML characters as they are; the serial number derives from the
@@ -297,8 +296,6 @@ type vulnEntry struct {
 	versions   map[string]string // component -> version
 	fixes      map[string]string // series -> fix
 }
-
-func newVulnSet() *vulnSet { return &vulnSet{entries: map[string]*vulnEntry{}} }
 
 func (v *vulnSet) add(ref, version string, sa *SliceAdvisories) {
 	if sa == nil {

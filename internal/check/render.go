@@ -223,8 +223,7 @@ func Verdict(res *Result) string {
 // footer is what the step summary says under its table: the verdict, the
 // advisories over the whole input, and a stale table's warning.
 func footer(res *Result) []string {
-	out := []string{Verdict(res)}
-	out = append(out, sbomLines(res)...)
+	out := append([]string{Verdict(res)}, sbomLines(res)...)
 	if line := AdvisorySummary(res); line != "" {
 		out = append(out, line)
 	}
