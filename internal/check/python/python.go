@@ -169,9 +169,7 @@ func Probe(ctx context.Context, interpreter string, timeout time.Duration) (*Ins
 	if in.Probe != nonce || in.Version == "" {
 		return nil, fail("its answer is not the probe's (nonce %q, version %q; the probe gives the nonce %s and a version): %.200q", in.Probe, in.Version, nonce, stdout.buf.String())
 	}
-	if in.Executable == "" {
-		in.Executable = exe
-	}
+	in.Executable = cmp.Or(in.Executable, exe)
 	return &in, nil
 }
 
