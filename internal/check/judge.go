@@ -231,12 +231,7 @@ func (c *checker) place(b *Binary, vs []validate.Violation) {
 		p := Problem{Rule: Rule(v.Rule), Member: v.Member, Message: v.Detail}
 		idx := -1
 		if v.Arch != "" && v.Rule != validate.RuleSlices {
-			for j, s := range b.Slices {
-				if validate.SameArch(s.Arch, v.Arch) {
-					idx = j
-					break
-				}
-			}
+			idx = slices.IndexFunc(b.Slices, func(s Slice) bool { return validate.SameArch(s.Arch, v.Arch) })
 			if idx < 0 && len(b.Slices) == 1 {
 				idx = 0
 			}

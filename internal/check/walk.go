@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
@@ -65,12 +66,9 @@ func (c *checker) walkDir(dir string, r *root, rel string, top bool) error {
 		}
 		return fmt.Errorf("check %s: %w", c.o.Path, err)
 	}
-	for _, e := range entries {
-		if e.Name() == artifact.ManifestName {
-			if nr := c.dirManifest(dir, e); nr != nil {
-				r, rel = nr, ""
-			}
-			break
+	if i := slices.IndexFunc(entries, func(e fs.DirEntry) bool { return e.Name() == artifact.ManifestName }); i >= 0 {
+		if nr := c.dirManifest(dir, entries[i]); nr != nil {
+			r, rel = nr, ""
 		}
 	}
 	for _, e := range entries {
