@@ -181,10 +181,9 @@ func distribution(b *Binary, s *Slice) string {
 		return "an RPM distribution's build (its compiler line names /usr/lib/rpm)"
 	}
 	p := filepath.ToSlash(b.Path)
-	for _, dir := range []string{"/usr/lib/", "/usr/lib64/", "/lib/", "/lib64/", "/usr/lib32/"} {
-		if strings.HasPrefix(p, dir) && b.Member == "" {
-			return "a system library (" + b.Path + ")"
-		}
+	systemDirs := []string{"/usr/lib/", "/usr/lib64/", "/lib/", "/lib64/", "/usr/lib32/"}
+	if b.Member == "" && slices.ContainsFunc(systemDirs, func(dir string) bool { return strings.HasPrefix(p, dir) }) {
+		return "a system library (" + b.Path + ")"
 	}
 	return ""
 }
