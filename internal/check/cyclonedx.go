@@ -207,11 +207,6 @@ func componentProperties(b Binary, l *library) []cdx.Property {
 	add("artifact", b.Artifact)
 	add("file:format", b.Format)
 	add("file:sha256", b.SHA256)
-	var archs []string
-	for _, s := range l.slices {
-		archs = append(archs, s.Arch)
-	}
-	add("archs", strings.Join(archs, ","))
 	if l.family != "" {
 		add("family", string(l.family))
 	}
@@ -221,7 +216,9 @@ func componentProperties(b Binary, l *library) []cdx.Property {
 	case l.version == "":
 		add("version", "unknown: "+l.text+" names no version number; not matched against advisories")
 	}
+	var archs []string
 	for _, s := range l.slices {
+		archs = append(archs, s.Arch)
 		p := s.Arch + ":"
 		add(p+"status", s.Status)
 		add(p+"opt", s.Opt)
@@ -236,6 +233,7 @@ func componentProperties(b Binary, l *library) []cdx.Property {
 			add(p+"signature", s.Signature.Kind)
 		}
 	}
+	add("archs", strings.Join(archs, ",")) // sorted among the others below
 	if s := l.slices[0]; s.Series != nil {
 		add("series", s.Series.Name)
 		add("end-of-life", s.Series.EndOfLife)
