@@ -17,6 +17,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -147,11 +148,9 @@ func split(fs *flag.FlagSet, args []string) (flags, paths []string) {
 			continue
 		}
 		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
-			continue
-		}
-		f := fs.Lookup(name)
+		// "-minopt=3" names no flag (a flag's name holds no "="): its
+		// value is its own, as is an unknown flag's.
+		f := fs.Lookup(strings.TrimLeft(a, "-"))
 		if f == nil {
 			continue
 		}
@@ -170,9 +169,4 @@ func split(fs *flag.FlagSet, args []string) (flags, paths []string) {
 // pseudo-version), else the VCS revision of the checkout it was built
 // from: go install cannot pass -ldflags, so the build information is the
 // one source.
-func Version() string {
-	if v := buildinfo.Version(); v != "" {
-		return v
-	}
-	return "(devel)"
-}
+func Version() string { return cmp.Or(buildinfo.Version(), "(devel)") }

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -144,10 +145,7 @@ func failMessage(version string, threshold advisory.Severity, fs []advisory.Find
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s, %s)", f.CVE, f.Severity, fix))
 	}
-	what := "known advisory"
-	if len(fs) > 1 {
-		what = "known advisories"
-	}
+	what := plural(len(fs), "known advisory", "known advisories") // fs holds one or more
 	msg := fmt.Sprintf("OpenSSL %s: %d %s at or above %s (-fail-on=%s): %s", version, len(fs), what, threshold, threshold, strings.Join(parts, ", "))
 	if slices.ContainsFunc(fs, func(f advisory.Finding) bool { return f.Severity == advisory.Unknown }) {
 		msg += "; upstream rated the unknown ones with no severity, and -fail-on fails them at every level"
@@ -183,10 +181,9 @@ func distribution(b *Binary, s *Slice) string {
 		return "an RPM distribution's build (its compiler line names /usr/lib/rpm)"
 	}
 	p := filepath.ToSlash(b.Path)
-	for _, dir := range []string{"/usr/lib/", "/usr/lib64/", "/lib/", "/lib64/", "/usr/lib32/"} {
-		if strings.HasPrefix(p, dir) && b.Member == "" {
-			return "a system library (" + b.Path + ")"
-		}
+	systemDirs := []string{"/usr/lib/", "/usr/lib64/", "/lib/", "/lib64/", "/usr/lib32/"}
+	if b.Member == "" && slices.ContainsFunc(systemDirs, func(dir string) bool { return strings.HasPrefix(p, dir) }) {
+		return "a system library (" + b.Path + ")"
 	}
 	return ""
 }
@@ -198,7 +195,7 @@ func summarizeAdvisories(res *Result) {
 		return
 	}
 	a.Matched, a.Affected, a.CVEs, a.Suppressed = 0, 0, 0, 0
-	a.Counts, a.SuppressedCVEs, a.Unused = map[string]int{}, []string{}, nil
+	a.Counts, a.Unused = map[string]int{}, nil
 	for _, sev := range advisory.Severities {
 		a.Counts[string(sev)] = 0
 	}
@@ -227,9 +224,7 @@ func summarizeAdvisories(res *Result) {
 		a.Counts[sev]++
 	}
 	a.CVEs = len(affecting)
-	for c := range suppressed {
-		a.SuppressedCVEs = append(a.SuppressedCVEs, c)
-	}
+	a.SuppressedCVEs = slices.AppendSeq([]string{}, maps.Keys(suppressed))
 	slices.Sort(a.SuppressedCVEs)
 	a.Suppressed = len(a.SuppressedCVEs)
 	if res.assessed != nil {

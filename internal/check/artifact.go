@@ -34,13 +34,9 @@ func newRoot(p, dir string, inTar bool, m *artifact.Manifest) *root {
 	return r
 }
 
-// where names the artifact in messages.
-func (r *root) where() string {
-	if r.inTar {
-		return r.path + "(" + r.dir + ")"
-	}
-	return r.path
-}
+// where names the artifact in messages: its directory inside a tarball is
+// its Member.
+func (r *root) where() string { return memberName(r.path, r.art.Member) }
 
 // dirManifest reads dir/manifest.json; it returns the artifact when the
 // manifest is osslbuild's, nil when there is none or it is someone else's.
@@ -50,13 +46,12 @@ func (c *checker) dirManifest(dir string, e fs.DirEntry) *root {
 		c.res.Failures = append(c.res.Failures, fmt.Sprintf("%s: %s, expected a regular file: not read", p, ctxio.Describe(p, e.Type())))
 		return nil
 	}
-	f, _, err := ctxio.OpenRegular(p, false)
+	b, err := ctxio.ReadFile(c.ctx, p, false, artifact.MaxManifestSize)
 	if err != nil {
 		c.res.Failures = append(c.res.Failures, err.Error())
 		return nil
 	}
-	defer f.Close()
-	m, err := readManifest(f)
+	m, err := artifact.ParseIfOurs(b)
 	if err != nil {
 		c.res.Failures = append(c.res.Failures, fmt.Sprintf("%s: %v", p, err))
 		return nil
@@ -116,12 +111,10 @@ func (c *checker) verify(r *root) {
 	}
 	have := map[string]bool{}
 	for _, b := range c.res.Binaries {
-		if b.root == r {
-			if lib, ok := r.library(c.relIn(r, b)); ok && b.Error == "" {
-				have[lib] = true
-				for _, msg := range codeDisagrees(m.CodeEvidence, lib, b.Slices) {
-					fail(msg)
-				}
+		if lib, ok := r.library(c.relIn(r, b)); b.root == r && ok && b.Error == "" {
+			have[lib] = true
+			for _, msg := range codeDisagrees(m.CodeEvidence, lib, b.Slices) {
+				fail(msg)
 			}
 		}
 	}
@@ -142,10 +135,7 @@ func (c *checker) relIn(r *root, b Binary) string {
 		}
 		return strings.TrimPrefix(path.Clean(b.Member), r.dir+"/")
 	}
-	rel, err := filepath.Rel(r.dir, b.Path)
-	if err != nil {
-		return ""
-	}
+	rel, _ := filepath.Rel(r.dir, b.Path) // "" when it has none
 	return filepath.ToSlash(rel)
 }
 

@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,9 +78,6 @@ type Options struct {
 	Stderr io.Writer      // nil: os.Stderr (annotations go here in JSON mode)
 	Env    report.Env     // nil: os.Getenv (GITHUB_ACTIONS, GITHUB_STEP_SUMMARY)
 	Limits inspect.Limits // decompression bounds for wheels and tarballs
-	// TempDir receives an archive member too large to inspect in memory;
-	// "" means os.TempDir().
-	TempDir string
 	// Jobs is how many files are inspected at once; 0 means one per CPU.
 	Jobs int
 	// Now is the day end of life is judged on; zero means today.
@@ -113,42 +111,32 @@ type Options struct {
 // -failon=high (osslcheck's -fail-on), -vex=FILE, -advisories=FILE,
 // -advisoriesOlder.
 func FromFlags(path string, minOpt, arch *string, asJSON, strict *bool, isa, format, failOn, vex, advisories *string, advisoriesOlder *bool) Options {
-	o := Options{Path: path}
-	if advisories != nil {
-		o.AdvisoriesFile = *advisories
+	o := Options{
+		Path:            path,
+		MinOpt:          deref(minOpt),
+		JSON:            deref(asJSON),
+		Strict:          deref(strict),
+		ISA:             deref(isa),
+		Format:          deref(format),
+		FailOn:          deref(failOn),
+		Assessed:        deref(vex),
+		AdvisoriesFile:  deref(advisories),
+		AdvisoriesOlder: deref(advisoriesOlder),
 	}
-	if advisoriesOlder != nil {
-		o.AdvisoriesOlder = *advisoriesOlder
-	}
-	if failOn != nil {
-		o.FailOn = *failOn
-	}
-	if vex != nil {
-		o.Assessed = *vex
-	}
-	if format != nil {
-		o.Format = *format
-	}
-	if isa != nil {
-		o.ISA = *isa
-	}
-	if minOpt != nil {
-		o.MinOpt = *minOpt
-	}
-	if arch != nil {
-		for _, a := range strings.Split(*arch, ",") {
-			if a = strings.TrimSpace(a); a != "" {
-				o.Archs = append(o.Archs, a)
-			}
+	for _, a := range strings.Split(deref(arch), ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			o.Archs = append(o.Archs, a)
 		}
 	}
-	if asJSON != nil {
-		o.JSON = *asJSON
-	}
-	if strict != nil {
-		o.Strict = *strict
-	}
 	return o
+}
+
+// deref is *p, or the zero value for a flag mage was not given (nil).
+func deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
+	}
+	return v
 }
 
 // Run checks o.Path, prints the result (table or JSON; annotations and the
@@ -158,14 +146,7 @@ func FromFlags(path string, minOpt, arch *string, asJSON, strict *bool, isa, for
 // under GitHub Actions a file named to look like a workflow command cannot
 // issue one.
 func Run(ctx context.Context, o Options) error {
-	if err := runCheck(ctx, o); err != nil {
-		return report.SafeError(o.Env, err)
-	}
-	return nil
-}
-
-func runCheck(ctx context.Context, o Options) error {
-	return render(ctx, o, func(o Options) (*Result, error) { return Check(ctx, o) })
+	return report.SafeError(o.Env, render(ctx, o, func(o Options) (*Result, error) { return Check(ctx, o) }))
 }
 
 // RunPaths is Run over several inputs reported as one, under the name
@@ -206,12 +187,10 @@ func RunPaths(ctx context.Context, o Options, label string, paths []string) erro
 			all.NotJudged += r.NotJudged
 			all.Ended += r.Ended
 		}
-		if all != nil {
-			summarizeAdvisories(all)
-		}
 		if all == nil {
 			return nil, usage("check: no path given")
 		}
+		summarizeAdvisories(all)
 		all.Path, all.nothing = label, ""
 		if !judged {
 			all.nothing = fmt.Sprintf("%s: no OpenSSL build information found in %d binaries of %d paths: nothing shows how OpenSSL was built", label, len(all.Binaries), len(paths))
@@ -220,21 +199,14 @@ func RunPaths(ctx context.Context, o Options, label string, paths []string) erro
 		all.OK = len(all.Failures) == 0
 		return all, nil
 	})
-	if err != nil {
-		return report.SafeError(o.Env, err)
-	}
-	return nil
+	return report.SafeError(o.Env, err) // nil stays nil
 }
 
 // render checks (through get), prints the result as o says and gives the
 // verdict as an error wrapping ErrFailed.
 func render(ctx context.Context, o Options, get func(Options) (*Result, error)) error {
-	if o.Stdout == nil {
-		o.Stdout = os.Stdout
-	}
-	if o.Stderr == nil {
-		o.Stderr = os.Stderr
-	}
+	o.Stdout = cmp.Or(o.Stdout, io.Writer(os.Stdout))
+	o.Stderr = cmp.Or(o.Stderr, io.Writer(os.Stderr))
 	format := o.Format
 	switch {
 	case o.JSON && format != "" && format != "json":
@@ -292,12 +264,11 @@ func render(ctx context.Context, o Options, get func(Options) (*Result, error)) 
 		return fmt.Errorf("check %s: %w", res.Path, err)
 	}
 	if !res.OK {
-		first := res.Failures[0]
 		more := ""
 		if n := len(res.Failures); n > 1 {
 			more = fmt.Sprintf(" (and %d more)", n-1)
 		}
-		return fmt.Errorf("check %s: %w: %s%s", res.Path, ErrFailed, first, more)
+		return fmt.Errorf("check %s: %w: %s%s", res.Path, ErrFailed, res.Failures[0], more)
 	}
 	return nil
 }
@@ -306,11 +277,7 @@ func render(ctx context.Context, o Options, get func(Options) (*Result, error)) 
 // is for bad options or a path that cannot be checked at all; rule breaches
 // are in Result.
 func Check(ctx context.Context, o Options) (*Result, error) {
-	minS := o.MinOpt
-	if minS == "" {
-		minS = DefaultMinOpt
-	}
-	min, err := validate.ParseMinOpt(minS)
+	min, err := validate.ParseMinOpt(cmp.Or(o.MinOpt, DefaultMinOpt))
 	if err != nil {
 		return nil, usage("check: %w", err)
 	}
@@ -347,24 +314,16 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 			return nil, fmt.Errorf("check: -vex=%s: %w", o.Assessed, err)
 		}
 	}
-	if o.TempDir == "" {
-		o.TempDir = os.TempDir()
-	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
 	c := &checker{ctx: ctx, o: o, min: min, links: map[string][]string{}, table: table, failOn: failOn, assessed: assessed,
-		res: &Result{Schema: Schema, Path: o.Path, MinOpt: min.String(), Strict: o.Strict, Archs: o.Archs,
+		res: &Result{Schema: Schema, Path: o.Path, MinOpt: min.String(), Strict: o.Strict, Archs: append([]string{}, o.Archs...),
 			Binaries: []Binary{}, Artifacts: []Artifact{}, SBOMs: []SBOM{}, Notes: []string{}, Failures: []string{}, assessed: assessed,
 			Advisories: &AdvisoryReport{AsOf: table.AsOf, Table: table.Describe(), Origin: table.Origin, Sources: table.Sources, Listed: len(table.Advisories), FailOn: string(failOn), Assessed: o.Assessed}}}
-	if msg, stale := table.Stale(o.Now); stale {
-		c.res.Advisories.Stale = msg
-	}
+	c.res.Advisories.Stale, _ = table.Stale(o.Now) // "" when it is not
 	if assessed != nil {
 		c.res.Notes = append(c.res.Notes, assessed.Notes...) // entries that suppress nothing
-	}
-	if c.res.Archs == nil {
-		c.res.Archs = []string{}
 	}
 	// Workers inspect the files while the walk is still listing them.
 	n := o.Jobs
@@ -374,9 +333,7 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 	c.queue = make(chan *job, 256)
 	var wg sync.WaitGroup
 	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var w worker
 			for j := range c.queue {
 				if ctx.Err() != nil {
@@ -387,22 +344,14 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 					c.judgeBinary(&j.res.binaries[k])
 				}
 			}
-		}()
+		})
 	}
 	err = c.collect(o.Path)
 	close(c.queue)
 	wg.Wait()
-	if err != nil {
+	if err := cmp.Or(err, ctx.Err()); err != nil { // the walk's error first
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	n = 0
-	for _, j := range c.jobs {
-		n += len(j.res.binaries)
-	}
-	c.res.Binaries = make([]Binary, 0, n)
 	for _, j := range c.jobs {
 		r := &j.res
 		c.res.Binaries = append(c.res.Binaries, r.binaries...)

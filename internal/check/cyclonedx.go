@@ -1,8 +1,10 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,18 +57,17 @@ func CycloneDX(w io.Writer, res *Result, version, timestamp string) error {
 		Properties: metadataProperties(res),
 	}
 
-	comps := []cdx.Component{}
-	vulns := newVulnSet()
+	bom.Components = []cdx.Component{}
+	vulns := &vulnSet{entries: map[string]*vulnEntry{}}
 	for bi, b := range res.Binaries {
 		for _, lib := range libraries(b) {
 			c := component(bi, b, lib)
 			for _, s := range lib.slices {
 				vulns.add(c.BOMRef, c.Version, s.Advisories)
 			}
-			comps = append(comps, c)
+			bom.Components = append(bom.Components, c)
 		}
 	}
-	bom.Components = comps
 	bom.Vulnerabilities = vulns.list()
 
 	// HTML characters as they are; the serial number derives from the
@@ -125,9 +126,7 @@ func libraries(b Binary) []*library {
 			continue
 		}
 		f, num := inspect.FamilyOf(s.Version)
-		if f == "" {
-			f = inspect.Family(s.Family)
-		}
+		f = cmp.Or(f, inspect.Family(s.Family))
 		i := slices.IndexFunc(out, func(l *library) bool { return l.family == f && l.text == s.Version })
 		if i < 0 {
 			out = append(out, &library{family: f, text: s.Version, version: num})
@@ -208,11 +207,6 @@ func componentProperties(b Binary, l *library) []cdx.Property {
 	add("artifact", b.Artifact)
 	add("file:format", b.Format)
 	add("file:sha256", b.SHA256)
-	var archs []string
-	for _, s := range l.slices {
-		archs = append(archs, s.Arch)
-	}
-	add("archs", strings.Join(archs, ","))
 	if l.family != "" {
 		add("family", string(l.family))
 	}
@@ -222,7 +216,9 @@ func componentProperties(b Binary, l *library) []cdx.Property {
 	case l.version == "":
 		add("version", "unknown: "+l.text+" names no version number; not matched against advisories")
 	}
+	var archs []string
 	for _, s := range l.slices {
+		archs = append(archs, s.Arch)
 		p := s.Arch + ":"
 		add(p+"status", s.Status)
 		add(p+"opt", s.Opt)
@@ -237,6 +233,7 @@ func componentProperties(b Binary, l *library) []cdx.Property {
 			add(p+"signature", s.Signature.Kind)
 		}
 	}
+	add("archs", strings.Join(archs, ",")) // sorted among the others below
 	if s := l.slices[0]; s.Series != nil {
 		add("series", s.Series.Name)
 		add("end-of-life", s.Series.EndOfLife)
@@ -259,28 +256,24 @@ func componentProperties(b Binary, l *library) []cdx.Property {
 }
 
 func metadataProperties(res *Result) []cdx.Property {
-	props := []cdx.Property{
-		{Name: "osslbuild:check:path", Value: res.Path},
-		{Name: "osslbuild:check:ok", Value: strconv.FormatBool(res.OK)},
-		{Name: "osslbuild:check:min-opt", Value: res.MinOpt},
-	}
+	var props []cdx.Property
+	add := func(name, value string) { props = append(props, cdx.Property{Name: "osslbuild:" + name, Value: value}) }
+	add("check:path", res.Path)
+	add("check:ok", strconv.FormatBool(res.OK))
+	add("check:min-opt", res.MinOpt)
 	if a := res.Advisories; a != nil {
-		props = append(props,
-			cdx.Property{Name: "osslbuild:advisories:as-of", Value: a.AsOf},
-			cdx.Property{Name: "osslbuild:advisories:table", Value: a.Table},
-			cdx.Property{Name: "osslbuild:advisories:origin", Value: a.Origin},
-		)
+		add("advisories:as-of", a.AsOf)
+		add("advisories:table", a.Table)
+		add("advisories:origin", a.Origin)
 		for _, src := range a.Sources {
-			props = append(props, cdx.Property{Name: "osslbuild:advisories:source", Value: src.URL + "/commit/" + src.Commit + " (through " + src.Through + ")"})
+			add("advisories:source", src.URL+"/commit/"+src.Commit+" (through "+src.Through+")")
 		}
 		if a.FailOn != "" {
-			props = append(props, cdx.Property{Name: "osslbuild:advisories:fail-on", Value: a.FailOn})
+			add("advisories:fail-on", a.FailOn)
 		}
 		if a.Assessed != "" {
-			props = append(props,
-				cdx.Property{Name: "osslbuild:advisories:vex", Value: a.Assessed},
-				cdx.Property{Name: "osslbuild:advisories:suppressed", Value: strconv.Itoa(a.Suppressed)},
-			)
+			add("advisories:vex", a.Assessed)
+			add("advisories:suppressed", strconv.Itoa(a.Suppressed))
 		}
 	}
 	return props
@@ -301,8 +294,6 @@ type vulnEntry struct {
 	versions   map[string]string // component -> version
 	fixes      map[string]string // series -> fix
 }
-
-func newVulnSet() *vulnSet { return &vulnSet{entries: map[string]*vulnEntry{}} }
 
 func (v *vulnSet) add(ref, version string, sa *SliceAdvisories) {
 	if sa == nil {
@@ -343,10 +334,7 @@ func (v *vulnSet) list() []cdx.Vulnerability {
 	keys := slices.Clone(v.order)
 	slices.SortStableFunc(keys, func(a, b string) int {
 		ea, eb := v.entries[a], v.entries[b]
-		if c := strings.Compare(ea.f.CVE, eb.f.CVE); c != 0 {
-			return c
-		}
-		return strings.Compare(ea.suppressed, eb.suppressed)
+		return cmp.Or(strings.Compare(ea.f.CVE, eb.f.CVE), strings.Compare(ea.suppressed, eb.suppressed))
 	})
 	var out []cdx.Vulnerability
 	src := &cdx.Source{Name: "OpenSSL", URL: "https://openssl-library.org/news/vulnerabilities/"}
@@ -364,7 +352,7 @@ func (v *vulnSet) list() []cdx.Vulnerability {
 			vu.Advisories = []cdx.Advisory{{Title: "OpenSSL Security Advisory", URL: e.f.URL}}
 		}
 		var rec []string
-		for _, ser := range sortedKeys(e.fixes) {
+		for _, ser := range slices.Sorted(maps.Keys(e.fixes)) {
 			rec = append(rec, "OpenSSL "+ser+": "+e.fixes[ser])
 		}
 		vu.Recommendation = strings.Join(rec, "; ")
@@ -393,13 +381,4 @@ func assessedState(reason string) string {
 		}
 	}
 	return "not_affected"
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }

@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
@@ -69,28 +71,15 @@ func open(p string, follow bool) (rawFile, int64, error) {
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		f.Close()
-		return rawFile{}, 0, fmt.Errorf("%s: %s, expected a regular file: not read", p, ctxio.Describe(p, fileType(uint32(st.Mode))))
+		// Its type in fs's terms, for the message, is os.Stat's: the
+		// same file, as open reached it (O_NOFOLLOW refused a link).
+		t := fs.ModeIrregular
+		if fi, err := os.Stat(p); err == nil {
+			t = fi.Mode().Type()
+		}
+		return rawFile{}, 0, fmt.Errorf("%s: %s, expected a regular file: not read", p, ctxio.Describe(p, t))
 	}
 	return f, st.Size, nil
-}
-
-// fileType is the fs.FileMode type of a stat mode.
-func fileType(m uint32) fs.FileMode {
-	switch m & syscall.S_IFMT {
-	case syscall.S_IFDIR:
-		return fs.ModeDir
-	case syscall.S_IFLNK:
-		return fs.ModeSymlink
-	case syscall.S_IFIFO:
-		return fs.ModeNamedPipe
-	case syscall.S_IFSOCK:
-		return fs.ModeSocket
-	case syscall.S_IFCHR:
-		return fs.ModeDevice | fs.ModeCharDevice
-	case syscall.S_IFBLK:
-		return fs.ModeDevice
-	}
-	return fs.ModeIrregular
 }
 
 // ReadAt fills b from off, as io.ReaderAt does.
@@ -191,7 +180,7 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 		err = guard(p, func() error {
 			r.entry = &artifact.Entry{SHA256: hashBytes(data)}
 			if j.rel == artifact.SBOMName {
-				s := readSBOM(p, "", bytes.NewReader(data))
+				s := sbomOf(p, "", data)
 				s.root = j.root
 				r.sboms = append(r.sboms, s)
 			}
@@ -232,15 +221,12 @@ func (c *checker) binary(b Binary, name string, data []byte, digest bool) Binary
 	var sum string
 	var herr error
 	hash := func() { herr = guard(name, func() error { sum = hashBytes(data); return nil }) }
-	done := make(chan struct{})
+	var hashing sync.WaitGroup
 	switch {
-	case !digest:
-		close(done)
-	case len(data) > smallFile:
-		go func() { defer close(done); hash() }()
-	default:
+	case digest && len(data) > smallFile:
+		hashing.Go(hash)
+	case digest:
 		hash()
-		close(done)
 	}
 	var f *inspect.File
 	ierr := guard(name, func() (err error) {
@@ -249,18 +235,21 @@ func (c *checker) binary(b Binary, name string, data []byte, digest bool) Binary
 		}
 		return codeclass.MeasureBytesOf(c.ctx, f, data, measured)
 	})
-	<-done
+	hashing.Wait()
 	b.SHA256 = sum
-	switch {
-	case herr != nil:
-		b.Error = herr.Error()
-	case ierr != nil:
-		b.Error = ierr.Error()
-	default:
-		b.Format, b.file = string(f.Format), f
-	}
-	b.Slices = []Slice{}
+	b.inspected(f, cmp.Or(herr, ierr))
 	return b
+}
+
+// inspected records what inspecting the binary gave: its file, or the
+// error that stopped it.
+func (b *Binary) inspected(f *inspect.File, err error) {
+	b.Slices = []Slice{}
+	if err != nil {
+		b.Error = err.Error()
+		return
+	}
+	b.Format, b.file = string(f.Format), f
 }
 
 // measured says whose machine code check measures: slices holding
@@ -279,6 +268,15 @@ func hashBytes(b []byte) string {
 // guard runs fn, turning a fault on a mapped file that shrank underneath
 // (SIGBUS) into an error naming the file instead of a crash.
 func guard(name string, fn func() error) error { return inspect.GuardFault("read", name, fn) }
+
+// memberErr is an error reading the archive member name; inspect's limit
+// errors name the archive and member already.
+func memberErr(name string, err error) error {
+	if errors.Is(err, inspect.ErrLimit) {
+		return err
+	}
+	return fmt.Errorf("check %s: read member: %w", name, err)
+}
 
 // readFile reads size bytes of f into memory: mapFile's fallback.
 func readFile(f rawFile, size int64) ([]byte, func(), error) {
@@ -413,17 +411,15 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader, digest bool) (
 	var buf bytes.Buffer
 	n, err := io.Copy(&buf, io.LimitReader(r, maxInMemory+1))
 	if err != nil {
-		if errors.Is(err, inspect.ErrLimit) {
-			return b, err // already names the archive and member
-		}
-		return b, fmt.Errorf("check %s: read member: %w", name, err)
+		return b, memberErr(name, err)
 	}
 	if n <= maxInMemory {
 		b.Size = n
 		return c.binary(b, name, buf.Bytes(), digest), nil
 	}
-	// Too large for memory: spool to a temporary file, deleted at once.
-	tmp, err := os.CreateTemp(c.o.TempDir, "osslbuild-check-*")
+	// Too large for memory: spool to a temporary file (in os.TempDir),
+	// deleted at once.
+	tmp, err := os.CreateTemp("", "osslbuild-check-*")
 	if err != nil {
 		return b, fmt.Errorf("check %s: spool: %w", name, err)
 	}
@@ -435,10 +431,7 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader, digest bool) (
 	}
 	more, err := io.Copy(io.MultiWriter(tmp, h), r)
 	if err != nil {
-		if errors.Is(err, inspect.ErrLimit) {
-			return b, err
-		}
-		return b, fmt.Errorf("check %s: read member: %w", name, err)
+		return b, memberErr(name, err)
 	}
 	b.Size = n + more
 	if digest {
@@ -448,23 +441,6 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader, digest bool) (
 	if err == nil {
 		err = codeclass.MeasureOf(c.ctx, f, tmp, measured)
 	}
-	b.Slices = []Slice{}
-	if err != nil {
-		b.Error = err.Error()
-		return b, nil
-	}
-	b.Format, b.file = string(f.Format), f
+	b.inspected(f, err)
 	return b, nil
-}
-
-// readManifest reads a manifest.json of bounded size.
-func readManifest(r io.Reader) (*artifact.Manifest, error) {
-	b, err := io.ReadAll(io.LimitReader(r, artifact.MaxManifestSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > artifact.MaxManifestSize {
-		return nil, fmt.Errorf("larger than %d bytes", artifact.MaxManifestSize)
-	}
-	return artifact.ParseIfOurs(b)
 }

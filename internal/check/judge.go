@@ -1,10 +1,12 @@
 package check
 
 import (
+	"cmp"
 	"debug/macho"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
@@ -30,26 +32,22 @@ func (c *checker) judgeBinary(b *Binary) {
 		return
 	}
 	rep := c.rules(b)
-	for j, s := range b.file.Slices {
+	for j, is := range b.file.Slices {
 		var v validate.SliceReport
 		if j < len(rep.Slices) {
 			v = rep.Slices[j]
 		}
-		b.Slices = append(b.Slices, facts(s, v))
-		c.littleO0(b, &b.Slices[len(b.Slices)-1], v.Opt)
-		for _, u := range s.Unmapped {
-			where := b.Name()
-			if u.Member != "" {
-				where += "(" + u.Member + ")"
-			}
-			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s: nothing loads these bytes, so they are no evidence", where, b.Slices[len(b.Slices)-1].Arch, u.Describe()))
+		s := facts(is, v)
+		c.littleO0(b, &s, v.Opt)
+		b.Slices = append(b.Slices, s)
+		for _, u := range is.Unmapped {
+			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s: nothing loads these bytes, so they are no evidence", Problem{Member: u.Member}.where(*b), s.Arch, u.Describe()))
 		}
-		if d := b.Slices[len(b.Slices)-1].Dylib; d != nil && d.Unreadable != "" {
+		if d := s.Dylib; d != nil && d.Unreadable != "" {
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: the dynamic section could not be read (%s): its SONAME, DT_NEEDED and run paths are not shown", b.Name(), v.Arch, d.Unreadable))
 		}
 		for _, cl := range v.Claims {
-			p := Problem{Member: cl.Member}
-			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s (reported, not failed; -strict fails it)", p.where(*b), cl.Arch, cl.Detail))
+			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s (reported, not failed; -strict fails it)", Problem{Member: cl.Member}.where(*b), cl.Arch, cl.Detail))
 		}
 		if v.ISA != nil && v.ISA.Unjudged != "" && len(v.ISA.Above) > 0 {
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: %d functions use extensions above %s (%s ...): %s", b.Name(), v.Arch, len(v.ISA.Above), v.ISA.Limit, v.ISA.Above[0].Function, v.ISA.Unjudged))
@@ -61,19 +59,18 @@ func (c *checker) judgeBinary(b *Binary) {
 	}
 	for j := range b.Slices {
 		s := &b.Slices[j]
-		if s.OptStatus != string(validate.OptNone) {
-			b.judged = true
-		}
-		if s.Format == string(inspect.FormatPE) && s.OptStatus != string(validate.OptNone) {
+		judged := s.OptStatus != string(validate.OptNone)
+		b.judged = b.judged || judged
+		if s.Format == string(inspect.FormatPE) && judged {
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: PE/COFF: the machine code is not measured (no classifier reads Windows code yet); judged by its build information only", b.Name(), s.Arch))
 		}
 		switch {
 		case s.OptStatus == string(validate.OptUnknown) && !c.o.Strict:
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: %s (reported, not failed; -strict fails it)", b.Name(), s.Arch, s.Unknown))
-		case s.OptStatus == string(validate.OptNone) && s.Version != "" && !s.Libcrypto:
+		case !judged && s.Version != "" && !s.Libcrypto:
 			b.notes = append(b.notes, fmt.Sprintf("%s %s: %q but no libcrypto build info: built against OpenSSL, loads it at run time; check that library", b.Name(), s.Arch, s.Version))
 		}
-		if s.OptStatus != string(validate.OptNone) {
+		if judged {
 			c.endOfLife(b, s)
 			c.advisories(b, s)
 		}
@@ -81,7 +78,7 @@ func (c *checker) judgeBinary(b *Binary) {
 		switch {
 		case !s.OK:
 			s.Status = StatusFailed
-		case s.OptStatus == string(validate.OptNone):
+		case !judged:
 			s.Status = StatusNotJudged
 		default:
 			s.Status = StatusOK
@@ -150,14 +147,11 @@ func (c *checker) endOfLife(b *Binary, s *Slice) {
 // judge lists every binary's failures and notes in order, verifies each
 // artifact against its manifest, and gives the verdict.
 func (c *checker) judge() {
-	judged := 0
-	for i := range c.res.Binaries {
-		b := &c.res.Binaries[i]
+	judged := false
+	for _, b := range c.res.Binaries {
 		c.res.Failures = append(c.res.Failures, b.failures...)
 		c.res.Notes = append(c.res.Notes, b.notes...)
-		if b.judged {
-			judged++
-		}
+		judged = judged || b.judged
 		for _, sl := range b.Slices {
 			c.res.Slices++
 			if sl.Status == StatusNotJudged {
@@ -172,7 +166,7 @@ func (c *checker) judge() {
 		c.verify(r)
 	}
 	c.holdSBOMs()
-	if judged == 0 {
+	if !judged {
 		c.res.nothing = fmt.Sprintf("%s: no OpenSSL build information (\"compiler: \", \"platform: \" ...) found in %d binaries: nothing shows how OpenSSL was built", c.o.Path, len(c.res.Binaries))
 		c.res.Failures = append(c.res.Failures, c.res.nothing)
 	}
@@ -237,12 +231,7 @@ func (c *checker) place(b *Binary, vs []validate.Violation) {
 		p := Problem{Rule: Rule(v.Rule), Member: v.Member, Message: v.Detail}
 		idx := -1
 		if v.Arch != "" && v.Rule != validate.RuleSlices {
-			for j, s := range b.Slices {
-				if validate.SameArch(s.Arch, v.Arch) {
-					idx = j
-					break
-				}
-			}
+			idx = slices.IndexFunc(b.Slices, func(s Slice) bool { return validate.SameArch(s.Arch, v.Arch) })
 			if idx < 0 && len(b.Slices) == 1 {
 				idx = 0
 			}
@@ -264,11 +253,8 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 		out.Code = &Code{Class: string(c.Class), Score: math.Round(c.Score*1000) / 1000, Functions: c.Functions,
 			Instructions: c.Instructions, Objects: c.Objects, AsmObjects: c.AsmObjects}
 		if e := c.ISA; e != nil {
-			out.ISA = &ISA{Level: e.Level, Extensions: e.Extensions, Functions: e.Functions, Instructions: e.Instructions,
+			out.ISA = &ISA{Level: e.Level, Extensions: append([]string{}, e.Extensions...), Functions: e.Functions, Instructions: e.Instructions,
 				Undecoded: e.Undecoded, Attribution: e.Attribution, AsmObjects: e.AsmObjects, Above: []ISAUse{}}
-			if out.ISA.Extensions == nil {
-				out.ISA.Extensions = []string{}
-			}
 			if iv := v.ISA; iv != nil {
 				out.ISA.Limit, out.ISA.List, out.ISA.Unjudged = iv.Limit, iv.List, iv.Unjudged
 				for _, d := range iv.Dispatched {
@@ -284,9 +270,7 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 	// image per slice); a linked ELF image's dynamic section.
 	for _, o := range s.Objects {
 		if e := o.ELF; e != nil && e.Dynamic != nil {
-			d := &Dylib{InstallName: e.Dynamic.Soname, Loads: []string{}, Rpaths: e.Dynamic.RunPaths()}
-			d.Loads = append(d.Loads, e.Dynamic.Needed...)
-			out.Dylib = d
+			out.Dylib = &Dylib{InstallName: e.Dynamic.Soname, Loads: append([]string{}, e.Dynamic.Needed...), Rpaths: e.Dynamic.RunPaths()}
 		} else if e != nil && e.DynamicErr != nil {
 			out.Dylib = &Dylib{Loads: []string{}, Unreadable: e.DynamicErr.Error()}
 		}
@@ -306,12 +290,8 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 			out.Signature = &Signature{Malformed: o.SignatureErr.Error()}
 		}
 	}
-	if out.Arch == "" {
-		out.Arch = "unknown"
-	}
-	if out.OptStatus == "" {
-		out.OptStatus = string(validate.OptNone)
-	}
+	out.Arch = cmp.Or(out.Arch, "unknown")
+	out.OptStatus = cmp.Or(out.OptStatus, string(validate.OptNone))
 	switch {
 	case v.Opt.Source == validate.SourceMachineCode:
 		out.Opt = string(v.Opt.Class)
@@ -329,10 +309,8 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 	if rec.BuiltOn != nil {
 		out.BuiltOn = rec.BuiltOn.Value
 	}
-	seen := map[string]bool{}
 	for _, bi := range s.BuildInfo {
-		if bi.Kind == inspect.InfoCompiler && !seen[bi.Value] {
-			seen[bi.Value] = true
+		if bi.Kind == inspect.InfoCompiler && !slices.Contains(out.Compilers, bi.Value) {
 			out.Compilers = append(out.Compilers, bi.Value)
 		}
 	}
@@ -377,17 +355,13 @@ func minosFacts(out *Slice, s inspect.Slice) {
 		return
 	}
 	out.MinOSCounts = counts
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { // by version: 10.12 after 9.0, as numbers
-		a, aerr := platform.ParseMinOS(keys[i])
-		b, berr := platform.ParseMinOS(keys[j])
+	keys := slices.SortedFunc(maps.Keys(counts), func(x, y string) int { // by version: 10.12 after 9.0, as numbers
+		a, aerr := platform.ParseMinOS(x)
+		b, berr := platform.ParseMinOS(y)
 		if aerr == nil && berr == nil {
-			return a < b
+			return cmp.Compare(a, b)
 		}
-		return keys[i] < keys[j]
+		return strings.Compare(x, y)
 	})
 	out.MinOS = keys[0]
 	if len(keys) > 1 {

@@ -1,9 +1,11 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/advisory"
@@ -71,23 +73,15 @@ func display(root string, b Binary) (group, name string) {
 	return "", file
 }
 
+// dedup is s without repeats, first occurrences in order.
 func dedup(s []string) []string {
 	var out []string
 	for _, x := range s {
-		if len(out) == 0 || !contains(out, x) {
+		if !slices.Contains(out, x) {
 			out = append(out, x)
 		}
 	}
 	return out
-}
-
-func contains(s []string, x string) bool {
-	for _, y := range s {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // optCell is the optimisation in a few words: "-O3", "-O0 (no -O)",
@@ -229,8 +223,7 @@ func Verdict(res *Result) string {
 // footer is what the step summary says under its table: the verdict, the
 // advisories over the whole input, and a stale table's warning.
 func footer(res *Result) []string {
-	out := []string{Verdict(res)}
-	out = append(out, sbomLines(res)...)
+	out := append([]string{Verdict(res)}, sbomLines(res)...)
 	if line := AdvisorySummary(res); line != "" {
 		out = append(out, line)
 	}
@@ -244,55 +237,44 @@ func footer(res *Result) []string {
 // with a file-level problem (inspection error, missing architecture), and
 // one for a check that found nothing to judge.
 func Annotate(w io.Writer, res *Result) error {
-	emit := func(file, title, msg string) error {
-		return report.Error(w, report.Annotation{File: file, Title: title, Msg: msg})
+	// The first write that fails ends the output: nothing after it is
+	// written, and it is the error returned.
+	var err error
+	write := func(command func(io.Writer, report.Annotation) error, file, title, msg string) {
+		if err == nil {
+			err = command(w, report.Annotation{File: file, Title: title, Msg: msg})
+		}
 	}
+	emit := func(file, title, msg string) { write(report.Error, file, title, msg) }
 	for _, b := range res.Binaries {
 		// file= carries the path; the title names the member (or file) only,
 		// short enough to read in the annotation list.
-		short := b.Member
-		if short == "" {
-			short = filepath.Base(b.Path)
-		}
-		title := "osslbuild check: " + short
+		title := "osslbuild check: " + cmp.Or(b.Member, filepath.Base(b.Path))
 		if b.Error != "" {
-			if err := emit(b.Path, title, b.Error); err != nil {
-				return err
-			}
+			emit(b.Path, title, b.Error)
 			continue
 		}
 		if len(b.Problems) > 0 {
-			if err := emit(b.Path, title, joinProblems(b, "", b.Problems)); err != nil {
-				return err
-			}
+			emit(b.Path, title, joinProblems(b, "", b.Problems))
 		}
 		for _, s := range b.Slices {
-			if len(s.Problems) == 0 {
-				continue
-			}
-			if err := emit(b.Path, title+" "+s.Arch, joinProblems(b, " "+s.Arch, s.Problems)); err != nil {
-				return err
+			if len(s.Problems) > 0 {
+				emit(b.Path, title+" "+s.Arch, joinProblems(b, " "+s.Arch, s.Problems))
 			}
 		}
 	}
 	for _, a := range res.Artifacts {
 		if len(a.Problems) > 0 {
-			if err := emit(a.Path, "osslbuild check: artifact "+a.Name, strings.Join(a.Problems, "\n")); err != nil {
-				return err
-			}
+			emit(a.Path, "osslbuild check: artifact "+a.Name, strings.Join(a.Problems, "\n"))
 		}
 	}
 	for _, s := range res.SBOMs {
 		for _, p := range s.Problems {
-			if err := emit(s.Path, "osslbuild check: SBOM "+s.short(), s.Name()+": "+p.Message); err != nil {
-				return err
-			}
+			emit(s.Path, "osslbuild check: SBOM "+s.short(), s.Name()+": "+p.Message)
 		}
 	}
 	if res.nothing != "" {
-		if err := emit("", "osslbuild check: nothing to judge", res.nothing); err != nil {
-			return err
-		}
+		emit("", "osslbuild check: nothing to judge", res.nothing)
 	}
 	// Known high or critical advisories that do not fail (no -fail-on, or
 	// below it) are worth a look; so is a table too old to trust.
@@ -303,29 +285,22 @@ func Annotate(w io.Writer, res *Result) error {
 				continue
 			}
 			if lines := advisoryLines(b, s); len(lines) > 0 {
-				if err := report.Warning(w, report.Annotation{File: b.Path, Title: "osslbuild check: known advisories " + s.Arch, Msg: strings.Join(lines, "\n")}); err != nil {
-					return err
-				}
+				write(report.Warning, b.Path, "osslbuild check: known advisories "+s.Arch, strings.Join(lines, "\n"))
 			}
 		}
 	}
 	if a := res.Advisories; a != nil && a.Stale != "" {
-		if err := report.Warning(w, report.Annotation{Title: "osslbuild check: advisory table", Msg: a.Stale}); err != nil {
-			return err
-		}
+		write(report.Warning, "", "osslbuild check: advisory table", a.Stale)
 	}
 	// An unknown optimisation that does not fail is still worth a look.
 	for _, b := range res.Binaries {
 		for _, s := range b.Slices {
 			if s.OptStatus == string(validate.OptUnknown) && s.OK {
-				if err := report.Warning(w, report.Annotation{File: b.Path, Title: "osslbuild check: optimisation unknown " + s.Arch,
-					Msg: fmt.Sprintf("%s %s: %s", b.Name(), s.Arch, s.Unknown)}); err != nil {
-					return err
-				}
+				write(report.Warning, b.Path, "osslbuild check: optimisation unknown "+s.Arch, fmt.Sprintf("%s %s: %s", b.Name(), s.Arch, s.Unknown))
 			}
 		}
 	}
-	return nil
+	return err
 }
 
 // joinProblems is one located line per problem: "lib.a(member.o) arm64: ...".

@@ -258,17 +258,15 @@ type Problem struct {
 
 // where is the binary's name with the problem's member, as ar and ld print
 // it: "lib/libcrypto.a(libcrypto-lib-cversion.o)".
-func (p Problem) where(b Binary) string {
-	if p.Member == "" {
-		return b.Name()
-	}
-	return b.Name() + "(" + p.Member + ")"
-}
+func (p Problem) where(b Binary) string { return memberName(b.Name(), p.Member) }
 
 // Name is "path" or "path(member)".
-func (b Binary) Name() string {
-	if b.Member == "" {
-		return b.Path
+func (b Binary) Name() string { return memberName(b.Path, b.Member) }
+
+// memberName is "path", or "path(member)" for a member of an archive.
+func memberName(path, member string) string {
+	if member == "" {
+		return path
 	}
-	return b.Path + "(" + b.Member + ")"
+	return path + "(" + member + ")"
 }

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/advisory"
@@ -60,7 +59,9 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
+	Tool struct {
+		Driver sarifDriver `json:"driver"`
+	} `json:"tool"`
 	Results []sarifResult `json:"results"`
 	// Properties (a SARIF property bag) name the advisory table the
 	// results were judged against.
@@ -77,10 +78,6 @@ type sarifTable struct {
 	Origin  string            `json:"origin"`
 	Sources []advisory.Source `json:"sources"`
 	Stale   string            `json:"stale,omitempty"`
-}
-
-type sarifTool struct {
-	Driver sarifDriver `json:"driver"`
 }
 
 type sarifDriver struct {
@@ -107,24 +104,22 @@ type sarifResult struct {
 }
 
 type sarifLocation struct {
-	Physical sarifPhysical `json:"physicalLocation"`
-}
-
-type sarifPhysical struct {
-	Artifact sarifArtifact `json:"artifactLocation"`
-}
-
-type sarifArtifact struct {
-	URI string `json:"uri"`
+	Physical struct {
+		Artifact struct {
+			URI string `json:"uri"`
+		} `json:"artifactLocation"`
+	} `json:"physicalLocation"`
 }
 
 // SARIF writes res as a SARIF 2.1.0 log; version names the tool's own.
 func SARIF(w io.Writer, res *Result, version string) error {
-	var results []sarifResult
+	results := []sarifResult{} // [] in the log when nothing failed
 	addLevel := func(rule, level, file, msg string) {
 		r := sarifResult{RuleID: rule, Level: level, Message: sarifMessage{Text: report.Printable(msg)}}
 		if file != "" {
-			r.Locations = []sarifLocation{{Physical: sarifPhysical{Artifact: sarifArtifact{URI: sarifURI(file)}}}}
+			var l sarifLocation
+			l.Physical.Artifact.URI = sarifURI(file)
+			r.Locations = []sarifLocation{l}
 		}
 		results = append(results, r)
 	}
@@ -175,20 +170,12 @@ func SARIF(w io.Writer, res *Result, version string) error {
 	if res.nothing != "" {
 		add("nothing-judged", res.Path, res.nothing)
 	}
-	if results == nil {
-		results = []sarifResult{}
-	}
 	used := map[string]bool{}
 	for _, r := range results {
 		used[r.RuleID] = true
 	}
-	ids := make([]string, 0, len(ruleHelp))
-	for id := range ruleHelp {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
 	var rules []sarifRule
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(ruleHelp)) {
 		rules = append(rules, sarifRule{ID: id, ShortDescription: sarifMessage{Text: ruleHelp[id]}})
 	}
 	// A rule the table lacks still gets an entry, in name order: the log
@@ -198,15 +185,13 @@ func SARIF(w io.Writer, res *Result, version string) error {
 			rules = append(rules, sarifRule{ID: id, ShortDescription: sarifMessage{Text: id}})
 		}
 	}
-	log := sarifLog{Schema: sarifSchema, Version: "2.1.0", Runs: []sarifRun{{
-		Tool:    sarifTool{Driver: sarifDriver{Name: "osslbuild check", InformationURI: "https://github.com/osslbuild/osslbuild", Version: version, Rules: rules}},
-		Results: results,
-	}}}
+	run := sarifRun{Results: results}
+	run.Tool.Driver = sarifDriver{Name: "osslbuild check", InformationURI: "https://github.com/osslbuild/osslbuild", Version: version, Rules: rules}
 	if a := res.Advisories; a != nil {
 		// The table, not the matches: those are the results.
-		log.Runs[0].Properties = &sarifRunProperties{Advisories: sarifTable{Table: a.Table, AsOf: a.AsOf, Origin: a.Origin, Sources: a.Sources, Stale: a.Stale}}
+		run.Properties = &sarifRunProperties{Advisories: sarifTable{Table: a.Table, AsOf: a.AsOf, Origin: a.Origin, Sources: a.Sources, Stale: a.Stale}}
 	}
-	return report.JSON(w, log)
+	return report.JSON(w, sarifLog{Schema: sarifSchema, Version: "2.1.0", Runs: []sarifRun{run}})
 }
 
 // sarifURI is a file as SARIF names it (artifactLocation.uri, an RFC 3986

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
@@ -65,12 +66,9 @@ func (c *checker) walkDir(dir string, r *root, rel string, top bool) error {
 		}
 		return fmt.Errorf("check %s: %w", c.o.Path, err)
 	}
-	for _, e := range entries {
-		if e.Name() == artifact.ManifestName {
-			if nr := c.dirManifest(dir, e); nr != nil {
-				r, rel = nr, ""
-			}
-			break
+	if i := slices.IndexFunc(entries, func(e fs.DirEntry) bool { return e.Name() == artifact.ManifestName }); i >= 0 {
+		if nr := c.dirManifest(dir, entries[i]); nr != nil {
+			r, rel = nr, ""
 		}
 	}
 	for _, e := range entries {
@@ -87,16 +85,15 @@ func (c *checker) walkDir(dir string, r *root, rel string, top bool) error {
 				continue // the manifest itself, read already
 			}
 			c.add(job{path: p, root: r, rel: erel})
-		case t&fs.ModeSymlink != 0:
-			if r != nil {
-				r.found[erel] = artifact.Entry{Type: ctxio.Describe(p, t)}
-			}
-			c.link(p)
 		default:
 			if r != nil {
 				r.found[erel] = artifact.Entry{Type: ctxio.Describe(p, t)}
 			}
-			c.note(fmt.Sprintf("%s: %s, not a regular file: skipped without opening it", p, ctxio.Describe(p, t)))
+			if t&fs.ModeSymlink != 0 {
+				c.link(p)
+			} else {
+				c.note(fmt.Sprintf("%s: %s, not a regular file: skipped without opening it", p, ctxio.Describe(p, t)))
+			}
 		}
 	}
 	return nil
@@ -129,9 +126,6 @@ func unwrapPath(err error) error {
 // attachLinks lists, with each binary found in the directory, the links
 // inside the directory that point to it.
 func (c *checker) attachLinks() {
-	if len(c.links) == 0 {
-		return
-	}
 	for i := range c.res.Binaries {
 		b := &c.res.Binaries[i]
 		if b.Member != "" {

@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
@@ -62,12 +64,7 @@ type SBOMComponent struct {
 }
 
 // Name is "path" or "path(member)".
-func (s SBOM) Name() string {
-	if s.Member == "" {
-		return s.Path
-	}
-	return s.Path + "(" + s.Member + ")"
-}
+func (s SBOM) Name() string { return memberName(s.Path, s.Member) }
 
 // MaxSBOMSize bounds an SBOM read into memory.
 const MaxSBOMSize = 16 << 20
@@ -83,17 +80,13 @@ var wheelSBOM = regexp.MustCompile(`^[^/]+\.dist-info/sboms/.+`)
 // isWheelSBOM reports whether a wheel member is one of its SBOMs.
 func isWheelSBOM(member string) bool { return wheelSBOM.MatchString(path.Clean(member)) }
 
-// readSBOM reads one SBOM's bytes (at most MaxSBOMSize) and parses them;
-// what it finds is returned, an unreadable one with its Error set.
-func readSBOM(p, member string, r io.Reader) SBOM {
+// sbomOf parses one SBOM's bytes when they are at most MaxSBOMSize; what
+// it finds is returned, an unreadable one with its Error set.
+func sbomOf(p, member string, b []byte) SBOM {
 	s := SBOM{Path: p, Member: member, OpenSSL: []SBOMComponent{}, Found: []string{}}
-	b, err := io.ReadAll(io.LimitReader(r, MaxSBOMSize+1))
-	switch {
-	case err != nil:
-		s.Error = fmt.Sprintf("read: %v", err)
-	case len(b) > MaxSBOMSize:
+	if len(b) > MaxSBOMSize {
 		s.Error = fmt.Sprintf("larger than %d bytes: not read", MaxSBOMSize)
-	default:
+	} else {
 		s.fill(b)
 	}
 	return s
@@ -260,16 +253,12 @@ func purlOf(p string) (name, version string) {
 // Listed is the OpenSSL version a component lists: its version, else its
 // purl's, else its CPE's; "" when none says.
 func (c SBOMComponent) Listed() string {
-	if c.Version != "" {
-		return c.Version
-	}
-	if _, v := purlOf(c.PURL); v != "" {
-		return v
-	}
+	_, purl := purlOf(c.PURL)
+	var cpe string
 	if f := strings.Split(c.CPE, ":"); len(f) > 5 && f[5] != "*" && f[5] != "-" {
-		return strings.ReplaceAll(f[5], `\`, "")
+		cpe = strings.ReplaceAll(f[5], `\`, "")
 	}
-	return ""
+	return cmp.Or(c.Version, purl, cpe)
 }
 
 // sameVersion reports whether an SBOM's version names the release a
@@ -335,7 +324,7 @@ func (c *checker) holdSBOMs() {
 					continue
 				}
 				found = append(found, sbomFound{binary: b.Name(), arch: sl.Arch, family: f, num: num, version: sl.Version})
-				if !contains(s.Found, sl.Version) {
+				if !slices.Contains(s.Found, sl.Version) {
 					s.Found = append(s.Found, sl.Version)
 				}
 			}
@@ -403,15 +392,9 @@ func (c *checker) compareSBOM(s *SBOM, found []sbomFound) {
 func listedVersions(cs []SBOMComponent) string {
 	var vs []string
 	for _, c := range cs {
-		v := c.Listed()
-		if v == "" {
-			v = "(no version)"
-		}
-		if !contains(vs, v) {
-			vs = append(vs, v)
-		}
+		vs = append(vs, cmp.Or(c.Listed(), "(no version)"))
 	}
-	return strings.Join(vs, ", ")
+	return strings.Join(dedup(vs), ", ")
 }
 
 // sbomLines are the SBOMs' problems for the step summary and the
@@ -434,10 +417,7 @@ func (c *checker) containerSBOM(p string, tar bool, m inspect.Member, rd io.Read
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(&b, h), io.LimitReader(rd, MaxSBOMSize+1))
 	if err != nil {
-		if errors.Is(err, inspect.ErrLimit) {
-			return err
-		}
-		return fmt.Errorf("check %s(%s): read member: %w", p, m.Name, err)
+		return memberErr(memberName(p, m.Name), err)
 	}
 	if n > MaxSBOMSize {
 		if _, err := io.Copy(h, rd); err != nil { // the digest is of the whole member
@@ -447,13 +427,7 @@ func (c *checker) containerSBOM(p string, tar bool, m inspect.Member, rd io.Read
 	if tar {
 		entries[path.Clean(m.Name)] = artifact.Entry{SHA256: hex.EncodeToString(h.Sum(nil))}
 	}
-	s := SBOM{Path: p, Member: m.Name, OpenSSL: []SBOMComponent{}, Found: []string{}}
-	if n > MaxSBOMSize {
-		s.Error = fmt.Sprintf("larger than %d bytes: not read", MaxSBOMSize)
-	} else {
-		s.fill(b.Bytes())
-	}
-	r.sboms = append(r.sboms, s)
+	r.sboms = append(r.sboms, sbomOf(p, m.Name, b.Bytes())) // over MaxSBOMSize when n is
 	return nil
 }
 
@@ -480,8 +454,5 @@ func attachSBOMs(r *jobResult, manifests []*root) {
 
 // short names the SBOM in an annotation's title: its member, or its file.
 func (s SBOM) short() string {
-	if s.Member != "" {
-		return s.Member
-	}
-	return path.Base(filepath.ToSlash(s.Path))
+	return cmp.Or(s.Member, path.Base(filepath.ToSlash(s.Path)))
 }

@@ -9,6 +9,7 @@ package python
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -106,9 +107,7 @@ var ErrInterpreter = errors.New("python interpreter")
 // interpreter's process group is killed. Its answer must be the probe's
 // own JSON document, carrying the nonce the probe was given.
 func Probe(ctx context.Context, interpreter string, timeout time.Duration) (*Install, error) {
-	if interpreter == "" {
-		interpreter = "python3"
-	}
+	interpreter = cmp.Or(interpreter, "python3")
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -120,9 +119,7 @@ func Probe(ctx context.Context, interpreter string, timeout time.Duration) (*Ins
 		return fmt.Errorf("%w %s: %s", ErrInterpreter, exe, fmt.Sprintf(format, args...))
 	}
 	var nb [16]byte
-	if _, err := rand.Read(nb[:]); err != nil {
-		return nil, fmt.Errorf("python probe nonce: %w", err)
-	}
+	rand.Read(nb[:]) // never returns an error: it crashes the program instead
 	nonce := hex.EncodeToString(nb[:])
 
 	runCtx, cancel := context.WithCancelCause(ctx)
@@ -172,9 +169,7 @@ func Probe(ctx context.Context, interpreter string, timeout time.Duration) (*Ins
 	if in.Probe != nonce || in.Version == "" {
 		return nil, fail("its answer is not the probe's (nonce %q, version %q; the probe gives the nonce %s and a version): %.200q", in.Probe, in.Version, nonce, stdout.buf.String())
 	}
-	if in.Executable == "" {
-		in.Executable = exe
-	}
+	in.Executable = cmp.Or(in.Executable, exe)
 	return &in, nil
 }
 
@@ -205,9 +200,7 @@ func (c *capped) Write(p []byte) (int, error) {
 // bytes of it.
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
+	s = s[strings.LastIndexByte(s, '\n')+1:] // -1 without a newline: all of s
 	if len(s) > 500 {
 		s = s[:500] + "..."
 	}
