@@ -66,16 +66,22 @@ func (f *Fetcher) Discover(ctx context.Context, want Discovery) (Discovered, err
 		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, err)
 	}
 	exp := expect{name: want.Name, size: -1, limit: want.MaxSize, what: want.Name, where: "staging"}
-	fe := &Error{Name: want.Name, Offline: f.opts.Offline, Skipped: skipped}
+	return f.stage(ctx, srcs, skipped, exp, dir, want.Accept)
+}
+
+// stage downloads exp.name from the first of srcs that serves what exp
+// describes and accept (if set) takes, into a temporary file in dir.
+func (f *Fetcher) stage(ctx context.Context, srcs []source, skipped int, exp expect, dir string, accept func(context.Context, Discovered) error) (Discovered, error) {
+	fe := &Error{Name: exp.name, Offline: f.opts.Offline, Skipped: skipped}
 	var got Discovered
-	_, err = f.trySources(ctx, want.Name, srcs, fe, func(ctx context.Context, src source) error {
+	_, err := f.trySources(ctx, exp.name, srcs, fe, func(ctx context.Context, src source) error {
 		tmp, err := f.receive(ctx, src, exp, dir)
 		if err != nil {
 			return err
 		}
-		d := Discovered{Name: want.Name, Path: tmp.release(), URL: src.String(), SHA256: tmp.sum, Size: tmp.n}
-		if want.Accept != nil {
-			if err := want.Accept(ctx, d); err != nil {
+		d := Discovered{Name: exp.name, Path: tmp.release(), URL: src.String(), SHA256: tmp.sum, Size: tmp.n}
+		if accept != nil {
+			if err := accept(ctx, d); err != nil {
 				os.Remove(d.Path)
 				if ctx.Err() != nil {
 					return context.Cause(ctx)
@@ -126,20 +132,7 @@ func (f *Fetcher) DiscoverSignature(ctx context.Context, d Discovered) (Discover
 	} else {
 		skipped = 1
 	}
-	exp := signatureExpect(name, "staging")
-	fe := &Error{Name: name, Offline: f.opts.Offline, Skipped: skipped}
-	var got Discovered
-	if _, err := f.trySources(ctx, name, srcs, fe, func(ctx context.Context, src source) error {
-		tmp, err := f.receive(ctx, src, exp, filepath.Dir(d.Path))
-		if err != nil {
-			return err
-		}
-		got = Discovered{Name: name, Path: tmp.release(), URL: src.String(), SHA256: tmp.sum, Size: tmp.n}
-		return nil
-	}); err != nil {
-		return Discovered{}, err
-	}
-	return got, nil
+	return f.stage(ctx, srcs, skipped, signatureExpect(name, "staging"), filepath.Dir(d.Path), nil)
 }
 
 // stagingDir is where a discovered file goes: dir, which must exist, or the
