@@ -171,18 +171,9 @@ type Result struct {
 	Written      bool             // After was written to Recipe (not a dry run)
 }
 
-// Run adds the release named by opts to the recipe and returns a unified diff
-// of the change. On any error the recipe file is left untouched.
-func Run(ctx context.Context, opts Options) (diff string, err error) {
-	res, err := Add(ctx, opts)
-	if err != nil {
-		return "", err
-	}
-	return res.Diff, nil
-}
-
-// Add is Run returning everything it checked. On any error the recipe file
-// is left untouched and the Result is nil.
+// Add adds the release named by opts to the recipe and returns everything
+// it checked, with a unified diff of the change (Result.Diff). On any error
+// the recipe file is left untouched and the Result is nil.
 func Add(ctx context.Context, opts Options) (*Result, error) {
 	_, logf := logger(opts.Log)
 	path, orig, old, err := readRecipe(opts.Recipe)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 
-	"github.com/osslbuild/osslbuild/internal/diff"
 	"github.com/osslbuild/osslbuild/internal/osslver"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/keys"
@@ -29,22 +28,6 @@ type Proposal struct {
 	Series string // "3.5"
 	Pinned string // the newest release of the series the recipe had
 	*Result
-	// LibraryDiff is `diff` of the series' previous pin's artifact and
-	// the new release's, built by the same osslbuild from the same recipe,
-	// in Markdown (AttachDiff); "" when none was built.
-	LibraryDiff string
-}
-
-// AttachDiff compares the artifacts old (the previous pin's) and new (the
-// proposed release's), each verified against its manifest, and puts the
-// comparison in the pull request's body.
-func (p *Proposal) AttachDiff(ctx context.Context, old, new string) error {
-	r, err := diff.Compare(ctx, old, new)
-	if err != nil {
-		return fmt.Errorf("series %s: %w", p.Series, err)
-	}
-	p.LibraryDiff = diff.Markdown(r)
-	return nil
 }
 
 // ProposeOptions configure Propose. Of Options, Recipe, ListingURL,
@@ -279,9 +262,6 @@ func (p Proposal) Body() string {
 		fmt.Fprintf(&b, "- %s\n", u)
 	}
 	fmt.Fprintf(&b, "\n```diff\n%s```\n\n", p.Diff)
-	if p.LibraryDiff != "" {
-		b.WriteString(libraryDiffSection(p.Pinned, rel.Version, p.LibraryDiff))
-	}
 	fmt.Fprintf(&b, "Check it from sources you choose (`OSSLBUILD_MIRROR`): `go tool mage recipe:bump %s -dryrun` prints this diff or says why not.\n\n", rel.Version)
 	fmt.Fprintf(&b, "Opened by the recipe-bump workflow; it replaces this pull request's change when a newer %s release appears.\n", p.Series)
 	return b.String()
