@@ -250,7 +250,9 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 
-	signer, err := verify(ctx, dl, old)
+	// Against every pinned key, osslbuild's and the recipe's release keys
+	// (see the package doc for why).
+	signer, err := source.VerifyTarball(ctx, tb.Path, dl.asc, recipe.Release{Signers: old.AllSigners(), Keys: old.Keys})
 	if err != nil {
 		return nil, fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
 	}
@@ -303,18 +305,6 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 	res.Written = true
 	logf("wrote %s", path)
 	return res, nil
-}
-
-// verify checks the staged signature over the staged tarball against every
-// pinned key, osslbuild's and the recipe's release keys (see the package
-// doc for why).
-func verify(ctx context.Context, dl *downloaded, r *recipe.Recipe) (signature.Result, error) {
-	f, err := os.Open(dl.tarball.Path)
-	if err != nil {
-		return signature.Result{}, err
-	}
-	defer f.Close()
-	return signature.Verifier{Extra: r.Keys}.Verify(ctx, f, dl.asc, r.AllSigners())
 }
 
 // logger returns w (io.Discard if nil) and a function that logs a line to it.
