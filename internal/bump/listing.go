@@ -192,7 +192,7 @@ func listingPage(ctx context.Context, client *http.Client, pageURL, token string
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w %s: unreachable: %w", ErrListing, pageURL, netErr(err))
+		return nil, "", fmt.Errorf("%w %s: unreachable: %w", ErrListing, pageURL, cause(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -200,7 +200,7 @@ func listingPage(ctx context.Context, client *http.Client, pageURL, token string
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxListingPage+1))
 	if err != nil {
-		return nil, "", fmt.Errorf("%w %s: %w", ErrListing, pageURL, netErr(err))
+		return nil, "", fmt.Errorf("%w %s: %w", ErrListing, pageURL, cause(err))
 	}
 	if len(b) > maxListingPage {
 		return nil, "", fmt.Errorf("%w %s: more than %d bytes", ErrListing, pageURL, maxListingPage)
@@ -246,15 +246,6 @@ func nextLink(header string) string {
 		}
 	}
 	return ""
-}
-
-// netErr drops the *url.Error wrapper: the URL is already on the line.
-func netErr(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 // start is the beginning of b for an error message.
