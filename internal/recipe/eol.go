@@ -54,7 +54,7 @@ func EndOfLifeMarks(data []byte) (map[string]Mark, time.Time, error) {
 				return nil, asOf, fmt.Errorf("recipe end-of-life marks: %w", err)
 			}
 			asOf = d
-		case releaseHeaderLine(l):
+		case releaseHeaderRe.Match(l):
 			inRelease = true
 		case inRelease && versionKV.Match(l):
 			if pending != nil {
@@ -71,5 +71,3 @@ func EndOfLifeMarks(data []byte) (map[string]Mark, time.Time, error) {
 }
 
 var releaseHeaderRe = regexp.MustCompile(`^[ \t]*\[\[[ \t]*release[ \t]*\]\]`)
-
-func releaseHeaderLine(l []byte) bool { return releaseHeaderRe.Match(l) }

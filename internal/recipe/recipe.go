@@ -633,12 +633,7 @@ func (r *Recipe) Versions() []string {
 func (r *Recipe) Target(name string) (Target, error) {
 	t, ok := r.Targets[name]
 	if !ok {
-		var names []string
-		for n := range r.Targets {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return Target{}, fmt.Errorf("recipe %s: target %s: %w (have %s)", r.Path, name, ErrUnknown, strings.Join(names, ", "))
+		return Target{}, fmt.Errorf("recipe %s: target %s: %w (have %s)", r.Path, name, ErrUnknown, strings.Join(slices.Sorted(maps.Keys(r.Targets)), ", "))
 	}
 	return t, nil
 }
