@@ -37,6 +37,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -337,13 +338,9 @@ func (f *Fetcher) sources(name, first string, urls []string) ([]source, int, err
 	if !f.opts.Offline {
 		return all, 0, nil
 	}
-	var local []source
-	for _, s := range all {
-		if s.local {
-			local = append(local, s)
-		}
-	}
-	return local, len(all) - len(local), nil
+	n := len(all)
+	local := slices.DeleteFunc(all, func(s source) bool { return !s.local })
+	return local, n - len(local), nil
 }
 
 // seedSource is a local file to store in the cache as if downloaded from origin.
