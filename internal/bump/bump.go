@@ -140,16 +140,11 @@ type Options struct {
 }
 
 // UpstreamURLs are the download URLs recorded for a new release, in the
-// order the existing recipe entries use: GitHub's release asset first, then
-// openssl.org's source directory (where the newest release of each series
-// lives; upstream moves older ones to source/old/<series>/ later).
-func UpstreamURLs(v string) []string {
-	name := "openssl-" + v + ".tar.gz"
-	return []string{
-		"https://github.com/openssl/openssl/releases/download/openssl-" + v + "/" + name,
-		"https://www.openssl.org/source/" + name,
-	}
-}
+// order the existing recipe entries use: recipe.UpstreamURLs' first two,
+// GitHub's release asset, then openssl.org's source directory (where the
+// newest release of each series lives; upstream moves older ones to
+// source/old/<series>/ later).
+func UpstreamURLs(v string) []string { return recipe.UpstreamURLs(v)[:2] }
 
 // Result is what Add found and did: the verified release and the evidence
 // for it, in the form a reviewer reads (the pull request body of the bump
