@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
@@ -97,10 +98,8 @@ func checkIdentity(ctx context.Context, r io.Reader, name, version string, lim i
 		if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA {
 			return fmt.Errorf("member %q: %w: the version file is not a regular file (type %q)", hdr.Name, ErrIdentity, hdr.Typeflag)
 		}
-		for _, seen := range got.VersionFiles {
-			if seen == top+"/"+rel {
-				return fmt.Errorf("member %q: %w: the version file appears twice", hdr.Name, ErrIdentity)
-			}
+		if slices.Contains(got.VersionFiles, top+"/"+rel) {
+			return fmt.Errorf("member %q: %w: the version file appears twice", hdr.Name, ErrIdentity)
 		}
 		if hdr.Size > lim.versionFile {
 			return fmt.Errorf("member %q: %w: %d bytes, more than the %d a version file may have", hdr.Name, ErrIdentity, hdr.Size, lim.versionFile)
