@@ -58,7 +58,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -112,8 +111,11 @@ type Options struct {
 	ListingToken string
 
 	// Fetch supplies the mirror and offline mode (as OSSLBUILD_MIRROR and
-	// OSSLBUILD_OFFLINE do for builds), the timeouts and retries, and the
-	// cache that SeedCache fills. Progress is not used.
+	// OSSLBUILD_OFFLINE do for builds), the timeouts and retries, the cache
+	// that SeedCache fills, and the transport of every HTTP request
+	// (listing, tarball, signature), with the same client rules for all:
+	// package fetch's, with its timeouts and its refusal of https-to-http
+	// redirects (tests point it at a loopback server). Progress is not used.
 	Fetch fetch.Options
 	// SeedCache stores the verified tarball and signature in the fetch cache
 	// (through fetch.Seed, which checks them against the new pins and records
@@ -127,11 +129,6 @@ type Options struct {
 	// proposed beside the default, and moving to it is a decision of its
 	// own.
 	KeepDefault bool
-
-	// Transport carries every HTTP request (listing, tarball, signature);
-	// nil means Fetch.Transport, else a transport with Fetch's timeouts.
-	// Tests point it at a loopback server.
-	Transport http.RoundTripper
 	// TempDir is where the download is staged; "" means os.TempDir().
 	TempDir string
 	// Log receives one line per step (source tried, signer, result); nil
@@ -191,7 +188,7 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 		if res.ListingURL == "" {
 			res.ListingURL = DefaultListingURL
 		}
-		l := Listing{URL: res.ListingURL, Client: newClient(opts), Token: opts.ListingToken}
+		l := Listing{URL: res.ListingURL, Client: fetch.HTTPClient(opts.Fetch), Token: opts.ListingToken}
 		if ver, err = l.Latest(ctx, opts.Series); err != nil {
 			if errors.Is(err, ErrListing) {
 				return nil, fmt.Errorf("bump: series %s: %w; without it the newest %s release is unknown: give the version instead (recipe:bump %s.N)", opts.Series, err, opts.Series, opts.Series)
@@ -221,7 +218,7 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 	// The downloads are staged in the private directory, never in a cache,
 	// so the fetcher's cache is that directory too: a bump needs no user
 	// cache unless it seeds one.
-	fo := fetchOptions(opts)
+	fo := opts.Fetch
 	fo.CacheDir = staged
 	fetcher, err := fetch.New(fo)
 	if err != nil {

@@ -207,8 +207,7 @@ func TestBumpRestoresRelease(t *testing.T) {
 	diffRes, err := Add(context.Background(), Options{
 		Recipe:    path,
 		Version:   "4.0.2",
-		Transport: n,
-		Fetch:     fetch.Options{CacheDir: cache},
+		Fetch:     fetch.Options{Transport: n, CacheDir: cache},
 		SeedCache: true,
 		TempDir:   staging,
 		Log:       &log,
@@ -271,11 +270,10 @@ func TestBumpFromMirrorOffline(t *testing.T) {
 	before := withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20")
 	path := writeRecipe(t, before)
 	opts := Options{
-		Recipe:    path,
-		Version:   "3.0.20",
-		Transport: noNet{t},
-		Fetch:     fetch.Options{Mirror: mirror, Offline: true},
-		DryRun:    true,
+		Recipe:  path,
+		Version: "3.0.20",
+		Fetch:   fetch.Options{Transport: noNet{t}, Mirror: mirror, Offline: true},
+		DryRun:  true,
 	}
 	dryRes, err := Add(context.Background(), opts)
 	if err != nil {
@@ -344,7 +342,7 @@ func TestBumpTampered(t *testing.T) {
 	before := withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20")
 	path := writeRecipe(t, before)
 	staging := t.TempDir()
-	_, err = Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n, TempDir: staging})
+	_, err = Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Fetch: fetch.Options{Transport: n}, TempDir: staging})
 	if !errors.Is(err, signature.ErrBadSignature) {
 		t.Fatalf("err = %v, want ErrBadSignature", err)
 	}
@@ -381,8 +379,7 @@ func TestBumpRelabelledPinned(t *testing.T) {
 	_, err := Add(context.Background(), Options{
 		Recipe:    path,
 		Version:   "4.0.3",
-		Transport: n,
-		Fetch:     fetch.Options{CacheDir: cache},
+		Fetch:     fetch.Options{Transport: n, CacheDir: cache},
 		SeedCache: true,
 		TempDir:   staging,
 	})
@@ -439,8 +436,7 @@ func TestBumpRelabelledUnpinned(t *testing.T) {
 			_, err := Add(context.Background(), Options{
 				Recipe:    path,
 				Version:   tc.claimed,
-				Transport: noNet{t},
-				Fetch:     fetch.Options{Mirror: mirror, Offline: true, CacheDir: cache},
+				Fetch:     fetch.Options{Transport: noNet{t}, Mirror: mirror, Offline: true, CacheDir: cache},
 				SeedCache: true,
 				TempDir:   staging,
 				Log:       &log,
@@ -491,7 +487,7 @@ func TestBumpUnknownSigner(t *testing.T) {
 
 	before := withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20")
 	path := writeRecipe(t, before)
-	_, err = Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n})
+	_, err = Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Fetch: fetch.Options{Transport: n}})
 	if !errors.Is(err, signature.ErrUnknownSigner) {
 		t.Fatalf("err = %v, want ErrUnknownSigner", err)
 	}
@@ -512,10 +508,9 @@ func TestBumpNotFound(t *testing.T) {
 	path := writeRecipe(t, orig)
 	mirror := n.srv.URL + "/mirror"
 	_, err := Add(context.Background(), Options{
-		Recipe:    path,
-		Version:   "9.9.9",
-		Transport: n,
-		Fetch:     fetch.Options{Mirror: mirror},
+		Recipe:  path,
+		Version: "9.9.9",
+		Fetch:   fetch.Options{Transport: n, Mirror: mirror},
 	})
 	if !errors.Is(err, fetch.ErrNotFound) || !errors.Is(err, fetch.ErrAllFailed) {
 		t.Fatalf("err = %v, want ErrNotFound and ErrAllFailed", err)
@@ -537,7 +532,7 @@ func TestBumpNoSignature(t *testing.T) {
 	n.blob(u[0], []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0}, "application/gzip")
 	orig := bumptest.RepoRecipe(t)
 	path := writeRecipe(t, orig)
-	_, err := Add(context.Background(), Options{Recipe: path, Version: "9.9.9", Transport: n})
+	_, err := Add(context.Background(), Options{Recipe: path, Version: "9.9.9", Fetch: fetch.Options{Transport: n}})
 	if err == nil || !strings.Contains(err.Error(), u[0]+": tarball served (8 bytes), but its signature "+u[0]+".asc: HTTP 404") {
 		t.Fatalf("err = %v", err)
 	}
@@ -549,7 +544,7 @@ func TestBumpNoSignature(t *testing.T) {
 func TestBumpOfflineNoMirror(t *testing.T) {
 	orig := bumptest.RepoRecipe(t)
 	path := writeRecipe(t, orig)
-	_, err := Add(context.Background(), Options{Recipe: path, Version: "9.9.9", Transport: noNet{t}, Fetch: fetch.Options{Offline: true}})
+	_, err := Add(context.Background(), Options{Recipe: path, Version: "9.9.9", Fetch: fetch.Options{Transport: noNet{t}, Offline: true}})
 	if !errors.Is(err, fetch.ErrOffline) {
 		t.Fatalf("err = %v, want ErrOffline", err)
 	}
@@ -560,7 +555,7 @@ func TestBumpOfflineNoMirror(t *testing.T) {
 func TestBumpExists(t *testing.T) {
 	orig := bumptest.RepoRecipe(t)
 	path := writeRecipe(t, orig)
-	_, err := Add(context.Background(), Options{Recipe: path, Version: "4.0.2", Transport: noNet{t}})
+	_, err := Add(context.Background(), Options{Recipe: path, Version: "4.0.2", Fetch: fetch.Options{Transport: noNet{t}}})
 	if !errors.Is(err, ErrExists) {
 		t.Fatalf("err = %v, want ErrExists", err)
 	}
@@ -578,7 +573,7 @@ func TestBumpBadArguments(t *testing.T) {
 		{Recipe: path, Series: "4.0", Fetch: fetch.Options{Offline: true}},
 		{Recipe: filepath.Join(t.TempDir(), "missing.toml"), Version: "4.0.3"},
 	} {
-		o.Transport = noNet{t}
+		o.Fetch.Transport = noNet{t}
 		if _, err := Add(context.Background(), o); err == nil {
 			t.Errorf("Add(%+v) succeeded", o)
 		}
@@ -588,7 +583,7 @@ func TestBumpBadArguments(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("default = \"1.0.0\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Add(context.Background(), Options{Recipe: bad, Version: "4.0.3", Transport: noNet{t}}); !errors.Is(err, recipe.ErrInvalid) {
+	if _, err := Add(context.Background(), Options{Recipe: bad, Version: "4.0.3", Fetch: fetch.Options{Transport: noNet{t}}}); !errors.Is(err, recipe.ErrInvalid) {
 		t.Errorf("invalid recipe: err = %v, want recipe.ErrInvalid", err)
 	}
 }
@@ -604,7 +599,7 @@ func TestBumpSkipsHTMLPage(t *testing.T) {
 	n.file(u[1]+".asc", fx.Signature)
 	path := writeRecipe(t, withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20"))
 	var log bytes.Buffer
-	diffRes, err := Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n, DryRun: true, Log: &log})
+	diffRes, err := Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Fetch: fetch.Options{Transport: n}, DryRun: true, Log: &log})
 	if err != nil {
 		t.Fatalf("Add: %v", err)
 	}
@@ -654,7 +649,7 @@ func TestBumpSeries(t *testing.T) {
 	n.release("3.0.20", fx.Tarball, fx.Signature)
 	path := writeRecipe(t, withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20"))
 
-	diffRes, err := Add(context.Background(), Options{Recipe: path, Series: "3.0", Transport: n})
+	diffRes, err := Add(context.Background(), Options{Recipe: path, Series: "3.0", Fetch: fetch.Options{Transport: n}})
 	if err != nil {
 		t.Fatalf("Add: %v", err)
 	}
@@ -675,7 +670,7 @@ func TestBumpSeries(t *testing.T) {
 	}
 
 	// Run again: 3.0.20 is now there, so the weekly run has nothing to do.
-	if _, err := Add(context.Background(), Options{Recipe: path, Series: "3.0", Transport: n}); !errors.Is(err, ErrExists) {
+	if _, err := Add(context.Background(), Options{Recipe: path, Series: "3.0", Fetch: fetch.Options{Transport: n}}); !errors.Is(err, ErrExists) {
 		t.Errorf("second run: err = %v, want ErrExists", err)
 	}
 }
@@ -683,7 +678,7 @@ func TestBumpSeries(t *testing.T) {
 func TestLatestInSeries(t *testing.T) {
 	n := newFakeNet(t)
 	serveListing(n)
-	client := newClient(Options{Transport: n})
+	client := fetch.HTTPClient(fetch.Options{Transport: n})
 	ctx := context.Background()
 	for series, want := range map[string]string{"3.5": "3.5.7", "4.0": "4.0.2", "3.0": "3.0.20"} {
 		got, err := (Listing{URL: DefaultListingURL, Client: client}).Latest(ctx, series)
@@ -737,7 +732,7 @@ func TestBumpRecipeKey(t *testing.T) {
 	text := strings.Replace(string(example), "schema = 1\n", fmt.Sprintf("schema = 1\n\nrelease_keys = [{ path = \"keys/openssl-next.asc\", fingerprint = %q }]\n", k.Fingerprint()), 1)
 	testfixture.WriteTree(t, dir, map[string]string{"osslbuild.toml": text, "keys/openssl-next.asc": string(k.Armored(t))})
 	path := filepath.Join(dir, "osslbuild.toml")
-	if _, err := Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n, KeepDefault: true}); err != nil {
+	if _, err := Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Fetch: fetch.Options{Transport: n}, KeepDefault: true}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := recipe.Load(path)
@@ -767,7 +762,7 @@ func TestBumpKnownRelease(t *testing.T) {
 	n.release("3.0.20", fx.Tarball, fx.Signature)
 
 	path := writeRecipe(t, before)
-	if _, err := Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n}); err != nil {
+	if _, err := Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Fetch: fetch.Options{Transport: n}}); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(path)
@@ -785,7 +780,7 @@ func TestBumpKnownRelease(t *testing.T) {
 
 	wrong := strings.Replace(before, line("3.0.20", fx.SHA256, fx.Size), line("3.0.20", strings.Repeat("3", 64), fx.Size), 1)
 	path = writeRecipe(t, wrong)
-	_, err := Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n})
+	_, err := Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Fetch: fetch.Options{Transport: n}})
 	if !errors.Is(err, ErrKnownMismatch) {
 		t.Fatalf("a download the known line disagrees with: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/source/fetch"
 	"github.com/osslbuild/osslbuild/internal/testsupport/bumptest"
 )
 
@@ -35,7 +36,7 @@ func (a *authRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestLatestOf(t *testing.T) {
 	n := newFakeNet(t)
 	serveListing(n)
-	l := Listing{Client: newClient(Options{Transport: n})}
+	l := Listing{Client: fetch.HTTPClient(fetch.Options{Transport: n})}
 	got, _, err := l.LatestAndNewer(context.Background(), "", "4.0", "3.5", "3.0", "3.6")
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +57,7 @@ func TestLatestOf(t *testing.T) {
 	// With only series on page one, page two is never read.
 	n2 := newFakeNet(t)
 	serveListing(n2)
-	if _, _, err := (Listing{Client: newClient(Options{Transport: n2})}).LatestAndNewer(context.Background(), "", "4.0", "3.5"); err != nil {
+	if _, _, err := (Listing{Client: fetch.HTTPClient(fetch.Options{Transport: n2})}).LatestAndNewer(context.Background(), "", "4.0", "3.5"); err != nil {
 		t.Fatal(err)
 	}
 	if reqs := n2.requested(); len(reqs) != 1 {
@@ -82,7 +83,7 @@ func TestListingToken(t *testing.T) {
 	n.blob(page2, []byte(`[]`), "application/json")
 	n.blob(other, []byte(`[{"tag_name": "openssl-3.0.20"}]`), "application/json")
 	rec := &authRecorder{next: n}
-	l := Listing{Client: newClient(Options{Transport: rec}), Token: "s3cret"}
+	l := Listing{Client: fetch.HTTPClient(fetch.Options{Transport: rec}), Token: "s3cret"}
 	got, _, err := l.LatestAndNewer(context.Background(), "", "3.5", "3.0")
 	if err != nil || got["3.0"] != "3.0.20" {
 		t.Fatalf("LatestAndNewer = %v, %v", got, err)
@@ -104,7 +105,7 @@ func TestListingToken(t *testing.T) {
 	rec.auth = nil
 	plain := "http://api.github.com/repos/openssl/openssl/releases"
 	n.blob(plain, []byte(`[{"tag_name": "openssl-3.5.7"}]`), "application/json")
-	if _, err := (Listing{URL: plain, Client: newClient(Options{Transport: rec}), Token: "s3cret"}).Latest(context.Background(), "3.5"); err != nil {
+	if _, err := (Listing{URL: plain, Client: fetch.HTTPClient(fetch.Options{Transport: rec}), Token: "s3cret"}).Latest(context.Background(), "3.5"); err != nil {
 		t.Fatal(err)
 	}
 	for u, auth := range rec.auth {
@@ -123,7 +124,7 @@ func TestBumpSeriesTokenNotDownloads(t *testing.T) {
 	// what they were asked with.
 	rec := &authRecorder{next: n}
 	path := writeRecipe(t, withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20"))
-	_, err := Add(context.Background(), Options{Recipe: path, Series: "3.0", Transport: rec, ListingToken: "s3cret"})
+	_, err := Add(context.Background(), Options{Recipe: path, Series: "3.0", Fetch: fetch.Options{Transport: rec}, ListingToken: "s3cret"})
 	if err == nil {
 		t.Fatal("bump succeeded with nothing to download")
 	}

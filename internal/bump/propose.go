@@ -18,6 +18,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/osslver"
 	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/source/fetch"
 	"github.com/osslbuild/osslbuild/keys"
 )
 
@@ -31,7 +32,7 @@ type Proposal struct {
 }
 
 // ProposeOptions configure Propose. Of Options, Recipe, ListingURL,
-// ListingToken, Fetch, Transport, TempDir and Log are used; the recipe is
+// ListingToken, Fetch, TempDir and Log are used; the recipe is
 // never written and the cache never seeded.
 type ProposeOptions struct {
 	Options
@@ -99,7 +100,7 @@ func Propose(ctx context.Context, o ProposeOptions) ([]Proposal, error) {
 		return nil, fmt.Errorf("bump: series %s: finding the newest releases needs the release listing, and offline mode is on", strings.Join(series, ", "))
 	}
 
-	listing := Listing{URL: o.ListingURL, Client: newClient(o.Options), Token: o.ListingToken}
+	listing := Listing{URL: o.ListingURL, Client: fetch.HTTPClient(o.Fetch), Token: o.ListingToken}
 	// A run over every pinned series also looks for a series upstream
 	// started since the newest one pinned (4.1 beside 4.0): proposed as its
 	// own change, never moving the default. A series older than the newest
