@@ -248,11 +248,7 @@ func (p Proposal) Body() string {
 	}
 	row("signer", signer)
 	row("top-level directory", "`"+p.Identity.TopDir+"/`")
-	var files []string
-	for _, f := range p.Identity.VersionFiles {
-		files = append(files, "`"+f+"`")
-	}
-	row("version file", strings.Join(files, ", ")+" says "+p.Identity.Version)
+	row("version file", "`"+strings.Join(p.Identity.VersionFiles, "`, `")+"` says "+p.Identity.Version)
 	if p.NewDefault != p.OldDefault {
 		row("default", p.OldDefault+" → **"+p.NewDefault+"**")
 	} else {
