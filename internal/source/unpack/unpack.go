@@ -95,13 +95,9 @@ func Extract(ctx context.Context, archive, dest string, opts Options) (Result, e
 		return Result{}, fmt.Errorf("unpack: %w", err)
 	}
 	defer f.Close()
-	return ExtractReader(ctx, f, filepath.Base(archive), dest, opts)
-}
-
-// ExtractReader is Extract for a gzip stream; name is used in errors.
-func ExtractReader(ctx context.Context, r io.Reader, name, dest string, opts Options) (Result, error) {
+	name := filepath.Base(archive)
 	return extractWith(ctx, name, dest, opts, func(lim inspect.Limits, fn inspect.WalkFunc) error {
-		return inspect.WalkTarGzEntries(ctx, name, r, lim, fn)
+		return inspect.WalkTarGzEntries(ctx, name, f, lim, fn)
 	})
 }
 
