@@ -484,25 +484,21 @@ func checkKeys(c *checker, rks []ReleaseKey, readKey func(string) ([]byte, error
 	paths, fprs := map[string]bool{}, map[string]bool{}
 	for i, rk := range rks {
 		f := fmt.Sprintf("release_keys[%d]", i)
-		ok := true
+		refused := len(c.errs)
 		if !keyPathRe.MatchString(rk.Path) || path.Clean(rk.Path) != rk.Path || !filepath.IsLocal(filepath.FromSlash(rk.Path)) {
 			c.bad(f+".path", f+".path", "want a clean path relative to the recipe, inside its directory (such as keys/openssl-release.asc), got %q", rk.Path)
-			ok = false
 		} else if paths[rk.Path] {
 			c.bad(f+".path", f+".path", "%s given twice", rk.Path)
-			ok = false
 		}
 		paths[rk.Path] = true
 		if !fpr40.MatchString(rk.Fingerprint) {
 			c.bad(f+".fingerprint", f+".fingerprint", "want the primary key's full fingerprint, 40 upper-case hex digits without spaces, got %q", rk.Fingerprint)
-			ok = false
 		} else if fprs[rk.Fingerprint] {
 			c.bad(f+".fingerprint", f+".fingerprint", "key %s given twice", rk.Fingerprint)
-			ok = false
 		}
 		fprs[rk.Fingerprint] = true
-		if !ok {
-			continue
+		if len(c.errs) > refused {
+			continue // a key whose path or fingerprint is refused is not read
 		}
 		b, err := readKey(rk.Path)
 		if err != nil {
