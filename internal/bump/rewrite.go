@@ -115,11 +115,7 @@ func rewrite(orig []byte, rel recipe.Release, setDefault bool, mark string) ([]b
 	for at > 0 && at < len(lines) && commentRe.MatchString(lines[at-1]) {
 		at--
 	}
-	out := make([]string, 0, len(lines)+1)
-	out = append(out, lines[:at]...)
-	out = append(out, block)
-	out = append(out, lines[at:]...)
-	return []byte(strings.Join(out, "")), nil
+	return []byte(strings.Join(slices.Insert(lines, at, block), "")), nil
 }
 
 // dropKnown removes the known-release lines (recipe.KnownReleases) that a
