@@ -25,11 +25,9 @@ var (
 
 // MarkLine is the mark for a release of series s.
 func MarkLine(s lifecycle.Series) string {
-	name := s.Name
+	name := s.Name + " series"
 	if s.LTS {
-		name += " series (LTS)"
-	} else {
-		name += " series"
+		name += " (LTS)"
 	}
 	return fmt.Sprintf("# end of life %s: the %s; builds warn", s.EndOfLife, name)
 }
