@@ -54,9 +54,6 @@ func (f *Fetcher) Discover(ctx context.Context, want Discovery) (Discovered, err
 	if want.MaxSize <= 0 {
 		return Discovered{}, fmt.Errorf("fetch %s: invalid size bound %d", want.Name, want.MaxSize)
 	}
-	if ctx.Err() != nil {
-		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, ctxErr(ctx))
-	}
 	srcs, skipped, err := f.sources(want.Name, "", want.URLs)
 	if err != nil {
 		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, err)
@@ -72,6 +69,9 @@ func (f *Fetcher) Discover(ctx context.Context, want Discovery) (Discovered, err
 // stage downloads exp.name from the first of srcs that serves what exp
 // describes and accept (if set) takes, into a temporary file in dir.
 func (f *Fetcher) stage(ctx context.Context, srcs []source, skipped int, exp expect, dir string, accept func(context.Context, Discovered) error) (Discovered, error) {
+	if ctx.Err() != nil {
+		return Discovered{}, fmt.Errorf("fetch %s: %w", exp.name, ctxErr(ctx))
+	}
 	fe := &Error{Name: exp.name, Offline: f.opts.Offline, Skipped: skipped}
 	var got Discovered
 	_, err := f.trySources(ctx, exp.name, srcs, fe, func(ctx context.Context, src source) error {
@@ -121,9 +121,6 @@ func (f *Fetcher) DiscoverSignature(ctx context.Context, d Discovered) (Discover
 	case "http", "https", "file":
 	default:
 		return Discovered{}, fmt.Errorf("fetch %s: origin %q: unsupported scheme %q", name, d.URL, origin.Scheme)
-	}
-	if ctx.Err() != nil {
-		return Discovered{}, fmt.Errorf("fetch %s: %w", name, ctxErr(ctx))
 	}
 	var srcs []source
 	skipped := 0
