@@ -108,7 +108,12 @@ func checkIdentity(ctx context.Context, r io.Reader, name, version string, lim i
 		if err != nil {
 			return fmt.Errorf("member %q: %w", hdr.Name, err)
 		}
-		stated, how, err := statedVersion(rel, b)
+		// The version the file states, and the lines it comes from (for errors).
+		read := versionFromHeader
+		if rel == versionDat {
+			read = versionFromDat
+		}
+		stated, how, err := read(b)
 		if err != nil {
 			return fmt.Errorf("member %q: %w: %v", hdr.Name, ErrIdentity, err)
 		}
@@ -129,15 +134,6 @@ func checkIdentity(ctx context.Context, r io.Reader, name, version string, lim i
 	}
 	got.Version = version
 	return got, nil
-}
-
-// statedVersion is the version a version file states, and the lines it
-// comes from (for errors).
-func statedVersion(rel string, body []byte) (version, how string, err error) {
-	if rel == versionDat {
-		return versionFromDat(body)
-	}
-	return versionFromHeader(body)
 }
 
 // versionFromDat reads VERSION.dat's KEY=VALUE lines: MAJOR.MINOR.PATCH,
