@@ -58,7 +58,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -112,8 +111,11 @@ type Options struct {
 	ListingToken string
 
 	// Fetch supplies the mirror and offline mode (as OSSLBUILD_MIRROR and
-	// OSSLBUILD_OFFLINE do for builds), the timeouts and retries, and the
-	// cache that SeedCache fills. Progress is not used.
+	// OSSLBUILD_OFFLINE do for builds), the timeouts and retries, the cache
+	// that SeedCache fills, and the transport of every HTTP request
+	// (listing, tarball, signature), with the same client rules for all:
+	// package fetch's, with its timeouts and its refusal of https-to-http
+	// redirects (tests point it at a loopback server). Progress is not used.
 	Fetch fetch.Options
 	// SeedCache stores the verified tarball and signature in the fetch cache
 	// (through fetch.Seed, which checks them against the new pins and records
@@ -127,11 +129,6 @@ type Options struct {
 	// proposed beside the default, and moving to it is a decision of its
 	// own.
 	KeepDefault bool
-
-	// Transport carries every HTTP request (listing, tarball, signature);
-	// nil means Fetch.Transport, else a transport with Fetch's timeouts.
-	// Tests point it at a loopback server.
-	Transport http.RoundTripper
 	// TempDir is where the download is staged; "" means os.TempDir().
 	TempDir string
 	// Log receives one line per step (source tried, signer, result); nil
@@ -140,16 +137,11 @@ type Options struct {
 }
 
 // UpstreamURLs are the download URLs recorded for a new release, in the
-// order the existing recipe entries use: GitHub's release asset first, then
-// openssl.org's source directory (where the newest release of each series
-// lives; upstream moves older ones to source/old/<series>/ later).
-func UpstreamURLs(v string) []string {
-	name := "openssl-" + v + ".tar.gz"
-	return []string{
-		"https://github.com/openssl/openssl/releases/download/openssl-" + v + "/" + name,
-		"https://www.openssl.org/source/" + name,
-	}
-}
+// order the existing recipe entries use: recipe.UpstreamURLs' first two,
+// GitHub's release asset, then openssl.org's source directory (where the
+// newest release of each series lives; upstream moves older ones to
+// source/old/<series>/ later).
+func UpstreamURLs(v string) []string { return recipe.UpstreamURLs(v)[:2] }
 
 // Result is what Add found and did: the verified release and the evidence
 // for it, in the form a reviewer reads (the pull request body of the bump
@@ -171,18 +163,9 @@ type Result struct {
 	Written      bool             // After was written to Recipe (not a dry run)
 }
 
-// Run adds the release named by opts to the recipe and returns a unified diff
-// of the change. On any error the recipe file is left untouched.
-func Run(ctx context.Context, opts Options) (diff string, err error) {
-	res, err := Add(ctx, opts)
-	if err != nil {
-		return "", err
-	}
-	return res.Diff, nil
-}
-
-// Add is Run returning everything it checked. On any error the recipe file
-// is left untouched and the Result is nil.
+// Add adds the release named by opts to the recipe and returns everything
+// it checked, with a unified diff of the change (Result.Diff). On any error
+// the recipe file is left untouched and the Result is nil.
 func Add(ctx context.Context, opts Options) (*Result, error) {
 	_, logf := logger(opts.Log)
 	path, orig, old, err := readRecipe(opts.Recipe)
@@ -205,7 +188,7 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 		if res.ListingURL == "" {
 			res.ListingURL = DefaultListingURL
 		}
-		l := Listing{URL: res.ListingURL, Client: newClient(opts), Token: opts.ListingToken}
+		l := Listing{URL: res.ListingURL, Client: fetch.HTTPClient(opts.Fetch), Token: opts.ListingToken}
 		if ver, err = l.Latest(ctx, opts.Series); err != nil {
 			if errors.Is(err, ErrListing) {
 				return nil, fmt.Errorf("bump: series %s: %w; without it the newest %s release is unknown: give the version instead (recipe:bump %s.N)", opts.Series, err, opts.Series, opts.Series)
@@ -235,7 +218,7 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 	// The downloads are staged in the private directory, never in a cache,
 	// so the fetcher's cache is that directory too: a bump needs no user
 	// cache unless it seeds one.
-	fo := fetchOptions(opts)
+	fo := opts.Fetch
 	fo.CacheDir = staged
 	fetcher, err := fetch.New(fo)
 	if err != nil {
@@ -259,7 +242,9 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 
-	signer, err := verify(ctx, dl, old)
+	// Against every pinned key, osslbuild's and the recipe's release keys
+	// (see the package doc for why).
+	signer, err := source.VerifyTarball(ctx, tb.Path, dl.asc, recipe.Release{Signers: old.AllSigners(), Keys: old.Keys})
 	if err != nil {
 		return nil, fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
 	}
@@ -312,18 +297,6 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 	res.Written = true
 	logf("wrote %s", path)
 	return res, nil
-}
-
-// verify checks the staged signature over the staged tarball against every
-// pinned key, osslbuild's and the recipe's release keys (see the package
-// doc for why).
-func verify(ctx context.Context, dl *downloaded, r *recipe.Recipe) (signature.Result, error) {
-	f, err := os.Open(dl.tarball.Path)
-	if err != nil {
-		return signature.Result{}, err
-	}
-	defer f.Close()
-	return signature.Verifier{Extra: r.Keys}.Verify(ctx, f, dl.asc, r.AllSigners())
 }
 
 // logger returns w (io.Discard if nil) and a function that logs a line to it.

@@ -204,18 +204,18 @@ func TestBumpRestoresRelease(t *testing.T) {
 	cache, staging := t.TempDir(), t.TempDir()
 
 	var log bytes.Buffer
-	diff, err := Run(context.Background(), Options{
+	diffRes, err := Add(context.Background(), Options{
 		Recipe:    path,
 		Version:   "4.0.2",
-		Transport: n,
-		Fetch:     fetch.Options{CacheDir: cache},
+		Fetch:     fetch.Options{Transport: n, CacheDir: cache},
 		SeedCache: true,
 		TempDir:   staging,
 		Log:       &log,
 	})
 	if err != nil {
-		t.Fatalf("Run: %v\nlog:\n%s", err, log.String())
+		t.Fatalf("Add: %v\nlog:\n%s", err, log.String())
 	}
+	diff := diffRes.Diff
 	assertFile(t, path, orig)
 	assertEmpty(t, staging)
 	for _, want := range []string{
@@ -270,23 +270,24 @@ func TestBumpFromMirrorOffline(t *testing.T) {
 	before := withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20")
 	path := writeRecipe(t, before)
 	opts := Options{
-		Recipe:    path,
-		Version:   "3.0.20",
-		Transport: noNet{t},
-		Fetch:     fetch.Options{Mirror: mirror, Offline: true},
-		DryRun:    true,
+		Recipe:  path,
+		Version: "3.0.20",
+		Fetch:   fetch.Options{Transport: noNet{t}, Mirror: mirror, Offline: true},
+		DryRun:  true,
 	}
-	dry, err := Run(context.Background(), opts)
+	dryRes, err := Add(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("dry run: %v", err)
 	}
+	dry := dryRes.Diff
 	assertFile(t, path, before)
 
 	opts.DryRun = false
-	diff, err := Run(context.Background(), opts)
+	diffRes, err := Add(context.Background(), opts)
 	if err != nil {
-		t.Fatalf("Run: %v", err)
+		t.Fatalf("Add: %v", err)
 	}
+	diff := diffRes.Diff
 	if diff != dry {
 		t.Errorf("dry run predicted\n%s\nbut the run made\n%s", dry, diff)
 	}
@@ -341,7 +342,7 @@ func TestBumpTampered(t *testing.T) {
 	before := withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20")
 	path := writeRecipe(t, before)
 	staging := t.TempDir()
-	_, err = Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n, TempDir: staging})
+	_, err = Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Fetch: fetch.Options{Transport: n}, TempDir: staging})
 	if !errors.Is(err, signature.ErrBadSignature) {
 		t.Fatalf("err = %v, want ErrBadSignature", err)
 	}
@@ -375,11 +376,10 @@ func TestBumpRelabelledPinned(t *testing.T) {
 	path := writeRecipe(t, orig)
 	cache, staging := t.TempDir(), t.TempDir()
 
-	_, err := Run(context.Background(), Options{
+	_, err := Add(context.Background(), Options{
 		Recipe:    path,
 		Version:   "4.0.3",
-		Transport: n,
-		Fetch:     fetch.Options{CacheDir: cache},
+		Fetch:     fetch.Options{Transport: n, CacheDir: cache},
 		SeedCache: true,
 		TempDir:   staging,
 	})
@@ -433,11 +433,10 @@ func TestBumpRelabelledUnpinned(t *testing.T) {
 			path := writeRecipe(t, before)
 			cache, staging := t.TempDir(), t.TempDir()
 			var log bytes.Buffer
-			_, err := Run(context.Background(), Options{
+			_, err := Add(context.Background(), Options{
 				Recipe:    path,
 				Version:   tc.claimed,
-				Transport: noNet{t},
-				Fetch:     fetch.Options{Mirror: mirror, Offline: true, CacheDir: cache},
+				Fetch:     fetch.Options{Transport: noNet{t}, Mirror: mirror, Offline: true, CacheDir: cache},
 				SeedCache: true,
 				TempDir:   staging,
 				Log:       &log,
@@ -488,7 +487,7 @@ func TestBumpUnknownSigner(t *testing.T) {
 
 	before := withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20")
 	path := writeRecipe(t, before)
-	_, err = Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n})
+	_, err = Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Fetch: fetch.Options{Transport: n}})
 	if !errors.Is(err, signature.ErrUnknownSigner) {
 		t.Fatalf("err = %v, want ErrUnknownSigner", err)
 	}
@@ -508,11 +507,10 @@ func TestBumpNotFound(t *testing.T) {
 	orig := bumptest.RepoRecipe(t)
 	path := writeRecipe(t, orig)
 	mirror := n.srv.URL + "/mirror"
-	_, err := Run(context.Background(), Options{
-		Recipe:    path,
-		Version:   "9.9.9",
-		Transport: n,
-		Fetch:     fetch.Options{Mirror: mirror},
+	_, err := Add(context.Background(), Options{
+		Recipe:  path,
+		Version: "9.9.9",
+		Fetch:   fetch.Options{Transport: n, Mirror: mirror},
 	})
 	if !errors.Is(err, fetch.ErrNotFound) || !errors.Is(err, fetch.ErrAllFailed) {
 		t.Fatalf("err = %v, want ErrNotFound and ErrAllFailed", err)
@@ -534,7 +532,7 @@ func TestBumpNoSignature(t *testing.T) {
 	n.blob(u[0], []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0}, "application/gzip")
 	orig := bumptest.RepoRecipe(t)
 	path := writeRecipe(t, orig)
-	_, err := Run(context.Background(), Options{Recipe: path, Version: "9.9.9", Transport: n})
+	_, err := Add(context.Background(), Options{Recipe: path, Version: "9.9.9", Fetch: fetch.Options{Transport: n}})
 	if err == nil || !strings.Contains(err.Error(), u[0]+": tarball served (8 bytes), but its signature "+u[0]+".asc: HTTP 404") {
 		t.Fatalf("err = %v", err)
 	}
@@ -546,7 +544,7 @@ func TestBumpNoSignature(t *testing.T) {
 func TestBumpOfflineNoMirror(t *testing.T) {
 	orig := bumptest.RepoRecipe(t)
 	path := writeRecipe(t, orig)
-	_, err := Run(context.Background(), Options{Recipe: path, Version: "9.9.9", Transport: noNet{t}, Fetch: fetch.Options{Offline: true}})
+	_, err := Add(context.Background(), Options{Recipe: path, Version: "9.9.9", Fetch: fetch.Options{Transport: noNet{t}, Offline: true}})
 	if !errors.Is(err, fetch.ErrOffline) {
 		t.Fatalf("err = %v, want ErrOffline", err)
 	}
@@ -557,7 +555,7 @@ func TestBumpOfflineNoMirror(t *testing.T) {
 func TestBumpExists(t *testing.T) {
 	orig := bumptest.RepoRecipe(t)
 	path := writeRecipe(t, orig)
-	_, err := Run(context.Background(), Options{Recipe: path, Version: "4.0.2", Transport: noNet{t}})
+	_, err := Add(context.Background(), Options{Recipe: path, Version: "4.0.2", Fetch: fetch.Options{Transport: noNet{t}}})
 	if !errors.Is(err, ErrExists) {
 		t.Fatalf("err = %v, want ErrExists", err)
 	}
@@ -575,9 +573,9 @@ func TestBumpBadArguments(t *testing.T) {
 		{Recipe: path, Series: "4.0", Fetch: fetch.Options{Offline: true}},
 		{Recipe: filepath.Join(t.TempDir(), "missing.toml"), Version: "4.0.3"},
 	} {
-		o.Transport = noNet{t}
-		if _, err := Run(context.Background(), o); err == nil {
-			t.Errorf("Run(%+v) succeeded", o)
+		o.Fetch.Transport = noNet{t}
+		if _, err := Add(context.Background(), o); err == nil {
+			t.Errorf("Add(%+v) succeeded", o)
 		}
 	}
 	// An invalid recipe is refused before anything else happens.
@@ -585,7 +583,7 @@ func TestBumpBadArguments(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("default = \"1.0.0\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), Options{Recipe: bad, Version: "4.0.3", Transport: noNet{t}}); !errors.Is(err, recipe.ErrInvalid) {
+	if _, err := Add(context.Background(), Options{Recipe: bad, Version: "4.0.3", Fetch: fetch.Options{Transport: noNet{t}}}); !errors.Is(err, recipe.ErrInvalid) {
 		t.Errorf("invalid recipe: err = %v, want recipe.ErrInvalid", err)
 	}
 }
@@ -601,10 +599,11 @@ func TestBumpSkipsHTMLPage(t *testing.T) {
 	n.file(u[1]+".asc", fx.Signature)
 	path := writeRecipe(t, withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20"))
 	var log bytes.Buffer
-	diff, err := Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n, DryRun: true, Log: &log})
+	diffRes, err := Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Fetch: fetch.Options{Transport: n}, DryRun: true, Log: &log})
 	if err != nil {
-		t.Fatalf("Run: %v", err)
+		t.Fatalf("Add: %v", err)
 	}
+	diff := diffRes.Diff
 	if !strings.Contains(diff, "+sha256 = \""+fx.SHA256+"\"") {
 		t.Errorf("diff:\n%s", diff)
 	}
@@ -650,10 +649,11 @@ func TestBumpSeries(t *testing.T) {
 	n.release("3.0.20", fx.Tarball, fx.Signature)
 	path := writeRecipe(t, withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20"))
 
-	diff, err := Run(context.Background(), Options{Recipe: path, Series: "3.0", Transport: n})
+	diffRes, err := Add(context.Background(), Options{Recipe: path, Series: "3.0", Fetch: fetch.Options{Transport: n}})
 	if err != nil {
-		t.Fatalf("Run: %v", err)
+		t.Fatalf("Add: %v", err)
 	}
+	diff := diffRes.Diff
 	if !strings.Contains(diff, "+version = \"3.0.20\"") {
 		t.Errorf("diff:\n%s", diff)
 	}
@@ -670,7 +670,7 @@ func TestBumpSeries(t *testing.T) {
 	}
 
 	// Run again: 3.0.20 is now there, so the weekly run has nothing to do.
-	if _, err := Run(context.Background(), Options{Recipe: path, Series: "3.0", Transport: n}); !errors.Is(err, ErrExists) {
+	if _, err := Add(context.Background(), Options{Recipe: path, Series: "3.0", Fetch: fetch.Options{Transport: n}}); !errors.Is(err, ErrExists) {
 		t.Errorf("second run: err = %v, want ErrExists", err)
 	}
 }
@@ -678,22 +678,22 @@ func TestBumpSeries(t *testing.T) {
 func TestLatestInSeries(t *testing.T) {
 	n := newFakeNet(t)
 	serveListing(n)
-	client := newClient(Options{Transport: n})
+	client := fetch.HTTPClient(fetch.Options{Transport: n})
 	ctx := context.Background()
 	for series, want := range map[string]string{"3.5": "3.5.7", "4.0": "4.0.2", "3.0": "3.0.20"} {
-		got, err := LatestInSeries(ctx, client, DefaultListingURL, series)
+		got, err := (Listing{URL: DefaultListingURL, Client: client}).Latest(ctx, series)
 		if err != nil || got != want {
-			t.Errorf("LatestInSeries(%s) = %q, %v; want %s", series, got, err, want)
+			t.Errorf("Latest(%s) = %q, %v; want %s", series, got, err, want)
 		}
 	}
-	if _, err := LatestInSeries(ctx, client, DefaultListingURL, "3.6"); !errors.Is(err, ErrNoRelease) {
+	if _, err := (Listing{URL: DefaultListingURL, Client: client}).Latest(ctx, "3.6"); !errors.Is(err, ErrNoRelease) {
 		t.Errorf("3.6 (only an alpha): err = %v, want ErrNoRelease", err)
 	}
-	if _, err := LatestInSeries(ctx, client, "https://api.github.com/missing", "3.0"); err == nil || !strings.Contains(err.Error(), "HTTP 404") {
+	if _, err := (Listing{URL: "https://api.github.com/missing", Client: client}).Latest(ctx, "3.0"); err == nil || !strings.Contains(err.Error(), "HTTP 404") {
 		t.Errorf("missing listing: err = %v", err)
 	}
 	n.blob("https://api.github.com/html", []byte("<html>rate limited</html>"), "text/html")
-	if _, err := LatestInSeries(ctx, client, "https://api.github.com/html", "3.0"); err == nil || !strings.Contains(err.Error(), "not a GitHub releases list") {
+	if _, err := (Listing{URL: "https://api.github.com/html", Client: client}).Latest(ctx, "3.0"); err == nil || !strings.Contains(err.Error(), "not a GitHub releases list") {
 		t.Errorf("HTML listing: err = %v", err)
 	}
 }
@@ -732,7 +732,7 @@ func TestBumpRecipeKey(t *testing.T) {
 	text := strings.Replace(string(example), "schema = 1\n", fmt.Sprintf("schema = 1\n\nrelease_keys = [{ path = \"keys/openssl-next.asc\", fingerprint = %q }]\n", k.Fingerprint()), 1)
 	testfixture.WriteTree(t, dir, map[string]string{"osslbuild.toml": text, "keys/openssl-next.asc": string(k.Armored(t))})
 	path := filepath.Join(dir, "osslbuild.toml")
-	if _, err := Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n, KeepDefault: true}); err != nil {
+	if _, err := Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Fetch: fetch.Options{Transport: n}, KeepDefault: true}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := recipe.Load(path)
@@ -762,7 +762,7 @@ func TestBumpKnownRelease(t *testing.T) {
 	n.release("3.0.20", fx.Tarball, fx.Signature)
 
 	path := writeRecipe(t, before)
-	if _, err := Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n}); err != nil {
+	if _, err := Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Fetch: fetch.Options{Transport: n}}); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(path)
@@ -780,7 +780,7 @@ func TestBumpKnownRelease(t *testing.T) {
 
 	wrong := strings.Replace(before, line("3.0.20", fx.SHA256, fx.Size), line("3.0.20", strings.Repeat("3", 64), fx.Size), 1)
 	path = writeRecipe(t, wrong)
-	_, err := Run(context.Background(), Options{Recipe: path, Version: "3.0.20", Transport: n})
+	_, err := Add(context.Background(), Options{Recipe: path, Version: "3.0.20", Fetch: fetch.Options{Transport: n}})
 	if !errors.Is(err, ErrKnownMismatch) {
 		t.Fatalf("a download the known line disagrees with: %v", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
@@ -18,20 +17,6 @@ type downloaded struct {
 	sig     fetch.Discovered
 	asc     []byte // the signature's bytes
 }
-
-// fetchOptions is opts.Fetch carrying opts.Transport, so the listing and the
-// downloads go through the same HTTP client rules.
-func fetchOptions(opts Options) fetch.Options {
-	fo := opts.Fetch
-	if opts.Transport != nil {
-		fo.Transport = opts.Transport
-	}
-	return fo
-}
-
-// newClient is the HTTP client for the release listing: package fetch's, with
-// its timeouts and its refusal of https-to-http redirects.
-func newClient(opts Options) *http.Client { return fetch.HTTPClient(fetchOptions(opts)) }
 
 // gzipMagic starts every .tar.gz; anything else (an error page in JSON or
 // plain text, say) is not worth checking a signature over.

@@ -66,17 +66,10 @@ type Listing struct {
 	Token string
 }
 
-// LatestInSeries asks the GitHub releases listing at listingURL for the
-// newest final (not draft, not pre-release) release of series ("4.0") and
-// returns its version.
-func LatestInSeries(ctx context.Context, client *http.Client, listingURL, series string) (string, error) {
-	return Listing{URL: listingURL, Client: client}.Latest(ctx, series)
-}
-
 // Latest returns the newest final release of series, or an error wrapping
 // ErrNoRelease (the listing has none) or ErrListing (it could not be read).
 func (l Listing) Latest(ctx context.Context, series string) (string, error) {
-	m, err := l.LatestOf(ctx, series)
+	m, _, err := l.LatestAndNewer(ctx, "", series)
 	if err != nil {
 		return "", err
 	}
@@ -94,20 +87,14 @@ func (l Listing) url() string {
 	return l.URL
 }
 
-// LatestOf walks the listing once for several series and returns the
+// LatestAndNewer walks the listing once for several series and returns the
 // newest final release of each series it lists (a series it does not list
 // is absent from the map). Pages are followed through the Link header; the
 // walk stops once every series has been seen on a page, since the listing
-// is sorted newest first.
-func (l Listing) LatestOf(ctx context.Context, series ...string) (map[string]string, error) {
-	latest, _, err := l.LatestAndNewer(ctx, "", series...)
-	return latest, err
-}
-
-// LatestAndNewer is LatestOf that also returns, when newest is a series
-// ("4.0"), the newest final release of every series newer than it that the
-// pages it walked list: a series upstream started since the recipe's
-// newest (the listing is newest first, so the first page holds it).
+// is sorted newest first. When newest is a series ("4.0"), it also returns
+// the newest final release of every series newer than it that the pages it
+// walked list: a series upstream started since the recipe's newest (the
+// first page holds it).
 func (l Listing) LatestAndNewer(ctx context.Context, newest string, series ...string) (map[string]string, map[string]string, error) {
 	for _, s := range series {
 		if !seriesRe.MatchString(s) {
@@ -205,7 +192,7 @@ func listingPage(ctx context.Context, client *http.Client, pageURL, token string
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w %s: unreachable: %w", ErrListing, pageURL, netErr(err))
+		return nil, "", fmt.Errorf("%w %s: unreachable: %w", ErrListing, pageURL, cause(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -213,7 +200,7 @@ func listingPage(ctx context.Context, client *http.Client, pageURL, token string
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxListingPage+1))
 	if err != nil {
-		return nil, "", fmt.Errorf("%w %s: %w", ErrListing, pageURL, netErr(err))
+		return nil, "", fmt.Errorf("%w %s: %w", ErrListing, pageURL, cause(err))
 	}
 	if len(b) > maxListingPage {
 		return nil, "", fmt.Errorf("%w %s: more than %d bytes", ErrListing, pageURL, maxListingPage)
@@ -259,15 +246,6 @@ func nextLink(header string) string {
 		}
 	}
 	return ""
-}
-
-// netErr drops the *url.Error wrapper: the URL is already on the line.
-func netErr(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 // start is the beginning of b for an error message.

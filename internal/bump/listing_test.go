@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/source/fetch"
 	"github.com/osslbuild/osslbuild/internal/testsupport/bumptest"
 )
 
@@ -30,19 +31,19 @@ func (a *authRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 	return a.next.RoundTrip(r)
 }
 
-// TestLatestOf walks the listing once for several series: 3.0 is only on
+// TestLatestOf: LatestAndNewer walks the listing once for several series: 3.0 is only on
 // page two, so page two is read; a series the listing lacks is absent.
 func TestLatestOf(t *testing.T) {
 	n := newFakeNet(t)
 	serveListing(n)
-	l := Listing{Client: newClient(Options{Transport: n})}
-	got, err := l.LatestOf(context.Background(), "4.0", "3.5", "3.0", "3.6")
+	l := Listing{Client: fetch.HTTPClient(fetch.Options{Transport: n})}
+	got, _, err := l.LatestAndNewer(context.Background(), "", "4.0", "3.5", "3.0", "3.6")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"4.0": "4.0.2", "3.5": "3.5.7", "3.0": "3.0.20"}
 	if len(got) != len(want) {
-		t.Errorf("LatestOf = %v, want %v", got, want)
+		t.Errorf("LatestAndNewer = %v, want %v", got, want)
 	}
 	for s, v := range want {
 		if got[s] != v {
@@ -56,13 +57,13 @@ func TestLatestOf(t *testing.T) {
 	// With only series on page one, page two is never read.
 	n2 := newFakeNet(t)
 	serveListing(n2)
-	if _, err := (Listing{Client: newClient(Options{Transport: n2})}).LatestOf(context.Background(), "4.0", "3.5"); err != nil {
+	if _, _, err := (Listing{Client: fetch.HTTPClient(fetch.Options{Transport: n2})}).LatestAndNewer(context.Background(), "", "4.0", "3.5"); err != nil {
 		t.Fatal(err)
 	}
 	if reqs := n2.requested(); len(reqs) != 1 {
 		t.Errorf("requests %v, want page one only", reqs)
 	}
-	if _, err := l.LatestOf(context.Background(), "4"); err == nil {
+	if _, _, err := l.LatestAndNewer(context.Background(), "", "4"); err == nil {
 		t.Error("series \"4\" accepted")
 	}
 }
@@ -82,10 +83,10 @@ func TestListingToken(t *testing.T) {
 	n.blob(page2, []byte(`[]`), "application/json")
 	n.blob(other, []byte(`[{"tag_name": "openssl-3.0.20"}]`), "application/json")
 	rec := &authRecorder{next: n}
-	l := Listing{Client: newClient(Options{Transport: rec}), Token: "s3cret"}
-	got, err := l.LatestOf(context.Background(), "3.5", "3.0")
+	l := Listing{Client: fetch.HTTPClient(fetch.Options{Transport: rec}), Token: "s3cret"}
+	got, _, err := l.LatestAndNewer(context.Background(), "", "3.5", "3.0")
 	if err != nil || got["3.0"] != "3.0.20" {
-		t.Fatalf("LatestOf = %v, %v", got, err)
+		t.Fatalf("LatestAndNewer = %v, %v", got, err)
 	}
 	for u, auth := range rec.auth {
 		want := ""
@@ -104,7 +105,7 @@ func TestListingToken(t *testing.T) {
 	rec.auth = nil
 	plain := "http://api.github.com/repos/openssl/openssl/releases"
 	n.blob(plain, []byte(`[{"tag_name": "openssl-3.5.7"}]`), "application/json")
-	if _, err := (Listing{URL: plain, Client: newClient(Options{Transport: rec}), Token: "s3cret"}).Latest(context.Background(), "3.5"); err != nil {
+	if _, err := (Listing{URL: plain, Client: fetch.HTTPClient(fetch.Options{Transport: rec}), Token: "s3cret"}).Latest(context.Background(), "3.5"); err != nil {
 		t.Fatal(err)
 	}
 	for u, auth := range rec.auth {
@@ -123,7 +124,7 @@ func TestBumpSeriesTokenNotDownloads(t *testing.T) {
 	// what they were asked with.
 	rec := &authRecorder{next: n}
 	path := writeRecipe(t, withoutRelease(t, bumptest.RepoRecipe(t), "3.0.20"))
-	_, err := Run(context.Background(), Options{Recipe: path, Series: "3.0", Transport: rec, ListingToken: "s3cret"})
+	_, err := Add(context.Background(), Options{Recipe: path, Series: "3.0", Fetch: fetch.Options{Transport: rec}, ListingToken: "s3cret"})
 	if err == nil {
 		t.Fatal("bump succeeded with nothing to download")
 	}
@@ -208,7 +209,7 @@ func TestBumpSeriesListingUnreachable(t *testing.T) {
 	closed.Close()
 	orig := bumptest.RepoRecipe(t)
 	path := writeRecipe(t, orig)
-	_, err := Run(context.Background(), Options{Recipe: path, Series: "3.5", ListingURL: gone})
+	_, err := Add(context.Background(), Options{Recipe: path, Series: "3.5", ListingURL: gone})
 	if !errors.Is(err, ErrListing) {
 		t.Fatalf("err = %v, want ErrListing", err)
 	}

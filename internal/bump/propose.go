@@ -16,9 +16,9 @@ import (
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 
-	"github.com/osslbuild/osslbuild/internal/diff"
 	"github.com/osslbuild/osslbuild/internal/osslver"
 	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/source/fetch"
 	"github.com/osslbuild/osslbuild/keys"
 )
 
@@ -29,26 +29,10 @@ type Proposal struct {
 	Series string // "3.5"
 	Pinned string // the newest release of the series the recipe had
 	*Result
-	// LibraryDiff is `diff` of the series' previous pin's artifact and
-	// the new release's, built by the same osslbuild from the same recipe,
-	// in Markdown (AttachDiff); "" when none was built.
-	LibraryDiff string
-}
-
-// AttachDiff compares the artifacts old (the previous pin's) and new (the
-// proposed release's), each verified against its manifest, and puts the
-// comparison in the pull request's body.
-func (p *Proposal) AttachDiff(ctx context.Context, old, new string) error {
-	r, err := diff.Compare(ctx, old, new)
-	if err != nil {
-		return fmt.Errorf("series %s: %w", p.Series, err)
-	}
-	p.LibraryDiff = diff.Markdown(r)
-	return nil
 }
 
 // ProposeOptions configure Propose. Of Options, Recipe, ListingURL,
-// ListingToken, Fetch, Transport, TempDir and Log are used; the recipe is
+// ListingToken, Fetch, TempDir and Log are used; the recipe is
 // never written and the cache never seeded.
 type ProposeOptions struct {
 	Options
@@ -116,7 +100,7 @@ func Propose(ctx context.Context, o ProposeOptions) ([]Proposal, error) {
 		return nil, fmt.Errorf("bump: series %s: finding the newest releases needs the release listing, and offline mode is on", strings.Join(series, ", "))
 	}
 
-	listing := Listing{URL: o.ListingURL, Client: newClient(o.Options), Token: o.ListingToken}
+	listing := Listing{URL: o.ListingURL, Client: fetch.HTTPClient(o.Fetch), Token: o.ListingToken}
 	// A run over every pinned series also looks for a series upstream
 	// started since the newest one pinned (4.1 beside 4.0): proposed as its
 	// own change, never moving the default. A series older than the newest
@@ -264,11 +248,7 @@ func (p Proposal) Body() string {
 	}
 	row("signer", signer)
 	row("top-level directory", "`"+p.Identity.TopDir+"/`")
-	var files []string
-	for _, f := range p.Identity.VersionFiles {
-		files = append(files, "`"+f+"`")
-	}
-	row("version file", strings.Join(files, ", ")+" says "+p.Identity.Version)
+	row("version file", "`"+strings.Join(p.Identity.VersionFiles, "`, `")+"` says "+p.Identity.Version)
 	if p.NewDefault != p.OldDefault {
 		row("default", p.OldDefault+" → **"+p.NewDefault+"**")
 	} else {
@@ -279,9 +259,6 @@ func (p Proposal) Body() string {
 		fmt.Fprintf(&b, "- %s\n", u)
 	}
 	fmt.Fprintf(&b, "\n```diff\n%s```\n\n", p.Diff)
-	if p.LibraryDiff != "" {
-		b.WriteString(libraryDiffSection(p.Pinned, rel.Version, p.LibraryDiff))
-	}
 	fmt.Fprintf(&b, "Check it from sources you choose (`OSSLBUILD_MIRROR`): `go tool mage recipe:bump %s -dryrun` prints this diff or says why not.\n\n", rel.Version)
 	fmt.Fprintf(&b, "Opened by the recipe-bump workflow; it replaces this pull request's change when a newer %s release appears.\n", p.Series)
 	return b.String()

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/osslbuild/osslbuild/internal/recipe"
+	"github.com/osslbuild/osslbuild/internal/source/fetch"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/testsupport/bumptest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
@@ -63,7 +64,7 @@ func TestProposeSeriesIndependent(t *testing.T) {
 
 	var log bytes.Buffer
 	staging := t.TempDir()
-	ps, err := Propose(context.Background(), ProposeOptions{Options: Options{Recipe: path, Transport: n, TempDir: staging, Log: &log}})
+	ps, err := Propose(context.Background(), ProposeOptions{Options: Options{Recipe: path, Fetch: fetch.Options{Transport: n}, TempDir: staging, Log: &log}})
 	if !errors.Is(err, signature.ErrBadSignature) || !strings.HasPrefix(err.Error(), "series 3.5: bump 3.5.7: refusing openssl-3.5.7.tar.gz from "+u+": ") {
 		t.Errorf("err = %v, want series 3.5's bad signature", err)
 	}
@@ -128,7 +129,7 @@ func TestProposeListingBehind(t *testing.T) {
 	n := newFakeNet(t)
 	n.blob(DefaultListingURL, listingOf("4.0.2", "3.5.7", "3.0.20"), "application/json")
 	var log bytes.Buffer
-	ps, err := Propose(context.Background(), ProposeOptions{Options: Options{Recipe: path, Transport: n, Log: &log}, Series: []string{"3.0"}})
+	ps, err := Propose(context.Background(), ProposeOptions{Options: Options{Recipe: path, Fetch: fetch.Options{Transport: n}, Log: &log}, Series: []string{"3.0"}})
 	if err != nil || len(ps) != 0 {
 		t.Fatalf("Propose = %v, %v; want nothing", ps, err)
 	}
@@ -146,7 +147,7 @@ func TestProposeNoSeriesInListing(t *testing.T) {
 	path := writeRecipe(t, bumptest.RepoRecipe(t))
 	n := newFakeNet(t)
 	n.blob(DefaultListingURL, listingOf("4.0.2", "3.5.7"), "application/json")
-	ps, err := Propose(context.Background(), ProposeOptions{Options: Options{Recipe: path, Transport: n}})
+	ps, err := Propose(context.Background(), ProposeOptions{Options: Options{Recipe: path, Fetch: fetch.Options{Transport: n}}})
 	if !errors.Is(err, ErrNoRelease) || !strings.Contains(err.Error(), "series 3.0: no release found in the release listing "+DefaultListingURL) || len(ps) != 0 {
 		t.Errorf("Propose = %v, %v; want ErrNoRelease for 3.0", ps, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -114,11 +115,7 @@ func rewrite(orig []byte, rel recipe.Release, setDefault bool, mark string) ([]b
 	for at > 0 && at < len(lines) && commentRe.MatchString(lines[at-1]) {
 		at--
 	}
-	out := make([]string, 0, len(lines)+1)
-	out = append(out, lines[:at]...)
-	out = append(out, block)
-	out = append(out, lines[at:]...)
-	return []byte(strings.Join(out, "")), nil
+	return []byte(strings.Join(slices.Insert(lines, at, block), "")), nil
 }
 
 // dropKnown removes the known-release lines (recipe.KnownReleases) that a
@@ -293,9 +290,14 @@ func writeAtomic(path string, orig, data []byte) (err error) {
 // syncFile is (*os.File).Sync; tests make it fail.
 var syncFile = (*os.File).Sync
 
-// cause is what went wrong without the path a *PathError or *LinkError
-// names: the temporary file's.
+// cause is what went wrong without the URL a *url.Error names (the line
+// names it already) or the path a *PathError or *LinkError names (the
+// temporary file's).
 func cause(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err

@@ -21,12 +21,12 @@ func Target(ctx context.Context, path string, f fetch.Options, arg string, dryRu
 	} else {
 		o.Version = arg
 	}
-	diff, err := Run(ctx, o)
+	res, err := Add(ctx, o)
 	if err != nil {
 		return err
 	}
 	// A line per write: the targets' writer escapes each as one record.
-	for _, l := range strings.SplitAfter(diff, "\n") {
+	for _, l := range strings.SplitAfter(res.Diff, "\n") {
 		fmt.Fprint(w, l)
 	}
 	return nil

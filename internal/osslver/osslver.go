@@ -10,6 +10,7 @@
 package osslver
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -104,11 +105,8 @@ func (v Version) Series() string {
 // The build suffix does not order: 3.0.5+quic is 3.0.5.
 func Compare(a, b Version) int {
 	for _, d := range [][2]int{{a.Major, b.Major}, {a.Minor, b.Minor}, {a.Patch, b.Patch}, {len(a.Letters), len(b.Letters)}} {
-		if d[0] != d[1] {
-			if d[0] < d[1] {
-				return -1
-			}
-			return 1
+		if c := cmp.Compare(d[0], d[1]); c != 0 {
+			return c
 		}
 	}
 	if c := strings.Compare(a.Letters, b.Letters); c != 0 {
@@ -137,22 +135,16 @@ func comparePre(a, b string) int {
 		x, y := ra[i], rb[i]
 		if isDigit(x[0]) && isDigit(y[0]) {
 			x, y = strings.TrimLeft(x, "0"), strings.TrimLeft(y, "0")
-			if len(x) != len(y) {
-				if len(x) < len(y) {
-					return -1
-				}
-				return 1
+			if c := cmp.Compare(len(x), len(y)); c != 0 {
+				return c
 			}
 		}
 		if c := strings.Compare(x, y); c != 0 {
 			return c
 		}
 	}
-	if len(ra) != len(rb) {
-		if len(ra) < len(rb) {
-			return -1
-		}
-		return 1
+	if c := cmp.Compare(len(ra), len(rb)); c != 0 {
+		return c
 	}
 	return strings.Compare(a, b)
 }

@@ -25,11 +25,9 @@ var (
 
 // MarkLine is the mark for a release of series s.
 func MarkLine(s lifecycle.Series) string {
-	name := s.Name
+	name := s.Name + " series"
 	if s.LTS {
-		name += " series (LTS)"
-	} else {
-		name += " series"
+		name += " (LTS)"
 	}
 	return fmt.Sprintf("# end of life %s: the %s; builds warn", s.EndOfLife, name)
 }
@@ -54,7 +52,7 @@ func EndOfLifeMarks(data []byte) (map[string]Mark, time.Time, error) {
 				return nil, asOf, fmt.Errorf("recipe end-of-life marks: %w", err)
 			}
 			asOf = d
-		case releaseHeaderLine(l):
+		case releaseHeaderRe.Match(l):
 			inRelease = true
 		case inRelease && versionKV.Match(l):
 			if pending != nil {
@@ -71,5 +69,3 @@ func EndOfLifeMarks(data []byte) (map[string]Mark, time.Time, error) {
 }
 
 var releaseHeaderRe = regexp.MustCompile(`^[ \t]*\[\[[ \t]*release[ \t]*\]\]`)
-
-func releaseHeaderLine(l []byte) bool { return releaseHeaderRe.Match(l) }

@@ -189,14 +189,11 @@ func refusedOption(o string) (why, instead string, ok bool) {
 // Configure's to refuse, see pipeline's unsupported options). The second
 // result says which releases the set comes from.
 func knownFeatures(v string) (map[string]bool, string) {
-	set := map[string]bool{}
-	if list, ok := releaseFeatures[v]; ok {
-		for _, f := range strings.Fields(list) {
-			set[f] = true
-		}
-		return set, "OpenSSL " + v
-	}
 	vs := slices.Sorted(maps.Keys(releaseFeatures))
+	if _, ok := releaseFeatures[v]; ok {
+		vs = []string{v}
+	}
+	set := map[string]bool{}
 	for _, k := range vs {
 		for _, f := range strings.Fields(releaseFeatures[k]) {
 			set[f] = true

@@ -157,11 +157,7 @@ func LoadWith(nameOrPath string, o LoadOptions) (*Recipe, error) {
 	b, err := ReadFile(nameOrPath)
 	switch {
 	case err == nil:
-		r, err := parse(nameOrPath, b, o, keysBeside(nameOrPath))
-		if r != nil {
-			r.Origin = OriginFile
-		}
-		return r, err
+		return parse(nameOrPath, OriginFile, b, o, keysBeside(nameOrPath))
 	case !errors.Is(err, fs.ErrNotExist) || strings.ContainsRune(nameOrPath, os.PathSeparator) || strings.ContainsRune(nameOrPath, '/'):
 		return nil, err
 	}
@@ -173,11 +169,7 @@ func LoadWith(nameOrPath string, o LoadOptions) (*Recipe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recipe %q: neither a file nor one of the embedded recipes (%s): %w", nameOrPath, strings.Join(Embedded(), ", "), ErrUnknown)
 	}
-	r, err := parse("recipes/"+name, b, o, noKeys)
-	if r != nil {
-		r.Origin = OriginEmbedded
-	}
-	return r, err
+	return parse("recipes/"+name, OriginEmbedded, b, o, noKeys)
 }
 
 // ReadFile reads a recipe file a user named: a regular file (or a link to
@@ -288,7 +280,7 @@ var (
 // and its release keys are read relative to it. A release cannot waive
 // its signature (see LoadOptions).
 func Parse(path string, data []byte) (*Recipe, error) {
-	return parse(path, data, LoadOptions{}, keysBeside(path))
+	return parse(path, "", data, LoadOptions{}, keysBeside(path))
 }
 
 // checker collects a recipe's refusals, each placed at file:line.
@@ -308,7 +300,7 @@ func (c *checker) bad(loc, field, format string, args ...any) {
 // UTF-8 file; TOML does not allow it.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
-func parse(path string, data []byte, o LoadOptions, readKey func(string) ([]byte, error)) (*Recipe, error) {
+func parse(path, origin string, data []byte, o LoadOptions, readKey func(string) ([]byte, error)) (*Recipe, error) {
 	// Refused rather than skipped: the recipe's digest in every manifest is
 	// of the file's bytes, and a decoder error would not say what is wrong.
 	if bytes.HasPrefix(data, utf8BOM) {
@@ -333,6 +325,7 @@ func parse(path string, data []byte, o LoadOptions, readKey func(string) ([]byte
 	r := &Recipe{
 		Name:     strings.TrimSuffix(filepath.Base(path), ".toml"),
 		Path:     path,
+		Origin:   origin,
 		SHA256:   hex.EncodeToString(sum[:]),
 		Bytes:    data,
 		Schema:   schema,
@@ -484,25 +477,21 @@ func checkKeys(c *checker, rks []ReleaseKey, readKey func(string) ([]byte, error
 	paths, fprs := map[string]bool{}, map[string]bool{}
 	for i, rk := range rks {
 		f := fmt.Sprintf("release_keys[%d]", i)
-		ok := true
+		refused := len(c.errs)
 		if !keyPathRe.MatchString(rk.Path) || path.Clean(rk.Path) != rk.Path || !filepath.IsLocal(filepath.FromSlash(rk.Path)) {
 			c.bad(f+".path", f+".path", "want a clean path relative to the recipe, inside its directory (such as keys/openssl-release.asc), got %q", rk.Path)
-			ok = false
 		} else if paths[rk.Path] {
 			c.bad(f+".path", f+".path", "%s given twice", rk.Path)
-			ok = false
 		}
 		paths[rk.Path] = true
 		if !fpr40.MatchString(rk.Fingerprint) {
 			c.bad(f+".fingerprint", f+".fingerprint", "want the primary key's full fingerprint, 40 upper-case hex digits without spaces, got %q", rk.Fingerprint)
-			ok = false
 		} else if fprs[rk.Fingerprint] {
 			c.bad(f+".fingerprint", f+".fingerprint", "key %s given twice", rk.Fingerprint)
-			ok = false
 		}
 		fprs[rk.Fingerprint] = true
-		if !ok {
-			continue
+		if len(c.errs) > refused {
+			continue // a key whose path or fingerprint is refused is not read
 		}
 		b, err := readKey(rk.Path)
 		if err != nil {
@@ -633,12 +622,7 @@ func (r *Recipe) Versions() []string {
 func (r *Recipe) Target(name string) (Target, error) {
 	t, ok := r.Targets[name]
 	if !ok {
-		var names []string
-		for n := range r.Targets {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return Target{}, fmt.Errorf("recipe %s: target %s: %w (have %s)", r.Path, name, ErrUnknown, strings.Join(names, ", "))
+		return Target{}, fmt.Errorf("recipe %s: target %s: %w (have %s)", r.Path, name, ErrUnknown, strings.Join(slices.Sorted(maps.Keys(r.Targets)), ", "))
 	}
 	return t, nil
 }

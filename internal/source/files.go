@@ -31,7 +31,7 @@ func Files(ctx context.Context, rel release.Release, path string, keep func(rel 
 	h := sha256.New()
 	n := &counter{}
 	files = map[string][]byte{}
-	err = inspect.WalkTarGz(ctx, name, io.TeeReader(f, io.MultiWriter(h, n)), defaultIdentityLimits.archive, func(m inspect.Member, body io.Reader) error {
+	err = inspect.WalkTarGz(ctx, name, io.TeeReader(f, io.MultiWriter(h, n)), identityLimits, func(m inspect.Member, body io.Reader) error {
 		_, rel, err := unpack.SplitName(m.Name)
 		if err != nil {
 			return fmt.Errorf("member %q: %w", m.Name, err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
@@ -37,19 +38,13 @@ const (
 	opensslvH  = "include/openssl/opensslv.h"
 )
 
-// identityLimits bound what CheckIdentity reads from a tarball that nothing
-// has vouched for yet: the archive walker's limits (the decompressed stream,
-// OpenSSL 4.0: 140 MB; members, pax global headers included) and the bytes
-// of one version file (opensslv.h 1.1.1: 4 KB).
-type identityLimits struct {
-	archive     inspect.Limits
-	versionFile int64
-}
+// identityLimits and maxVersionFile bound what CheckIdentity reads from a
+// tarball that nothing has vouched for yet: the archive walker's limits (the
+// decompressed stream, OpenSSL 4.0: 140 MB; members, pax global headers
+// included) and the bytes of one version file (opensslv.h 1.1.1: 4 KB).
+var identityLimits = inspect.Limits{MaxTotalBytes: 1 << 30, MaxMembers: unpack.DefaultMaxEntries}
 
-var defaultIdentityLimits = identityLimits{
-	archive:     inspect.Limits{MaxTotalBytes: 1 << 30, MaxMembers: unpack.DefaultMaxEntries},
-	versionFile: 64 << 10,
-}
+const maxVersionFile = 64 << 10
 
 // CheckIdentity reads the release tarball at path once, as a stream, and
 // requires it to be OpenSSL version: every member below the top-level
@@ -65,10 +60,10 @@ func CheckIdentity(ctx context.Context, path, version string) (Identity, error) 
 		return Identity{}, fmt.Errorf("identity: %w", err)
 	}
 	defer f.Close()
-	return checkIdentity(ctx, f, filepath.Base(path), version, defaultIdentityLimits)
+	return checkIdentity(ctx, f, filepath.Base(path), version, identityLimits)
 }
 
-func checkIdentity(ctx context.Context, r io.Reader, name, version string, lim identityLimits) (Identity, error) {
+func checkIdentity(ctx context.Context, r io.Reader, name, version string, lim inspect.Limits) (Identity, error) {
 	fail := func(format string, args ...any) (Identity, error) {
 		return Identity{}, fmt.Errorf("%s: "+format, append([]any{name}, args...)...)
 	}
@@ -78,7 +73,7 @@ func checkIdentity(ctx context.Context, r io.Reader, name, version string, lim i
 	want := Identity{TopDir: "openssl-" + version, Version: version}
 
 	var got Identity
-	err := inspect.WalkTarGzEntries(ctx, name, r, lim.archive, func(m inspect.Member, body io.Reader) error {
+	err := inspect.WalkTarGzEntries(ctx, name, r, lim, func(m inspect.Member, body io.Reader) error {
 		hdr := m.Tar
 		if hdr.Typeflag == tar.TypeXGlobalHeader {
 			return nil // git archive's metadata, not a member
@@ -97,19 +92,22 @@ func checkIdentity(ctx context.Context, r io.Reader, name, version string, lim i
 		if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA {
 			return fmt.Errorf("member %q: %w: the version file is not a regular file (type %q)", hdr.Name, ErrIdentity, hdr.Typeflag)
 		}
-		for _, seen := range got.VersionFiles {
-			if seen == top+"/"+rel {
-				return fmt.Errorf("member %q: %w: the version file appears twice", hdr.Name, ErrIdentity)
-			}
+		if slices.Contains(got.VersionFiles, top+"/"+rel) {
+			return fmt.Errorf("member %q: %w: the version file appears twice", hdr.Name, ErrIdentity)
 		}
-		if hdr.Size > lim.versionFile {
-			return fmt.Errorf("member %q: %w: %d bytes, more than the %d a version file may have", hdr.Name, ErrIdentity, hdr.Size, lim.versionFile)
+		if hdr.Size > maxVersionFile {
+			return fmt.Errorf("member %q: %w: %d bytes, more than the %d a version file may have", hdr.Name, ErrIdentity, hdr.Size, maxVersionFile)
 		}
 		b, err := io.ReadAll(body)
 		if err != nil {
 			return fmt.Errorf("member %q: %w", hdr.Name, err)
 		}
-		stated, how, err := statedVersion(rel, b)
+		// The version the file states, and the lines it comes from (for errors).
+		read := versionFromHeader
+		if rel == versionDat {
+			read = versionFromDat
+		}
+		stated, how, err := read(b)
 		if err != nil {
 			return fmt.Errorf("member %q: %w: %v", hdr.Name, ErrIdentity, err)
 		}
@@ -130,15 +128,6 @@ func checkIdentity(ctx context.Context, r io.Reader, name, version string, lim i
 	}
 	got.Version = version
 	return got, nil
-}
-
-// statedVersion is the version a version file states, and the lines it
-// comes from (for errors).
-func statedVersion(rel string, body []byte) (version, how string, err error) {
-	if rel == versionDat {
-		return versionFromDat(body)
-	}
-	return versionFromHeader(body)
 }
 
 // versionFromDat reads VERSION.dat's KEY=VALUE lines: MAJOR.MINOR.PATCH,

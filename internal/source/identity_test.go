@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/source/unpack"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
@@ -110,7 +111,7 @@ func TestCheckIdentitySynthetic(t *testing.T) {
 			want: []string{`member "openssl-4.0.3/../VERSION.dat"`, "unsafe path"}, notIdent: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			id, err := checkIdentity(context.Background(), bytes.NewReader(tarGz(t, tc.ms...)), "x.tar.gz", tc.version, defaultIdentityLimits)
+			id, err := checkIdentity(context.Background(), bytes.NewReader(tarGz(t, tc.ms...)), "x.tar.gz", tc.version, identityLimits)
 			if tc.want == nil {
 				if err != nil {
 					t.Fatal(err)
@@ -141,15 +142,15 @@ func TestCheckIdentitySynthetic(t *testing.T) {
 func TestCheckIdentityBounds(t *testing.T) {
 	good := tarGz(t, d("openssl-4.0.3/"), f("openssl-4.0.3/VERSION.dat", versionDatFor("4", "0", "3", "")),
 		f("openssl-4.0.3/big", strings.Repeat("x", 100<<10)))
-	check := func(ctx context.Context, data []byte, lim identityLimits) error {
+	check := func(ctx context.Context, data []byte, lim inspect.Limits) error {
 		_, err := checkIdentity(ctx, bytes.NewReader(data), "x.tar.gz", "4.0.3", lim)
 		return err
 	}
-	if err := check(context.Background(), good, defaultIdentityLimits); err != nil {
+	if err := check(context.Background(), good, identityLimits); err != nil {
 		t.Fatalf("good tarball: %v", err)
 	}
-	lim := defaultIdentityLimits
-	lim.archive.MaxMembers = 2
+	lim := identityLimits
+	lim.MaxMembers = 2
 	if err := check(context.Background(), good, lim); !errors.Is(err, unpack.ErrTooLarge) || !strings.Contains(err.Error(), "x.tar.gz(openssl-4.0.3/big): archive exceeds a safety limit: more than 2 entries") {
 		t.Errorf("entries: %v", err)
 	}
@@ -158,20 +159,20 @@ func TestCheckIdentityBounds(t *testing.T) {
 	if err := check(context.Background(), many, lim); !errors.Is(err, unpack.ErrTooLarge) || !strings.Contains(err.Error(), "x.tar.gz(pax_global_header): archive exceeds a safety limit: more than 2 entries") {
 		t.Errorf("global headers: %v", err)
 	}
-	lim = defaultIdentityLimits
-	lim.archive.MaxTotalBytes = 50 << 10
+	lim = identityLimits
+	lim.MaxTotalBytes = 50 << 10
 	if err := check(context.Background(), good, lim); !errors.Is(err, unpack.ErrTooLarge) || !strings.Contains(err.Error(), "archive stream is longer than 51200 bytes") {
 		t.Errorf("stream: %v", err)
 	}
-	if err := check(context.Background(), good[:len(good)-4], defaultIdentityLimits); err == nil {
+	if err := check(context.Background(), good[:len(good)-4], identityLimits); err == nil {
 		t.Error("truncated gzip trailer accepted")
 	}
-	if err := check(context.Background(), []byte("<html>not found</html>"), defaultIdentityLimits); err == nil || !strings.Contains(err.Error(), "x.tar.gz: inspect x.tar.gz: at offset 0: gzip: invalid header") {
+	if err := check(context.Background(), []byte("<html>not found</html>"), identityLimits); err == nil || !strings.Contains(err.Error(), "x.tar.gz: inspect x.tar.gz: at offset 0: gzip: invalid header") {
 		t.Errorf("HTML: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := check(ctx, good, defaultIdentityLimits); !errors.Is(err, context.Canceled) {
+	if err := check(ctx, good, identityLimits); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 	if _, err := CheckIdentity(context.Background(), filepath.Join(t.TempDir(), "missing.tar.gz"), "4.0.3"); !errors.Is(err, os.ErrNotExist) {
@@ -240,7 +241,7 @@ func TestCheckIdentityRenamedReal(t *testing.T) {
 	}
 	tw.Close()
 	zw.Close()
-	_, err = checkIdentity(context.Background(), &buf, "openssl-3.0.21.tar.gz", "3.0.21", defaultIdentityLimits)
+	_, err = checkIdentity(context.Background(), &buf, "openssl-3.0.21.tar.gz", "3.0.21", identityLimits)
 	want := `openssl-3.0.21.tar.gz: member "openssl-3.0.21/VERSION.dat": not the release it is named as: states version 3.0.20 (MAJOR=3 MINOR=0 PATCH=20), want 3.0.21`
 	if !errors.Is(err, ErrIdentity) || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)

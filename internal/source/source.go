@@ -76,12 +76,7 @@ func SignatureCheck(tarball string, rel release.Release, signer *signature.Resul
 		if err != nil {
 			return err
 		}
-		t, _, err := ctxio.OpenRegular(tarball, true)
-		if err != nil {
-			return err
-		}
-		defer t.Close()
-		res, err := Verifier(rel).Verify(ctx, t, asc, rel.Signers)
+		res, err := VerifyTarball(ctx, tarball, asc, rel)
 		if err != nil {
 			return err
 		}
@@ -90,9 +85,17 @@ func SignatureCheck(tarball string, rel release.Release, signer *signature.Resul
 	}
 }
 
-// Verifier verifies rel's signature with osslbuild's keys/ and the
-// recipe's release keys rel.Keys.
-func Verifier(rel release.Release) signature.Verifier { return signature.Verifier{Extra: rel.Keys} }
+// VerifyTarball checks the detached signature asc over the tarball at path:
+// made by a key rel.Signers allows, found in osslbuild's keys/ or among the
+// recipe's release keys (rel.Keys).
+func VerifyTarball(ctx context.Context, path string, asc []byte, rel release.Release) (signature.Result, error) {
+	t, _, err := ctxio.OpenRegular(path, true)
+	if err != nil {
+		return signature.Result{}, err
+	}
+	defer t.Close()
+	return signature.Verifier{Extra: rel.Keys}.Verify(ctx, t, asc, rel.Signers)
+}
 
 // Describe is a one-line account of a verified release for logs.
 func (v *Verified) Describe() string {

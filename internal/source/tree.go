@@ -2,9 +2,11 @@ package source
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 
+	"github.com/osslbuild/osslbuild/internal/source/patch"
 	"github.com/osslbuild/osslbuild/internal/source/unpack"
 )
 
@@ -30,12 +32,14 @@ func Unpack(ctx context.Context, v *Verified, dest string, patchFS fs.FS) (*Tree
 	if err != nil {
 		return nil, err // already "unpack <file>: ..."
 	}
-	t := &Tree{Dir: dest, SourceDateEpoch: res.Newest.Unix()}
-	applied, err := applyPatches(ctx, patchFS, v.Release.Version, dest)
+	ps, err := patch.Apply(ctx, patchFS, v.Release.Version, dest)
 	if err != nil {
 		os.RemoveAll(dest)
-		return nil, err
+		return nil, fmt.Errorf("patch openssl-%s: %w", v.Release.Version, err)
 	}
-	t.Patches = applied
+	t := &Tree{Dir: dest, SourceDateEpoch: res.Newest.Unix(), Patches: make([]AppliedPatch, 0, len(ps))}
+	for _, p := range ps {
+		t.Patches = append(t.Patches, AppliedPatch{Name: p.Name, SHA256: p.SHA256})
+	}
 	return t, nil
 }

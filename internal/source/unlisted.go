@@ -83,12 +83,7 @@ func FetchUnlisted(ctx context.Context, f *fetch.Fetcher, rel release.Release) (
 	if err != nil {
 		return refuse(err)
 	}
-	t, err := os.Open(staged)
-	if err != nil {
-		return refuse(err)
-	}
-	signer, err := Verifier(rel).Verify(ctx, t, asc, rel.Signers)
-	t.Close()
+	signer, err := VerifyTarball(ctx, staged, asc, rel)
 	if err != nil {
 		return refuse(fmt.Errorf("signature %s: %w", sig.URL, err))
 	}

@@ -72,8 +72,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, logw io
 	if err := s.FromEnv(getenv); err != nil {
 		return err
 	}
+	if transport != nil {
+		s.Fetch.Transport = transport
+	}
 	o := bump.ProposeOptions{Options: bump.Options{
-		Transport:    transport,
 		Recipe:       *recipePath,
 		ListingURL:   *listing,
 		ListingToken: getenv("GITHUB_TOKEN"),

@@ -54,9 +54,6 @@ func (f *Fetcher) Discover(ctx context.Context, want Discovery) (Discovered, err
 	if want.MaxSize <= 0 {
 		return Discovered{}, fmt.Errorf("fetch %s: invalid size bound %d", want.Name, want.MaxSize)
 	}
-	if ctx.Err() != nil {
-		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, ctxErr(ctx))
-	}
 	srcs, skipped, err := f.sources(want.Name, "", want.URLs)
 	if err != nil {
 		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, err)
@@ -66,16 +63,25 @@ func (f *Fetcher) Discover(ctx context.Context, want Discovery) (Discovered, err
 		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, err)
 	}
 	exp := expect{name: want.Name, size: -1, limit: want.MaxSize, what: want.Name, where: "staging"}
-	fe := &Error{Name: want.Name, Offline: f.opts.Offline, Skipped: skipped}
+	return f.stage(ctx, srcs, skipped, exp, dir, want.Accept)
+}
+
+// stage downloads exp.name from the first of srcs that serves what exp
+// describes and accept (if set) takes, into a temporary file in dir.
+func (f *Fetcher) stage(ctx context.Context, srcs []source, skipped int, exp expect, dir string, accept func(context.Context, Discovered) error) (Discovered, error) {
+	if ctx.Err() != nil {
+		return Discovered{}, fmt.Errorf("fetch %s: %w", exp.name, ctxErr(ctx))
+	}
+	fe := &Error{Name: exp.name, Offline: f.opts.Offline, Skipped: skipped}
 	var got Discovered
-	_, err = f.trySources(ctx, want.Name, srcs, fe, func(ctx context.Context, src source) error {
+	_, err := f.trySources(ctx, exp.name, srcs, fe, func(ctx context.Context, src source) error {
 		tmp, err := f.receive(ctx, src, exp, dir)
 		if err != nil {
 			return err
 		}
-		d := Discovered{Name: want.Name, Path: tmp.release(), URL: src.String(), SHA256: tmp.sum, Size: tmp.n}
-		if want.Accept != nil {
-			if err := want.Accept(ctx, d); err != nil {
+		d := Discovered{Name: exp.name, Path: tmp.release(), URL: src.String(), SHA256: tmp.sum, Size: tmp.n}
+		if accept != nil {
+			if err := accept(ctx, d); err != nil {
 				os.Remove(d.Path)
 				if ctx.Err() != nil {
 					return context.Cause(ctx)
@@ -116,9 +122,6 @@ func (f *Fetcher) DiscoverSignature(ctx context.Context, d Discovered) (Discover
 	default:
 		return Discovered{}, fmt.Errorf("fetch %s: origin %q: unsupported scheme %q", name, d.URL, origin.Scheme)
 	}
-	if ctx.Err() != nil {
-		return Discovered{}, fmt.Errorf("fetch %s: %w", name, ctxErr(ctx))
-	}
 	var srcs []source
 	skipped := 0
 	if local := origin.Scheme == "file"; local || !f.opts.Offline {
@@ -126,20 +129,7 @@ func (f *Fetcher) DiscoverSignature(ctx context.Context, d Discovered) (Discover
 	} else {
 		skipped = 1
 	}
-	exp := signatureExpect(name, "staging")
-	fe := &Error{Name: name, Offline: f.opts.Offline, Skipped: skipped}
-	var got Discovered
-	if _, err := f.trySources(ctx, name, srcs, fe, func(ctx context.Context, src source) error {
-		tmp, err := f.receive(ctx, src, exp, filepath.Dir(d.Path))
-		if err != nil {
-			return err
-		}
-		got = Discovered{Name: name, Path: tmp.release(), URL: src.String(), SHA256: tmp.sum, Size: tmp.n}
-		return nil
-	}); err != nil {
-		return Discovered{}, err
-	}
-	return got, nil
+	return f.stage(ctx, srcs, skipped, signatureExpect(name, "staging"), filepath.Dir(d.Path), nil)
 }
 
 // stagingDir is where a discovered file goes: dir, which must exist, or the

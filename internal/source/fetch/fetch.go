@@ -37,6 +37,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -337,13 +338,9 @@ func (f *Fetcher) sources(name, first string, urls []string) ([]source, int, err
 	if !f.opts.Offline {
 		return all, 0, nil
 	}
-	var local []source
-	for _, s := range all {
-		if s.local {
-			local = append(local, s)
-		}
-	}
-	return local, len(all) - len(local), nil
+	n := len(all)
+	local := slices.DeleteFunc(all, func(s source) bool { return !s.local })
+	return local, n - len(local), nil
 }
 
 // seedSource is a local file to store in the cache as if downloaded from origin.
@@ -383,35 +380,42 @@ func (f *Fetcher) fetch(ctx context.Context, file File, srcs []source) (Result, 
 		return Result{}, fmt.Errorf("fetch %s: %w", file.Name, err)
 	}
 	file.SHA256 = strings.ToLower(file.SHA256)
-	dir := f.entryDir(file.SHA256)
-	final := filepath.Join(dir, file.Name)
+	final := f.Path(file)
 
 	res, hit, cacheErr := f.cached(ctx, file, final)
 	if hit {
 		return res, nil
 	}
-	if ctx.Err() != nil {
-		return Result{}, fmt.Errorf("fetch %s: %w", file.Name, ctxErr(ctx))
-	}
-	skipped := 0
-	if srcs == nil {
-		var err error
-		if srcs, skipped, err = f.sources(file.Name, "", file.URLs); err != nil {
-			return Result{}, fmt.Errorf("fetch %s: %w", file.Name, err)
-		}
-	}
-	if err := prepareDir(dir, true); err != nil {
-		return Result{}, fmt.Errorf("fetch %s: %w", file.Name, err)
-	}
 	want := expect{name: file.Name, sha: file.SHA256, size: file.Size, limit: file.Size, where: "cache"}
-	fe := &Error{Name: file.Name, Offline: f.opts.Offline, Skipped: skipped, Cache: cacheErr}
-	src, err := f.trySources(ctx, file.Name, srcs, fe, func(ctx context.Context, src source) error {
-		return f.tryOnce(ctx, src, want, final, nil)
-	})
+	src, err := f.download(ctx, final, want, nil, cacheErr, srcs, "", file.URLs)
 	if err != nil {
 		return Result{}, err
 	}
 	return Result{Path: final, URL: src.recorded(), SHA256: file.SHA256, Size: file.Size, Evicted: cacheErr}, nil
+}
+
+// download fills the cache entry final with the first source that serves
+// what want describes and check (if any) accepts, after a cache lookup that
+// found none (cacheErr: what it removed), and returns that source: one of
+// srcs or, if srcs is nil, of first (a recorded origin), the mirror and urls.
+func (f *Fetcher) download(ctx context.Context, final string, want expect, check Check, cacheErr error, srcs []source, first string, urls []string) (source, error) {
+	if ctx.Err() != nil {
+		return source{}, fmt.Errorf("fetch %s: %w", want.name, ctxErr(ctx))
+	}
+	skipped := 0
+	if srcs == nil {
+		var err error
+		if srcs, skipped, err = f.sources(want.name, first, urls); err != nil {
+			return source{}, fmt.Errorf("fetch %s: %w", want.name, err)
+		}
+	}
+	if err := prepareDir(filepath.Dir(final), true); err != nil {
+		return source{}, fmt.Errorf("fetch %s: %w", want.name, err)
+	}
+	fe := &Error{Name: want.name, Offline: f.opts.Offline, Skipped: skipped, Cache: cacheErr}
+	return f.trySources(ctx, want.name, srcs, fe, func(ctx context.Context, src source) error {
+		return f.tryOnce(ctx, src, want, final, check)
+	})
 }
 
 // cached looks for a verified cache entry. A corrupted one is removed and
@@ -467,21 +471,13 @@ func evict(final string, fh *os.File, why error) error {
 	if o := readOrigin(final); o != "" {
 		from = " (downloaded from " + o + ")"
 	}
-	if removeIfSame(final, fh) {
+	// Only if final is still the file open as fh, so a good copy that
+	// another process has just renamed into place survives; a failed
+	// removal is replaced by the next rename anyway.
+	if sameFile(fh, final) && os.Remove(final) == nil {
 		_ = os.Remove(final + originSuffix) // best effort: a stale record only misleads a log line
 	}
 	return fmt.Errorf("%s%s: %w (removed)", final, from, why)
-}
-
-// removeIfSame removes path only if it is still the file open as fh, so a
-// good copy that another process has just renamed into place survives.
-func removeIfSame(path string, fh *os.File) bool {
-	a, err1 := fh.Stat()
-	b, err2 := os.Stat(path)
-	if err1 == nil && err2 == nil && os.SameFile(a, b) {
-		return os.Remove(path) == nil // a failed removal is replaced by the next rename anyway
-	}
-	return false
 }
 
 // trySources tries srcs in order, each with retries, until try succeeds for
@@ -623,39 +619,21 @@ func (f *Fetcher) fetchSignature(ctx context.Context, file File, tarball Result,
 	if !strings.EqualFold(tarball.SHA256, sha) {
 		return Result{}, fmt.Errorf("fetch %s: tarball result is for sha256 %q, not %s", name, tarball.SHA256, sha)
 	}
-	dir := f.entryDir(sha)
-	final := filepath.Join(dir, name)
+	final := filepath.Join(f.entryDir(sha), name)
 
 	res, hit, cacheErr := cachedSignature(ctx, final, check)
 	if hit {
 		return res, nil
 	}
-	if ctx.Err() != nil {
-		return Result{}, fmt.Errorf("fetch %s: %w", name, ctxErr(ctx))
+	origin := ""
+	if u, err := url.Parse(tarball.URL); tarball.URL != "" && err == nil {
+		origin = withSuffix(u, ".asc").String()
 	}
-	skipped := 0
-	if srcs == nil {
-		origin := ""
-		if u, err := url.Parse(tarball.URL); tarball.URL != "" && err == nil {
-			origin = withSuffix(u, ".asc").String()
-		}
-		urls := make([]string, len(file.URLs))
-		for i, u := range file.URLs {
-			urls[i] = u + ".asc"
-		}
-		var err error
-		if srcs, skipped, err = f.sources(name, origin, urls); err != nil {
-			return Result{}, fmt.Errorf("fetch %s: %w", name, err)
-		}
+	urls := make([]string, len(file.URLs))
+	for i, u := range file.URLs {
+		urls[i] = u + ".asc"
 	}
-	if err := prepareDir(dir, true); err != nil {
-		return Result{}, fmt.Errorf("fetch %s: %w", name, err)
-	}
-	want := signatureExpect(name, "cache")
-	fe := &Error{Name: name, Offline: f.opts.Offline, Skipped: skipped, Cache: cacheErr}
-	src, err := f.trySources(ctx, name, srcs, fe, func(ctx context.Context, src source) error {
-		return f.tryOnce(ctx, src, want, final, check)
-	})
+	src, err := f.download(ctx, final, signatureExpect(name, "cache"), check, cacheErr, srcs, origin, urls)
 	if err != nil {
 		return Result{}, err
 	}

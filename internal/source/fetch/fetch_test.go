@@ -272,7 +272,7 @@ func verifies(tarball Result) Check {
 			return err
 		}
 		defer fh.Close()
-		_, err = signature.Verify(ctx, fh, asc, keys.Fingerprints())
+		_, err = signature.Verifier{}.Verify(ctx, fh, asc, keys.Fingerprints())
 		return err
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -129,10 +130,8 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	if h := strings.TrimSuffix(strings.ToLower(req.URL.Hostname()), "."); h == "onion" || strings.HasSuffix(h, ".onion") {
 		return fmt.Errorf("%w: %s", errOnion, strings.Join(chain, " -> "))
 	}
-	for _, v := range via {
-		if v.URL.String() == req.URL.String() {
-			return fmt.Errorf("%w: %s", errRedirectLoop, strings.Join(chain, " -> "))
-		}
+	if slices.ContainsFunc(via, func(v *http.Request) bool { return v.URL.String() == req.URL.String() }) {
+		return fmt.Errorf("%w: %s", errRedirectLoop, strings.Join(chain, " -> "))
 	}
 	if len(via) >= maxRedirects {
 		return fmt.Errorf("%w: gave up after %d requests, from %s to %s", errTooManyRedirects, len(via), chain[0], chain[len(chain)-1])

@@ -42,6 +42,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -73,16 +74,6 @@ type Patch struct {
 
 	when  constraint.Constraint
 	diffs []*gitdiff.File
-}
-
-// Matches reports whether the patch applies to release v; an error when
-// its header cannot order v (constraint.ErrUnordered).
-func (p Patch) Matches(v osslver.Version) (bool, error) {
-	ok, err := p.when.Check(v)
-	if err != nil {
-		return false, fmt.Errorf("patch %s: %s: %w", p.Name, Header, err)
-	}
-	return ok, nil
 }
 
 // Load reads and validates every *.patch at the top of fsys, in lexical
@@ -120,9 +111,10 @@ func Select(fsys fs.FS, ver string) ([]Patch, error) {
 	}
 	var out []Patch
 	for _, p := range all {
-		ok, err := p.Matches(v)
+		// An error when the header cannot order v (constraint.ErrUnordered).
+		ok, err := p.when.Check(v)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("patch %s: %s: %w", p.Name, Header, err)
 		}
 		if ok {
 			out = append(out, p)
@@ -238,11 +230,6 @@ func appliesTo(preamble string) (string, constraint.Constraint, error) {
 	case 1:
 	default:
 		return "", constraint.Constraint{}, fmt.Errorf("%w: %d %s lines, want one", ErrHeader, len(raw), Header)
-	}
-	for _, alt := range strings.Split(raw[0], "||") {
-		if strings.TrimSpace(alt) == "" {
-			return "", constraint.Constraint{}, fmt.Errorf("%w: empty alternative in %q", ErrHeader, raw[0])
-		}
 	}
 	c, err := constraint.Parse(raw[0])
 	if err != nil {
@@ -368,15 +355,11 @@ func applyFile(dst io.Writer, src []byte, d *gitdiff.File) error {
 
 // write puts every changed file in place, each atomically.
 func (t *tree) write() error {
-	names := make([]string, 0, len(t.files))
-	for n, c := range t.files {
-		if c.changed {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(t.files)) {
 		c := t.files[n]
+		if !c.changed {
+			continue
+		}
 		if c.deleted {
 			if err := t.root.Remove(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err

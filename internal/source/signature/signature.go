@@ -119,22 +119,12 @@ type Verifier struct {
 	Skew  time.Duration // 0 means DefaultSkew
 }
 
-func (v Verifier) armored() func(string) ([]byte, error) {
-	if v.Armored == nil {
-		return keys.Armored
-	}
-	return v.Armored
-}
-
-// Verify checks armoredSig over tarball with the pinned keys, accepting only
-// signers whose primary fingerprint is in allowed. See the package doc.
-func Verify(ctx context.Context, tarball io.Reader, armoredSig []byte, allowed []string) (Result, error) {
-	return Verifier{}.Verify(ctx, tarball, armoredSig, allowed)
-}
-
-// Verify is the package-level Verify with v's key source and clock.
+// Verify checks armoredSig over tarball with v's keys and clock, accepting
+// only signers whose primary fingerprint is in allowed. See the package doc.
 func (v Verifier) Verify(ctx context.Context, tarball io.Reader, armoredSig []byte, allowed []string) (Result, error) {
-	v.Armored = v.armored()
+	if v.Armored == nil {
+		v.Armored = keys.Armored
+	}
 	if v.Fingerprints == nil {
 		v.Fingerprints = keys.Fingerprints
 	}

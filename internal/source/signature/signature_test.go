@@ -17,6 +17,7 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
+	"github.com/osslbuild/osslbuild/keys"
 )
 
 const (
@@ -52,7 +53,7 @@ func TestRealReleases(t *testing.T) {
 	} {
 		t.Run(tc.version, func(t *testing.T) {
 			f, sig := real(t, tc.version)
-			res, err := Verify(context.Background(), f, sig, []string{current, retired})
+			res, err := Verifier{}.Verify(context.Background(), f, sig, []string{current, retired})
 			if err != nil {
 				t.Fatalf("Verify: %v", err)
 			}
@@ -87,7 +88,7 @@ func (f *flipReader) Read(p []byte) (int, error) {
 
 func TestTamperedTarball(t *testing.T) {
 	f, sig := real(t, "4.0.2")
-	_, err := Verify(context.Background(), &flipReader{r: f, off: 30_000_000}, sig, []string{current})
+	_, err := Verifier{}.Verify(context.Background(), &flipReader{r: f, off: 30_000_000}, sig, []string{current})
 	if !errors.Is(err, ErrBadSignature) {
 		t.Fatalf("want ErrBadSignature, got %v", err)
 	}
@@ -98,7 +99,7 @@ func TestTamperedTarball(t *testing.T) {
 
 func TestPinnedButNotAllowed(t *testing.T) {
 	f, sig := real(t, "4.0.2")
-	_, err := Verify(context.Background(), f, sig, []string{retired})
+	_, err := Verifier{}.Verify(context.Background(), f, sig, []string{retired})
 	if !errors.Is(err, ErrUnknownSigner) {
 		t.Fatalf("want ErrUnknownSigner, got %v", err)
 	}
@@ -111,7 +112,7 @@ func TestPinnedButNotAllowed(t *testing.T) {
 
 func TestAllowedButNotPinned(t *testing.T) {
 	f, sig := real(t, "4.0.2")
-	_, err := Verify(context.Background(), f, sig, []string{current, "0123456789ABCDEF0123456789ABCDEF01234567"})
+	_, err := Verifier{}.Verify(context.Background(), f, sig, []string{current, "0123456789ABCDEF0123456789ABCDEF01234567"})
 	if !errors.Is(err, ErrPinnedKey) {
 		t.Fatalf("want ErrPinnedKey, got %v", err)
 	}
@@ -121,7 +122,7 @@ func TestCancelled(t *testing.T) {
 	f, sig := real(t, "4.0.2")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Verify(ctx, f, sig, []string{current}); !errors.Is(err, context.Canceled) {
+	if _, err := (Verifier{}).Verify(ctx, f, sig, []string{current}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("want context.Canceled, got %v", err)
 	}
 }
@@ -138,7 +139,7 @@ func TestNotPinnedSigner(t *testing.T) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Verify(context.Background(), f, sig, []string{current, retired})
+	_, err = Verifier{}.Verify(context.Background(), f, sig, []string{current, retired})
 	if !errors.Is(err, ErrUnknownSigner) {
 		t.Fatalf("want ErrUnknownSigner, got %v", err)
 	}
@@ -153,7 +154,7 @@ func TestMalformed(t *testing.T) {
 		"public key":  "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nxA==\n-----END PGP PUBLIC KEY BLOCK-----\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Verify(context.Background(), strings.NewReader("x"), []byte(sig), []string{current})
+			_, err := Verifier{}.Verify(context.Background(), strings.NewReader("x"), []byte(sig), []string{current})
 			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("want ErrMalformed, got %v", err)
 			}
@@ -336,7 +337,7 @@ func TestPrimaryNotSigningCapable(t *testing.T) {
 // decides, not the newest one.
 func TestPinnedKeyValidity(t *testing.T) {
 	load := func(f string) *pinnedKey {
-		b, err := Verifier{}.armored()(f)
+		b, err := keys.Armored(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -446,7 +447,7 @@ func TestRealReleaseRecipeKeyNotNeeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := v.armored()(current)
+	b, _ := keys.Armored(current)
 	if res.Key.Origin != OriginOsslbuild || res.Key.Path != "keys/openssl-"+current+".asc" || res.Key.SHA256 != digest(b) {
 		t.Errorf("key %+v", res.Key)
 	}

@@ -95,13 +95,9 @@ func Extract(ctx context.Context, archive, dest string, opts Options) (Result, e
 		return Result{}, fmt.Errorf("unpack: %w", err)
 	}
 	defer f.Close()
-	return ExtractReader(ctx, f, filepath.Base(archive), dest, opts)
-}
-
-// ExtractReader is Extract for a gzip stream; name is used in errors.
-func ExtractReader(ctx context.Context, r io.Reader, name, dest string, opts Options) (Result, error) {
+	name := filepath.Base(archive)
 	return extractWith(ctx, name, dest, opts, func(lim inspect.Limits, fn inspect.WalkFunc) error {
-		return inspect.WalkTarGzEntries(ctx, name, r, lim, fn)
+		return inspect.WalkTarGzEntries(ctx, name, f, lim, fn)
 	})
 }
 
@@ -287,22 +283,24 @@ func (x *extractor) entry(tr io.Reader, hdr *tar.Header) error {
 		return fmt.Errorf("%w: below symlink %s", ErrUnsafePath, l)
 	}
 	dst := filepath.Join(x.root, filepath.FromSlash(rel))
+	// A directory member makes itself, any other member its directory. A
+	// repeated directory member is harmless; MkdirAll fails if a file
+	// already holds the name.
+	dir := filepath.Dir(dst)
+	if hdr.Typeflag == tar.TypeDir {
+		dir = dst
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 
 	switch hdr.Typeflag {
 	case tar.TypeDir:
-		if err := os.MkdirAll(dst, 0o755); err != nil {
-			return err
-		}
-		// A repeated directory member is harmless; MkdirAll fails if a
-		// file already holds the name.
 		x.dirs[rel] = hdr.ModTime
 		x.res.Dirs++
 	case tar.TypeReg, tar.TypeRegA:
 		if hdr.Size < 0 || x.res.Bytes+hdr.Size > x.opts.Limits.MaxTotalBytes {
 			return fmt.Errorf("%w: %d bytes would pass the limit of %d", ErrTooLarge, x.res.Bytes+hdr.Size, x.opts.Limits.MaxTotalBytes)
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
 		}
 		f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
@@ -340,9 +338,6 @@ func (x *extractor) entry(tr io.Reader, hdr *tar.Header) error {
 		if _, err := os.Lstat(dst); err == nil {
 			return fmt.Errorf("%w: %s", ErrDuplicate, rel)
 		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
 		// Checked and created in finish, once every link is known.
 		x.links[rel] = hdr.Linkname
 		x.res.Symlinks++
@@ -353,9 +348,6 @@ func (x *extractor) entry(tr io.Reader, hdr *tar.Header) error {
 		}
 		if ltop != x.res.TopDir || !x.files[lrel] {
 			return fmt.Errorf("%w: hard link to %q, which is not a regular file extracted before it", ErrUnsafePath, hdr.Linkname)
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
 		}
 		if err := os.Link(filepath.Join(x.root, filepath.FromSlash(lrel)), dst); err != nil {
 			if errors.Is(err, os.ErrExist) {

@@ -2,7 +2,6 @@ package unpack
 
 import (
 	"archive/tar"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -71,11 +70,21 @@ func tgz(t testing.TB, ents ...ent) []byte {
 	return b
 }
 
+// archive writes data to a file called name in a directory of its own.
+func archive(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func extract(t *testing.T, data []byte, opts Options) (string, Result, error) {
 	t.Helper()
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "src")
-	res, err := ExtractReader(context.Background(), bytes.NewReader(data), "test.tar.gz", dest, opts)
+	res, err := Extract(context.Background(), archive(t, "test.tar.gz", data), dest, opts)
 	if err != nil {
 		// Nothing at dest and no temporary directory left behind.
 		left, _ := os.ReadDir(parent)
@@ -191,7 +200,7 @@ func TestHostile(t *testing.T) {
 
 func TestDestExists(t *testing.T) {
 	dest := t.TempDir()
-	_, err := ExtractReader(context.Background(), bytes.NewReader(tgz(t, dir("o/"))), "x.tar.gz", dest, Options{})
+	_, err := Extract(context.Background(), archive(t, "x.tar.gz", tgz(t, dir("o/"))), dest, Options{})
 	if !errors.Is(err, ErrExists) {
 		t.Fatalf("want ErrExists, got %v", err)
 	}
@@ -211,7 +220,7 @@ func TestCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	parent := t.TempDir()
-	_, err := ExtractReader(ctx, bytes.NewReader(tgz(t, dir("o/"), file("o/a", "x"))), "x.tar.gz", filepath.Join(parent, "d"), Options{})
+	_, err := Extract(ctx, archive(t, "x.tar.gz", tgz(t, dir("o/"), file("o/a", "x"))), filepath.Join(parent, "d"), Options{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("want context.Canceled, got %v", err)
 	}
