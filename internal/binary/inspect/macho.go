@@ -148,6 +148,8 @@ type MachO struct {
 	// (Count: nsyms) and the other two commands' data (Count: bytes) lie in
 	// the file; Present says the command was there.
 	Symtab, FunctionStarts, DataInCode LinkEdit
+	// Strtab is where LC_SYMTAB's string table lies (Count: bytes).
+	Strtab LinkEdit
 	// CodeSignature is where LC_CODE_SIGNATURE's blob lies (Count: bytes).
 	CodeSignature LinkEdit
 	// ID is the image's LC_ID_DYLIB (a dylib's install name), nil if none;
@@ -402,6 +404,7 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 			}
 		case macho.LoadCmdSymtab:
 			m.Symtab = LinkEdit{Offset: bo.Uint32(body[0:]), Count: bo.Uint32(body[4:]), Present: true}
+			m.Strtab = LinkEdit{Offset: bo.Uint32(body[8:]), Count: bo.Uint32(body[12:]), Present: true}
 		case lcFunctionStarts:
 			m.FunctionStarts = LinkEdit{Offset: bo.Uint32(body[0:]), Count: bo.Uint32(body[4:]), Present: true}
 		case lcDataInCode:
