@@ -333,48 +333,35 @@ func thinSlice(f Format) func(c *inspector, r io.ReaderAt, size int64) ([]Slice,
 // offset in the file, arch its name in a universal file ("" when thin).
 func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string) (Slice, error) {
 	s := Slice{Format: f, Offset: base, Size: size}
-	switch f {
-	case FormatAr:
+	// The parts read as objects: an archive's members, else the whole slice.
+	parts := []ArMember{{Size: size}}
+	if f == FormatAr {
 		a, err := ParseAr(r, size)
 		if err != nil {
 			return s, Annotate(err, c.path, arch, "", base)
 		}
-		s.Archive = a
-		for _, m := range a.Members {
-			o := c.object(io.NewSectionReader(r, m.Offset, m.Size), m.Size, arch, m.Name, base+m.Offset)
-			s.Objects = append(s.Objects, o)
-			bi, err := c.scan(io.NewSectionReader(r, m.Offset, m.Size), base+m.Offset, m.Size)
-			if err != nil {
-				return s, Annotate(err, c.path, arch, m.Name, 0)
-			}
-			for _, b := range bi {
-				b.Member, b.Offset = m.Name, b.Offset+base+m.Offset
-				s.BuildInfo = append(s.BuildInfo, b)
-			}
-		}
-		s.Arch = commonArch(s.Objects)
-		if err := c.record(&s, r, base, size); err != nil {
-			return s, Annotate(err, c.path, arch, "", base)
-		}
-	default:
-		o := c.object(r, size, arch, "", base)
-		if o.Err != nil && o.Format == f {
+		s.Archive, parts = a, a.Members
+	}
+	for _, m := range parts {
+		mr := io.NewSectionReader(r, m.Offset, m.Size)
+		o := c.object(mr, m.Size, arch, m.Name, base+m.Offset)
+		if o.Err != nil && o.Format == f && f != FormatAr {
 			// A thin file that is itself malformed has nothing else to report.
 			return s, o.Err
 		}
-		s.Objects = []Object{o}
-		s.Arch = o.Arch()
-		bi, err := c.scan(r, base, size)
+		s.Objects = append(s.Objects, o)
+		bi, err := c.scan(mr, base+m.Offset, m.Size)
 		if err != nil {
-			return s, Annotate(err, c.path, arch, "", 0)
+			return s, Annotate(err, c.path, arch, m.Name, 0)
 		}
 		for _, b := range bi {
-			b.Offset += base
+			b.Member, b.Offset = m.Name, b.Offset+base+m.Offset
 			s.BuildInfo = append(s.BuildInfo, b)
 		}
-		if err := c.record(&s, r, base, size); err != nil {
-			return s, Annotate(err, c.path, arch, "", base)
-		}
+	}
+	s.Arch = commonArch(s.Objects)
+	if err := c.record(&s, r, base, size); err != nil {
+		return s, Annotate(err, c.path, arch, "", base)
 	}
 	return s, nil
 }
