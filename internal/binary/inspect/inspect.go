@@ -21,6 +21,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 
 	"github.com/osslbuild/osslbuild/internal/ctxio"
@@ -387,7 +388,7 @@ func (c *inspector) record(s *Slice, r io.ReaderAt, base, size int64) error {
 // loads count; one found elsewhere is reported as Unmapped. A slice
 // with libcrypto's build information is not read again.
 func (c *inspector) markFamily(s *Slice, r io.ReaderAt, size int64, lm *loadMap) error {
-	if s.Record.Version != nil && (s.Record.Compiler() != nil || holdsLibcryptoInfo(s.BuildInfo)) {
+	if s.Record.Version != nil && (s.Record.Compiler() != nil || HoldsLibcryptoInfo(s.BuildInfo)) {
 		return nil
 	}
 	ok := func(off int64, n int) bool { in, _ := lm.loads(s.Offset+off, n); return in }
@@ -416,15 +417,12 @@ func (c *inspector) markFamily(s *Slice, r io.ReaderAt, size int64, lm *loadMap)
 	return nil
 }
 
-// holdsLibcryptoInfo reports whether infos hold a string only libcrypto's
-// OpenSSL_version returns (platform, built on, the directories).
-func holdsLibcryptoInfo(infos []BuildInfo) bool {
-	for _, b := range infos {
-		if attesting[b.Kind] {
-			return true
-		}
-	}
-	return false
+// HoldsLibcryptoInfo reports whether infos hold a string only libcrypto's
+// OpenSSL_version returns (platform, built on, the directories), with or
+// without a compiler line; a version string alone does not count (see
+// attesting).
+func HoldsLibcryptoInfo(infos []BuildInfo) bool {
+	return slices.ContainsFunc(infos, func(b BuildInfo) bool { return attesting[b.Kind] })
 }
 
 // object identifies and parses one object; parse failures land in Err.

@@ -120,26 +120,6 @@ func contradiction(ev []Evidence) (line, code *Evidence) {
 	return nil, nil
 }
 
-// libcryptoMarkers are the build-info strings only libcrypto itself (and
-// the forks' OpenSSL_version) compiles in, beside its compiler line.
-var libcryptoMarkers = map[inspect.BuildInfoKind]bool{
-	inspect.InfoPlatform: true, inspect.InfoBuiltOn: true,
-	inspect.InfoOpenSSLDir: true, inspect.InfoModulesDir: true, inspect.InfoEnginesDir: true,
-}
-
-// HoldsLibcrypto reports whether a slice carries libcrypto's own build
-// information (platform, built on, the directories), with or without a
-// compiler line. A version string alone does not count: OPENSSL_VERSION_TEXT
-// is a header macro that programs linking libcrypto dynamically embed too.
-func HoldsLibcrypto(s inspect.Slice) bool {
-	for _, b := range s.BuildInfo {
-		if libcryptoMarkers[b.Kind] {
-			return true
-		}
-	}
-	return false
-}
-
 // HoldsOpenSSL reports whether a slice holds OpenSSL's (or a fork's) own
 // code, as its strings show: a compiler line, libcrypto's build
 // information, or the library's source paths (inspect.FamilyByMarker;
@@ -156,7 +136,7 @@ func compilerLineEvidence(s inspect.Slice) []Evidence {
 	case c != nil:
 		cl := inspect.ParseCompilerLine(c.Value)
 		return []Evidence{{Source: SourceCompilerLine, Known: true, Level: cl.Opt, Flag: cl.OptFlag, Detail: c.Text, Member: c.Member}}
-	case HoldsLibcrypto(s):
+	case inspect.HoldsLibcryptoInfo(s.BuildInfo):
 		return []Evidence{{Source: SourceCompilerLine, Detail: "libcrypto's build information without a \"compiler: \" line"}}
 	case s.Record.FamilyMarker != "" && s.Record.Version != nil:
 		// A version string and the library's own source paths, nothing
@@ -296,7 +276,7 @@ func unknownReason(s inspect.Slice) string {
 	if c := s.Record.Compiler(); c != nil {
 		return fmt.Sprintf("%s: no compiler line recorded (%q): how it was optimised cannot be shown%s", who, strings.TrimRight(c.Text, " "), code)
 	}
-	if s.Record.FamilyMarker != "" && !HoldsLibcrypto(s) {
+	if s.Record.FamilyMarker != "" && !inspect.HoldsLibcryptoInfo(s.BuildInfo) {
 		if v := s.Record.Version; v != nil {
 			return fmt.Sprintf("%s: no compiler line recorded, only %q and its source path %q in the binary: how it was optimised cannot be shown%s", who, v.Value, s.Record.FamilyMarker, code)
 		}

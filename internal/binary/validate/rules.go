@@ -31,7 +31,7 @@ func (c *checker) add(arch, member string, rule Rule, expected, found, format st
 
 // verdict weighs a slice's optimisation evidence against exp.MinOpt.
 func (c *checker) verdict(s inspect.Slice, exp Expect) SliceReport {
-	r := SliceReport{Arch: sliceArch(s), Opt: judgeOpt(evidence(s, c.static), exp.MinOpt), Libcrypto: HoldsLibcrypto(s)}
+	r := SliceReport{Arch: sliceArch(s), Opt: judgeOpt(evidence(s, c.static), exp.MinOpt), Libcrypto: inspect.HoldsLibcryptoInfo(s.BuildInfo)}
 	if r.Opt.Status == OptUnknown {
 		r.Unknown = unknownReason(s)
 	}
