@@ -78,21 +78,14 @@ func machineCodeEvidence(s inspect.Slice) []Evidence {
 // over 2674 functions)".
 func DescribeCode(c inspect.CodeVerdict) string {
 	if c.Class == inspect.CodeTooLittle && c.Functions == 0 {
-		return fmt.Sprintf("%s (%s measured, %d needed)", c.Class, plural(c.Functions, "function"), codeclass.MinFunctions)
+		return fmt.Sprintf("%s (%s measured, %d needed)", c.Class, inspect.Plural(c.Functions, "function"), codeclass.MinFunctions)
 	}
 	if c.Class == inspect.CodeTooLittle {
 		// What little there is, and which way it points: a stripped
 		// archive's 16 functions at 0.94 read -O0.
-		return fmt.Sprintf("%s (score %.2f over %s measured, %d needed)", c.Class, c.Score, plural(c.Functions, "function"), codeclass.MinFunctions)
+		return fmt.Sprintf("%s (score %.2f over %s measured, %d needed)", c.Class, c.Score, inspect.Plural(c.Functions, "function"), codeclass.MinFunctions)
 	}
-	return fmt.Sprintf("%s (score %.2f over %s)", c.Class, c.Score, plural(c.Functions, "function"))
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
+	return fmt.Sprintf("%s (score %.2f over %s)", c.Class, c.Score, inspect.Plural(c.Functions, "function"))
 }
 
 // contradiction returns the compiler line and the code evidence when both

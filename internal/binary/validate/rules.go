@@ -205,7 +205,7 @@ func (c *checker) optimisation(arch string, s inspect.Slice, exp Expect, r Slice
 		}
 		c.add(arch, line.Member, RuleOptimisation, "machine code that agrees with the compiler line", "code "+string(code.Code.Class),
 			"compiler line %s but the machine code looks %s (score %.2f over %s): %q",
-			says, looks, code.Code.Score, plural(code.Code.Functions, "function"), strings.TrimPrefix(line.Detail, "compiler: "))
+			says, looks, code.Code.Score, inspect.Plural(code.Code.Functions, "function"), strings.TrimPrefix(line.Detail, "compiler: "))
 	}
 	if exp.NoOptFlag {
 		// The pyca-way build: its own line must carry no -O flag at all.
@@ -219,7 +219,7 @@ func (c *checker) optimisation(arch string, s inspect.Slice, exp Expect, r Slice
 		if s.Code != nil && s.Code.Class == inspect.CodeOptimised && line == nil {
 			c.add(arch, "", RuleOptimisation, "-O0-like machine code", string(s.Code.Class),
 				"the machine code looks optimised (score %.2f over %s), expected a build without optimisation (the pyca way)",
-				s.Code.Score, plural(s.Code.Functions, "function"))
+				s.Code.Score, inspect.Plural(s.Code.Functions, "function"))
 		}
 		return
 	}
@@ -239,7 +239,7 @@ func (c *checker) optimisation(arch string, s inspect.Slice, exp Expect, r Slice
 				if !lineKnown {
 					c.add(arch, "", RuleOptimisation, "at least "+min, "code "+string(e.Code.Class),
 						"the machine code looks -O0 (score %.2f over %s, -O0-like from %.2f), expected at least %s",
-						e.Code.Score, plural(e.Code.Functions, "function"), codeclass.O0Threshold, min)
+						e.Code.Score, inspect.Plural(e.Code.Functions, "function"), codeclass.O0Threshold, min)
 				}
 				continue
 			}
