@@ -380,7 +380,7 @@ func (c *inspector) record(s *Slice, r io.ReaderAt, base, size int64) error {
 
 // markFamily names the library of a slice that has no version string, or
 // one without libcrypto's build information or a compiler line, but
-// carries source paths of the library's own (see FamilyByMarker): a
+// carries source paths of the library's own (see familyByMarker): a
 // BoringSSL build that recorded nothing is reported as BoringSSL, not as
 // no OpenSSL at all, and OpenSSL 1.0.2's libssl, whose only build string
 // is the version it was compiled against, as OpenSSL's code, not a

@@ -115,7 +115,7 @@ func contradiction(ev []Evidence) (line, code *Evidence) {
 
 // HoldsOpenSSL reports whether a slice holds OpenSSL's (or a fork's) own
 // code, as its strings show: a compiler line, libcrypto's build
-// information, or the library's source paths (inspect.FamilyByMarker;
+// information, or the library's source paths (inspect.Record.FamilyMarker;
 // libssl has no other). Only such slices are judged by check; a program
 // that links OpenSSL dynamically, with the version string of its headers,
 // is not one.
