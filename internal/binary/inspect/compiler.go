@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -50,25 +51,14 @@ func ParseOptLevel(s string) (OptLevel, error) {
 	return O0, fmt.Errorf("optimisation level %q: expected one of -O0, -Og, -O1, -Oz, -Os, -O2, -O3, -Ofast", s)
 }
 
+// optSuffixes are what may follow "-O" in a compiler flag, besides a
+// number from 3 up.
+var optSuffixes = map[string]OptLevel{"": O1, "0": O0, "1": O1, "2": O2, "s": Os, "z": Oz, "g": Og, "fast": Ofast}
+
 // optFromSuffix decodes what follows "-O" in a compiler flag.
 func optFromSuffix(w string) (OptLevel, bool) {
-	switch w {
-	case "":
-		return O1, true
-	case "0":
-		return O0, true
-	case "1":
-		return O1, true
-	case "2":
-		return O2, true
-	case "s":
-		return Os, true
-	case "z":
-		return Oz, true
-	case "g":
-		return Og, true
-	case "fast":
-		return Ofast, true
+	if o, ok := optSuffixes[w]; ok {
+		return o, true
 	}
 	if isDigits(w) { // -O3, -O4, -O99: GCC and clang clamp to -O3
 		return O3, true
@@ -143,15 +133,8 @@ func isMSVC(cc string) bool {
 // /O2 and /Ox for speed. /Os, /Ot, /Oi, /Oy and the like tune an
 // optimisation some other flag enables and decide nothing alone.
 func msvcOpt(w string) (OptLevel, bool) {
-	switch w {
-	case "d":
-		return O0, true
-	case "1":
-		return Os, true
-	case "2", "x":
-		return O2, true
-	}
-	return O0, false
+	o, ok := map[string]OptLevel{"d": O0, "1": Os, "2": O2, "x": O2}[w]
+	return o, ok
 }
 
 // Has reports whether flag appears among the arguments (the compiler name
@@ -163,14 +146,10 @@ func (c CompilerLine) Has(flag string) bool {
 		return false
 	}
 	args := c.Args[1:]
-outer:
 	for i := 0; i+len(want) <= len(args); i++ {
-		for j, w := range want {
-			if args[i+j] != w {
-				continue outer
-			}
+		if slices.Equal(args[i:i+len(want)], want) {
+			return true
 		}
-		return true
 	}
 	return false
 }
