@@ -186,16 +186,12 @@ func InspectReader(name string, r io.ReaderAt, size int64) (*File, error) {
 // core. A fault on the memory (a mapped file truncated underneath) is an
 // error naming the file, not a crash.
 func InspectBytes(name string, b []byte) (f *File, err error) {
-	err = faultGuard(name, func() error {
+	err = GuardFault("inspect", name, func() error {
 		f, err = inspectReader(&inspector{path: name, data: b}, bytes.NewReader(b), int64(len(b)))
 		return err
 	})
 	return f, err
 }
-
-// faultGuard runs fn, turning a memory fault (SIGBUS on a mapped file that
-// shrank) into an error.
-func faultGuard(name string, fn func() error) error { return GuardFault("inspect", name, fn) }
 
 // GuardFault runs fn, which reads the mapped file name, turning a memory
 // fault (SIGBUS when the file shrank underneath) into an error naming the
@@ -301,7 +297,7 @@ func (c *inspector) fatSlices(r io.ReaderAt, size int64) ([]Slice, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := faultGuard(c.path, func() error { one(i); return nil }); err != nil {
+				if err := GuardFault("inspect", c.path, func() error { one(i); return nil }); err != nil {
 					errs[i] = err
 				}
 			}()
