@@ -270,7 +270,7 @@ func (c *inspector) fatSlices(r io.ReaderAt, size int64) ([]Slice, error) {
 	for i, a := range arches {
 		magic, err := ReadMagic(io.NewSectionReader(r, a.Offset, a.Size), a.Size)
 		if err != nil {
-			return nil, fmt.Errorf("inspect %s [%s slice]: %w", c.path, a.Arch(), err)
+			return nil, Annotate(err, c.path, a.Arch(), "", 0)
 		}
 		switch {
 		case isMachO(magic):

@@ -92,7 +92,7 @@ func walkTar(ctx context.Context, name string, stream io.Reader, lim Limits, all
 			return &FormatError{Path: name, Offset: *read, Msg: "tar: " + err.Error()}
 		}
 		if n >= lim.MaxMembers {
-			return fmt.Errorf("inspect %s: %w: more than %d entries", location(name, hdr.Name), ErrLimit, lim.MaxMembers)
+			return fmt.Errorf("inspect %s: %w: more than %d entries", location(name, hdr.Name, ""), ErrLimit, lim.MaxMembers)
 		}
 		if !all {
 			switch hdr.Typeflag {
@@ -107,7 +107,7 @@ func walkTar(ctx context.Context, name string, stream io.Reader, lim Limits, all
 				continue
 			}
 		}
-		where := location(name, hdr.Name)
+		where := location(name, hdr.Name, "")
 		if hdr.Size > lim.MaxMemberBytes {
 			return fmt.Errorf("inspect %s: %w: member declares %d bytes (per-member limit %d)", where, ErrLimit, hdr.Size, lim.MaxMemberBytes)
 		}
