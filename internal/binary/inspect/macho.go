@@ -6,8 +6,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 )
 
 // Load commands debug/macho leaves undecoded.
@@ -207,14 +207,9 @@ func (m *MachO) TypeName() string {
 // ArchNames are the architecture names Inspect gives slices: Mach-O's as
 // lipo and -arch spell them, ELF's as the toolchains do.
 func ArchNames() []string {
-	names := []string{"arm64", "arm64e", "arm64_32", "x86_64", "x86_64h", "i386", "arm", "ppc", "ppc64"}
-	for _, n := range elfArch {
-		if !slices.Contains(names, n) {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	return names
+	names := append([]string{"arm64", "arm64e", "arm64_32", "x86_64", "x86_64h", "i386", "arm", "ppc", "ppc64"}, slices.Collect(maps.Values(elfArch))...)
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // CPUName names a Mach-O CPU type the way lipo and -arch do.

@@ -45,17 +45,13 @@ type ISAVerdict struct {
 // neither names a level (a CPU the levels do not know).
 func LevelOf(flags []string, def string) string {
 	for _, f := range flags {
-		if m, ok := strings.CutPrefix(f, "-march="); ok {
-			if _, known := codeclass.LevelRank(m); known {
+		for _, p := range [][2]string{{"-march=", "x86_64"}, {"-mcpu=", "arm64"}} {
+			if m, ok := strings.CutPrefix(f, p[0]); ok {
+				if _, known := codeclass.LevelRankFor(p[1], m); !known {
+					return ""
+				}
 				return m
 			}
-			return ""
-		}
-		if m, ok := strings.CutPrefix(f, "-mcpu="); ok {
-			if _, known := codeclass.LevelRankFor("arm64", m); known {
-				return m
-			}
-			return ""
 		}
 	}
 	return def
