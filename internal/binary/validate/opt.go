@@ -233,28 +233,6 @@ func ParseMinOpt(s string) (inspect.OptLevel, error) {
 	return inspect.O0, fmt.Errorf("-minopt %q: expected 0, 1, 2, 3, s or z", s)
 }
 
-// Describe is the verdict in a few words for a table cell: "-O3", "-O0 (no
-// -O)", "-Os (counts as -O2)", "unknown".
-func (v OptVerdict) Describe() string {
-	switch v.Status {
-	case OptNone:
-		return ""
-	case OptUnknown:
-		return "unknown"
-	}
-	if v.Source == SourceMachineCode {
-		return string(v.Class) + " (machine code)"
-	}
-	s := v.Level.String()
-	switch {
-	case v.Flag == "":
-		s += " (no -O)"
-	case v.Level == inspect.Os || v.Level == inspect.Oz:
-		s += " (size; counts as -O2)"
-	}
-	return s
-}
-
 // unknownReason is the sentence saying why a slice's optimisation is
 // unknown: "BoringSSL: no compiler line recorded ("compiler: n/a")".
 func unknownReason(s inspect.Slice) string {
