@@ -42,28 +42,20 @@ func (o OptLevel) String() string {
 // AtLeast reports whether o satisfies a minimum level.
 func (o OptLevel) AtLeast(min OptLevel) bool { return o >= min }
 
-// ParseOptLevel parses "-O3", "O3" or "3" (and s, z, g, fast).
-func ParseOptLevel(s string) (OptLevel, error) {
-	w := strings.TrimPrefix(strings.TrimPrefix(s, "-"), "O")
-	if o, ok := optFromSuffix(w); ok {
-		return o, nil
-	}
-	return O0, fmt.Errorf("optimisation level %q: expected one of -O0, -Og, -O1, -Oz, -Os, -O2, -O3, -Ofast", s)
-}
-
 // optSuffixes are what may follow "-O" in a compiler flag, besides a
 // number from 3 up.
 var optSuffixes = map[string]OptLevel{"": O1, "0": O0, "1": O1, "2": O2, "s": Os, "z": Oz, "g": Og, "fast": Ofast}
 
-// optFromSuffix decodes what follows "-O" in a compiler flag.
-func optFromSuffix(w string) (OptLevel, bool) {
+// optFromSuffix decodes what follows "-O" in a compiler flag: O0 when
+// it is none of the known levels (see CompilerLine.OptFlag).
+func optFromSuffix(w string) OptLevel {
 	if o, ok := optSuffixes[w]; ok {
-		return o, true
+		return o
 	}
 	if isDigits(w) { // -O3, -O4, -O99: GCC and clang clamp to -O3
-		return O3, true
+		return O3
 	}
-	return O0, false
+	return O0
 }
 
 // CompilerLine is a parsed OpenSSL "compiler: " line.
@@ -112,8 +104,7 @@ func ParseCompilerLine(s string) CompilerLine {
 				c.Opt, c.OptFlag = o, w
 			}
 		case strings.HasPrefix(w, "-O"):
-			o, _ := optFromSuffix(w[2:]) // unknown: O0, see OptFlag
-			c.Opt, c.OptFlag = o, w
+			c.Opt, c.OptFlag = optFromSuffix(w[2:]), w
 		}
 	}
 	return c
