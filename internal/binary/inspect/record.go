@@ -96,12 +96,9 @@ func IsPlaceholder(v string) bool {
 // configured reports whether a compiler line carries Configure's own
 // preprocessor flags.
 func configured(line string) bool {
-	for _, w := range strings.Fields(line) {
-		if strings.HasPrefix(w, "-DOPENSSL_") || w == "-DL_ENDIAN" || w == "-DB_ENDIAN" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(strings.Fields(line), func(w string) bool {
+		return strings.HasPrefix(w, "-DOPENSSL_") || w == "-DL_ENDIAN" || w == "-DB_ENDIAN"
+	})
 }
 
 // RecordOf chooses a slice's build information from every build-info

@@ -82,12 +82,9 @@ func (p Policy) isaLimit(s inspect.Slice) string {
 // macOS reports whether a slice's Mach-O objects are built for macOS (by
 // their LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX).
 func macOS(s inspect.Slice) bool {
-	for _, o := range s.Objects {
-		if o.MachO != nil && len(o.MachO.Versions) > 0 && o.MachO.Versions[0].Platform == inspect.PlatformMacOS {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.Objects, func(o inspect.Object) bool {
+		return o.MachO != nil && len(o.MachO.Versions) > 0 && o.MachO.Versions[0].Platform == inspect.PlatformMacOS
+	})
 }
 
 // isa applies the instruction-set rule to one slice.

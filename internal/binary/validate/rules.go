@@ -458,10 +458,5 @@ func (c *checker) sameVersion(f *inspect.File) {
 // cversion.o's (at -O3 the compiler drops it), so a pyca-way libcrypto.a
 // holds two copies of one line; only that build forgives them.
 func identical(cs []inspect.Candidate) bool {
-	for _, c := range cs[1:] {
-		if c.Text != cs[0].Text {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(cs[1:], func(c inspect.Candidate) bool { return c.Text != cs[0].Text })
 }
