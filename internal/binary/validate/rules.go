@@ -96,7 +96,13 @@ func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspec
 		return // any binary: its slice is what it is
 	}
 	if exp.elf() {
-		c.elfObject(arch, o, exp)
+		// An object of a Linux library: an ELF relocatable object for the
+		// expected architecture; for a shared library, a shared object.
+		var h objectHeader
+		if e := o.ELF; e != nil {
+			h = objectHeader{e.Arch, e.TypeName(), e.Type == elf.ET_DYN, e.Type == elf.ET_REL, true}
+		}
+		c.header(arch, o, exp, elfHeader, h)
 		return
 	}
 	m := o.MachO
@@ -120,17 +126,6 @@ func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspec
 				"%s minos is %s, expected %s", v.CmdName(), v.MinOS, exp.Slice.MinOS)
 		}
 	}
-}
-
-// elfObject holds an object of a Linux static library to its expectation:
-// an ELF relocatable object for the expected architecture; for a shared
-// library, a shared object.
-func (c *checker) elfObject(arch string, o inspect.Object, exp Expect) {
-	if e := o.ELF; e != nil {
-		c.header(arch, o, exp, elfHeader, objectHeader{e.Arch, e.TypeName(), e.Type == elf.ET_DYN, e.Type == elf.ET_REL, true})
-		return
-	}
-	c.header(arch, o, exp, elfHeader, objectHeader{})
 }
 
 // headerRules are one format's words for the rules its object headers are
