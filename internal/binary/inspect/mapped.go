@@ -84,7 +84,7 @@ func loadedOf(o *Object, r io.ReaderAt, size int64) loaded {
 		}
 		l.outside = "outside every PT_LOAD segment of the ELF image"
 	case o.ELF != nil:
-		for _, s := range elfAllocSections(o.ELF, r, size) {
+		for _, s := range elfAllocSections(o.ELF, r) {
 			add(s[0], s[1])
 		}
 		l.outside = "outside every allocated section of the ELF file"
@@ -132,17 +132,14 @@ const maxSections = 1 << 16
 
 // elfAllocSections returns [offset, size] of an ELF file's SHF_ALLOC
 // sections with contents; none when the table cannot be read.
-func elfAllocSections(e *ELF, r io.ReaderAt, size int64) [][2]uint64 {
+func elfAllocSections(e *ELF, r io.ReaderAt) [][2]uint64 {
 	is64 := e.Class == elf.ELFCLASS64
 	ent := map[bool]uint64{true: 64, false: 40}[is64]
 	if e.Shnum == 0 || uint64(e.Shentsize) < ent || int(e.Shnum) > maxSections {
 		return nil
 	}
-	n := uint64(e.Shentsize) * uint64(e.Shnum)
-	if e.Shoff > uint64(size) || n > uint64(size)-e.Shoff {
-		return nil
-	}
-	raw := make([]byte, n)
+	// ParseELF checked that the table lies inside the file.
+	raw := make([]byte, uint64(e.Shentsize)*uint64(e.Shnum))
 	if _, err := r.ReadAt(raw, int64(e.Shoff)); err != nil {
 		return nil
 	}
