@@ -189,21 +189,12 @@ func gnuLongName(table []byte, raw string) (string, error) {
 	return strings.TrimSuffix(string(rest), "/"), nil
 }
 
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
+func isDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // printable quotes non-printable names so error messages stay one line.
 func printable(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return strconv.Quote(s)
-		}
+	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r > 0x7e }) {
+		return strconv.Quote(s)
 	}
 	return s
 }

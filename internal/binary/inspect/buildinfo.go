@@ -136,13 +136,9 @@ func (sc *scanner) feed(data []byte, from int, base int64, final bool) {
 			j++
 		}
 		if !sc.curTrunc {
-			room := MaxBuildInfoLen - len(sc.cur)
-			if j-i > room {
-				sc.cur = append(sc.cur, data[i:i+room]...)
-				sc.curTrunc = true
-			} else {
-				sc.cur = append(sc.cur, data[i:j]...)
-			}
+			n := min(j-i, MaxBuildInfoLen-len(sc.cur))
+			sc.cur = append(sc.cur, data[i:i+n]...)
+			sc.curTrunc = n < j-i
 		}
 		if j == len(data) && !final {
 			return // the run goes on in the next chunk

@@ -215,6 +215,7 @@ func readCodeDirectory(r io.ReaderAt, off int64, m *MachO) ([]byte, *codeDirecto
 	// Every blob the index names lies inside the signature, once per
 	// type, and is of the kind its type holds.
 	seen := map[uint32]bool{}
+	cdAt := int64(-1)
 	for i := int64(0); i < count; i++ {
 		typ, at := be.Uint32(blob[12+8*i:]), int64(be.Uint32(blob[16+8*i:]))
 		if seen[typ] {
@@ -238,26 +239,22 @@ func readCodeDirectory(r io.ReaderAt, off int64, m *MachO) ([]byte, *codeDirecto
 		case !known && magic == csMagicCodeDirectory:
 			return nil, nil, bad("blob type %#x: a code directory in a slot that holds none", typ)
 		}
-	}
-	var cd *codeDirectory
-	for i := int64(0); i < count; i++ {
-		if be.Uint32(blob[12+8*i:]) != csSlotCodeDirectory {
-			continue
-		}
-		at := int64(be.Uint32(blob[16+8*i:]))
-		if at+csCodeDirectoryHeader > size {
-			return nil, nil, bad("code directory at %d outside the %d-byte signature", at, size)
-		}
-		b := blob[at:]
-		cd = &codeDirectory{
-			at: at, length: int64(be.Uint32(b[4:])), flags: be.Uint32(b[12:]),
-			hashOffset: int64(be.Uint32(b[16:])), identOff: int64(be.Uint32(b[20:])),
-			nSpecial: int(be.Uint32(b[24:])), nCode: int(be.Uint32(b[28:])), codeLimit: int64(be.Uint32(b[32:])),
-			hashSize: int(b[36]), hashType: b[37], pageSizeLog2: b[39],
+		if typ == csSlotCodeDirectory {
+			cdAt = at // one at most: types are not repeated
 		}
 	}
-	if cd == nil {
+	if cdAt < 0 {
 		return nil, nil, bad("no code directory among %d blobs", count)
+	}
+	if cdAt+csCodeDirectoryHeader > size {
+		return nil, nil, bad("code directory at %d outside the %d-byte signature", cdAt, size)
+	}
+	b := blob[cdAt:]
+	cd := &codeDirectory{
+		at: cdAt, length: int64(be.Uint32(b[4:])), flags: be.Uint32(b[12:]),
+		hashOffset: int64(be.Uint32(b[16:])), identOff: int64(be.Uint32(b[20:])),
+		nSpecial: int(be.Uint32(b[24:])), nCode: int(be.Uint32(b[28:])), codeLimit: int64(be.Uint32(b[32:])),
+		hashSize: int(b[36]), hashType: b[37], pageSizeLog2: b[39],
 	}
 	switch {
 	case cd.at+cd.length > size:
@@ -298,8 +295,7 @@ func Resign(data []byte, off int64, m *MachO) error {
 	if !m.CodeSignature.Present {
 		return fmt.Errorf("%w: the image has no LC_CODE_SIGNATURE to update", ErrSignature)
 	}
-	r := bytesReaderAt(data)
-	blob, cd, err := readCodeDirectory(r, off, m)
+	blob, cd, err := readCodeDirectory(bytes.NewReader(data), off, m)
 	if err != nil {
 		return err
 	}
@@ -329,17 +325,4 @@ func Resign(data []byte, off int64, m *MachO) error {
 		copy(data[slot:slot+int64(cd.hashSize)], h.Sum(nil)[:cd.hashSize])
 	}
 	return nil
-}
-
-type bytesReaderAt []byte
-
-func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 || off > int64(len(b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
 }

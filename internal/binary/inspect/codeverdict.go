@@ -89,11 +89,13 @@ type CodeFeatures struct {
 
 func (v CodeVerdict) String() string {
 	return fmt.Sprintf("%s: %s (score %.3f from %s, %s in %s; %s left out; argument spills %.3f, reloads %.3f, branches to next %.3f, frame loads/stores %.3f per instruction)",
-		v.Arch, v.Class, v.Score, plural(v.Functions, "function"), plural(v.Instructions, "instruction"), plural(v.Objects, "object"),
-		plural(v.AsmObjects, "assembly object"), v.Features.ArgSpill, v.Features.Reload, v.Features.BranchNext, v.Features.FrameShare)
+		v.Arch, v.Class, v.Score, Plural(v.Functions, "function"), Plural(v.Instructions, "instruction"), Plural(v.Objects, "object"),
+		Plural(v.AsmObjects, "assembly object"), v.Features.ArgSpill, v.Features.Reload, v.Features.BranchNext, v.Features.FrameShare)
 }
 
-func plural(n int, what string) string {
+// Plural is n and what, an "s" added unless n is 1: "1 function", "2
+// objects".
+func Plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}

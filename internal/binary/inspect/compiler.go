@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -41,39 +42,20 @@ func (o OptLevel) String() string {
 // AtLeast reports whether o satisfies a minimum level.
 func (o OptLevel) AtLeast(min OptLevel) bool { return o >= min }
 
-// ParseOptLevel parses "-O3", "O3" or "3" (and s, z, g, fast).
-func ParseOptLevel(s string) (OptLevel, error) {
-	w := strings.TrimPrefix(strings.TrimPrefix(s, "-"), "O")
-	if o, ok := optFromSuffix(w); ok {
-		return o, nil
-	}
-	return O0, fmt.Errorf("optimisation level %q: expected one of -O0, -Og, -O1, -Oz, -Os, -O2, -O3, -Ofast", s)
-}
+// optSuffixes are what may follow "-O" in a compiler flag, besides a
+// number from 3 up.
+var optSuffixes = map[string]OptLevel{"": O1, "0": O0, "1": O1, "2": O2, "s": Os, "z": Oz, "g": Og, "fast": Ofast}
 
-// optFromSuffix decodes what follows "-O" in a compiler flag.
-func optFromSuffix(w string) (OptLevel, bool) {
-	switch w {
-	case "":
-		return O1, true
-	case "0":
-		return O0, true
-	case "1":
-		return O1, true
-	case "2":
-		return O2, true
-	case "s":
-		return Os, true
-	case "z":
-		return Oz, true
-	case "g":
-		return Og, true
-	case "fast":
-		return Ofast, true
+// optFromSuffix decodes what follows "-O" in a compiler flag: O0 when
+// it is none of the known levels (see CompilerLine.OptFlag).
+func optFromSuffix(w string) OptLevel {
+	if o, ok := optSuffixes[w]; ok {
+		return o
 	}
 	if isDigits(w) { // -O3, -O4, -O99: GCC and clang clamp to -O3
-		return O3, true
+		return O3
 	}
-	return O0, false
+	return O0
 }
 
 // CompilerLine is a parsed OpenSSL "compiler: " line.
@@ -122,8 +104,7 @@ func ParseCompilerLine(s string) CompilerLine {
 				c.Opt, c.OptFlag = o, w
 			}
 		case strings.HasPrefix(w, "-O"):
-			o, _ := optFromSuffix(w[2:]) // unknown: O0, see OptFlag
-			c.Opt, c.OptFlag = o, w
+			c.Opt, c.OptFlag = optFromSuffix(w[2:]), w
 		}
 	}
 	return c
@@ -143,15 +124,8 @@ func isMSVC(cc string) bool {
 // /O2 and /Ox for speed. /Os, /Ot, /Oi, /Oy and the like tune an
 // optimisation some other flag enables and decide nothing alone.
 func msvcOpt(w string) (OptLevel, bool) {
-	switch w {
-	case "d":
-		return O0, true
-	case "1":
-		return Os, true
-	case "2", "x":
-		return O2, true
-	}
-	return O0, false
+	o, ok := map[string]OptLevel{"d": O0, "1": Os, "2": O2, "x": O2}[w]
+	return o, ok
 }
 
 // Has reports whether flag appears among the arguments (the compiler name
@@ -163,14 +137,10 @@ func (c CompilerLine) Has(flag string) bool {
 		return false
 	}
 	args := c.Args[1:]
-outer:
 	for i := 0; i+len(want) <= len(args); i++ {
-		for j, w := range want {
-			if args[i+j] != w {
-				continue outer
-			}
+		if slices.Equal(args[i:i+len(want)], want) {
+			return true
 		}
-		return true
 	}
 	return false
 }

@@ -3,7 +3,6 @@ package inspect
 import (
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // ErrMalformed is matched (errors.Is) by every *FormatError: the bytes do not
@@ -33,14 +32,7 @@ type FormatError struct {
 var ErrNotTar = errors.New("a gzip file that holds no tar archive")
 
 func (e *FormatError) Error() string {
-	var b strings.Builder
-	b.WriteString("inspect ")
-	b.WriteString(location(e.Path, e.Member))
-	if e.Slice != "" {
-		fmt.Fprintf(&b, " [%s slice]", e.Slice)
-	}
-	fmt.Fprintf(&b, ": at offset %d: %s", e.Offset, e.Msg)
-	return b.String()
+	return fmt.Sprintf("inspect %s: at offset %d: %s", location(e.Path, e.Member, e.Slice), e.Offset, e.Msg)
 }
 
 // Is lets callers test errors.Is(err, ErrMalformed).
@@ -48,15 +40,19 @@ func (e *FormatError) Is(target error) bool {
 	return target == ErrMalformed || target == ErrNotTar && e.notTar
 }
 
-// location renders "file(member)" as ar, nm and ld print it.
-func location(path, member string) string {
+// location renders "file(member)" as ar, nm and ld print it, then the
+// slice of a universal file: "file(member) [arm64 slice]".
+func location(path, member, slice string) string {
 	if path == "" {
 		path = "<input>"
 	}
-	if member == "" {
-		return path
+	if member != "" {
+		path += "(" + member + ")"
 	}
-	return path + "(" + member + ")"
+	if slice != "" {
+		path += " [" + slice + " slice]"
+	}
+	return path
 }
 
 // Malformed is the *FormatError of a parser (here or in package codeclass)
@@ -86,11 +82,7 @@ func Annotate(err error, path, slice, member string, base int64) error {
 		fe.Offset += base
 		return err
 	}
-	where := location(path, member)
-	if slice != "" {
-		where += " [" + slice + " slice]"
-	}
-	return fmt.Errorf("inspect %s: %w", where, err)
+	return fmt.Errorf("inspect %s: %w", location(path, member, slice), err)
 }
 
 // shift moves a *FormatError's offset from a sub-stream to its parent.

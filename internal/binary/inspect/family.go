@@ -164,17 +164,6 @@ func pathByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/'
 }
 
-// FamilyByMarker returns the library whose source paths b holds, with the
-// path's start ("boringssl/crypto/", or OpenSSL's "ssl/ssl_lib.c"), or ""
-// when none does; a fork's marker wins over OpenSSL's own paths, which
-// forks keep. It is for slices without a version string, or whose version
-// string alone does not show the library's code is there (libssl); one
-// with libcrypto's build information is named by FamilyOf.
-func FamilyByMarker(b []byte) (Family, string) {
-	f, m, _ := familyByMarker(b, nil)
-	return f, m
-}
-
 // markerHit is a marker found at Off in the bytes searched, N bytes long.
 type markerHit struct {
 	Off  int
@@ -182,9 +171,14 @@ type markerHit struct {
 	Text string
 }
 
-// familyByMarker is FamilyByMarker taking only markers whose bytes ok
-// accepts (nil: all); the first it refused is returned too, when no
-// marker was taken.
+// familyByMarker returns the library whose source paths b holds, with the
+// path's start ("boringssl/crypto/", or OpenSSL's "ssl/ssl_lib.c"), or ""
+// when none does; a fork's marker wins over OpenSSL's own paths, which
+// forks keep. It is for slices without a version string, or whose version
+// string alone does not show the library's code is there (libssl); one
+// with libcrypto's build information is named by FamilyOf. It takes only
+// markers whose bytes ok accepts (nil: all); the first it refused is
+// returned too, when no marker was taken.
 func familyByMarker(b []byte, ok func(off, n int) bool) (Family, string, *markerHit) {
 	var refused *markerHit
 	take := func(off, n int, text string) bool {

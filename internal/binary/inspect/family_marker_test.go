@@ -53,9 +53,9 @@ func TestFamilyByMarker(t *testing.T) {
 		{"nothing", "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, m := FamilyByMarker([]byte(tc.data))
+			f, m, _ := familyByMarker([]byte(tc.data), nil)
 			if f != tc.family || m != tc.marker {
-				t.Errorf("FamilyByMarker = %q, %q; want %q, %q", f, m, tc.family, tc.marker)
+				t.Errorf("familyByMarker = %q, %q; want %q, %q", f, m, tc.family, tc.marker)
 			}
 		})
 	}

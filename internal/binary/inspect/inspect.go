@@ -21,6 +21,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 
 	"github.com/osslbuild/osslbuild/internal/ctxio"
@@ -185,16 +186,12 @@ func InspectReader(name string, r io.ReaderAt, size int64) (*File, error) {
 // core. A fault on the memory (a mapped file truncated underneath) is an
 // error naming the file, not a crash.
 func InspectBytes(name string, b []byte) (f *File, err error) {
-	err = faultGuard(name, func() error {
+	err = GuardFault("inspect", name, func() error {
 		f, err = inspectReader(&inspector{path: name, data: b}, bytes.NewReader(b), int64(len(b)))
 		return err
 	})
 	return f, err
 }
-
-// faultGuard runs fn, turning a memory fault (SIGBUS on a mapped file that
-// shrank) into an error.
-func faultGuard(name string, fn func() error) error { return GuardFault("inspect", name, fn) }
 
 // GuardFault runs fn, which reads the mapped file name, turning a memory
 // fault (SIGBUS when the file shrank underneath) into an error naming the
@@ -273,7 +270,7 @@ func (c *inspector) fatSlices(r io.ReaderAt, size int64) ([]Slice, error) {
 	for i, a := range arches {
 		magic, err := ReadMagic(io.NewSectionReader(r, a.Offset, a.Size), a.Size)
 		if err != nil {
-			return nil, fmt.Errorf("inspect %s [%s slice]: %w", c.path, a.Arch(), err)
+			return nil, Annotate(err, c.path, a.Arch(), "", 0)
 		}
 		switch {
 		case isMachO(magic):
@@ -300,7 +297,7 @@ func (c *inspector) fatSlices(r io.ReaderAt, size int64) ([]Slice, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := faultGuard(c.path, func() error { one(i); return nil }); err != nil {
+				if err := GuardFault("inspect", c.path, func() error { one(i); return nil }); err != nil {
 					errs[i] = err
 				}
 			}()
@@ -333,48 +330,35 @@ func thinSlice(f Format) func(c *inspector, r io.ReaderAt, size int64) ([]Slice,
 // offset in the file, arch its name in a universal file ("" when thin).
 func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string) (Slice, error) {
 	s := Slice{Format: f, Offset: base, Size: size}
-	switch f {
-	case FormatAr:
+	// The parts read as objects: an archive's members, else the whole slice.
+	parts := []ArMember{{Size: size}}
+	if f == FormatAr {
 		a, err := ParseAr(r, size)
 		if err != nil {
 			return s, Annotate(err, c.path, arch, "", base)
 		}
-		s.Archive = a
-		for _, m := range a.Members {
-			o := c.object(io.NewSectionReader(r, m.Offset, m.Size), m.Size, arch, m.Name, base+m.Offset)
-			s.Objects = append(s.Objects, o)
-			bi, err := c.scan(io.NewSectionReader(r, m.Offset, m.Size), base+m.Offset, m.Size)
-			if err != nil {
-				return s, Annotate(err, c.path, arch, m.Name, 0)
-			}
-			for _, b := range bi {
-				b.Member, b.Offset = m.Name, b.Offset+base+m.Offset
-				s.BuildInfo = append(s.BuildInfo, b)
-			}
-		}
-		s.Arch = commonArch(s.Objects)
-		if err := c.record(&s, r, base, size); err != nil {
-			return s, Annotate(err, c.path, arch, "", base)
-		}
-	default:
-		o := c.object(r, size, arch, "", base)
-		if o.Err != nil && o.Format == f {
+		s.Archive, parts = a, a.Members
+	}
+	for _, m := range parts {
+		mr := io.NewSectionReader(r, m.Offset, m.Size)
+		o := c.object(mr, m.Size, arch, m.Name, base+m.Offset)
+		if o.Err != nil && o.Format == f && f != FormatAr {
 			// A thin file that is itself malformed has nothing else to report.
 			return s, o.Err
 		}
-		s.Objects = []Object{o}
-		s.Arch = o.Arch()
-		bi, err := c.scan(r, base, size)
+		s.Objects = append(s.Objects, o)
+		bi, err := c.scan(mr, base+m.Offset, m.Size)
 		if err != nil {
-			return s, Annotate(err, c.path, arch, "", 0)
+			return s, Annotate(err, c.path, arch, m.Name, 0)
 		}
 		for _, b := range bi {
-			b.Offset += base
+			b.Member, b.Offset = m.Name, b.Offset+base+m.Offset
 			s.BuildInfo = append(s.BuildInfo, b)
 		}
-		if err := c.record(&s, r, base, size); err != nil {
-			return s, Annotate(err, c.path, arch, "", base)
-		}
+	}
+	s.Arch = commonArch(s.Objects)
+	if err := c.record(&s, r, base, size); err != nil {
+		return s, Annotate(err, c.path, arch, "", base)
 	}
 	return s, nil
 }
@@ -392,7 +376,7 @@ func (c *inspector) record(s *Slice, r io.ReaderAt, base, size int64) error {
 
 // markFamily names the library of a slice that has no version string, or
 // one without libcrypto's build information or a compiler line, but
-// carries source paths of the library's own (see FamilyByMarker): a
+// carries source paths of the library's own (see familyByMarker): a
 // BoringSSL build that recorded nothing is reported as BoringSSL, not as
 // no OpenSSL at all, and OpenSSL 1.0.2's libssl, whose only build string
 // is the version it was compiled against, as OpenSSL's code, not a
@@ -400,7 +384,7 @@ func (c *inspector) record(s *Slice, r io.ReaderAt, base, size int64) error {
 // loads count; one found elsewhere is reported as Unmapped. A slice
 // with libcrypto's build information is not read again.
 func (c *inspector) markFamily(s *Slice, r io.ReaderAt, size int64, lm *loadMap) error {
-	if s.Record.Version != nil && (s.Record.Compiler() != nil || holdsLibcryptoInfo(s.BuildInfo)) {
+	if s.Record.Version != nil && (s.Record.Compiler() != nil || HoldsLibcryptoInfo(s.BuildInfo)) {
 		return nil
 	}
 	ok := func(off int64, n int) bool { in, _ := lm.loads(s.Offset+off, n); return in }
@@ -429,15 +413,12 @@ func (c *inspector) markFamily(s *Slice, r io.ReaderAt, size int64, lm *loadMap)
 	return nil
 }
 
-// holdsLibcryptoInfo reports whether infos hold a string only libcrypto's
-// OpenSSL_version returns (platform, built on, the directories).
-func holdsLibcryptoInfo(infos []BuildInfo) bool {
-	for _, b := range infos {
-		if attesting[b.Kind] {
-			return true
-		}
-	}
-	return false
+// HoldsLibcryptoInfo reports whether infos hold a string only libcrypto's
+// OpenSSL_version returns (platform, built on, the directories), with or
+// without a compiler line; a version string alone does not count (see
+// attesting).
+func HoldsLibcryptoInfo(infos []BuildInfo) bool {
+	return slices.ContainsFunc(infos, func(b BuildInfo) bool { return attesting[b.Kind] })
 }
 
 // object identifies and parses one object; parse failures land in Err.

@@ -6,8 +6,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 )
 
 // Load commands debug/macho leaves undecoded.
@@ -148,6 +148,8 @@ type MachO struct {
 	// (Count: nsyms) and the other two commands' data (Count: bytes) lie in
 	// the file; Present says the command was there.
 	Symtab, FunctionStarts, DataInCode LinkEdit
+	// Strtab is where LC_SYMTAB's string table lies (Count: bytes).
+	Strtab LinkEdit
 	// CodeSignature is where LC_CODE_SIGNATURE's blob lies (Count: bytes).
 	CodeSignature LinkEdit
 	// ID is the image's LC_ID_DYLIB (a dylib's install name), nil if none;
@@ -184,10 +186,8 @@ type Section struct {
 }
 
 // TypeName is "object", "dylib", "executable", ...
-func (m *MachO) TypeName() string { return machoTypeName(m.Type) }
-
-func machoTypeName(t macho.Type) string {
-	switch t {
+func (m *MachO) TypeName() string {
+	switch m.Type {
 	case macho.TypeObj:
 		return "object"
 	case macho.TypeExec:
@@ -201,20 +201,15 @@ func machoTypeName(t macho.Type) string {
 	case 10:
 		return "dSYM"
 	}
-	return fmt.Sprintf("filetype(%d)", uint32(t))
+	return fmt.Sprintf("filetype(%d)", uint32(m.Type))
 }
 
 // ArchNames are the architecture names Inspect gives slices: Mach-O's as
 // lipo and -arch spell them, ELF's as the toolchains do.
 func ArchNames() []string {
-	names := []string{"arm64", "arm64e", "arm64_32", "x86_64", "x86_64h", "i386", "arm", "ppc", "ppc64"}
-	for _, n := range elfArch {
-		if !slices.Contains(names, n) {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	return names
+	names := append([]string{"arm64", "arm64e", "arm64_32", "x86_64", "x86_64h", "i386", "arm", "ppc", "ppc64"}, slices.Collect(maps.Values(elfArch))...)
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // CPUName names a Mach-O CPU type the way lipo and -arch do.
@@ -285,11 +280,7 @@ func parseMachO(r io.ReaderAt, size int64, data []byte) (*MachO, error) {
 	if size < 28 {
 		return nil, Malformed(0, "truncated Mach-O header: expected at least 28 bytes, found %d", size)
 	}
-	n := int64(32)
-	if size < n {
-		n = size
-	}
-	if _, err := r.ReadAt(hdr[:n], 0); err != nil {
+	if _, err := r.ReadAt(hdr[:min(size, 32)], 0); err != nil {
 		return nil, fmt.Errorf("read Mach-O header: %w", err)
 	}
 	bo, is64, ok := MachOByteOrder(hdr[:])
@@ -395,13 +386,11 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 			}
 			m.Segments = append(m.Segments, seg)
 			if seg.Name == "__TEXT" {
-				m.HasText, m.TextAddr = true, uint64(bo.Uint32(body[16:]))
-				if is64 {
-					m.TextAddr = bo.Uint64(body[16:])
-				}
+				m.HasText, m.TextAddr = true, seg.VMAddr
 			}
 		case macho.LoadCmdSymtab:
 			m.Symtab = LinkEdit{Offset: bo.Uint32(body[0:]), Count: bo.Uint32(body[4:]), Present: true}
+			m.Strtab = LinkEdit{Offset: bo.Uint32(body[8:]), Count: bo.Uint32(body[12:]), Present: true}
 		case lcFunctionStarts:
 			m.FunctionStarts = LinkEdit{Offset: bo.Uint32(body[0:]), Count: bo.Uint32(body[4:]), Present: true}
 		case lcDataInCode:
@@ -428,22 +417,10 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 				return Malformed(off, "load command %d (LC_RPATH): %v", i, err)
 			}
 			m.Rpaths = append(m.Rpaths, p)
-		default:
-			if need == 0 {
-				break
-			}
-			v := BuildVersion{Cmd: cmd}
-			switch cmd {
-			case LCBuildVersion:
-				v.Platform = Platform(bo.Uint32(body[0:]))
-				v.MinOS = Version(bo.Uint32(body[4:]))
-				v.SDK = Version(bo.Uint32(body[8:]))
-			default:
-				v.Platform = versionMinPlatform[cmd]
-				v.MinOS = Version(bo.Uint32(body[0:]))
-				v.SDK = Version(bo.Uint32(body[4:]))
-			}
-			vs = append(vs, v)
+		case LCBuildVersion:
+			vs = append(vs, BuildVersion{cmd, Platform(bo.Uint32(body[0:])), Version(bo.Uint32(body[4:])), Version(bo.Uint32(body[8:]))})
+		case LCVersionMinMacOSX, LCVersionMinIPhoneOS, LCVersionMinTVOS, LCVersionMinWatchOS:
+			vs = append(vs, BuildVersion{cmd, versionMinPlatform[cmd], Version(bo.Uint32(body[0:])), Version(bo.Uint32(body[4:]))})
 		}
 		off += cmdsize
 	}

@@ -84,12 +84,12 @@ func loadedOf(o *Object, r io.ReaderAt, size int64) loaded {
 		}
 		l.outside = "outside every PT_LOAD segment of the ELF image"
 	case o.ELF != nil:
-		for _, s := range elfAllocSections(o.ELF, r, size) {
+		for _, s := range elfAllocSections(o.ELF, r) {
 			add(s[0], s[1])
 		}
 		l.outside = "outside every allocated section of the ELF file"
 	case o.PE != nil:
-		for _, s := range peSections(r, size) {
+		for _, s := range o.PE.sections {
 			add(s[0], s[1])
 		}
 		l.outside = "outside every section of the PE image"
@@ -132,17 +132,14 @@ const maxSections = 1 << 16
 
 // elfAllocSections returns [offset, size] of an ELF file's SHF_ALLOC
 // sections with contents; none when the table cannot be read.
-func elfAllocSections(e *ELF, r io.ReaderAt, size int64) [][2]uint64 {
+func elfAllocSections(e *ELF, r io.ReaderAt) [][2]uint64 {
 	is64 := e.Class == elf.ELFCLASS64
 	ent := map[bool]uint64{true: 64, false: 40}[is64]
 	if e.Shnum == 0 || uint64(e.Shentsize) < ent || int(e.Shnum) > maxSections {
 		return nil
 	}
-	n := uint64(e.Shentsize) * uint64(e.Shnum)
-	if e.Shoff > uint64(size) || n > uint64(size)-e.Shoff {
-		return nil
-	}
-	raw := make([]byte, n)
+	// ParseELF checked that the table lies inside the file.
+	raw := make([]byte, uint64(e.Shentsize)*uint64(e.Shnum))
 	if _, err := r.ReadAt(raw, int64(e.Shoff)); err != nil {
 		return nil
 	}
@@ -163,46 +160,6 @@ func elfAllocSections(e *ELF, r io.ReaderAt, size int64) [][2]uint64 {
 		if typ != elf.SHT_NOBITS && typ != elf.SHT_NULL && elf.SectionFlag(flags)&elf.SHF_ALLOC != 0 {
 			out = append(out, [2]uint64{off, sz})
 		}
-	}
-	return out
-}
-
-// peSections returns [offset, size] of a PE image's headers and of each
-// section's raw data: what the Windows loader maps. None when the section
-// table cannot be read.
-func peSections(r io.ReaderAt, size int64) [][2]uint64 {
-	le := binary.LittleEndian
-	var dos [64]byte
-	if _, err := r.ReadAt(dos[:], 0); err != nil {
-		return nil
-	}
-	pe := int64(le.Uint32(dos[0x3c:]))
-	var coff [24]byte // signature and COFF file header
-	if pe < 64 || pe > size-int64(len(coff)) {
-		return nil
-	}
-	if _, err := r.ReadAt(coff[:], pe); err != nil {
-		return nil
-	}
-	nsec, opt := int64(le.Uint16(coff[6:])), int64(le.Uint16(coff[20:]))
-	var out [][2]uint64
-	if opt >= 64 { // SizeOfHeaders at 60 in PE32 and PE32+ alike
-		var h [4]byte
-		if _, err := r.ReadAt(h[:], pe+24+60); err == nil {
-			out = append(out, [2]uint64{0, uint64(le.Uint32(h[:]))})
-		}
-	}
-	tab := pe + 24 + opt
-	if tab > size || nsec*40 > size-tab {
-		return out
-	}
-	raw := make([]byte, nsec*40)
-	if _, err := r.ReadAt(raw, tab); err != nil {
-		return out
-	}
-	for i := int64(0); i < nsec; i++ {
-		s := raw[i*40:]
-		out = append(out, [2]uint64{uint64(le.Uint32(s[20:])), uint64(le.Uint32(s[16:]))})
 	}
 	return out
 }

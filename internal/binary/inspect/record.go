@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -95,12 +96,9 @@ func IsPlaceholder(v string) bool {
 // configured reports whether a compiler line carries Configure's own
 // preprocessor flags.
 func configured(line string) bool {
-	for _, w := range strings.Fields(line) {
-		if strings.HasPrefix(w, "-DOPENSSL_") || w == "-DL_ENDIAN" || w == "-DB_ENDIAN" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(strings.Fields(line), func(w string) bool {
+		return strings.HasPrefix(w, "-DOPENSSL_") || w == "-DL_ENDIAN" || w == "-DB_ENDIAN"
+	})
 }
 
 // RecordOf chooses a slice's build information from every build-info
@@ -138,8 +136,13 @@ func RecordOf(infos []BuildInfo) Record {
 			kinds[cluster[i]][b.Kind] = i
 		}
 	}
-	var candCluster []int
-	var opts []OptLevel
+	// Each candidate with its cluster and optimisation, to rank them by.
+	type ranked struct {
+		Candidate
+		cluster int
+		opt     OptLevel
+	}
+	var cands []ranked
 	for i, b := range infos {
 		if b.Kind != InfoCompiler {
 			continue
@@ -150,22 +153,12 @@ func RecordOf(infos []BuildInfo) Record {
 				c.Beside = append(c.Beside, k)
 			}
 		}
-		sort.Slice(c.Beside, func(x, y int) bool { return c.Beside[x] < c.Beside[y] })
-		c.Attested = c.Configured
-		for _, k := range c.Beside {
-			c.Attested = c.Attested || attesting[k]
-		}
-		rec.Candidates = append(rec.Candidates, c)
-		candCluster = append(candCluster, cluster[i])
-		opts = append(opts, ParseCompilerLine(b.Value).Opt)
+		slices.Sort(c.Beside)
+		c.Attested = c.Configured || slices.ContainsFunc(c.Beside, func(k BuildInfoKind) bool { return attesting[k] })
+		cands = append(cands, ranked{c, cluster[i], ParseCompilerLine(b.Value).Opt})
 	}
-	order := make([]int, len(rec.Candidates))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(x, y int) bool {
-		a, b := rec.Candidates[order[x]], rec.Candidates[order[y]]
-		oa, ob := opts[order[x]], opts[order[y]]
+	sort.SliceStable(cands, func(x, y int) bool {
+		a, b := cands[x], cands[y]
 		if a.Attested != b.Attested {
 			return a.Attested
 		}
@@ -178,20 +171,18 @@ func RecordOf(infos []BuildInfo) Record {
 		if a.Placeholder != b.Placeholder {
 			return b.Placeholder
 		}
-		if oa != ob {
-			return oa < ob
+		if a.opt != b.opt {
+			return a.opt < b.opt
 		}
 		return a.Offset < b.Offset
 	})
-	sorted := make([]Candidate, len(order))
 	chosenCluster := -1
-	for i, j := range order {
-		sorted[i] = rec.Candidates[j]
-		if i == 0 && rec.Candidates[j].Attested {
-			chosenCluster = candCluster[j]
+	for i, c := range cands {
+		rec.Candidates = append(rec.Candidates, c.Candidate)
+		if i == 0 && c.Attested {
+			chosenCluster = c.cluster
 		}
 	}
-	rec.Candidates = sorted
 
 	// Clusters to take the other strings from: the chosen line's first,
 	// then by how many kinds they hold, then in file order.

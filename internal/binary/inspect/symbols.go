@@ -3,8 +3,6 @@ package inspect
 import (
 	"bytes"
 	"debug/elf"
-	"debug/macho"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
@@ -62,63 +60,41 @@ type MachOSymbol struct {
 // a cache hit reads every member of a library and check names functions
 // in images of 150 MB. A file without LC_SYMTAB has no symbols.
 func MachOSymbols(data []byte, fn func(MachOSymbol) error) error {
-	if len(data) < 28 {
-		return errors.New("not a Mach-O file: too short")
+	m, err := ParseMachOBytes(data)
+	if err != nil {
+		return err
 	}
-	var bo binary.ByteOrder = binary.LittleEndian
-	magic := bo.Uint32(data)
-	if magic == 0xcefaedfe || magic == 0xcffaedfe { // big-endian
-		bo = binary.BigEndian
-		magic = bo.Uint32(data)
+	if !m.Symtab.Present {
+		return nil
 	}
-	hdr, nlist := 28, 12
-	switch magic {
-	case macho.Magic64:
-		hdr, nlist = 32, 16
-	case macho.Magic32:
-	default:
-		return fmt.Errorf("not a Mach-O file: magic %#x", magic)
+	bo, _, _ := MachOByteOrder(data)
+	nlist := int64(12)
+	if m.Is64 {
+		nlist = 16
 	}
-	ncmds, end := int(bo.Uint32(data[16:])), hdr+int(bo.Uint32(data[20:]))
-	if end > len(data) {
-		return errors.New("load commands past the end of the file")
+	symoff, nsyms := int64(m.Symtab.Offset), int64(m.Symtab.Count)
+	stroff, strsize := int64(m.Strtab.Offset), int64(m.Strtab.Count)
+	if symoff+nsyms*nlist > int64(len(data)) || stroff+strsize > int64(len(data)) {
+		return errors.New("symbol table past the end of the file")
 	}
-	for i, off := 0, hdr; i < ncmds; i++ {
-		if off+8 > end {
-			return fmt.Errorf("load command %d past the end of the load commands", i)
+	strs := data[stroff : stroff+strsize]
+	for k := range nsyms {
+		e := data[symoff+k*nlist:]
+		s := MachOSymbol{Index: int(k), Strx: bo.Uint32(e), Type: e[4], Sect: e[5]}
+		if m.Is64 {
+			s.Value = bo.Uint64(e[8:])
+		} else {
+			s.Value = uint64(bo.Uint32(e[8:]))
 		}
-		cmd, size := bo.Uint32(data[off:]), int(bo.Uint32(data[off+4:]))
-		if size < 8 || off+size > end {
-			return fmt.Errorf("load command %d: cmdsize %d", i, size)
-		}
-		if macho.LoadCmd(cmd) == macho.LoadCmdSymtab && size >= 24 {
-			symoff, nsyms := int64(bo.Uint32(data[off+8:])), int64(bo.Uint32(data[off+12:]))
-			stroff, strsize := int64(bo.Uint32(data[off+16:])), int64(bo.Uint32(data[off+20:]))
-			if symoff+nsyms*int64(nlist) > int64(len(data)) || stroff+strsize > int64(len(data)) {
-				return errors.New("symbol table past the end of the file")
+		if int64(s.Strx) < strsize {
+			s.Name = strs[s.Strx:]
+			if n := bytes.IndexByte(s.Name, 0); n >= 0 {
+				s.Name = s.Name[:n]
 			}
-			strs := data[stroff : stroff+strsize]
-			for k := range nsyms {
-				e := data[symoff+k*int64(nlist):]
-				s := MachOSymbol{Index: int(k), Strx: bo.Uint32(e), Type: e[4], Sect: e[5]}
-				if nlist == 16 {
-					s.Value = bo.Uint64(e[8:])
-				} else {
-					s.Value = uint64(bo.Uint32(e[8:]))
-				}
-				if int64(s.Strx) < strsize {
-					s.Name = strs[s.Strx:]
-					if n := bytes.IndexByte(s.Name, 0); n >= 0 {
-						s.Name = s.Name[:n]
-					}
-				}
-				if err := fn(s); err != nil {
-					return err
-				}
-			}
-			return nil
 		}
-		off += size
+		if err := fn(s); err != nil {
+			return err
+		}
 	}
 	return nil
 }

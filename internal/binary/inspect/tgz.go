@@ -40,9 +40,8 @@ func walkTarGz(ctx context.Context, name string, r io.Reader, lim Limits, all bo
 		return &FormatError{Path: name, Msg: "gzip: " + strings.TrimPrefix(err.Error(), "gzip: ")}
 	}
 	defer gz.Close()
-	var inflated int64
-	stream := &streamLimit{r: gz, name: name, lim: lim, in: cr, out: &inflated}
-	if err := walkTar(ctx, name, stream, lim, all, &inflated, fn); err != nil {
+	stream := &streamLimit{r: gz, name: name, lim: lim, in: cr}
+	if err := walkTar(ctx, stream, all, fn); err != nil {
 		return err
 	}
 	// The tar end marker may come before the end of the gzip stream: read
@@ -52,7 +51,7 @@ func walkTarGz(ctx context.Context, name string, r io.Reader, lim Limits, all bo
 		if errors.Is(err, ErrLimit) || ctx.Err() != nil {
 			return err
 		}
-		return &FormatError{Path: name, Offset: inflated, Msg: "gzip: after the last entry: " + err.Error()}
+		return &FormatError{Path: name, Offset: stream.out, Msg: "gzip: after the last entry: " + err.Error()}
 	}
 	return nil
 }
@@ -61,15 +60,14 @@ func walkTarGz(ctx context.Context, name string, r io.Reader, lim Limits, all bo
 // fuzz targets feed it directly); the total limit counts the whole stream,
 // headers included.
 func WalkTarEntries(ctx context.Context, name string, r io.Reader, lim Limits, fn WalkFunc) error {
-	lim = lim.withDefaults()
-	var read int64
-	return walkTar(ctx, name, &streamLimit{r: &countReader{r: r, ctx: ctx}, name: name, lim: lim, out: &read}, lim, true, &read, fn)
+	return walkTar(ctx, &streamLimit{r: &countReader{r: r, ctx: ctx}, name: name, lim: lim.withDefaults()}, true, fn)
 }
 
-// walkTar reads the tar stream (already bounded by the caller's
-// streamLimit, which counts into *read) and offers its entries to fn.
-// Every entry counts toward MaxMembers, pax global headers too.
-func walkTar(ctx context.Context, name string, stream io.Reader, lim Limits, all bool, read *int64, fn WalkFunc) error {
+// walkTar reads the tar stream (bounded by stream, which counts what it
+// read) and offers its entries to fn. Every entry counts toward
+// MaxMembers, pax global headers too.
+func walkTar(ctx context.Context, stream *streamLimit, all bool, fn WalkFunc) error {
+	name, lim := stream.name, stream.lim
 	tr := tar.NewReader(stream)
 	var total int64 // bytes offered to fn (sparse holes included)
 	for n := 0; ; n++ {
@@ -87,12 +85,12 @@ func walkTar(ctx context.Context, name string, stream io.Reader, lim Limits, all
 			if n == 0 && (errors.Is(err, tar.ErrHeader) || err == io.ErrUnexpectedEOF) {
 				// Not even one header: a gzip file of something else (data,
 				// a .json.gz), not a broken tarball.
-				return &FormatError{Path: name, Offset: *read, Msg: "tar: " + err.Error(), notTar: true}
+				return &FormatError{Path: name, Offset: stream.out, Msg: "tar: " + err.Error(), notTar: true}
 			}
-			return &FormatError{Path: name, Offset: *read, Msg: "tar: " + err.Error()}
+			return &FormatError{Path: name, Offset: stream.out, Msg: "tar: " + err.Error()}
 		}
 		if n >= lim.MaxMembers {
-			return fmt.Errorf("inspect %s: %w: more than %d entries", location(name, hdr.Name), ErrLimit, lim.MaxMembers)
+			return fmt.Errorf("inspect %s: %w: more than %d entries", location(name, hdr.Name, ""), ErrLimit, lim.MaxMembers)
 		}
 		if !all {
 			switch hdr.Typeflag {
@@ -107,7 +105,7 @@ func walkTar(ctx context.Context, name string, stream io.Reader, lim Limits, all
 				continue
 			}
 		}
-		where := location(name, hdr.Name)
+		where := location(name, hdr.Name, "")
 		if hdr.Size > lim.MaxMemberBytes {
 			return fmt.Errorf("inspect %s: %w: member declares %d bytes (per-member limit %d)", where, ErrLimit, hdr.Size, lim.MaxMemberBytes)
 		}
@@ -141,17 +139,17 @@ type streamLimit struct {
 	name string
 	lim  Limits
 	in   *countReader
-	out  *int64
+	out  int64 // bytes read
 }
 
 func (s *streamLimit) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
-	*s.out += int64(n)
+	s.out += int64(n)
 	switch {
-	case *s.out > s.lim.MaxTotalBytes:
+	case s.out > s.lim.MaxTotalBytes:
 		return n, fmt.Errorf("inspect %s: %w: archive stream is longer than %d bytes (total limit)", s.name, ErrLimit, s.lim.MaxTotalBytes)
-	case s.in != nil && *s.out > RatioFloor && *s.out/max(s.in.n, 1) > s.lim.MaxRatio:
-		return n, fmt.Errorf("inspect %s: %w: %d compressed bytes inflate to more than %d (ratio above %d:1, a gzip bomb?)", s.name, ErrLimit, s.in.n, *s.out, s.lim.MaxRatio)
+	case s.in != nil && s.out > RatioFloor && s.out/max(s.in.n, 1) > s.lim.MaxRatio:
+		return n, fmt.Errorf("inspect %s: %w: %d compressed bytes inflate to more than %d (ratio above %d:1, a gzip bomb?)", s.name, ErrLimit, s.in.n, s.out, s.lim.MaxRatio)
 	}
 	return n, err
 }

@@ -50,7 +50,7 @@ func WalkZip(ctx context.Context, name string, r io.ReaderAt, size int64, lim Li
 			}
 			continue
 		}
-		where := location(name, f.Name)
+		where := location(name, f.Name, "")
 		if f.UncompressedSize64 > uint64(lim.MaxMemberBytes) {
 			return fmt.Errorf("inspect %s: %w: member declares %d decompressed bytes (per-member limit %d)", where, ErrLimit, f.UncompressedSize64, lim.MaxMemberBytes)
 		}

@@ -54,14 +54,14 @@ func TestJudgeLineAndCode(t *testing.T) {
 				t.Errorf("status %s from %q, want %s from %q", v.Status, v.Source, tc.status, tc.source)
 			}
 			if v.Source == SourceMachineCode {
-				want := "optimised (machine code)"
+				want := inspect.CodeOptimised
 				for _, e := range tc.ev {
 					if e.Code != nil && e.Code.Class == inspect.CodeO0 {
-						want = "-O0-like (machine code)"
+						want = inspect.CodeO0
 					}
 				}
-				if got := v.Describe(); got != want {
-					t.Errorf("Describe() = %q, want %q", got, want)
+				if v.Class != want {
+					t.Errorf("class %q, want %q", v.Class, want)
 				}
 			}
 			l, c := contradiction(tc.ev)

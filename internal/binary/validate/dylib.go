@@ -41,16 +41,12 @@ type DylibExpect struct {
 // valid code signature on arm64, the install name (SONAME), the
 // dependencies, and no build path.
 func Dylib(ctx context.Context, path string, exp Expect, d DylibExpect) (Report, error) {
-	return dylib(ctx, path, []Expect{exp}, d)
+	return UniversalDylib(ctx, path, []Expect{exp}, d)
 }
 
 // UniversalDylib is Dylib for a universal dylib: a fat file with exactly
 // one slice per expectation, each held to its own.
 func UniversalDylib(ctx context.Context, path string, exps []Expect, d DylibExpect) (Report, error) {
-	return dylib(ctx, path, exps, d)
-}
-
-func dylib(ctx context.Context, path string, exps []Expect, d DylibExpect) (Report, error) {
 	f, err := inspectFor(ctx, path, exps)
 	if err != nil {
 		return Report{Path: path}, err

@@ -45,17 +45,13 @@ type ISAVerdict struct {
 // neither names a level (a CPU the levels do not know).
 func LevelOf(flags []string, def string) string {
 	for _, f := range flags {
-		if m, ok := strings.CutPrefix(f, "-march="); ok {
-			if _, known := codeclass.LevelRank(m); known {
+		for _, p := range [][2]string{{"-march=", "x86_64"}, {"-mcpu=", "arm64"}} {
+			if m, ok := strings.CutPrefix(f, p[0]); ok {
+				if _, known := codeclass.LevelRankFor(p[1], m); !known {
+					return ""
+				}
 				return m
 			}
-			return ""
-		}
-		if m, ok := strings.CutPrefix(f, "-mcpu="); ok {
-			if _, known := codeclass.LevelRankFor("arm64", m); known {
-				return m
-			}
-			return ""
 		}
 	}
 	return def
@@ -86,12 +82,9 @@ func (p Policy) isaLimit(s inspect.Slice) string {
 // macOS reports whether a slice's Mach-O objects are built for macOS (by
 // their LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX).
 func macOS(s inspect.Slice) bool {
-	for _, o := range s.Objects {
-		if o.MachO != nil && len(o.MachO.Versions) > 0 && o.MachO.Versions[0].Platform == inspect.PlatformMacOS {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.Objects, func(o inspect.Object) bool {
+		return o.MachO != nil && len(o.MachO.Versions) > 0 && o.MachO.Versions[0].Platform == inspect.PlatformMacOS
+	})
 }
 
 // isa applies the instruction-set rule to one slice.

@@ -78,21 +78,14 @@ func machineCodeEvidence(s inspect.Slice) []Evidence {
 // over 2674 functions)".
 func DescribeCode(c inspect.CodeVerdict) string {
 	if c.Class == inspect.CodeTooLittle && c.Functions == 0 {
-		return fmt.Sprintf("%s (%s measured, %d needed)", c.Class, plural(c.Functions, "function"), codeclass.MinFunctions)
+		return fmt.Sprintf("%s (%s measured, %d needed)", c.Class, inspect.Plural(c.Functions, "function"), codeclass.MinFunctions)
 	}
 	if c.Class == inspect.CodeTooLittle {
 		// What little there is, and which way it points: a stripped
 		// archive's 16 functions at 0.94 read -O0.
-		return fmt.Sprintf("%s (score %.2f over %s measured, %d needed)", c.Class, c.Score, plural(c.Functions, "function"), codeclass.MinFunctions)
+		return fmt.Sprintf("%s (score %.2f over %s measured, %d needed)", c.Class, c.Score, inspect.Plural(c.Functions, "function"), codeclass.MinFunctions)
 	}
-	return fmt.Sprintf("%s (score %.2f over %s)", c.Class, c.Score, plural(c.Functions, "function"))
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
+	return fmt.Sprintf("%s (score %.2f over %s)", c.Class, c.Score, inspect.Plural(c.Functions, "function"))
 }
 
 // contradiction returns the compiler line and the code evidence when both
@@ -120,29 +113,9 @@ func contradiction(ev []Evidence) (line, code *Evidence) {
 	return nil, nil
 }
 
-// libcryptoMarkers are the build-info strings only libcrypto itself (and
-// the forks' OpenSSL_version) compiles in, beside its compiler line.
-var libcryptoMarkers = map[inspect.BuildInfoKind]bool{
-	inspect.InfoPlatform: true, inspect.InfoBuiltOn: true,
-	inspect.InfoOpenSSLDir: true, inspect.InfoModulesDir: true, inspect.InfoEnginesDir: true,
-}
-
-// HoldsLibcrypto reports whether a slice carries libcrypto's own build
-// information (platform, built on, the directories), with or without a
-// compiler line. A version string alone does not count: OPENSSL_VERSION_TEXT
-// is a header macro that programs linking libcrypto dynamically embed too.
-func HoldsLibcrypto(s inspect.Slice) bool {
-	for _, b := range s.BuildInfo {
-		if libcryptoMarkers[b.Kind] {
-			return true
-		}
-	}
-	return false
-}
-
 // HoldsOpenSSL reports whether a slice holds OpenSSL's (or a fork's) own
 // code, as its strings show: a compiler line, libcrypto's build
-// information, or the library's source paths (inspect.FamilyByMarker;
+// information, or the library's source paths (inspect.Record.FamilyMarker;
 // libssl has no other). Only such slices are judged by check; a program
 // that links OpenSSL dynamically, with the version string of its headers,
 // is not one.
@@ -156,7 +129,7 @@ func compilerLineEvidence(s inspect.Slice) []Evidence {
 	case c != nil:
 		cl := inspect.ParseCompilerLine(c.Value)
 		return []Evidence{{Source: SourceCompilerLine, Known: true, Level: cl.Opt, Flag: cl.OptFlag, Detail: c.Text, Member: c.Member}}
-	case HoldsLibcrypto(s):
+	case inspect.HoldsLibcryptoInfo(s.BuildInfo):
 		return []Evidence{{Source: SourceCompilerLine, Detail: "libcrypto's build information without a \"compiler: \" line"}}
 	case s.Record.FamilyMarker != "" && s.Record.Version != nil:
 		// A version string and the library's own source paths, nothing
@@ -260,28 +233,6 @@ func ParseMinOpt(s string) (inspect.OptLevel, error) {
 	return inspect.O0, fmt.Errorf("-minopt %q: expected 0, 1, 2, 3, s or z", s)
 }
 
-// Describe is the verdict in a few words for a table cell: "-O3", "-O0 (no
-// -O)", "-Os (counts as -O2)", "unknown".
-func (v OptVerdict) Describe() string {
-	switch v.Status {
-	case OptNone:
-		return ""
-	case OptUnknown:
-		return "unknown"
-	}
-	if v.Source == SourceMachineCode {
-		return string(v.Class) + " (machine code)"
-	}
-	s := v.Level.String()
-	switch {
-	case v.Flag == "":
-		s += " (no -O)"
-	case v.Level == inspect.Os || v.Level == inspect.Oz:
-		s += " (size; counts as -O2)"
-	}
-	return s
-}
-
 // unknownReason is the sentence saying why a slice's optimisation is
 // unknown: "BoringSSL: no compiler line recorded ("compiler: n/a")".
 func unknownReason(s inspect.Slice) string {
@@ -296,7 +247,7 @@ func unknownReason(s inspect.Slice) string {
 	if c := s.Record.Compiler(); c != nil {
 		return fmt.Sprintf("%s: no compiler line recorded (%q): how it was optimised cannot be shown%s", who, strings.TrimRight(c.Text, " "), code)
 	}
-	if s.Record.FamilyMarker != "" && !HoldsLibcrypto(s) {
+	if s.Record.FamilyMarker != "" && !inspect.HoldsLibcryptoInfo(s.BuildInfo) {
 		if v := s.Record.Version; v != nil {
 			return fmt.Sprintf("%s: no compiler line recorded, only %q and its source path %q in the binary: how it was optimised cannot be shown%s", who, v.Value, s.Record.FamilyMarker, code)
 		}

@@ -99,27 +99,28 @@ func TestBinaryPolicy(t *testing.T) {
 		f      *inspect.File
 		p      Policy
 		status OptStatus
-		desc   string
+		level  string // the lowest level shown, and its -O word
+		flag   string
 		fail   string // substring of the only violation; "" for none
 	}{
-		{"-O3", lib("o3.a", "OpenSSL 4.0.2 25 Aug 2026", bt, plat, "compiler: "+armGood), Policy{MinOpt: inspect.O2}, OptOK, "-O3", ""},
-		{"no -O", lib("o0.a", "OpenSSL 4.0.2 25 Aug 2026", bt, plat, "compiler: "+armO0), Policy{MinOpt: inspect.O2}, OptBelow, "-O0 (no -O)",
+		{"-O3", lib("o3.a", "OpenSSL 4.0.2 25 Aug 2026", bt, plat, "compiler: "+armGood), Policy{MinOpt: inspect.O2}, OptOK, "-O3", "-O3", ""},
+		{"no -O", lib("o0.a", "OpenSSL 4.0.2 25 Aug 2026", bt, plat, "compiler: "+armO0), Policy{MinOpt: inspect.O2}, OptBelow, "-O0", "",
 			"compiler line has no -O flag (built without optimisation (-O0)), expected at least -O2"},
-		{"-Os passes -minopt=2", lib("os.a", bt, plat, "compiler: cc -Os -DL_ENDIAN"), Policy{MinOpt: inspect.O2}, OptOK, "-Os (size; counts as -O2)", ""},
-		{"-Oz fails -minopt=3", lib("oz.a", bt, plat, "compiler: cc -Oz -DL_ENDIAN"), Policy{MinOpt: inspect.O3}, OptBelow, "-Oz (size; counts as -O2)",
+		{"-Os passes -minopt=2", lib("os.a", bt, plat, "compiler: cc -Os -DL_ENDIAN"), Policy{MinOpt: inspect.O2}, OptOK, "-Os", "-Os", ""},
+		{"-Oz fails -minopt=3", lib("oz.a", bt, plat, "compiler: cc -Oz -DL_ENDIAN"), Policy{MinOpt: inspect.O3}, OptBelow, "-Oz", "-Oz",
 			`compiler line optimises at -Oz (last -O flag "-Oz"), expected at least -O3`},
-		{"n/a is unknown, not -O0", lib("na.a", "OpenSSL 1.1.1 (compatible; BoringSSL)", "compiler: n/a", "built on: n/a", "platform: n/a"), Policy{MinOpt: inspect.O2}, OptUnknown, "unknown", ""},
-		{"unknown fails with Strict", lib("nas.a", "OpenSSL 1.1.1 (compatible; BoringSSL)", "compiler: n/a", "built on: n/a", "platform: n/a"), Policy{MinOpt: inspect.O2, Strict: true}, OptUnknown, "unknown",
+		{"n/a is unknown, not -O0", lib("na.a", "OpenSSL 1.1.1 (compatible; BoringSSL)", "compiler: n/a", "built on: n/a", "platform: n/a"), Policy{MinOpt: inspect.O2}, OptUnknown, "-O0", "", ""},
+		{"unknown fails with Strict", lib("nas.a", "OpenSSL 1.1.1 (compatible; BoringSSL)", "compiler: n/a", "built on: n/a", "platform: n/a"), Policy{MinOpt: inspect.O2, Strict: true}, OptUnknown, "-O0", "",
 			`BoringSSL: no compiler line recorded ("compiler: n/a"): how it was optimised cannot be shown (unknown fails with -strict)`},
-		{"libcrypto strings without a line are unknown", lib("noline.a", "OpenSSL 4.0.2 25 Aug 2026", bt, plat), Policy{MinOpt: inspect.O2}, OptUnknown, "unknown", ""},
-		{"no build information: not judged", lib("plain.a", "hello"), Policy{MinOpt: inspect.O3, Strict: true}, OptNone, "", ""},
-		{"missing architecture", lib("arch.a", bt, plat, "compiler: "+armGood), Policy{MinOpt: inspect.O2, Archs: []string{"aarch64", "x86_64"}}, OptOK, "-O3",
+		{"libcrypto strings without a line are unknown", lib("noline.a", "OpenSSL 4.0.2 25 Aug 2026", bt, plat), Policy{MinOpt: inspect.O2}, OptUnknown, "-O0", "", ""},
+		{"no build information: not judged", lib("plain.a", "hello"), Policy{MinOpt: inspect.O3, Strict: true}, OptNone, "-O0", "", ""},
+		{"missing architecture", lib("arch.a", bt, plat, "compiler: "+armGood), Policy{MinOpt: inspect.O2, Archs: []string{"aarch64", "x86_64"}}, OptOK, "-O3", "-O3",
 			"no x86_64 slice: expected aarch64, x86_64, found arm64"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := Binary(c.f, c.p)
-			if len(r.Slices) != 1 || r.Slices[0].Opt.Status != c.status || r.Slices[0].Opt.Describe() != c.desc {
-				t.Fatalf("slices %+v, want status %s (%q)", r.Slices, c.status, c.desc)
+			if len(r.Slices) != 1 || r.Slices[0].Opt.Status != c.status || r.Slices[0].Opt.Level.String() != c.level || r.Slices[0].Opt.Flag != c.flag {
+				t.Fatalf("slices %+v, want status %s (%s, flag %q)", r.Slices, c.status, c.level, c.flag)
 			}
 			switch {
 			case c.fail == "" && len(r.Violations) > 0:

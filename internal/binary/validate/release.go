@@ -75,15 +75,12 @@ func (c *checker) release(arch string, s inspect.Slice, data []byte, r *Release)
 	}
 	if len(missing) > 0 {
 		shown := missing[:min(len(missing), 10)]
+		rest := ""
+		if n := len(missing) - len(shown); n > 0 {
+			rest = fmt.Sprintf(" and %d more", n)
+		}
 		c.add(arch, "", RuleRelease, fmt.Sprintf("the %d symbols %s exports for this configuration", len(r.Exports), r.Source), fmt.Sprintf("%d missing", len(missing)),
 			"defines %d of the %d symbols %s's .num files export for this configuration; missing %s%s",
-			len(r.Exports)-len(missing), len(r.Exports), r.Source, strings.Join(shown, ", "), more(len(missing)-len(shown)))
+			len(r.Exports)-len(missing), len(r.Exports), r.Source, strings.Join(shown, ", "), rest)
 	}
-}
-
-func more(n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return fmt.Sprintf(" and %d more", n)
 }

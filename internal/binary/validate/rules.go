@@ -31,7 +31,7 @@ func (c *checker) add(arch, member string, rule Rule, expected, found, format st
 
 // verdict weighs a slice's optimisation evidence against exp.MinOpt.
 func (c *checker) verdict(s inspect.Slice, exp Expect) SliceReport {
-	r := SliceReport{Arch: sliceArch(s), Opt: judgeOpt(evidence(s, c.static), exp.MinOpt), Libcrypto: HoldsLibcrypto(s)}
+	r := SliceReport{Arch: sliceArch(s), Opt: judgeOpt(evidence(s, c.static), exp.MinOpt), Libcrypto: inspect.HoldsLibcryptoInfo(s.BuildInfo)}
 	if r.Opt.Status == OptUnknown {
 		r.Unknown = unknownReason(s)
 	}
@@ -96,7 +96,13 @@ func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspec
 		return // any binary: its slice is what it is
 	}
 	if exp.elf() {
-		c.elfObject(arch, o, exp)
+		// An object of a Linux library: an ELF relocatable object for the
+		// expected architecture; for a shared library, a shared object.
+		var h objectHeader
+		if e := o.ELF; e != nil {
+			h = objectHeader{e.Arch, e.TypeName(), e.Type == elf.ET_DYN, e.Type == elf.ET_REL, true}
+		}
+		c.header(arch, o, exp, elfHeader, h)
 		return
 	}
 	m := o.MachO
@@ -120,17 +126,6 @@ func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspec
 				"%s minos is %s, expected %s", v.CmdName(), v.MinOS, exp.Slice.MinOS)
 		}
 	}
-}
-
-// elfObject holds an object of a Linux static library to its expectation:
-// an ELF relocatable object for the expected architecture; for a shared
-// library, a shared object.
-func (c *checker) elfObject(arch string, o inspect.Object, exp Expect) {
-	if e := o.ELF; e != nil {
-		c.header(arch, o, exp, elfHeader, objectHeader{e.Arch, e.TypeName(), e.Type == elf.ET_DYN, e.Type == elf.ET_REL, true})
-		return
-	}
-	c.header(arch, o, exp, elfHeader, objectHeader{})
 }
 
 // headerRules are one format's words for the rules its object headers are
@@ -205,7 +200,7 @@ func (c *checker) optimisation(arch string, s inspect.Slice, exp Expect, r Slice
 		}
 		c.add(arch, line.Member, RuleOptimisation, "machine code that agrees with the compiler line", "code "+string(code.Code.Class),
 			"compiler line %s but the machine code looks %s (score %.2f over %s): %q",
-			says, looks, code.Code.Score, plural(code.Code.Functions, "function"), strings.TrimPrefix(line.Detail, "compiler: "))
+			says, looks, code.Code.Score, inspect.Plural(code.Code.Functions, "function"), strings.TrimPrefix(line.Detail, "compiler: "))
 	}
 	if exp.NoOptFlag {
 		// The pyca-way build: its own line must carry no -O flag at all.
@@ -219,7 +214,7 @@ func (c *checker) optimisation(arch string, s inspect.Slice, exp Expect, r Slice
 		if s.Code != nil && s.Code.Class == inspect.CodeOptimised && line == nil {
 			c.add(arch, "", RuleOptimisation, "-O0-like machine code", string(s.Code.Class),
 				"the machine code looks optimised (score %.2f over %s), expected a build without optimisation (the pyca way)",
-				s.Code.Score, plural(s.Code.Functions, "function"))
+				s.Code.Score, inspect.Plural(s.Code.Functions, "function"))
 		}
 		return
 	}
@@ -239,7 +234,7 @@ func (c *checker) optimisation(arch string, s inspect.Slice, exp Expect, r Slice
 				if !lineKnown {
 					c.add(arch, "", RuleOptimisation, "at least "+min, "code "+string(e.Code.Class),
 						"the machine code looks -O0 (score %.2f over %s, -O0-like from %.2f), expected at least %s",
-						e.Code.Score, plural(e.Code.Functions, "function"), codeclass.O0Threshold, min)
+						e.Code.Score, inspect.Plural(e.Code.Functions, "function"), codeclass.O0Threshold, min)
 				}
 				continue
 			}
@@ -458,10 +453,5 @@ func (c *checker) sameVersion(f *inspect.File) {
 // cversion.o's (at -O3 the compiler drops it), so a pyca-way libcrypto.a
 // holds two copies of one line; only that build forgives them.
 func identical(cs []inspect.Candidate) bool {
-	for _, c := range cs[1:] {
-		if c.Text != cs[0].Text {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(cs[1:], func(c inspect.Candidate) bool { return c.Text != cs[0].Text })
 }
