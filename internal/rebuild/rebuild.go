@@ -67,24 +67,10 @@ type Options struct {
 	TestMakeCache string
 }
 
-// Line is one line of the report: a file and its verdict.
-type Line struct {
-	Status string // PASS, FAIL or SKIP
-	File   string
-	Detail string
-}
-
-func (l Line) String() string {
-	if l.Detail == "" {
-		return l.Status + " " + l.File
-	}
-	return l.Status + " " + l.File + ": " + l.Detail
-}
-
 // Result is what a rebuild found.
 type Result struct {
-	Name    string
-	Lines   []Line
+	Name string
+	diff.Log
 	Refused []string // why (and what to do) when nothing was built
 	Skipped []string // universal2: slices that could not be rebuilt, and why
 	Verdict string
@@ -151,7 +137,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify:rebuild: artifact %s does not match its manifest: %w", o.Artifact, err)
 	}
-	res := &Result{Name: m.Name}
+	res := &Result{Name: m.Name, Log: diff.Log{W: o.Report, Sides: sides}}
 	fmt.Fprintf(o.Report, "verify:rebuild: %s: every file matches its manifest (osslbuild %s, OpenSSL %s)\n", m.Name, m.Osslbuild, m.OpenSSL.Version)
 	r := &rebuilder{o: o, root: root, res: res}
 
@@ -417,69 +403,23 @@ func (r *rebuilder) refuse(name string, why []string) (*Result, error) {
 	return r.res, fmt.Errorf("verify:rebuild: %s %w: %s", name, ErrRefused, strings.Join(why, "; "))
 }
 
-func (r *rebuilder) line(l Line) {
-	r.res.Lines = append(r.res.Lines, l)
-	fmt.Fprintln(r.o.Report, l)
-}
-
 // reportFiles reports every file of the artifact a and the rebuild b,
 // each difference explained by package diff's explainer.
 func (r *rebuilder) reportFiles(ctx context.Context, a, b string) {
 	files, diffs, err := diff.CompareTrees(ctx, a, b)
 	if err != nil {
-		r.line(Line{Status: "FAIL", File: ".", Detail: err.Error()})
+		r.res.Add(diff.Line{Status: "FAIL", File: ".", Detail: err.Error()})
 		return
 	}
-	byFile := map[string][]diff.Difference{}
-	for _, d := range diffs {
-		byFile[d.Path] = append(byFile[d.Path], d)
-	}
-	for _, n := range files {
-		r.verdictLine(n, byFile[n])
-	}
+	r.res.Files(files, diffs)
 }
 
-// verdictLine reports file: PASS without differences, else FAIL with the
-// first maxDetail of them; the artifact is the explainer's first build,
-// the rebuild its second.
-func (r *rebuilder) verdictLine(file string, diffs []diff.Difference) {
-	if len(diffs) == 0 {
-		r.line(Line{Status: "PASS", File: file})
-		return
-	}
-	var parts []string
-	for i, d := range diffs {
-		if i == maxDetail {
-			parts = append(parts, fmt.Sprintf("and %d more", len(diffs)-i))
-			break
-		}
-		switch {
-		case d.Member != "" && d.Offset >= 0:
-			parts = append(parts, fmt.Sprintf("member %s differs at byte %d of the member: %s", d.Member, d.Offset, d.Detail))
-		case d.Member != "":
-			parts = append(parts, "member "+d.Member+": "+d.Detail)
-		default:
-			parts = append(parts, d.Detail)
-		}
-	}
-	r.line(Line{Status: "FAIL", File: file, Detail: sides.Replace(strings.Join(parts, "; "))})
-}
-
-// maxDetail bounds a FAIL line: the first differences are the ones to read.
-const maxDetail = 5
-
+// sides names the comparer's builds in FAIL lines: the artifact is its
+// first build, the rebuild its second.
 var sides = strings.NewReplacer("the first build", "the artifact", "the second build", "the rebuild")
 
 func (r *rebuilder) verdict(name string) (*Result, error) {
-	var failed, passed int
-	for _, l := range r.res.Lines {
-		switch l.Status {
-		case "FAIL":
-			failed++
-		case "PASS":
-			passed++
-		}
-	}
+	passed, failed := r.res.Count()
 	switch {
 	case failed > 0:
 		r.res.Verdict = fmt.Sprintf("verify:rebuild: %s: FAIL: %d of %d files differ from the rebuild", name, failed, failed+passed)
