@@ -29,7 +29,7 @@ func CopyVerified(ctx context.Context, src, dst, top string) (*Manifest, string,
 	} else if !fi.IsDir() {
 		return nil, "", fmt.Errorf("verify %s: %s, expected a directory: %w", src, ctxio.Describe(src, fi.Mode().Type()), ErrMismatch)
 	}
-	m, mb, err := readManifestFile(ctx, src)
+	m, mb, err := readManifestFile(ctx, src, ManifestName)
 	if err != nil {
 		return nil, "", err
 	}

@@ -229,26 +229,18 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 // HashTree returns the sha256 of every regular file under dir, keyed by
-// slash-separated relative path.
+// slash-separated relative path (Entries), refusing anything else.
 func HashTree(ctx context.Context, dir string) (map[string]string, error) {
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		sum, err := FileSHA256(p)
-		if err != nil {
-			return err
-		}
-		out[filepath.ToSlash(rel)] = sum
-		return nil
-	})
+	entries, err := Entries(ctx, dir)
 	if err != nil {
-		return nil, fmt.Errorf("hash %s: %w", dir, err)
+		return nil, err
+	}
+	out := map[string]string{}
+	for rel, e := range entries {
+		if e.Type != "" {
+			return nil, fmt.Errorf("hash %s: %s: %s, expected a regular file", dir, rel, e.Type)
+		}
+		out[rel] = e.SHA256
 	}
 	return out, nil
 }

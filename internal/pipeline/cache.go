@@ -30,10 +30,8 @@ import (
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/sbom"
-	"github.com/osslbuild/osslbuild/internal/source/patch"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
-	"github.com/osslbuild/osslbuild/patches"
 )
 
 // The artifact cache keeps validated artifact trees and their tarballs,
@@ -126,11 +124,7 @@ func (r *run) fitsPlan(p *recipe.Plan, v *Variant, name string, id toolchain.Ide
 		same("osslbuild", m.Osslbuild, r.Revision)
 		same("toolchain", m.Toolchain, id)
 		same("variant", m.Variant, v.Name)
-		if ps, err := patch.Select(patches.FS, p.Release.Version); err == nil {
-			want := []artifact.Patch{}
-			for _, x := range ps {
-				want = append(want, artifact.Patch{Name: x.Name, SHA256: x.SHA256})
-			}
+		if want, err := Patches(p.Release.Version); err == nil {
 			same("patches", m.Patches, want)
 		}
 		if v.Name == "" {
@@ -165,7 +159,7 @@ func (r *run) fitsPlan(p *recipe.Plan, v *Variant, name string, id toolchain.Ide
 // pinned source digest stands for the verified tarball: nothing else can
 // get past verification.
 func cacheKey(p *recipe.Plan, v *Variant, revision string, id toolchain.Identity) (string, error) {
-	ps, err := patch.Select(patches.FS, p.Release.Version)
+	ps, err := Patches(p.Release.Version)
 	if err != nil {
 		return "", err
 	}

@@ -15,10 +15,8 @@ import (
 	"github.com/osslbuild/osslbuild/internal/configure"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/source/patch"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/internal/universal"
-	"github.com/osslbuild/osslbuild/patches"
 )
 
 // The universal2 build, in order, in the style of the slice table: one
@@ -352,13 +350,9 @@ func (r *run) provenance(id toolchain.Identity, m *artifact.Manifest) (universal
 	if len(rel.URLs) > 0 {
 		src.URL = rel.URLs[0]
 	}
-	ps, err := patch.Select(patches.FS, rel.Version)
+	applied, err := Patches(rel.Version)
 	if err != nil {
 		return universal.Provenance{}, err
-	}
-	applied := []artifact.Patch{}
-	for _, x := range ps {
-		applied = append(applied, artifact.Patch{Name: x.Name, SHA256: x.SHA256})
 	}
 	return universal.Provenance{
 		Osslbuild: r.Revision, Toolchain: id, OpenSSL: src, Patches: applied,

@@ -239,34 +239,17 @@ func writeExports(src, staging string, shared, static []string) error {
 func definedBy(archives ...string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, archive := range archives {
-		if err := defineFrom(archive, out); err != nil {
-			return nil, err
+		l, err := artifact.ReadLibrary(context.Background(), archive)
+		if err != nil {
+			return nil, fmt.Errorf("exports: %s: %w", filepath.Base(archive), err)
 		}
-	}
-	return out, nil
-}
-
-func defineFrom(archive string, out map[string]bool) error {
-	f, err := inspect.Inspect(archive)
-	if err != nil {
-		return fmt.Errorf("exports: %w", err)
-	}
-	data, err := os.ReadFile(archive)
-	if err != nil {
-		return fmt.Errorf("exports: %w", err)
-	}
-	for _, s := range f.Slices {
-		for _, o := range s.Objects {
-			syms, err := inspect.DefinedExternals(data[o.Offset : o.Offset+o.Size])
-			if err != nil {
-				return fmt.Errorf("exports: %s(%s): %w", filepath.Base(archive), o.Member, err)
-			}
+		for _, syms := range l.Symbols {
 			for _, n := range syms {
 				out[n] = true
 			}
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // Prove holds a published artifact directory to what this osslbuild would

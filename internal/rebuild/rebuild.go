@@ -25,10 +25,8 @@ import (
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/source/patch"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/internal/toolid"
-	"github.com/osslbuild/osslbuild/patches"
 )
 
 // ErrRefused marks an artifact this checkout or machine cannot rebuild:
@@ -202,11 +200,7 @@ func (r *rebuilder) prepare(ctx context.Context, part *artifact.Manifest, target
 	if msg := r.toolchain(ctx, part.Target, id); msg != "" {
 		why = append(why, msg)
 	}
-	if ps, err := patch.Select(patches.FS, src.Version); err == nil {
-		want := []artifact.Patch{}
-		for _, x := range ps {
-			want = append(want, artifact.Patch{Name: x.Name, SHA256: x.SHA256})
-		}
+	if want, err := pipeline.Patches(src.Version); err == nil {
 		if !sameJSON(part.Patches, want) && part.Claims == nil {
 			why = append(why, fmt.Sprintf("it records the patches %s, this checkout applies %s to OpenSSL %s: check out revision %s", js(part.Patches), js(want), src.Version, rev))
 		}
