@@ -299,22 +299,11 @@ func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manife
 	var errs []error
 	var recs proofRecords
 	files := map[string]*inspect.File{}
+	if slices.Contains(m.Slices, nil) {
+		return recs, fmt.Errorf("%s: manifest has an empty slice entry", m.Name)
+	}
 	for _, lib := range m.Target.Libraries() {
-		var exps []validate.Expect
-		for _, sm := range m.Slices {
-			if sm == nil {
-				return recs, fmt.Errorf("%s: manifest has an empty slice entry", m.Name)
-			}
-			exps = append(exps, universal.Expect(sm, lib))
-		}
-		path := filepath.Join(dir, "lib", lib)
-		var rep validate.Report
-		var err error
-		if m.Target.IsShared(lib) {
-			rep, err = validate.UniversalDylib(ctx, path, exps, universal.DylibExpect(m.Slices[0], lib))
-		} else {
-			rep, err = validate.UniversalContext(ctx, path, exps)
-		}
+		rep, err := universal.ValidateLibrary(ctx, filepath.Join(dir, "lib", lib), lib, m.Target, m.Slices)
 		if err != nil {
 			errs = append(errs, err)
 			continue
