@@ -48,17 +48,6 @@ func WriteTarball(ctx context.Context, dir, top string, mtime time.Time, out io.
 	return Digests{SHA256: hex.EncodeToString(gzSum.Sum(nil)), TarSHA256: hex.EncodeToString(tarSum.Sum(nil)), Size: cw.n}, nil
 }
 
-// TarSHA256 is the sha256 of the uncompressed tar stream WriteTarball
-// writes for dir: what a tarball of the tree holds, without the second of
-// compression WriteTarball spends on a real slice.
-func TarSHA256(ctx context.Context, dir, top string, mtime time.Time) (string, error) {
-	h := sha256.New()
-	if err := writeTar(ctx, dir, top, mtime, h); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // ReadTarballStream reads the .tar.gz at path as osslbuild writes it: one
 // gzip member with the header WriteTarball writes (no name, comment, time
 // or extra field) and nothing after it. It returns the file's digests,
