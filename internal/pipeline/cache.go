@@ -351,10 +351,7 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	if _, err := os.Stat(filepath.Join(e.tree(), artifact.ManifestName)); err != nil {
 		return nil, false, nil // no entry of this name under the key: a miss, not a bad entry
 	}
-	if err := os.MkdirAll(r.Work, 0o755); err != nil {
-		return nil, false, err
-	}
-	work, err := os.MkdirTemp(r.Work, e.name+"-cached-")
+	work, err := Scratch(r.Work, e.name+"-cached-")
 	if err != nil {
 		return nil, false, err
 	}
@@ -483,12 +480,9 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 // read-only file system, no file descriptors or memory left) rather than
 // the entry's: such an entry is not deleted.
 func machineFault(err error) bool {
-	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM} {
-		if errors.Is(err, errno) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM}, func(errno syscall.Errno) bool {
+		return errors.Is(err, errno)
+	})
 }
 
 // restamp writes the SBOM and the manifest of the tree dir again from m.

@@ -65,10 +65,7 @@ type mergeJob struct {
 
 func (r *run) runMerge(ctx context.Context, stages []mergeStage) (_ *Result, err error) {
 	defer func() { r.finish(ctx) }()
-	if err := os.MkdirAll(r.Work, 0o755); err != nil {
-		return nil, err
-	}
-	work, err := os.MkdirTemp(r.Work, universal.Name+"-")
+	work, err := Scratch(r.Work, universal.Name+"-")
 	if err != nil {
 		return nil, err
 	}

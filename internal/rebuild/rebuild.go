@@ -7,6 +7,7 @@
 package rebuild
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -112,14 +113,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Runtime.Revision == "" {
 		o.Runtime.Revision = pipeline.Version(ctx)
 	}
-	work := o.Settings.Work
-	if work == "" {
-		work = "build"
-	}
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		return nil, fmt.Errorf("verify:rebuild: %w", err)
-	}
-	root, err := os.MkdirTemp(work, "rebuild-")
+	root, err := pipeline.Scratch(cmp.Or(o.Settings.Work, "build"), "rebuild-")
 	if err != nil {
 		return nil, fmt.Errorf("verify:rebuild: %w", err)
 	}

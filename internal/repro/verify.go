@@ -6,6 +6,7 @@
 package repro
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -51,17 +52,11 @@ func Verify(ctx context.Context, s pipeline.Settings, rt pipeline.Runtime, targe
 	if rt.Log == nil {
 		rt.Log = os.Stdout
 	}
-	if s.Work == "" {
-		s.Work = "build"
-	}
-	work, err := filepath.Abs(s.Work)
+	work, err := filepath.Abs(cmp.Or(s.Work, "build"))
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		return err
-	}
-	root, err := os.MkdirTemp(work, "reproducible-")
+	root, err := pipeline.Scratch(work, "reproducible-")
 	if err != nil {
 		return err
 	}
