@@ -171,7 +171,7 @@ func (r *run) plan(ctx context.Context, target string) (*recipe.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, msg := range releaseWarnings(rel.Version, r.now(), r.Advise) {
+	for _, msg := range releaseWarnings(rel.Version, r.Now(), r.Advise) {
 		r.logf("%s: warning: %s", p.Slice.Artifact, msg)
 	}
 	if sh := p.Slice.Shared; sh != nil && sh.InstallName == "prefix" && p.Slice.Format() != platform.MachO {
