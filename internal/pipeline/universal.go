@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -176,14 +177,12 @@ func buildSlices(ctx context.Context, j *mergeJob) error {
 	errs := make([]error, len(plans))
 	var wg sync.WaitGroup
 	for i, p := range plans {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			done[i], errs[i] = b.build(ctx, p)
 			if errs[i] != nil {
 				cancel() // stop the other slice: the pair cannot be merged
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	for _, d := range done {
@@ -485,11 +484,9 @@ func fitsPair(in []universal.Slice) func(*artifact.Manifest) error {
 			return fmt.Errorf("its manifest is not a merge of %d slices", len(in))
 		}
 		for _, s := range in {
-			found := false
-			for _, sm := range m.Slices {
-				found = found || (sm != nil && sm.Name == s.Manifest.Name && sm.OpenSSL.SHA256 == s.Manifest.OpenSSL.SHA256 && fmt.Sprint(sm.Files) == fmt.Sprint(s.Manifest.Files))
-			}
-			if !found {
+			if !slices.ContainsFunc(m.Slices, func(sm *artifact.Manifest) bool {
+				return sm != nil && sm.Name == s.Manifest.Name && sm.OpenSSL.SHA256 == s.Manifest.OpenSSL.SHA256 && maps.Equal(sm.Files, s.Manifest.Files)
+			}) {
 				return fmt.Errorf("its manifest does not record slice %s as given", s.Manifest.Name)
 			}
 		}
