@@ -234,6 +234,12 @@ func HashTree(ctx context.Context, dir string) (map[string]string, error) {
 	return out, nil
 }
 
+// SHA256 is the hex sha256 of b.
+func SHA256(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
 // FileSHA256 is the hex sha256 of the regular file at p (a FIFO or a
 // device is refused, not waited on).
 func FileSHA256(p string) (string, error) { return ctxio.SHA256(context.Background(), p, true) }

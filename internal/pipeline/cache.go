@@ -186,8 +186,7 @@ func digestJSON(v any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return artifact.SHA256(b), nil
 }
 
 // cacheDir is the cache root: dir, else <user cache dir>/osslbuild, the

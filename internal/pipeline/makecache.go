@@ -121,8 +121,7 @@ func (j *job) makeKey(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		sum := sha256.Sum256([]byte(strings.ReplaceAll(string(b), j.work, "$WORK")))
-		wrappers[rel] = hex.EncodeToString(sum[:])
+		wrappers[rel] = artifact.SHA256([]byte(strings.ReplaceAll(string(b), j.work, "$WORK")))
 	}
 	var patches []string
 	for _, p := range j.tree.Patches {

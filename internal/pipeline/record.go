@@ -2,8 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"slices"
 	"strings"
 	"time"
@@ -86,8 +84,7 @@ func keyRefs(rel recipe.Release) []artifact.KeyRef {
 	var out []artifact.KeyRef
 	for _, f := range keys.Fingerprints() {
 		if b, err := keys.Armored(f); err == nil {
-			sum := sha256.Sum256(b)
-			out = append(out, artifact.KeyRef{Fingerprint: f, Origin: signature.OriginOsslbuild, Path: keys.Path(f), SHA256: hex.EncodeToString(sum[:])})
+			out = append(out, artifact.KeyRef{Fingerprint: f, Origin: signature.OriginOsslbuild, Path: keys.Path(f), SHA256: artifact.SHA256(b)})
 		}
 	}
 	for _, k := range rel.Keys {

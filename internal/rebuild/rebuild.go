@@ -9,8 +9,6 @@ package rebuild
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -273,7 +271,7 @@ func (r *rebuilder) recipe(ref artifact.RecipeRef, rev string) (*recipe.Recipe, 
 		if ref.Content == "" {
 			return nil, fmt.Errorf("its recipe %s was a file, and the manifest does not hold its bytes (written before osslbuild recorded them): it cannot be rebuilt", ref.Path)
 		}
-		if sum := sha256.Sum256([]byte(ref.Content)); hex.EncodeToString(sum[:]) != ref.SHA256 {
+		if artifact.SHA256([]byte(ref.Content)) != ref.SHA256 {
 			return nil, fmt.Errorf("the recipe bytes the manifest holds do not have its recorded sha256 %s", ref.SHA256)
 		}
 		dir := filepath.Join(r.root, "recipe", fmt.Sprint(len(r.res.Lines)+len(r.res.Skipped)))
@@ -435,8 +433,7 @@ func js(v any) string {
 // link records, so the manifest could not come out the same.
 func (r *rebuilder) linkProgram(part *artifact.Manifest, rev string) string {
 	prog := pipeline.LinkProgram(r.o.Runtime)
-	sum := sha256.Sum256(prog.Source)
-	ours := hex.EncodeToString(sum[:])
+	ours := artifact.SHA256(prog.Source)
 	for _, c := range part.LinkChecks {
 		if c.Program != prog.Name || c.ProgramSHA256 != ours {
 			return fmt.Sprintf("it was linked with %s (sha256 %s), this checkout links %s (sha256 %s): check out revision %s", c.Program, c.ProgramSHA256, prog.Name, ours, rev)

@@ -8,8 +8,6 @@ package universal
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -300,7 +298,7 @@ func mergeTrees(ctx context.Context, ordered []Slice, dst string, allowed, libs 
 		if !bytes.Equal(x, y) {
 			if !slices.Contains(allowed, rel) {
 				problems = append(problems, fmt.Sprintf("%s differs between the slices (sha256 %s in %s, %s in %s); the recipe does not declare that it may (universal2_dispatch)",
-					rel, sum(x), ordered[0].Manifest.Name, sum(y), ordered[1].Manifest.Name))
+					rel, artifact.SHA256(x), ordered[0].Manifest.Name, artifact.SHA256(y), ordered[1].Manifest.Name))
 				continue
 			}
 			out = Dispatch(rel, x, y)
@@ -337,11 +335,6 @@ func Dispatch(rel string, x86, arm []byte) []byte {
 	}
 	fmt.Fprintf(&b, "#else\n#error \"%s: this universal2 OpenSSL has headers for x86_64 and arm64 only\"\n#endif\n", rel)
 	return b.Bytes()
-}
-
-func sum(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
 }
 
 // claimed is a slice's record as the universal manifest keeps it: a copy
