@@ -317,11 +317,7 @@ func linkMerged(ctx context.Context, j *mergeJob) (err error) {
 	if j.built != nil {
 		return nil // served by the cache, linked when it was made
 	}
-	var slices []platform.Slice
-	for _, s := range j.m.Slices {
-		slices = append(slices, s.Target)
-	}
-	if j.m.LinkChecks, err = j.run.linkTree(ctx, j.dst, slices); err != nil {
+	if j.m.LinkChecks, err = j.run.linkTree(ctx, j.dst, j.m.Parts()); err != nil {
 		return fmt.Errorf("%s: link: refusing to publish: %w", universal.Name, err)
 	}
 	for _, c := range j.m.LinkChecks {

@@ -105,9 +105,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Runtime.Log == nil {
 		o.Runtime.Log = os.Stdout
 	}
-	if o.Report == nil {
-		o.Report = o.Runtime.Log
-	}
+	o.Report = cmp.Or(o.Report, o.Runtime.Log)
 	if o.Runtime.Revision == "" {
 		o.Runtime.Revision = pipeline.Version(ctx)
 	}
