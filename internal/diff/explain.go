@@ -33,14 +33,6 @@ type Difference struct {
 	Offset int64
 }
 
-func (d Difference) String() string {
-	loc := d.Path
-	if d.Member != "" {
-		loc += "(" + d.Member + ")"
-	}
-	return loc + ": " + d.Detail
-}
-
 // entry is one file of a tree or one tarball entry.
 type entry struct {
 	hdr  *tar.Header // nil for a file on disk

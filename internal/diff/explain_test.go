@@ -27,11 +27,15 @@ func archive(t *testing.T, tc testfixture.Toolchain, triple string, srcs [][2]st
 	return tc.Archive(t, "", false, filepath.Join(dir, "lib.a"), objs...)
 }
 
-// summary is the differences one a line.
+// summary is the differences one a line, each as path(member): detail.
 func summary(diffs []diff.Difference) string {
 	var b strings.Builder
 	for _, d := range diffs {
-		b.WriteString("\n  " + d.String())
+		loc := d.Path
+		if d.Member != "" {
+			loc += "(" + d.Member + ")"
+		}
+		b.WriteString("\n  " + loc + ": " + d.Detail)
 	}
 	return b.String()
 }
@@ -87,7 +91,7 @@ func TestCompareTextFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d) != 1 || !strings.Contains(d[0].String(), "libcrypto.pc: first difference at byte 12") || d[0].Offset != 12 {
+	if len(d) != 1 || !strings.Contains(summary(d), "libcrypto.pc: first difference at byte 12") || d[0].Offset != 12 {
 		t.Errorf("got %v", d)
 	}
 	if !slices.Equal(files, []string{"libcrypto.pc"}) {
