@@ -80,10 +80,11 @@ func TestPublishAtomicAndReplaces(t *testing.T) {
 	for i, body := range []string{"one", "two"} {
 		src := filepath.Join(t.TempDir(), "tree")
 		testfixture.WriteTree(t, src, map[string]string{"lib/libcrypto.a": body})
-		p, err := Publish(context.Background(), src, out, "openssl-macos-arm64", time.Unix(0, 0))
+		pubs, err := PublishAll(context.Background(), out, []Item{{Dir: src, Name: "openssl-macos-arm64", Mtime: time.Unix(0, 0)}})
 		if err != nil {
 			t.Fatal(err)
 		}
+		p := pubs[0]
 		b, _ := os.ReadFile(filepath.Join(p.Dir, "lib/libcrypto.a"))
 		if string(b) != body {
 			t.Errorf("publish %d: got %q", i, b)
@@ -137,7 +138,7 @@ func TestPublishAfterAFailedPublisherRemovedOut(t *testing.T) {
 	testfixture.WriteTree(t, src, map[string]string{"lib/libcrypto.a": "bytes"})
 	done := make(chan error, 1)
 	go func() {
-		_, err := Publish(context.Background(), src, out, "openssl-macos-arm64", time.Unix(0, 0))
+		_, err := PublishAll(context.Background(), out, []Item{{Dir: src, Name: "openssl-macos-arm64", Mtime: time.Unix(0, 0)}})
 		done <- err
 	}()
 	// Let the publisher reach the lock and wait on it; if it has not yet,

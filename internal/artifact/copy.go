@@ -19,7 +19,7 @@ import (
 // each regular file is hashed as it is written, so what dst holds is what
 // was verified, and the tar stream WriteTarball writes for dst under the
 // top-level name top is derived on the way (its sha256 is returned, as
-// TarSHA256 gives it). A cache hit so reads each file once instead of
+// Digests.TarSHA256 records it). A cache hit so reads each file once instead of
 // three times (copy, verify, tar stream). Only directories and regular
 // files are copied: a link, FIFO, socket or device in src is never
 // followed or opened, and is a mismatch as in Verify.
@@ -29,7 +29,7 @@ func CopyVerified(ctx context.Context, src, dst, top string) (*Manifest, string,
 	} else if !fi.IsDir() {
 		return nil, "", fmt.Errorf("verify %s: %s, expected a directory: %w", src, ctxio.Describe(src, fi.Mode().Type()), ErrMismatch)
 	}
-	m, mb, err := readManifestFile(ctx, src)
+	m, mb, err := readManifestFile(ctx, src, ManifestName)
 	if err != nil {
 		return nil, "", err
 	}

@@ -137,22 +137,7 @@ func sharedPC(b []byte, s platform.Slice) []byte {
 // replaceName replaces the file name from where it stands whole: not
 // where it begins a longer name ("/libcrypto.so" in "/libcrypto.so.3").
 func replaceName(b []byte, from, to string) []byte {
-	var out bytes.Buffer
-	for {
-		i := bytes.Index(b, []byte(from))
-		if i < 0 {
-			out.Write(b)
-			return out.Bytes()
-		}
-		end := i + len(from)
-		out.Write(b[:i])
-		if end < len(b) && nameByte(b[end]) {
-			out.Write(b[i:end])
-		} else {
-			out.WriteString(to)
-		}
-		b = b[end:]
-	}
+	return []byte(replaceWhole(string(b), from, to, func(c byte) bool { return !nameByte(c) }))
 }
 
 func nameByte(c byte) bool {
@@ -186,20 +171,26 @@ func RelocatePC(b []byte, prefix string) ([]byte, error) {
 // replacePrefix replaces prefix when it appears as a whole path (followed
 // by "/", quote, space or end of line).
 func replacePrefix(line, prefix string) string {
+	return replaceWhole(line, prefix, "${prefix}", func(c byte) bool { return strings.ContainsRune("/\"' \n\t", rune(c)) })
+}
+
+// replaceWhole replaces each from in s by to where it stands whole: at the
+// end of s, or followed by a byte that ends accepts.
+func replaceWhole(s, from, to string, ends func(c byte) bool) string {
 	var b strings.Builder
 	for {
-		i := strings.Index(line, prefix)
+		i := strings.Index(s, from)
 		if i < 0 {
-			b.WriteString(line)
+			b.WriteString(s)
 			return b.String()
 		}
-		end := i + len(prefix)
-		if end == len(line) || strings.ContainsRune("/\"' \n\t", rune(line[end])) {
-			b.WriteString(line[:i] + "${prefix}")
+		end := i + len(from)
+		if end == len(s) || ends(s[end]) {
+			b.WriteString(s[:i] + to)
 		} else {
-			b.WriteString(line[:end])
+			b.WriteString(s[:end])
 		}
-		line = line[end:]
+		s = s[end:]
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/binary/validate"
 	"github.com/osslbuild/osslbuild/internal/configure/record"
-	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/dispatch"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/toolid"
@@ -282,17 +281,11 @@ func EncodeManifest(m *Manifest) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// ReadManifest reads dir/manifest.json.
+// ReadManifest reads dir/manifest.json (readManifestFile), holding it to
+// nothing but osslbuild's schema.
 func ReadManifest(dir string) (*Manifest, error) {
-	b, err := ctxio.ReadFile(context.Background(), filepath.Join(dir, ManifestName), false, MaxManifestSize)
-	if err != nil {
-		return nil, fmt.Errorf("artifact %s: %w", dir, err)
-	}
-	m, err := ParseManifest(b)
-	if err != nil {
-		return nil, fmt.Errorf("artifact %s: %s: %w", dir, ManifestName, err)
-	}
-	return m, nil
+	m, _, err := readManifestFile(context.Background(), dir, ManifestName)
+	return m, err
 }
 
 // ParseManifest decodes a manifest.json's bytes.

@@ -37,16 +37,6 @@ type Item struct {
 	Rewritten func(err error)
 }
 
-// Publish makes out/<name>/, out/<name>.tar.gz and out/<name>.tar.gz.sha256
-// from the finished tree dir (PublishAll of one item).
-func Publish(ctx context.Context, dir, out, name string, mtime time.Time) (*Published, error) {
-	pubs, err := PublishAll(ctx, out, []Item{{Dir: dir, Name: name, Mtime: mtime}})
-	if err != nil {
-		return nil, err
-	}
-	return pubs[0], nil
-}
-
 // PublishAll puts every item into out, or none of them: a universal2 build
 // publishes its two slices and their merge together, so a failure or an
 // interrupt at any point leaves out as it was. Everything is written under

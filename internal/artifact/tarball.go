@@ -48,17 +48,6 @@ func WriteTarball(ctx context.Context, dir, top string, mtime time.Time, out io.
 	return Digests{SHA256: hex.EncodeToString(gzSum.Sum(nil)), TarSHA256: hex.EncodeToString(tarSum.Sum(nil)), Size: cw.n}, nil
 }
 
-// TarSHA256 is the sha256 of the uncompressed tar stream WriteTarball
-// writes for dir: what a tarball of the tree holds, without the second of
-// compression WriteTarball spends on a real slice.
-func TarSHA256(ctx context.Context, dir, top string, mtime time.Time) (string, error) {
-	h := sha256.New()
-	if err := writeTar(ctx, dir, top, mtime, h); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // ReadTarballStream reads the .tar.gz at path as osslbuild writes it: one
 // gzip member with the header WriteTarball writes (no name, comment, time
 // or extra field) and nothing after it. It returns the file's digests,
@@ -229,28 +218,26 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 // HashTree returns the sha256 of every regular file under dir, keyed by
-// slash-separated relative path.
+// slash-separated relative path (Entries), refusing anything else.
 func HashTree(ctx context.Context, dir string) (map[string]string, error) {
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		sum, err := FileSHA256(p)
-		if err != nil {
-			return err
-		}
-		out[filepath.ToSlash(rel)] = sum
-		return nil
-	})
+	entries, err := Entries(ctx, dir)
 	if err != nil {
-		return nil, fmt.Errorf("hash %s: %w", dir, err)
+		return nil, err
+	}
+	out := map[string]string{}
+	for rel, e := range entries {
+		if e.Type != "" {
+			return nil, fmt.Errorf("hash %s: %s: %s, expected a regular file", dir, rel, e.Type)
+		}
+		out[rel] = e.SHA256
 	}
 	return out, nil
+}
+
+// SHA256 is the hex sha256 of b.
+func SHA256(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // FileSHA256 is the hex sha256 of the regular file at p (a FIFO or a

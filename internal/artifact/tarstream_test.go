@@ -30,10 +30,6 @@ func TestCheckTarballStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := TarSHA256(ctx, tree, "a", mtime)
-	if err != nil || sum != d.TarSHA256 {
-		t.Fatalf("TarSHA256 %s (%v), WriteTarball's tar_sha256 %s", sum, err, d.TarSHA256)
-	}
 	tarStream := func() []byte {
 		zr, _ := gzip.NewReader(bytes.NewReader(good.Bytes()))
 		b, _ := io.ReadAll(zr)
@@ -66,11 +62,11 @@ func TestCheckTarballStream(t *testing.T) {
 			os.WriteFile(p, tc.bytes, 0o644)
 			got, err := ReadTarballStream(ctx, p)
 			if err == nil {
-				err = SameStream(p, got, sum)
+				err = SameStream(p, got, d.TarSHA256)
 			}
 			switch {
 			case tc.want == "":
-				if err != nil || got.TarSHA256 != sum || got.Size != int64(len(tc.bytes)) {
+				if err != nil || got.TarSHA256 != d.TarSHA256 || got.Size != int64(len(tc.bytes)) {
 					t.Errorf("refused: %v (%+v)", err, got)
 				}
 			case err == nil || !strings.Contains(err.Error(), tc.want):

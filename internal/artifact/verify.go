@@ -122,7 +122,7 @@ func CompareFiles(listed map[string]string, found map[string]Entry) []FileProble
 // writes none), so a link to a host file or to /dev/zero cannot smuggle
 // content in or hang the check.
 func Verify(ctx context.Context, dir string) (*Manifest, error) {
-	m, _, err := readManifestFile(ctx, dir)
+	m, _, err := readManifestFile(ctx, dir, ManifestName)
 	if err != nil {
 		return nil, err
 	}
@@ -138,27 +138,40 @@ func Verify(ctx context.Context, dir string) (*Manifest, error) {
 // to each other (VerifyManifest), without hashing the files it lists: for
 // a tree this process verified or wrote itself a moment ago.
 func LoadManifest(ctx context.Context, dir string) (*Manifest, error) {
-	m, _, err := readManifestFile(ctx, dir)
+	return loadManifest(ctx, dir, ManifestName)
+}
+
+// LoadManifestFile is LoadManifest for a manifest file named by itself,
+// away from the files it lists (diff given a manifest.json alone).
+func LoadManifestFile(ctx context.Context, path string) (*Manifest, error) {
+	return loadManifest(ctx, filepath.Dir(path), filepath.Base(path))
+}
+
+func loadManifest(ctx context.Context, dir, name string) (*Manifest, error) {
+	m, _, err := readManifestFile(ctx, dir, name)
 	if err != nil {
 		return nil, err
 	}
-	return m, holdRecords(dir, m)
+	if ps := VerifyManifest(m); len(ps) > 0 {
+		return nil, fmt.Errorf("verify %s: %s: %s: %w", dir, name, strings.Join(ps, "; "), ErrMismatch)
+	}
+	return m, nil
 }
 
-// readManifestFile reads and parses dir's manifest.json, refusing one that
-// is not a regular file, too large, or not osslbuild's schema; it returns
-// the bytes read too.
-func readManifestFile(ctx context.Context, dir string) (*Manifest, []byte, error) {
-	mb, err := ctxio.ReadFile(ctx, filepath.Join(dir, ManifestName), false, MaxManifestSize)
+// readManifestFile reads and parses the manifest dir/name, refusing one
+// that is not a regular file, too large, or not osslbuild's schema; it
+// returns the bytes read too.
+func readManifestFile(ctx context.Context, dir, name string) (*Manifest, []byte, error) {
+	mb, err := ctxio.ReadFile(ctx, filepath.Join(dir, name), false, MaxManifestSize)
 	if err != nil {
 		return nil, nil, fmt.Errorf("verify %s: %w", dir, err)
 	}
 	m, err := ParseManifest(mb)
 	if err != nil {
-		return nil, nil, fmt.Errorf("verify %s: %s: %w", dir, ManifestName, err)
+		return nil, nil, fmt.Errorf("verify %s: %s: %w", dir, name, err)
 	}
 	if m.Schema != Schema {
-		return nil, nil, fmt.Errorf("verify %s: %s: schema %q, expected %q", dir, ManifestName, m.Schema, Schema)
+		return nil, nil, fmt.Errorf("verify %s: %s: schema %q, expected %q", dir, name, m.Schema, Schema)
 	}
 	return m, mb, nil
 }
@@ -170,11 +183,6 @@ func holdFiles(dir string, m *Manifest, found map[string]Entry) error {
 	if ps := CompareFiles(m.Files, found); len(ps) > 0 {
 		return &VerifyError{Dir: dir, Problems: ps}
 	}
-	return holdRecords(dir, m)
-}
-
-// holdRecords is VerifyManifest as an error naming dir's manifest.
-func holdRecords(dir string, m *Manifest) error {
 	if ps := VerifyManifest(m); len(ps) > 0 {
 		return fmt.Errorf("verify %s: %s: %s: %w", dir, ManifestName, strings.Join(ps, "; "), ErrMismatch)
 	}

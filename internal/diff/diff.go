@@ -12,10 +12,8 @@
 package diff
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -24,7 +22,6 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/artifact/unpacked"
-	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
@@ -35,18 +32,7 @@ type Side struct {
 	// Dir is the verified artifact directory; "" when only a manifest was
 	// given (then nothing but what the manifest records is compared).
 	Dir       string
-	Libraries map[string]Library // by path in the artifact (lib/libcrypto.a)
-}
-
-// Library is what a library file of an artifact holds.
-type Library struct {
-	Size    int64          `json:"size"`
-	Members map[string]int `json:"members"` // objects per architecture
-	// Symbols are the defined external symbols of each architecture's
-	// slice: a universal library's slices are compared one by one, so that
-	// one losing a symbol another still defines is seen.
-	Symbols   map[string][]string `json:"-"`
-	Universal bool                `json:"-"` // a fat file of several slices
+	Libraries map[string]artifact.Library // by path in the artifact (lib/libcrypto.a)
 }
 
 // Open verifies path and reads what Compare needs: a directory or a
@@ -70,7 +56,7 @@ func Open(ctx context.Context, path, work string) (*Side, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diff: artifact %s: %w", path, err)
 	}
-	s := &Side{Path: path, Manifest: m, Dir: dir, Libraries: map[string]Library{}}
+	s := &Side{Path: path, Manifest: m, Dir: dir, Libraries: map[string]artifact.Library{}}
 	for _, rel := range slices.Sorted(maps.Keys(m.Files)) {
 		if !isLibrary(rel) {
 			continue
@@ -78,7 +64,7 @@ func Open(ctx context.Context, path, work string) (*Side, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		l, err := readLibrary(ctx, filepath.Join(dir, filepath.FromSlash(rel)))
+		l, err := artifact.ReadLibrary(ctx, filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
 			return nil, fmt.Errorf("diff: artifact %s: %s: %w", path, rel, err)
 		}
@@ -88,27 +74,9 @@ func Open(ctx context.Context, path, work string) (*Side, error) {
 }
 
 func openManifest(ctx context.Context, path string) (*Side, error) {
-	f, _, err := ctxio.OpenRegular(path, false)
+	m, err := artifact.LoadManifestFile(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("diff: %w", err)
-	}
-	defer f.Close()
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(io.LimitReader(ctxio.Reader(ctx, f), artifact.MaxManifestSize+1)); err != nil {
-		return nil, fmt.Errorf("diff: %s: %w", path, err)
-	}
-	if buf.Len() > artifact.MaxManifestSize {
-		return nil, fmt.Errorf("diff: %s: larger than %d bytes: not a %s", path, artifact.MaxManifestSize, artifact.ManifestName)
-	}
-	m, err := artifact.ParseManifest(buf.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("diff: %s: want an osslbuild artifact (a directory, its .tar.gz or its %s): %w", path, artifact.ManifestName, err)
-	}
-	if m.Schema != artifact.Schema {
-		return nil, fmt.Errorf("diff: %s: schema %q, expected %q", path, m.Schema, artifact.Schema)
-	}
-	if ps := artifact.VerifyManifest(m); len(ps) > 0 {
-		return nil, fmt.Errorf("diff: %s: %s: %w", path, strings.Join(ps, "; "), artifact.ErrMismatch)
+		return nil, fmt.Errorf("diff: %w (want an osslbuild artifact: a directory, its .tar.gz or its %s)", err, artifact.ManifestName)
 	}
 	return &Side{Path: path, Manifest: m}, nil
 }
@@ -116,34 +84,6 @@ func openManifest(ctx context.Context, path string) (*Side, error) {
 func isLibrary(rel string) bool {
 	base := filepath.Base(rel)
 	return strings.HasPrefix(rel, "lib/") && (strings.HasSuffix(base, ".a") || strings.HasSuffix(base, ".dylib") || strings.Contains(base, ".so"))
-}
-
-// readLibrary reads a library's size, objects per architecture and
-// defined external symbols through inspect.
-func readLibrary(ctx context.Context, p string) (Library, error) {
-	b, err := ctxio.ReadFile(ctx, p, false, artifact.MaxTarStream)
-	if err != nil {
-		return Library{}, err
-	}
-	f, err := inspect.InspectBytes(filepath.Base(p), b)
-	if err != nil {
-		return Library{}, err
-	}
-	l := Library{Size: int64(len(b)), Members: map[string]int{}, Symbols: map[string][]string{}, Universal: f.Format == inspect.FormatFat}
-	for _, s := range f.Slices {
-		l.Members[s.Arch] += len(s.Objects)
-		for _, o := range s.Objects {
-			if o.Offset < 0 || o.Offset+o.Size > int64(len(b)) {
-				return Library{}, fmt.Errorf("%s member %s: outside the file", s.Arch, o.Member)
-			}
-			syms, err := inspect.DefinedExternals(b[o.Offset : o.Offset+o.Size])
-			if err != nil {
-				return Library{}, fmt.Errorf("%s member %s: %w", s.Arch, o.Member, err)
-			}
-			l.Symbols[s.Arch] = append(l.Symbols[s.Arch], syms...)
-		}
-	}
-	return l, nil
 }
 
 // Report is what differs between A and B, section by section, in a fixed
@@ -420,7 +360,7 @@ func libraries(a, b *Side, r *Report) ([]Section, error) {
 // symbols compares exported symbols slice by slice when either library is
 // universal; two thin ones compare whatever their architectures, as facts
 // compares thin artifacts.
-func symbols(k string, a, b Library) []Section {
+func symbols(k string, a, b artifact.Library) []Section {
 	var out []Section
 	add := func(title string, x, y []string) {
 		s := Section{Title: title}
@@ -438,7 +378,7 @@ func symbols(k string, a, b Library) []Section {
 	return out
 }
 
-func members(l Library) string {
+func members(l artifact.Library) string {
 	var parts []string
 	for _, arch := range slices.Sorted(maps.Keys(l.Members)) {
 		parts = append(parts, fmt.Sprintf("%d (%s)", l.Members[arch], arch))

@@ -18,7 +18,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
@@ -32,14 +31,6 @@ type Difference struct {
 	// Offset is the first differing byte of Member (of the file when
 	// Member is ""), when both builds hold it; else -1.
 	Offset int64
-}
-
-func (d Difference) String() string {
-	loc := d.Path
-	if d.Member != "" {
-		loc += "(" + d.Member + ")"
-	}
-	return loc + ": " + d.Detail
 }
 
 // entry is one file of a tree or one tarball entry.
@@ -65,17 +56,17 @@ func CompareTrees(ctx context.Context, a, b string) (files []string, diffs []Dif
 // CompareTarballs compares two .tar.gz files entry by entry: the order of
 // the entries, every header field that a tar writer sets, and the bytes,
 // which for libraries and objects are explained down to the member and
-// section. It reads the archives through inspect's walker and limits.
-func CompareTarballs(ctx context.Context, a, b string) ([]Difference, error) {
+// section. It reads the archives through inspect's walker and limits;
+// files are the entries of both, sorted, as CompareTrees returns them.
+func CompareTarballs(ctx context.Context, a, b string) (files []string, diffs []Difference, err error) {
 	ea, oa, err := readTarball(ctx, a)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	eb, ob, err := readTarball(ctx, b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var diffs []Difference
 	if !slices.Equal(oa, ob) && len(oa) == len(ob) {
 		for i := range oa {
 			if oa[i] != ob[i] {
@@ -84,7 +75,7 @@ func CompareTarballs(ctx context.Context, a, b string) ([]Difference, error) {
 			}
 		}
 	}
-	return compareEntries(ea, eb, diffs), nil
+	return Keys(ea, eb), compareEntries(ea, eb, diffs), nil
 }
 
 func readTree(ctx context.Context, dir string) (map[string]entry, error) {
@@ -350,15 +341,16 @@ func firstByte(a, b []byte) int {
 	return i
 }
 
-// FindStrings reports every file under dir that contains any of needles
-// (e.g. the build directories, which must not leak into outputs).
-func FindStrings(ctx context.Context, dir string, needles []string) ([]string, error) {
-	var hits []string
+// FindStrings reports, as a FAIL line, every file under dir that
+// contains any of needles (e.g. the build directories, which must not
+// leak into outputs).
+func FindStrings(ctx context.Context, dir string, needles []string) ([]Line, error) {
+	var hits []Line
 	notDir := func(d fs.DirEntry) bool { return !d.IsDir() }
 	err := readFiles(ctx, dir, notDir, func(rel string, b []byte) {
 		for _, n := range needles {
 			if n != "" && bytes.Contains(b, []byte(n)) {
-				hits = append(hits, fmt.Sprintf("%s contains %q", rel, n))
+				hits = append(hits, Line{Status: "FAIL", File: filepath.ToSlash(rel), Detail: fmt.Sprintf("contains %q", n)})
 			}
 		}
 	})
@@ -383,17 +375,4 @@ func readFiles(ctx context.Context, dir string, want func(fs.DirEntry) bool, fn 
 		fn(rel, b)
 		return nil
 	})
-}
-
-// Summary renders differences for people, at most max of them.
-func Summary(diffs []Difference, max int) string {
-	var b strings.Builder
-	for i, d := range diffs {
-		if i == max {
-			fmt.Fprintf(&b, "\n  ... and %d more", len(diffs)-max)
-			break
-		}
-		b.WriteString("\n  " + d.String())
-	}
-	return b.String()
 }

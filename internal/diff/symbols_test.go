@@ -41,11 +41,11 @@ func TestUniversalSymbolsPerArch(t *testing.T) {
 		return filepath.Join(dir, "out")
 	}
 	side := func(dir string) *Side {
-		l, err := readLibrary(context.Background(), filepath.Join(dir, "lib", "libx.a"))
+		l, err := artifact.ReadLibrary(context.Background(), filepath.Join(dir, "lib", "libx.a"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &Side{Path: dir, Manifest: &artifact.Manifest{}, Dir: dir, Libraries: map[string]Library{"lib/libx.a": l}}
+		return &Side{Path: dir, Manifest: &artifact.Manifest{}, Dir: dir, Libraries: map[string]artifact.Library{"lib/libx.a": l}}
 	}
 	a, b := side(universal(both)), side(universal(keepOnly))
 	r, err := CompareSides(context.Background(), a, b)

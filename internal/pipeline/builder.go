@@ -171,7 +171,7 @@ func (r *run) plan(ctx context.Context, target string) (*recipe.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, msg := range releaseWarnings(rel.Version, r.now(), r.Advise) {
+	for _, msg := range releaseWarnings(rel.Version, r.Now(), r.Advise) {
 		r.logf("%s: warning: %s", p.Slice.Artifact, msg)
 	}
 	if sh := p.Slice.Shared; sh != nil && sh.InstallName == "prefix" && p.Slice.Format() != platform.MachO {
@@ -230,10 +230,7 @@ type stageBuilder struct {
 func (b *stageBuilder) build(ctx context.Context, p *recipe.Plan) (_ *built, err error) {
 	r := b.run
 	name := artifactName(p, b.variant)
-	if err := os.MkdirAll(r.Work, 0o755); err != nil {
-		return nil, err
-	}
-	work, err := os.MkdirTemp(r.Work, name+"-")
+	work, err := Scratch(r.Work, name+"-")
 	if err != nil {
 		return nil, fmt.Errorf("%s: build directory: %w", name, err)
 	}
@@ -276,6 +273,15 @@ func (b *stageBuilder) build(ctx context.Context, p *recipe.Plan) (_ *built, err
 		return nil, err
 	}
 	return &built{dir: j.dir, manifest: j.manifest, release: release}, nil
+}
+
+// Scratch makes a fresh directory pattern* under work, making work if it
+// is missing: where a run builds, serves a hit or compares.
+func Scratch(work, pattern string) (string, error) {
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(work, pattern)
 }
 
 // artifactName is the target's artifact name, with the variant's suffix.

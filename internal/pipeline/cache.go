@@ -30,10 +30,8 @@ import (
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/sbom"
-	"github.com/osslbuild/osslbuild/internal/source/patch"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
-	"github.com/osslbuild/osslbuild/patches"
 )
 
 // The artifact cache keeps validated artifact trees and their tarballs,
@@ -126,11 +124,7 @@ func (r *run) fitsPlan(p *recipe.Plan, v *Variant, name string, id toolchain.Ide
 		same("osslbuild", m.Osslbuild, r.Revision)
 		same("toolchain", m.Toolchain, id)
 		same("variant", m.Variant, v.Name)
-		if ps, err := patch.Select(patches.FS, p.Release.Version); err == nil {
-			want := []artifact.Patch{}
-			for _, x := range ps {
-				want = append(want, artifact.Patch{Name: x.Name, SHA256: x.SHA256})
-			}
+		if want, err := Patches(p.Release.Version); err == nil {
 			same("patches", m.Patches, want)
 		}
 		if v.Name == "" {
@@ -165,7 +159,7 @@ func (r *run) fitsPlan(p *recipe.Plan, v *Variant, name string, id toolchain.Ide
 // pinned source digest stands for the verified tarball: nothing else can
 // get past verification.
 func cacheKey(p *recipe.Plan, v *Variant, revision string, id toolchain.Identity) (string, error) {
-	ps, err := patch.Select(patches.FS, p.Release.Version)
+	ps, err := Patches(p.Release.Version)
 	if err != nil {
 		return "", err
 	}
@@ -192,8 +186,7 @@ func digestJSON(v any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return artifact.SHA256(b), nil
 }
 
 // cacheDir is the cache root: dir, else <user cache dir>/osslbuild, the
@@ -357,10 +350,7 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	if _, err := os.Stat(filepath.Join(e.tree(), artifact.ManifestName)); err != nil {
 		return nil, false, nil // no entry of this name under the key: a miss, not a bad entry
 	}
-	if err := os.MkdirAll(r.Work, 0o755); err != nil {
-		return nil, false, err
-	}
-	work, err := os.MkdirTemp(r.Work, e.name+"-cached-")
+	work, err := Scratch(r.Work, e.name+"-cached-")
 	if err != nil {
 		return nil, false, err
 	}
@@ -489,12 +479,9 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 // read-only file system, no file descriptors or memory left) rather than
 // the entry's: such an entry is not deleted.
 func machineFault(err error) bool {
-	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM} {
-		if errors.Is(err, errno) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM}, func(errno syscall.Errno) bool {
+		return errors.Is(err, errno)
+	})
 }
 
 // restamp writes the SBOM and the manifest of the tree dir again from m.

@@ -121,8 +121,7 @@ func (j *job) makeKey(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		sum := sha256.Sum256([]byte(strings.ReplaceAll(string(b), j.work, "$WORK")))
-		wrappers[rel] = hex.EncodeToString(sum[:])
+		wrappers[rel] = artifact.SHA256([]byte(strings.ReplaceAll(string(b), j.work, "$WORK")))
 	}
 	var patches []string
 	for _, p := range j.tree.Patches {
@@ -158,14 +157,7 @@ func (j *job) makeFromCache(ctx context.Context, dir string, segment []stage) er
 		var rec madeRecord
 		if err := json.Unmarshal(b, &rec); err == nil {
 			if err := os.CopyFS(stage, os.DirFS(filepath.Join(entry, "stage"))); err == nil {
-				unscrub := func(l []string) []string {
-					out := make([]string, len(l))
-					for i, s := range l {
-						out[i] = strings.ReplaceAll(s, "$WORK", j.work)
-					}
-					return out
-				}
-				j.argv, j.env, j.gate, j.staging = rec.Argv, unscrub(rec.Env), rec.Gate, stage
+				j.argv, j.env, j.gate, j.staging = rec.Argv, replaceIn(rec.Env, "$WORK", j.work), rec.Gate, stage
 				j.run.logf("%s: configure, gate and make: this plan's staging directory restored from the make cache (%s)", j.name, key[:12])
 				return nil
 			}

@@ -81,26 +81,16 @@ func (s *Settings) FromEnv(getenv func(string) string) error {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	if s.Recipe == "" {
-		s.Recipe = getenv("OSSLBUILD_RECIPE")
-	}
-	if s.Fetch.CacheDir == "" {
-		s.Fetch.CacheDir = getenv("OSSLBUILD_CACHE")
-	}
-	if s.Fetch.Mirror == "" {
-		s.Fetch.Mirror = getenv("OSSLBUILD_MIRROR")
-	}
+	s.Recipe = cmp.Or(s.Recipe, getenv("OSSLBUILD_RECIPE"))
+	s.Fetch.CacheDir = cmp.Or(s.Fetch.CacheDir, getenv("OSSLBUILD_CACHE"))
+	s.Fetch.Mirror = cmp.Or(s.Fetch.Mirror, getenv("OSSLBUILD_MIRROR"))
 	off, err := EnvBool("OSSLBUILD_OFFLINE", getenv("OSSLBUILD_OFFLINE"))
 	if err != nil {
 		return err
 	}
 	s.Fetch.Offline = s.Fetch.Offline || off
-	if s.Toolchain == "" {
-		s.Toolchain = getenv("OSSLBUILD_TOOLCHAIN")
-	}
-	if s.Work == "" {
-		s.Work = getenv("OSSLBUILD_WORK")
-	}
+	s.Toolchain = cmp.Or(s.Toolchain, getenv("OSSLBUILD_TOOLCHAIN"))
+	s.Work = cmp.Or(s.Work, getenv("OSSLBUILD_WORK"))
 	if s.MakeCache == "" && !s.Rebuild {
 		s.MakeCache = getenv("OSSLBUILD_MAKE_CACHE")
 	}
@@ -135,12 +125,8 @@ func EnvBool(name, v string) (bool, error) {
 }
 
 func (s *Settings) defaults() {
-	if s.Out == "" {
-		s.Out = "dist"
-	}
-	if s.Work == "" {
-		s.Work = "build"
-	}
+	s.Out = cmp.Or(s.Out, "dist")
+	s.Work = cmp.Or(s.Work, "build")
 	if s.Jobs <= 0 {
 		s.Jobs = runtime.NumCPU()
 	}
@@ -188,9 +174,7 @@ func (rt *Runtime) defaults(ctx context.Context) {
 	if rt.Log == nil {
 		rt.Log = os.Stdout
 	}
-	if rt.ProgressInterval == 0 {
-		rt.ProgressInterval = 30 * time.Second
-	}
+	rt.ProgressInterval = cmp.Or(rt.ProgressInterval, 30*time.Second)
 	if rt.Environ == nil {
 		rt.Environ = os.Environ()
 	}
@@ -204,8 +188,6 @@ func (rt *Runtime) defaults(ctx context.Context) {
 		rt.Now = time.Now
 	}
 }
-
-func (rt *Runtime) now() time.Time { return rt.Now() }
 
 func (rt *Runtime) logf(format string, args ...any) {
 	fmt.Fprintf(rt.Log, format+"\n", args...)

@@ -2,8 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,8 +84,7 @@ func keyRefs(rel recipe.Release) []artifact.KeyRef {
 	var out []artifact.KeyRef
 	for _, f := range keys.Fingerprints() {
 		if b, err := keys.Armored(f); err == nil {
-			sum := sha256.Sum256(b)
-			out = append(out, artifact.KeyRef{Fingerprint: f, Origin: signature.OriginOsslbuild, Path: keys.Path(f), SHA256: hex.EncodeToString(sum[:])})
+			out = append(out, artifact.KeyRef{Fingerprint: f, Origin: signature.OriginOsslbuild, Path: keys.Path(f), SHA256: artifact.SHA256(b)})
 		}
 	}
 	for _, k := range rel.Keys {
@@ -97,10 +95,13 @@ func keyRefs(rel recipe.Release) []artifact.KeyRef {
 
 // scrubWork writes the private build directory as $WORK, so the manifest is
 // the same whichever directory built it.
-func scrubWork(env []string, work string) []string {
-	out := make([]string, len(env))
-	for i, kv := range env {
-		out[i] = strings.ReplaceAll(kv, work, "$WORK")
+func scrubWork(env []string, work string) []string { return replaceIn(env, work, "$WORK") }
+
+// replaceIn is l with every old replaced by new in each string.
+func replaceIn(l []string, old, new string) []string {
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = strings.ReplaceAll(s, old, new)
 	}
 	return out
 }
@@ -109,10 +110,8 @@ func scrubWork(env []string, work string) []string {
 // recipe's URLs, or "mirror:<file>" for a local mirror or cache, whose
 // location is machine-specific (the pinned sha256 says what the bytes were).
 func recordedURL(rel recipe.Release, u string) string {
-	for _, ru := range rel.URLs {
-		if u == ru {
-			return u
-		}
+	if slices.Contains(rel.URLs, u) {
+		return u
 	}
 	return "mirror:" + rel.FileName()
 }

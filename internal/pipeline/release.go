@@ -2,8 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -52,7 +50,7 @@ func (r *run) releaseOf(ctx context.Context, rel recipe.Release) (*configure.Rel
 		}
 		tarball := f.Path(source.FileFor(rel))
 		kept, pin := tarball+".lists", configure.Pinned[rel.SHA256]
-		if b, err := ctxio.ReadFile(ctx, kept, false, maxLists); err == nil && pin != "" && digest(b) == pin {
+		if b, err := ctxio.ReadFile(ctx, kept, false, maxLists); err == nil && pin != "" && artifact.SHA256(b) == pin {
 			return configure.DecodeRelease(rel.FileName(), b)
 		}
 		files, names, err := source.Files(ctx, rel, tarball, configure.ReleaseWants)
@@ -70,7 +68,7 @@ func (r *run) releaseOf(ctx context.Context, rel recipe.Release) (*configure.Rel
 		if err != nil {
 			return nil, err
 		}
-		if b := lists.Encode(); digest(b) == pin {
+		if b := lists.Encode(); artifact.SHA256(b) == pin {
 			writeFile(kept, b) // for the next hit; a failure costs it the stream
 		}
 		return lists, nil
@@ -81,11 +79,6 @@ func (r *run) releaseOf(ctx context.Context, rel recipe.Release) (*configure.Rel
 // 4.0.2) and a library of an artifact (a universal2 libcrypto.a is tens
 // of megabytes).
 const maxLists, maxLibrary = 64 << 20, 4 << 30
-
-func digest(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
 
 // holdToRelease holds the libraries of the artifact tree dir, whose slices
 // are parts, to what the release's own files say they hold

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/source"
+	"github.com/osslbuild/osslbuild/internal/source/patch"
 	"github.com/osslbuild/osslbuild/patches"
 )
 
@@ -25,4 +27,18 @@ func unpackSource(ctx context.Context, j *job) (err error) {
 		return err
 	}
 	return j.plan.CheckDefines(os.DirFS(j.tree.Dir))
+}
+
+// Patches are the patches this osslbuild applies to OpenSSL version, as a
+// manifest records them (never nil: a manifest writes "[]").
+func Patches(version string) ([]artifact.Patch, error) {
+	ps, err := patch.Select(patches.FS, version)
+	if err != nil {
+		return nil, err
+	}
+	out := []artifact.Patch{}
+	for _, x := range ps {
+		out = append(out, artifact.Patch{Name: x.Name, SHA256: x.SHA256})
+	}
+	return out, nil
 }

@@ -17,7 +17,7 @@ import (
 // The slice build, in order. A stage reads what the stages above it left in
 // the job and adds its own part; the first error stops the build, and
 // nothing leaves the job's private directory until the builder's caller
-// publishes the validated tree (artifact.Publish, after the artifact cache).
+// publishes the validated tree (artifact.PublishAll, after the artifact cache).
 // Adding a stage is one line here and one file beside this one.
 //
 // A stage marked proof or linkProof proves the laid-out artifact tree

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,10 +16,8 @@ import (
 	"github.com/osslbuild/osslbuild/internal/configure"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/source/patch"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/internal/universal"
-	"github.com/osslbuild/osslbuild/patches"
 )
 
 // The universal2 build, in order, in the style of the slice table: one
@@ -67,10 +66,7 @@ type mergeJob struct {
 
 func (r *run) runMerge(ctx context.Context, stages []mergeStage) (_ *Result, err error) {
 	defer func() { r.finish(ctx) }()
-	if err := os.MkdirAll(r.Work, 0o755); err != nil {
-		return nil, err
-	}
-	work, err := os.MkdirTemp(r.Work, universal.Name+"-")
+	work, err := Scratch(r.Work, universal.Name+"-")
 	if err != nil {
 		return nil, err
 	}
@@ -181,14 +177,12 @@ func buildSlices(ctx context.Context, j *mergeJob) error {
 	errs := make([]error, len(plans))
 	var wg sync.WaitGroup
 	for i, p := range plans {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			done[i], errs[i] = b.build(ctx, p)
 			if errs[i] != nil {
 				cancel() // stop the other slice: the pair cannot be merged
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	for _, d := range done {
@@ -323,11 +317,7 @@ func linkMerged(ctx context.Context, j *mergeJob) (err error) {
 	if j.built != nil {
 		return nil // served by the cache, linked when it was made
 	}
-	var slices []platform.Slice
-	for _, s := range j.m.Slices {
-		slices = append(slices, s.Target)
-	}
-	if j.m.LinkChecks, err = j.run.linkTree(ctx, j.dst, slices); err != nil {
+	if j.m.LinkChecks, err = j.run.linkTree(ctx, j.dst, j.m.Parts()); err != nil {
 		return fmt.Errorf("%s: link: refusing to publish: %w", universal.Name, err)
 	}
 	for _, c := range j.m.LinkChecks {
@@ -352,13 +342,9 @@ func (r *run) provenance(id toolchain.Identity, m *artifact.Manifest) (universal
 	if len(rel.URLs) > 0 {
 		src.URL = rel.URLs[0]
 	}
-	ps, err := patch.Select(patches.FS, rel.Version)
+	applied, err := Patches(rel.Version)
 	if err != nil {
 		return universal.Provenance{}, err
-	}
-	applied := []artifact.Patch{}
-	for _, x := range ps {
-		applied = append(applied, artifact.Patch{Name: x.Name, SHA256: x.SHA256})
 	}
 	return universal.Provenance{
 		Osslbuild: r.Revision, Toolchain: id, OpenSSL: src, Patches: applied,
@@ -494,11 +480,9 @@ func fitsPair(in []universal.Slice) func(*artifact.Manifest) error {
 			return fmt.Errorf("its manifest is not a merge of %d slices", len(in))
 		}
 		for _, s := range in {
-			found := false
-			for _, sm := range m.Slices {
-				found = found || (sm != nil && sm.Name == s.Manifest.Name && sm.OpenSSL.SHA256 == s.Manifest.OpenSSL.SHA256 && fmt.Sprint(sm.Files) == fmt.Sprint(s.Manifest.Files))
-			}
-			if !found {
+			if !slices.ContainsFunc(m.Slices, func(sm *artifact.Manifest) bool {
+				return sm != nil && sm.Name == s.Manifest.Name && sm.OpenSSL.SHA256 == s.Manifest.OpenSSL.SHA256 && maps.Equal(sm.Files, s.Manifest.Files)
+			}) {
 				return fmt.Errorf("its manifest does not record slice %s as given", s.Manifest.Name)
 			}
 		}

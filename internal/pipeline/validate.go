@@ -239,34 +239,17 @@ func writeExports(src, staging string, shared, static []string) error {
 func definedBy(archives ...string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, archive := range archives {
-		if err := defineFrom(archive, out); err != nil {
-			return nil, err
+		l, err := artifact.ReadLibrary(context.Background(), archive)
+		if err != nil {
+			return nil, fmt.Errorf("exports: %s: %w", filepath.Base(archive), err)
 		}
-	}
-	return out, nil
-}
-
-func defineFrom(archive string, out map[string]bool) error {
-	f, err := inspect.Inspect(archive)
-	if err != nil {
-		return fmt.Errorf("exports: %w", err)
-	}
-	data, err := os.ReadFile(archive)
-	if err != nil {
-		return fmt.Errorf("exports: %w", err)
-	}
-	for _, s := range f.Slices {
-		for _, o := range s.Objects {
-			syms, err := inspect.DefinedExternals(data[o.Offset : o.Offset+o.Size])
-			if err != nil {
-				return fmt.Errorf("exports: %s(%s): %w", filepath.Base(archive), o.Member, err)
-			}
+		for _, syms := range l.Symbols {
 			for _, n := range syms {
 				out[n] = true
 			}
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // Prove holds a published artifact directory to what this osslbuild would
@@ -316,22 +299,11 @@ func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manife
 	var errs []error
 	var recs proofRecords
 	files := map[string]*inspect.File{}
+	if slices.Contains(m.Slices, nil) {
+		return recs, fmt.Errorf("%s: manifest has an empty slice entry", m.Name)
+	}
 	for _, lib := range m.Target.Libraries() {
-		var exps []validate.Expect
-		for _, sm := range m.Slices {
-			if sm == nil {
-				return recs, fmt.Errorf("%s: manifest has an empty slice entry", m.Name)
-			}
-			exps = append(exps, universal.Expect(sm, lib))
-		}
-		path := filepath.Join(dir, "lib", lib)
-		var rep validate.Report
-		var err error
-		if m.Target.IsShared(lib) {
-			rep, err = validate.UniversalDylib(ctx, path, exps, universal.DylibExpect(m.Slices[0], lib))
-		} else {
-			rep, err = validate.UniversalContext(ctx, path, exps)
-		}
+		rep, err := universal.ValidateLibrary(ctx, filepath.Join(dir, "lib", lib), lib, m.Target, m.Slices)
 		if err != nil {
 			errs = append(errs, err)
 			continue

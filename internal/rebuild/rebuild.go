@@ -7,9 +7,8 @@
 package rebuild
 
 import (
+	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,10 +24,8 @@ import (
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/source/patch"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 	"github.com/osslbuild/osslbuild/internal/toolid"
-	"github.com/osslbuild/osslbuild/patches"
 )
 
 // ErrRefused marks an artifact this checkout or machine cannot rebuild:
@@ -67,24 +64,10 @@ type Options struct {
 	TestMakeCache string
 }
 
-// Line is one line of the report: a file and its verdict.
-type Line struct {
-	Status string // PASS, FAIL or SKIP
-	File   string
-	Detail string
-}
-
-func (l Line) String() string {
-	if l.Detail == "" {
-		return l.Status + " " + l.File
-	}
-	return l.Status + " " + l.File + ": " + l.Detail
-}
-
 // Result is what a rebuild found.
 type Result struct {
-	Name    string
-	Lines   []Line
+	Name string
+	diff.Log
 	Refused []string // why (and what to do) when nothing was built
 	Skipped []string // universal2: slices that could not be rebuilt, and why
 	Verdict string
@@ -122,20 +105,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Runtime.Log == nil {
 		o.Runtime.Log = os.Stdout
 	}
-	if o.Report == nil {
-		o.Report = o.Runtime.Log
-	}
+	o.Report = cmp.Or(o.Report, o.Runtime.Log)
 	if o.Runtime.Revision == "" {
 		o.Runtime.Revision = pipeline.Version(ctx)
 	}
-	work := o.Settings.Work
-	if work == "" {
-		work = "build"
-	}
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		return nil, fmt.Errorf("verify:rebuild: %w", err)
-	}
-	root, err := os.MkdirTemp(work, "rebuild-")
+	root, err := pipeline.Scratch(cmp.Or(o.Settings.Work, "build"), "rebuild-")
 	if err != nil {
 		return nil, fmt.Errorf("verify:rebuild: %w", err)
 	}
@@ -151,7 +125,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify:rebuild: artifact %s does not match its manifest: %w", o.Artifact, err)
 	}
-	res := &Result{Name: m.Name}
+	res := &Result{Name: m.Name, Log: diff.Log{W: o.Report, Sides: sides}}
 	fmt.Fprintf(o.Report, "verify:rebuild: %s: every file matches its manifest (osslbuild %s, OpenSSL %s)\n", m.Name, m.Osslbuild, m.OpenSSL.Version)
 	r := &rebuilder{o: o, root: root, res: res}
 
@@ -216,11 +190,7 @@ func (r *rebuilder) prepare(ctx context.Context, part *artifact.Manifest, target
 	if msg := r.toolchain(ctx, part.Target, id); msg != "" {
 		why = append(why, msg)
 	}
-	if ps, err := patch.Select(patches.FS, src.Version); err == nil {
-		want := []artifact.Patch{}
-		for _, x := range ps {
-			want = append(want, artifact.Patch{Name: x.Name, SHA256: x.SHA256})
-		}
+	if want, err := pipeline.Patches(src.Version); err == nil {
 		if !sameJSON(part.Patches, want) && part.Claims == nil {
 			why = append(why, fmt.Sprintf("it records the patches %s, this checkout applies %s to OpenSSL %s: check out revision %s", js(part.Patches), js(want), src.Version, rev))
 		}
@@ -299,7 +269,7 @@ func (r *rebuilder) recipe(ref artifact.RecipeRef, rev string) (*recipe.Recipe, 
 		if ref.Content == "" {
 			return nil, fmt.Errorf("its recipe %s was a file, and the manifest does not hold its bytes (written before osslbuild recorded them): it cannot be rebuilt", ref.Path)
 		}
-		if sum := sha256.Sum256([]byte(ref.Content)); hex.EncodeToString(sum[:]) != ref.SHA256 {
+		if artifact.SHA256([]byte(ref.Content)) != ref.SHA256 {
 			return nil, fmt.Errorf("the recipe bytes the manifest holds do not have its recorded sha256 %s", ref.SHA256)
 		}
 		dir := filepath.Join(r.root, "recipe", fmt.Sprint(len(r.res.Lines)+len(r.res.Skipped)))
@@ -417,69 +387,23 @@ func (r *rebuilder) refuse(name string, why []string) (*Result, error) {
 	return r.res, fmt.Errorf("verify:rebuild: %s %w: %s", name, ErrRefused, strings.Join(why, "; "))
 }
 
-func (r *rebuilder) line(l Line) {
-	r.res.Lines = append(r.res.Lines, l)
-	fmt.Fprintln(r.o.Report, l)
-}
-
 // reportFiles reports every file of the artifact a and the rebuild b,
 // each difference explained by package diff's explainer.
 func (r *rebuilder) reportFiles(ctx context.Context, a, b string) {
 	files, diffs, err := diff.CompareTrees(ctx, a, b)
 	if err != nil {
-		r.line(Line{Status: "FAIL", File: ".", Detail: err.Error()})
+		r.res.Add(diff.Line{Status: "FAIL", File: ".", Detail: err.Error()})
 		return
 	}
-	byFile := map[string][]diff.Difference{}
-	for _, d := range diffs {
-		byFile[d.Path] = append(byFile[d.Path], d)
-	}
-	for _, n := range files {
-		r.verdictLine(n, byFile[n])
-	}
+	r.res.Files(files, diffs)
 }
 
-// verdictLine reports file: PASS without differences, else FAIL with the
-// first maxDetail of them; the artifact is the explainer's first build,
-// the rebuild its second.
-func (r *rebuilder) verdictLine(file string, diffs []diff.Difference) {
-	if len(diffs) == 0 {
-		r.line(Line{Status: "PASS", File: file})
-		return
-	}
-	var parts []string
-	for i, d := range diffs {
-		if i == maxDetail {
-			parts = append(parts, fmt.Sprintf("and %d more", len(diffs)-i))
-			break
-		}
-		switch {
-		case d.Member != "" && d.Offset >= 0:
-			parts = append(parts, fmt.Sprintf("member %s differs at byte %d of the member: %s", d.Member, d.Offset, d.Detail))
-		case d.Member != "":
-			parts = append(parts, "member "+d.Member+": "+d.Detail)
-		default:
-			parts = append(parts, d.Detail)
-		}
-	}
-	r.line(Line{Status: "FAIL", File: file, Detail: sides.Replace(strings.Join(parts, "; "))})
-}
-
-// maxDetail bounds a FAIL line: the first differences are the ones to read.
-const maxDetail = 5
-
+// sides names the comparer's builds in FAIL lines: the artifact is its
+// first build, the rebuild its second.
 var sides = strings.NewReplacer("the first build", "the artifact", "the second build", "the rebuild")
 
 func (r *rebuilder) verdict(name string) (*Result, error) {
-	var failed, passed int
-	for _, l := range r.res.Lines {
-		switch l.Status {
-		case "FAIL":
-			failed++
-		case "PASS":
-			passed++
-		}
-	}
+	passed, failed := r.res.Count()
 	switch {
 	case failed > 0:
 		r.res.Verdict = fmt.Sprintf("verify:rebuild: %s: FAIL: %d of %d files differ from the rebuild", name, failed, failed+passed)
@@ -507,8 +431,7 @@ func js(v any) string {
 // link records, so the manifest could not come out the same.
 func (r *rebuilder) linkProgram(part *artifact.Manifest, rev string) string {
 	prog := pipeline.LinkProgram(r.o.Runtime)
-	sum := sha256.Sum256(prog.Source)
-	ours := hex.EncodeToString(sum[:])
+	ours := artifact.SHA256(prog.Source)
 	for _, c := range part.LinkChecks {
 		if c.Program != prog.Name || c.ProgramSHA256 != ours {
 			return fmt.Sprintf("it was linked with %s (sha256 %s), this checkout links %s (sha256 %s): check out revision %s", c.Program, c.ProgramSHA256, prog.Name, ours, rev)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/diff"
 )
 
 // TestReportFilesNamesSides: verify:rebuild's lines, explained by diff's
@@ -24,7 +26,7 @@ func TestReportFilesNamesSides(t *testing.T) {
 		}
 	}
 	var report strings.Builder
-	r := &rebuilder{o: Options{Report: &report}, res: &Result{}}
+	r := &rebuilder{res: &Result{Log: diff.Log{W: &report, Sides: sides}}}
 	r.reportFiles(context.Background(), a, b)
 	want := []string{
 		"FAIL gone.h: only in the artifact",

@@ -84,18 +84,18 @@ func (r *rebuilder) universal(ctx context.Context, m *artifact.Manifest, dir str
 func (r *rebuilder) compareSlice(ctx context.Context, a, b, arch string) {
 	fa, err := artifact.Entries(ctx, a)
 	if err != nil {
-		r.line(Line{Status: "FAIL", File: ".", Detail: err.Error()})
+		r.res.Add(diff.Line{Status: "FAIL", File: ".", Detail: err.Error()})
 		return
 	}
 	for _, n := range slices.Sorted(maps.Keys(fa)) {
 		ba, err := ctxio.ReadFile(ctx, filepath.Join(a, n), false, artifact.MaxTarStream)
 		if err != nil {
-			r.line(Line{Status: "FAIL", File: n, Detail: err.Error()})
+			r.res.Add(diff.Line{Status: "FAIL", File: n, Detail: err.Error()})
 			continue
 		}
 		f, err := inspect.InspectReader(n, bytes.NewReader(ba), int64(len(ba)))
 		if err != nil || f.Format != inspect.FormatFat {
-			r.line(Line{Status: "SKIP", File: n + " [" + arch + "]", Detail: "not per-architecture: needs every slice rebuilt"})
+			r.res.Add(diff.Line{Status: "SKIP", File: n + " [" + arch + "]", Detail: "not per-architecture: needs every slice rebuilt"})
 			continue
 		}
 		var got []byte
@@ -108,11 +108,11 @@ func (r *rebuilder) compareSlice(ctx context.Context, a, b, arch string) {
 		bb, err := ctxio.ReadFile(ctx, filepath.Join(b, n), false, artifact.MaxTarStream)
 		switch {
 		case got == nil:
-			r.line(Line{Status: "FAIL", File: file, Detail: "the artifact's file has no " + arch + " slice"})
+			r.res.Add(diff.Line{Status: "FAIL", File: file, Detail: "the artifact's file has no " + arch + " slice"})
 		case err != nil:
-			r.line(Line{Status: "FAIL", File: file, Detail: "not in the rebuilt slice: " + err.Error()})
+			r.res.Add(diff.Line{Status: "FAIL", File: file, Detail: "not in the rebuilt slice: " + err.Error()})
 		default:
-			r.verdictLine(file, diff.Explain(n, got, bb))
+			r.res.File(file, diff.Explain(n, got, bb))
 		}
 	}
 }

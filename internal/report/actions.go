@@ -22,9 +22,6 @@ func Error(w io.Writer, a Annotation) error { return command(w, "error", a) }
 // Warning writes `::warning file=...,title=...::message`.
 func Warning(w io.Writer, a Annotation) error { return command(w, "warning", a) }
 
-// Notice writes `::notice file=...,title=...::message`.
-func Notice(w io.Writer, a Annotation) error { return command(w, "notice", a) }
-
 func command(w io.Writer, kind string, a Annotation) error {
 	var props []string
 	if a.File != "" {

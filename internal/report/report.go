@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -39,12 +40,7 @@ type Row struct {
 
 // anyAdvisories reports whether a row fills the advisories column.
 func anyAdvisories(rows []Row) bool {
-	for _, r := range rows {
-		if r.Advisories != "" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(rows, func(r Row) bool { return r.Advisories != "" })
 }
 
 // cell makes a table cell: printable, one line, "-" when empty.

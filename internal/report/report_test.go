@@ -37,10 +37,10 @@ func TestAnnotations(t *testing.T) {
 	var b bytes.Buffer
 	Error(&b, Annotation{File: "dist/a,b.whl", Title: "check: arm64", Msg: "built without optimisation (-O0)\nsecond line 50%"})
 	Warning(&b, Annotation{Msg: "no properties"})
-	Notice(&b, Annotation{File: "f", Line: 3, Msg: "m"})
+	Warning(&b, Annotation{File: "f", Line: 3, Msg: "m"})
 	want := "::error file=dist/a%2Cb.whl,title=check%3A arm64::built without optimisation (-O0)%0Asecond line 50%25\n" +
 		"::warning::no properties\n" +
-		"::notice file=f,line=3::m\n"
+		"::warning file=f,line=3::m\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}

@@ -6,11 +6,11 @@
 package repro
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
@@ -52,17 +52,11 @@ func Verify(ctx context.Context, s pipeline.Settings, rt pipeline.Runtime, targe
 	if rt.Log == nil {
 		rt.Log = os.Stdout
 	}
-	if s.Work == "" {
-		s.Work = "build"
-	}
-	work, err := filepath.Abs(s.Work)
+	work, err := filepath.Abs(cmp.Or(s.Work, "build"))
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		return err
-	}
-	root, err := os.MkdirTemp(work, "reproducible-")
+	root, err := pipeline.Scratch(work, "reproducible-")
 	if err != nil {
 		return err
 	}
@@ -88,29 +82,17 @@ func Verify(ctx context.Context, s pipeline.Settings, rt pipeline.Runtime, targe
 	if err != nil {
 		return fmt.Errorf("second build: %w", err)
 	}
-	problems, err := CompareDists(ctx, names, filepath.Join(a, "dist"), filepath.Join(b, "dist"), []string{a, b, root})
-	if err != nil {
+	log := &diff.Log{W: rt.Log}
+	if err := CompareDists(ctx, names, filepath.Join(a, "dist"), filepath.Join(b, "dist"), []string{a, b, root}, log); err != nil {
 		return err
 	}
-	for _, n := range names {
-		if !slicesContainPrefix(problems, n+".tar.gz") {
-			logf("verify:reproducible: %s.tar.gz identical", n)
-		}
+	passed, failed := log.Count()
+	if failed > 0 {
+		logf("verify:reproducible: %s: FAIL: %d of %d lines FAIL", target, failed, failed+passed)
+		return fmt.Errorf("verify:reproducible %s: not reproducible: %d FAIL lines", target, failed)
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("verify:reproducible %s: not reproducible:\n%s", target, strings.Join(problems, "\n"))
-	}
-	logf("verify:reproducible: %s is reproducible", target)
+	logf("verify:reproducible: %s: PASS: all %d entries and tarballs identical: %s is reproducible", target, passed, target)
 	return nil
-}
-
-func slicesContainPrefix(list []string, prefix string) bool {
-	for _, s := range list {
-		if strings.HasPrefix(s, prefix) {
-			return true
-		}
-	}
-	return false
 }
 
 // ArtifactNames are the artifacts a build of target publishes, as the
@@ -178,43 +160,45 @@ func HostileEnv() func() {
 	}
 }
 
-// CompareDists compares the named artifacts in two output directories: the
-// tarballs must be identical and no output may contain any of leaks (build
-// directories). It returns the problems found, each explained down to the
-// tarball entry, header field and archive member.
-func CompareDists(ctx context.Context, names []string, distA, distB string, leaks []string) ([]string, error) {
-	var problems []string
+// CompareDists compares the named artifacts in two output directories,
+// adding to log one line per tarball entry and per tarball: the tarballs
+// must be identical and no output may contain any of leaks (build
+// directories). Each difference is explained down to the tarball entry,
+// header field and archive member.
+func CompareDists(ctx context.Context, names []string, distA, distB string, leaks []string, log *diff.Log) error {
 	for _, name := range names {
 		ta, tb := filepath.Join(distA, name+".tar.gz"), filepath.Join(distB, name+".tar.gz")
 		da, err := artifact.FileSHA256(ta)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		db, err := artifact.FileSHA256(tb)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if da == db {
-			continue
-		}
-		diffs, err := diff.CompareTarballs(ctx, ta, tb)
+		files, diffs, err := diff.CompareTarballs(ctx, ta, tb)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		detail := diff.Summary(diffs, 20)
-		if len(diffs) == 0 {
-			detail = "\n  every entry and header identical: only the gzip encoding differs"
+		log.Files(files, diffs)
+		tarball := diff.Line{Status: "FAIL", File: name + ".tar.gz", Detail: da + " vs " + db}
+		switch {
+		case da == db:
+			tarball = diff.Line{Status: "PASS", File: name + ".tar.gz"}
+		case len(diffs) == 0:
+			tarball.Detail += ": every entry and header identical: only the gzip encoding differs"
 		}
-		problems = append(problems, fmt.Sprintf("%s.tar.gz differs: %s vs %s:%s", name, da, db, detail))
+		log.Add(tarball)
 	}
-	for _, d := range []string{distA, distB} {
+	for i, d := range []string{distA, distB} {
 		hits, err := diff.FindStrings(ctx, d, leaks)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, h := range hits {
-			problems = append(problems, "build directory leaked: "+h)
+			h.Detail = "build directory leaked into the " + [...]string{"first", "second"}[i] + " build: " + h.Detail
+			log.Add(h)
 		}
 	}
-	return problems, nil
+	return nil
 }

@@ -8,16 +8,14 @@ package universal
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
@@ -59,16 +57,19 @@ const Kind = "universal2"
 // archOrder is the slice order of the universal file and the dispatch.
 var archOrder = platform.UniversalArchs(Kind)
 
-// Expect is the validation expectation a slice's manifest records for lib.
-// Every version string the library embeds must name the manifest's
-// release.
-func Expect(m *artifact.Manifest, lib string) validate.Expect {
-	return artifact.ExpectOf(m, m.Target, lib)
-}
-
-// DylibExpect is artifact.DylibExpectOf.
-func DylibExpect(m *artifact.Manifest, lib string) validate.DylibExpect {
-	return artifact.DylibExpectOf(m, lib)
+// ValidateLibrary validates the universal library lib of target at path,
+// each architecture's slice held to what its slice manifest (parts, in
+// the file's order) records: every version string the library embeds
+// must name that manifest's release.
+func ValidateLibrary(ctx context.Context, path, lib string, target platform.Slice, parts []*artifact.Manifest) (validate.Report, error) {
+	var exps []validate.Expect
+	for _, sm := range parts {
+		exps = append(exps, artifact.ExpectOf(sm, sm.Target, lib))
+	}
+	if target.IsShared(lib) {
+		return validate.UniversalDylib(ctx, path, exps, artifact.DylibExpectOf(parts[0], lib))
+	}
+	return validate.UniversalContext(ctx, path, exps)
 }
 
 // Compatible refuses pairs that cannot be one universal artifact.
@@ -184,9 +185,9 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 			}
 			var err error
 			if s.Manifest.Target.IsShared(lib) {
-				_, err = validate.Dylib(ctx, p, Expect(s.Manifest, lib), DylibExpect(s.Manifest, lib))
+				_, err = validate.Dylib(ctx, p, artifact.ExpectOf(s.Manifest, s.Manifest.Target, lib), artifact.DylibExpectOf(s.Manifest, lib))
 			} else {
-				_, err = validate.StaticLibraryContext(ctx, p, Expect(s.Manifest, lib))
+				_, err = validate.StaticLibraryContext(ctx, p, artifact.ExpectOf(s.Manifest, s.Manifest.Target, lib))
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w: %w", s.Manifest.Name, ErrRefused, err))
@@ -203,7 +204,6 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 	if err != nil {
 		return nil, err
 	}
-	var exps []validate.Expect
 	m := &artifact.Manifest{
 		Name: Name, Osslbuild: p.Osslbuild,
 		Recipe: p.Recipe, OpenSSL: p.OpenSSL, Patches: p.Patches,
@@ -225,16 +225,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 		if err := tc.Lipo(ctx, out, filepath.Join(ordered[0].Dir, "lib", lib), filepath.Join(ordered[1].Dir, "lib", lib)); err != nil {
 			return nil, fmt.Errorf("merge %s: %w", lib, err)
 		}
-		exps = exps[:0]
-		for _, s := range ordered {
-			exps = append(exps, Expect(s.Manifest, lib))
-		}
-		var rep validate.Report
-		if a.Manifest.Target.IsShared(lib) {
-			rep, err = validate.UniversalDylib(ctx, out, exps, DylibExpect(ordered[0].Manifest, lib))
-		} else {
-			rep, err = validate.UniversalContext(ctx, out, exps)
-		}
+		rep, err := ValidateLibrary(ctx, out, lib, a.Manifest.Target, []*artifact.Manifest{ordered[0].Manifest, ordered[1].Manifest})
 		if err != nil {
 			return nil, fmt.Errorf("merged %s: %w", lib, err)
 		}
@@ -285,13 +276,8 @@ func mergeTrees(ctx context.Context, ordered []Slice, dst string, allowed, libs 
 			return nil, fmt.Errorf("merge: %w", err)
 		}
 	}
-	var names []string
-	for f := range files {
-		names = append(names, f)
-	}
-	sort.Strings(names)
 	var dispatch, problems []string
-	for _, rel := range names {
+	for _, rel := range slices.Sorted(maps.Keys(files)) {
 		for i, s := range ordered {
 			if !lists[i][rel] {
 				problems = append(problems, fmt.Sprintf("%s is missing from %s", rel, s.Manifest.Name))
@@ -312,7 +298,7 @@ func mergeTrees(ctx context.Context, ordered []Slice, dst string, allowed, libs 
 		if !bytes.Equal(x, y) {
 			if !slices.Contains(allowed, rel) {
 				problems = append(problems, fmt.Sprintf("%s differs between the slices (sha256 %s in %s, %s in %s); the recipe does not declare that it may (universal2_dispatch)",
-					rel, sum(x), ordered[0].Manifest.Name, sum(y), ordered[1].Manifest.Name))
+					rel, artifact.SHA256(x), ordered[0].Manifest.Name, artifact.SHA256(y), ordered[1].Manifest.Name))
 				continue
 			}
 			out = Dispatch(rel, x, y)
@@ -349,11 +335,6 @@ func Dispatch(rel string, x86, arm []byte) []byte {
 	}
 	fmt.Fprintf(&b, "#else\n#error \"%s: this universal2 OpenSSL has headers for x86_64 and arm64 only\"\n#endif\n", rel)
 	return b.Bytes()
-}
-
-func sum(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
 }
 
 // claimed is a slice's record as the universal manifest keeps it: a copy
