@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	cdx "github.com/osslbuild/osslbuild/internal/cyclonedx"
 	"github.com/osslbuild/osslbuild/internal/osslver"
 )
@@ -48,20 +48,18 @@ var ErrSuppressions = errors.New("malformed file of assessed CVEs")
 // MaxSuppressionsSize bounds the file read.
 const MaxSuppressionsSize = 16 << 20
 
-// ReadSuppressions reads a file of assessed CVEs (ParseSuppressions).
+// ReadSuppressions reads a file of assessed CVEs (ParseSuppressions). It
+// opens without blocking (ctxio.OpenRegular): a named pipe given as the
+// file would otherwise hold check until something wrote to it.
 func ReadSuppressions(path string) (*Suppressions, error) {
-	f, err := os.Open(path)
+	f, _, err := ctxio.OpenRegular(path, true)
+	if errors.Is(err, ctxio.ErrNotRegular) {
+		return nil, fmt.Errorf("%w: not a regular file: %w", ErrSuppressions, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("file of assessed CVEs: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("file of assessed CVEs: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w: not a regular file", path, ErrSuppressions)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxSuppressionsSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 func TestPlainList(t *testing.T) {
@@ -182,6 +184,15 @@ func TestSuppressionsMalformed(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := ReadSuppressions(dir); !errors.Is(err, ErrSuppressions) || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a directory: %v", err)
+	}
+	// A named pipe is refused by name, not opened: with nothing writing
+	// to it, a blocking open would hold check for ever (testfixture.FIFO
+	// keeps a blocking reader from hanging here: it reads an empty file,
+	// and the error does not name the pipe).
+	fifo := filepath.Join(dir, "vex.json")
+	testfixture.FIFO(t, fifo)
+	if _, err := ReadSuppressions(fifo); !errors.Is(err, ErrSuppressions) || !strings.Contains(err.Error(), "named pipe (FIFO)") {
+		t.Errorf("a named pipe: %v", err)
 	}
 	if _, err := ReadSuppressions(filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("a missing file: %v", err)

@@ -28,7 +28,7 @@ func OpenRegular(p string, follow bool) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(p, flags, 0)
 	if err != nil {
 		if !follow && errors.Is(err, syscall.ELOOP) {
-			return nil, nil, fmt.Errorf("%s: symlink, expected a regular file: not followed", p)
+			return nil, nil, fmt.Errorf("%s: symlink, %w: not followed", p, ErrNotRegular)
 		}
 		if st, serr := os.Stat(p); errors.Is(err, syscall.ENXIO) && serr == nil {
 			return nil, nil, notRegular(p, st) // a socket cannot be opened at all
@@ -47,8 +47,12 @@ func OpenRegular(p string, follow bool) (*os.File, fs.FileInfo, error) {
 	return f, st, nil
 }
 
+// ErrNotRegular is matched (errors.Is) by OpenRegular's refusal of
+// anything but a regular file.
+var ErrNotRegular = errors.New("expected a regular file")
+
 func notRegular(p string, st fs.FileInfo) error {
-	return fmt.Errorf("%s: %s, expected a regular file: not read", p, Describe(p, st.Mode().Type()))
+	return fmt.Errorf("%s: %s, %w: not read", p, Describe(p, st.Mode().Type()), ErrNotRegular)
 }
 
 // ReadFile reads the regular file p (OpenRegular) of at most max bytes,
