@@ -35,34 +35,40 @@ func TestLittleO0Evidence(t *testing.T) {
 		{"x86_64", "x86_64-apple-macos10.12", "darwin64-x86_64-cc", lineX86O3},
 		{"linux-x86_64", "", "linux-x86_64", "gcc -fPIC -pthread -m64 -Wall -O3 -DOPENSSL_PIC"},
 	} {
-		// lib is the stripped archive: cversion.o and sixteen members of
-		// a few functions each, compiled at opt in one compiler run;
+		// lib is the stripped archive: cversion.o and the first members of
+		// sixteen of a few functions each, compiled at opt in one compiler
+		// run per opt (a smaller archive takes the same objects);
 		// stripped, each member's code is one function to the classifier.
-		libs := map[string]string{}
+		libs, compiled := map[string]string{}, map[string][]string{}
+		const most = 16
 		lib := func(opt string, members int) string {
 			t.Helper()
-			prefix := fmt.Sprintf("%s%s-%d-", p.name, opt, members)
-			if l, ok := libs[prefix]; ok {
+			name := fmt.Sprintf("%s%s-%d-libcrypto.a", p.name, opt, members)
+			if l, ok := libs[name]; ok {
 				return l
 			}
-			srcs := []string{k.path(prefix + "cversion.c")}
-			os.WriteFile(srcs[0], []byte(cversion(p.line, p.platform)), 0o644)
-			for i := range members {
-				srcs = append(srcs, k.path(fmt.Sprintf("%sm%d.c", prefix, i)))
-				os.WriteFile(srcs[i+1], []byte(strings.ReplaceAll(manyFuncs(4), "int f", fmt.Sprintf("int m%d_f", i))), 0o644)
+			objs, ok := compiled[opt]
+			if !ok {
+				prefix := p.name + opt + "-"
+				srcs := []string{k.path(prefix + "cversion.c")}
+				os.WriteFile(srcs[0], []byte(cversion(p.line, p.platform)), 0o644)
+				for i := range most {
+					srcs = append(srcs, k.path(fmt.Sprintf("%sm%d.c", prefix, i)))
+					os.WriteFile(srcs[i+1], []byte(strings.ReplaceAll(manyFuncs(4), "int f", fmt.Sprintf("int m%d_f", i))), 0o644)
+				}
+				cc := []string{"gcc", opt, "-c"}
+				if p.target != "" {
+					cc = []string{"clang-14", "-target", p.target, "-ffreestanding", opt, "-c"}
+				}
+				testfixture.RunIn(t, k.dir, append(cc, srcs...)...)
+				for _, c := range srcs {
+					objs = append(objs, strings.TrimSuffix(c, ".c")+".o")
+				}
+				compiled[opt] = objs
 			}
-			cc := []string{"gcc", opt, "-c"}
-			if p.target != "" {
-				cc = []string{"clang-14", "-target", p.target, "-ffreestanding", opt, "-c"}
-			}
-			testfixture.RunIn(t, k.dir, append(cc, srcs...)...)
-			var objs []string
-			for _, c := range srcs {
-				objs = append(objs, strings.TrimSuffix(c, ".c")+".o")
-			}
-			l := k.ar(prefix+"libcrypto.a", p.target != "", objs...)
+			l := k.ar(name, p.target != "", objs[:1+members]...)
 			testfixture.RunIn(t, k.dir, "llvm-strip-14", l)
-			libs[prefix] = l
+			libs[name] = l
 			return l
 		}
 		for _, tc := range []struct {
