@@ -92,10 +92,7 @@ func (l *linux) Identity(ctx context.Context) (Identity, error) {
 		return id, err
 	}
 	id.Compiler = v
-	tools, err := versions(ctx, map[string]string{"ar": l.ar, "ranlib": l.ranlib})
-	for name, v := range tools {
-		id.Tools[name] = v
-	}
+	id.Tools, err = versions(ctx, map[string]string{"ar": l.ar, "ranlib": l.ranlib})
 	return id, err
 }
 

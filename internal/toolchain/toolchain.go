@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/platform"
+	"github.com/osslbuild/osslbuild/internal/proc"
 	"github.com/osslbuild/osslbuild/internal/toolid"
 )
 
@@ -195,13 +196,16 @@ func mkBin(dir string) (string, error) {
 	return bin, nil
 }
 
-// installNameArgs is install_name_tool's command line: -id, then each
+// installNames runs install_name_tool's command line: -id, then each
 // -change in the order of the old names (so the command is the same on
 // every run).
-func installNameArgs(tool, path, id string, change map[string]string) []string {
+func installNames(ctx context.Context, tool, path, id string, change map[string]string) error {
 	args := []string{tool, "-id", id}
 	for _, old := range slices.Sorted(maps.Keys(change)) {
 		args = append(args, "-change", old, change[old])
 	}
-	return append(args, path)
+	if _, err := proc.Output(ctx, proc.Cmd{Args: append(args, path), Env: []string{"PATH=/usr/bin:/bin"}}); err != nil {
+		return fmt.Errorf("install names of %s: %w", filepath.Base(path), err)
+	}
+	return nil
 }
