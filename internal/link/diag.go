@@ -2,6 +2,7 @@ package link
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -226,21 +227,12 @@ func hiddenIn(stubs []string, us []Undefined) (map[string][]string, error) {
 	return out, nil
 }
 
+// compareVersions orders macOS versions as the packed deployment targets
+// platform.ParseMinOS makes of them: "11" and "11.0" are the same.
 func compareVersions(a, b string) int {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < max(len(pa), len(pb)); i++ {
-		var x, y int
-		if i < len(pa) {
-			x, _ = strconv.Atoi(pa[i])
-		}
-		if i < len(pb) {
-			y, _ = strconv.Atoi(pb[i])
-		}
-		if x != y {
-			return x - y
-		}
-	}
-	return 0
+	x, _ := platform.ParseMinOS(a)
+	y, _ := platform.ParseMinOS(b)
+	return cmp.Compare(x, y)
 }
 
 // nextMacOS is the release after v: 10.14 -> 10.15, 10.15 -> 11.0,
