@@ -29,7 +29,7 @@ type BuildOptions struct {
 	Work    string        // scratch directory
 	Fetch   fetch.Options // where sources come from (mirror, offline, cache)
 	Only    string        // "", "arm64", "universal2" or "cache": run one comparison
-	Log     io.Writer     // build output of every run (not the table)
+	Log     io.Writer     // build output of every run (not the table); required
 }
 
 // BuildTime performs the bench:build comparisons and returns the Markdown
@@ -40,9 +40,6 @@ func BuildTime(ctx context.Context, o BuildOptions) (string, error) {
 	}
 	if o.Jobs < 1 {
 		o.Jobs = runtime.NumCPU()
-	}
-	if o.Log == nil {
-		o.Log = io.Discard
 	}
 	work, err := filepath.Abs(o.Work)
 	if err != nil {
