@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -28,7 +29,7 @@ func Walk(tree fs.FS, suffixes []string, fn func(path string, r io.Reader) error
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || !hasSuffix(p, suffixes) {
+		if !d.Type().IsRegular() || !slices.ContainsFunc(suffixes, func(s string) bool { return strings.HasSuffix(p, s) }) {
 			return nil
 		}
 		f, err := tree.Open(p)
@@ -41,15 +42,6 @@ func Walk(tree fs.FS, suffixes []string, fn func(path string, r io.Reader) error
 		}
 		return nil
 	})
-}
-
-func hasSuffix(p string, suffixes []string) bool {
-	for _, s := range suffixes {
-		if strings.HasSuffix(p, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // Test is a conditional directive that tests a macro.
