@@ -102,7 +102,9 @@ func Smoke(ctx context.Context, o SmokeOptions) ([]SmokeResult, error) {
 		return nil, fmt.Errorf("smoke: artifact %s: %w", o.Artifact, err)
 	}
 	o.Artifact = dir
-	slices := manifestSlices(m)
+	// The architectures the artifact holds: each slice of a universal2
+	// artifact, else its own target.
+	slices := m.Parts()
 	tc, err := toolchain.For(o.Toolchain, slices[0])
 	if err != nil {
 		return nil, fmt.Errorf("smoke: %w", err)
@@ -149,12 +151,6 @@ func RunSmoke(ctx context.Context, dir, toolchainKind, work string, log io.Write
 	}
 	_, err := Smoke(ctx, o)
 	return err
-}
-
-// manifestSlices are the architectures an artifact holds: each slice of a
-// universal2 artifact, else its own target.
-func manifestSlices(m *artifact.Manifest) []platform.Slice {
-	return m.Parts()
 }
 
 func smokeSlice(ctx context.Context, tc toolchain.Toolchain, o SmokeOptions, name string, s platform.Slice, work string) SmokeResult {
@@ -272,14 +268,7 @@ func ParseReport(r io.Reader) (*Report, error) {
 				return rep, bad("want status, test, detail")
 			}
 			rep.Tests = append(rep.Tests, Test{Status: f[0], Name: f[1], Detail: f[2]})
-			switch f[0] {
-			case "pass":
-				rep.Passed++
-			case "skip":
-				rep.Skipped++
-			case "fail":
-				rep.Failed++
-			}
+			*map[string]*int{"pass": &rep.Passed, "skip": &rep.Skipped, "fail": &rep.Failed}[f[0]]++
 		case "result":
 			c := strings.Split(line, "\t")
 			if len(c) != 4 {
