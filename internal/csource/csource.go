@@ -76,10 +76,6 @@ var (
 // Tests lists, for each of names, the conditionals of tree's files (see
 // CondSuffixes) that test it, in file order.
 func Tests(tree fs.FS, names ...string) (map[string][]Test, error) {
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
-	}
 	out := map[string][]Test{}
 	err := Walk(tree, CondSuffixes, func(p string, r io.Reader) error {
 		ls, err := directives(r, !strings.HasSuffix(p, ".pl"))
@@ -93,7 +89,7 @@ func Tests(tree fs.FS, names ...string) (map[string][]Test, error) {
 			}
 			expr := strings.TrimSpace(m[2])
 			for _, id := range identifier.FindAllString(expr, -1) {
-				if want[id] && id != "defined" {
+				if id != "defined" && slices.Contains(names, id) {
 					out[id] = append(out[id], Test{File: p, Line: l.n, Text: strings.Join(strings.Fields(l.text), " "), Default: isDefault(ls, i, m[1], expr)})
 				}
 			}

@@ -205,10 +205,6 @@ var hideMarker = regexp.MustCompile(`\$ld\$hide\$os([0-9]+(?:\.[0-9]+)*)\$([A-Za
 // for the given symbols: the macOS versions each is withheld from, oldest
 // first.
 func hiddenIn(stubs []string, us []Undefined) (map[string][]string, error) {
-	want := map[string]bool{}
-	for _, u := range us {
-		want[u.Symbol] = true
-	}
 	out := map[string][]string{}
 	for _, p := range stubs {
 		b, err := os.ReadFile(p)
@@ -216,7 +212,7 @@ func hiddenIn(stubs []string, us []Undefined) (map[string][]string, error) {
 			return nil, err
 		}
 		for _, m := range hideMarker.FindAllStringSubmatch(string(b), -1) {
-			if want[m[2]] && !slices.Contains(out[m[2]], m[1]) {
+			if slices.ContainsFunc(us, func(u Undefined) bool { return u.Symbol == m[2] }) && !slices.Contains(out[m[2]], m[1]) {
 				out[m[2]] = append(out[m[2]], m[1])
 			}
 		}
