@@ -232,10 +232,9 @@ func Archs(os string) []string {
 func Add(p Platform) (remove func(), err error) {
 	mu.Lock()
 	defer mu.Unlock()
-	for _, q := range table {
-		if q.OS == p.OS && q.Arch == p.Arch {
-			return nil, fmt.Errorf("platform %s %s: already in the table", p.OS, p.Arch)
-		}
+	same := func(q Platform) bool { return q.OS == p.OS && q.Arch == p.Arch }
+	if slices.ContainsFunc(table, same) {
+		return nil, fmt.Errorf("platform %s %s: already in the table", p.OS, p.Arch)
 	}
 	if p.OS == "" || p.Arch == "" || p.Format == "" || len(p.Builds) == 0 {
 		return nil, fmt.Errorf("platform %q %q: a row needs an OS, an architecture, a format and a build", p.OS, p.Arch)
@@ -244,7 +243,7 @@ func Add(p Platform) (remove func(), err error) {
 	return func() {
 		mu.Lock()
 		defer mu.Unlock()
-		table = slices.DeleteFunc(table, func(q Platform) bool { return q.OS == p.OS && q.Arch == p.Arch })
+		table = slices.DeleteFunc(table, same)
 	}, nil
 }
 
@@ -294,12 +293,11 @@ func (p Platform) Build(kind, host string) (Build, error) {
 // Run says how host runs the platform's programs; ok is false where it
 // cannot.
 func (p Platform) Run(host string) (Run, bool) {
-	for _, r := range p.Runs {
-		if r.Host == host {
-			return r, true
-		}
+	i := slices.IndexFunc(p.Runs, func(r Run) bool { return r.Host == host })
+	if i < 0 {
+		return Run{}, false
 	}
-	return Run{}, false
+	return p.Runs[i], true
 }
 
 // RunsOn names the hosts that run the platform's programs, for messages.

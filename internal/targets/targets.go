@@ -163,12 +163,11 @@ func WriteOutputs(path string, outs map[string]string) error {
 }
 
 // Deref is *p, or the zero value for an absent flag.
-func Deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
+func Deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
 	}
-	return *p
+	return v
 }
 
 // Run is every target's frame, so magefile.go's targets are one
