@@ -313,14 +313,10 @@ func logResult(w io.Writer, name string, r SmokeResult) {
 	if r.Linked.Linker != "" {
 		fmt.Fprintf(w, "%s: linked %s with %s (%s, against %s)\n", head, SmokeProgram.Name, linkedLibraries(r.Slice), r.Linked.Linker, r.Linked.System)
 	}
-	if !r.Ran {
-		if r.NotRun != "" {
-			fmt.Fprintf(w, "%s: %s\n", head, r.NotRun)
-		}
-		for _, p := range r.Problems {
-			fmt.Fprintf(w, "%s: FAILED: %s\n", head, p)
-		}
-		return
+	// A slice that did not run has no Via, Report or Library: its lines
+	// are NotRun's and the problems'.
+	if r.NotRun != "" {
+		fmt.Fprintf(w, "%s: %s\n", head, r.NotRun)
 	}
 	if len(r.Via) > 0 {
 		fmt.Fprintf(w, "%s: ran under %s\n", head, strings.Join(r.Via, " "))
