@@ -114,10 +114,6 @@ func (c *cross) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 	if err != nil {
 		return Env{}, err
 	}
-	bin, err := mkBin(dir)
-	if err != nil {
-		return Env{}, err
-	}
 	shim := filepath.Join(dir, "shim")
 	if err := os.CopyFS(shim, ShimFS()); err != nil {
 		return Env{}, fmt.Errorf("cross toolchain: write CommonCrypto shim: %w", err)
@@ -146,10 +142,9 @@ func (c *cross) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 		// in the table); llvm-ranlib rejects -c and already indexes them.
 		"ranlib": "if [ \"$1\" = -c ]; then shift; fi\nexec " + shellQuote(c.ranlib) + ` "$@"` + "\n",
 	}
-	for name, body := range wrappers {
-		if err := writeScript(filepath.Join(bin, name), body); err != nil {
-			return Env{}, fmt.Errorf("cross toolchain: %w", err)
-		}
+	bin, err := writeBin(dir, "cross toolchain", wrappers)
+	if err != nil {
+		return Env{}, err
 	}
 	return Env{Bin: bin, Vars: []string{"ZERO_AR_DATE=1"}}, nil
 }

@@ -101,26 +101,20 @@ func (m *macOS) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 	if err != nil {
 		return Env{}, err
 	}
-	tools := map[string]string{}
+	wrappers := map[string]string{}
 	for name, tool := range map[string]string{"cc": "clang", "ar": "ar", "ranlib": "ranlib", "lipo": "lipo"} {
-		if tools[name], err = m.find(ctx, tool); err != nil {
+		p, err := m.find(ctx, tool)
+		if err != nil {
 			return Env{}, err
 		}
+		wrappers[name] = "exec " + shellQuote(p) + ` "$@"` + "\n"
 	}
-	bin, err := mkBin(dir)
+	// The SDK reaches clang through its environment, not its arguments:
+	// the compiler line stays "cc -fPIC -arch ...".
+	wrappers["cc"] = "SDKROOT=" + shellQuote(sdk.Path) + "\nexport SDKROOT\n" + wrappers["cc"]
+	bin, err := writeBin(dir, "macos toolchain", wrappers)
 	if err != nil {
 		return Env{}, err
-	}
-	for name, p := range tools {
-		body := "exec " + shellQuote(p) + ` "$@"` + "\n"
-		if name == "cc" {
-			// The SDK reaches clang through its environment, not its
-			// arguments: the compiler line stays "cc -fPIC -arch ...".
-			body = "SDKROOT=" + shellQuote(sdk.Path) + "\nexport SDKROOT\n" + body
-		}
-		if err := writeScript(filepath.Join(bin, name), body); err != nil {
-			return Env{}, fmt.Errorf("macos toolchain: %w", err)
-		}
 	}
 	// ZERO_AR_DATE makes Apple's ar/ranlib/libtool write zero timestamps.
 	return Env{Bin: bin, Vars: []string{"ZERO_AR_DATE=1"}}, nil

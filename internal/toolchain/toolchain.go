@@ -183,15 +183,21 @@ func quoteAll(args []string) string {
 	return strings.Join(q, " ")
 }
 
-// mkBin creates the wrapper directory; it must be new so nothing in it can
-// be a link planted elsewhere.
-func mkBin(dir string) (string, error) {
+// writeBin creates the wrapper directory dir/bin and writes the wrappers
+// (name to script body) into it; errors name the toolchain (who). The
+// directory must be new so nothing in it can be a link planted elsewhere.
+func writeBin(dir, who string, wrappers map[string]string) (string, error) {
 	bin := filepath.Join(dir, "bin")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("toolchain dir: %w", err)
 	}
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		return "", fmt.Errorf("toolchain dir: %w", err)
+	}
+	for name, body := range wrappers {
+		if err := writeScript(filepath.Join(bin, name), body); err != nil {
+			return "", fmt.Errorf("%s: %w", who, err)
+		}
 	}
 	return bin, nil
 }
