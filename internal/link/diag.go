@@ -1,7 +1,6 @@
 package link
 
 import (
-	"bufio"
 	"cmp"
 	"errors"
 	"fmt"
@@ -140,10 +139,9 @@ func ParseUndefined(out string) []Undefined {
 		seen[sym] = true
 		list = append(list, Undefined{Symbol: sym, Object: object(obj)})
 	}
-	sc := bufio.NewScanner(strings.NewReader(out))
 	var pending, function string
-	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), "\r")
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimRight(line, "\r")
 		switch {
 		case lldUndefined.MatchString(line):
 			if pending != "" {
