@@ -74,8 +74,7 @@ func BuildTime(ctx context.Context, o BuildOptions) (string, error) {
 	if o.Fetch.Offline {
 		env = append(env, "OSSLBUILD_OFFLINE=1")
 	}
-	cache := filepath.Join(work, "cache")
-	env = append(env, "OSSLBUILD_CACHE="+cache, "OSSLBUILD_WORK="+filepath.Join(work, "osslbuild-work"))
+	env = append(env, "OSSLBUILD_CACHE="+filepath.Join(work, "cache"), "OSSLBUILD_WORK="+filepath.Join(work, "osslbuild-work"))
 	// Compile the magefile and fill osslbuild's source cache once, outside
 	// any measurement.
 	if _, err := Command(ctx, o.Repo, env, o.Log, "go", "tool", "mage", "source:fetch", "-version="+v.Release.Version); err != nil {
@@ -87,8 +86,21 @@ func BuildTime(ctx context.Context, o BuildOptions) (string, error) {
 			return Command(ctx, o.Repo, env, o.Log, args...)
 		}
 	}
+	// ref is a case running Reference for target t with the tarball and
+	// the toolchain tc, at o.Jobs.
 	ref := func(t string) func(context.Context, string) (Sample, error) {
-		return ReferenceSlice(plans[t], tc, v.Tarball.Path, o.Jobs, env, o.Log)
+		return func(ctx context.Context, dir string) (Sample, error) {
+			tenv, err := tc.Prepare(ctx, filepath.Join(dir, "toolchain"), plans[t].Slice)
+			if err != nil {
+				return Sample{}, err
+			}
+			script := filepath.Join(dir, "reference.sh")
+			if err := os.WriteFile(script, []byte(Reference(plans[t])), 0o755); err != nil {
+				return Sample{}, err
+			}
+			e := append(append([]string{}, env...), tenv.Vars...)
+			return Command(ctx, dir, e, o.Log, "/bin/sh", script, v.Tarball.Path, tenv.Bin, strconv.Itoa(o.Jobs))
+		}
 	}
 	sequential := func(ctx context.Context, dir string) (Sample, error) {
 		var total Sample
