@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -221,9 +222,7 @@ func samples(name string, s []Sample) string {
 // and writes the Markdown report to w, a line per write; build output goes to
 // <work>/bench-build.log.
 func BuildReport(ctx context.Context, s pipeline.Settings, rounds int, only string, w io.Writer) error {
-	if s.Work == "" {
-		s.Work = "build"
-	}
+	s.Work = cmp.Or(s.Work, "build")
 	repo, err := os.Getwd()
 	if err != nil {
 		return err

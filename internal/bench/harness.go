@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -145,10 +146,7 @@ func Parse(r io.Reader) (*Result, error) {
 // linked statically, by path, so the binary runs exactly the library being
 // measured and never a system libcrypto.
 func Compile(ctx context.Context, cc, source, artifact, out string) error {
-	if cc == "" {
-		cc = "cc"
-	}
-	ccPath, err := exec.LookPath(cc)
+	ccPath, err := exec.LookPath(cmp.Or(cc, "cc"))
 	if err != nil {
 		return fmt.Errorf("bench: compile harness: %w", err)
 	}

@@ -3,13 +3,13 @@ package link
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 
@@ -79,9 +79,7 @@ func Smoke(ctx context.Context, o SmokeOptions) ([]SmokeResult, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	if o.Host == "" {
-		o.Host = runtime.GOOS + "/" + runtime.GOARCH
-	}
+	o.Host = cmp.Or(o.Host, toolchain.Host())
 	if o.Program.Source == nil {
 		o.Program = SmokeProgram
 	}

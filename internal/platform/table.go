@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -285,7 +286,7 @@ func (p Platform) Build(kind, host string) (Build, error) {
 	}
 	var hosts []string
 	for _, b := range p.Builds {
-		hosts = append(hosts, b.Toolchain+" on "+orAny(b.Host))
+		hosts = append(hosts, b.Toolchain+" on "+cmp.Or(b.Host, "any host"))
 	}
 	return Build{}, fmt.Errorf("%s %s: no toolchain builds it on %s (the platform table has %s)", p.OS, p.Arch, host, strings.Join(hosts, ", "))
 }
@@ -331,11 +332,4 @@ func (b Build) on(host string) bool {
 	}
 	goos, _, _ := strings.Cut(host, "/")
 	return b.Host == host || b.Host == goos
-}
-
-func orAny(h string) string {
-	if h == "" {
-		return "any host"
-	}
-	return h
 }

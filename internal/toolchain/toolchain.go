@@ -8,6 +8,7 @@
 package toolchain
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -125,9 +126,7 @@ func Of(b platform.Build) (Toolchain, error) {
 // chosenKind is kind, else OSSLBUILD_TOOLCHAIN; a name no row of the
 // platform table uses is an error.
 func chosenKind(kind string) (string, error) {
-	if kind == "" {
-		kind = os.Getenv("OSSLBUILD_TOOLCHAIN")
-	}
+	kind = cmp.Or(kind, os.Getenv("OSSLBUILD_TOOLCHAIN"))
 	if kind != "" && !slices.Contains(platform.Toolchains(), kind) {
 		return "", fmt.Errorf("toolchain %q: want one of %s", kind, strings.Join(platform.Toolchains(), ", "))
 	}
