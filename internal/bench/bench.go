@@ -18,6 +18,7 @@
 package bench
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,25 +54,15 @@ type Options struct {
 const DefaultHarness = "bench/osslbench.c"
 
 func (o *Options) defaults() {
-	if o.Settings.Version == "" {
-		o.Settings.Version = Version
-	}
-	if o.Settings.Work == "" {
-		o.Settings.Work = "build"
-	}
-	if o.Settings.Out == "" {
-		// Not dist/: a benchmark run must not replace the user's artifacts.
-		o.Settings.Out = filepath.Join(o.Settings.Work, "bench", "dist")
-	}
+	o.Settings.Version = cmp.Or(o.Settings.Version, Version)
+	o.Settings.Work = cmp.Or(o.Settings.Work, "build")
+	// Not dist/: a benchmark run must not replace the user's artifacts.
+	o.Settings.Out = cmp.Or(o.Settings.Out, filepath.Join(o.Settings.Work, "bench", "dist"))
 	if o.Runtime.Log == nil {
 		o.Runtime.Log = os.Stdout
 	}
-	if o.Harness == "" {
-		o.Harness = DefaultHarness
-	}
-	if o.CC == "" {
-		o.CC = "cc"
-	}
+	o.Harness = cmp.Or(o.Harness, DefaultHarness)
+	o.CC = cmp.Or(o.CC, "cc")
 	if o.SliceMS <= 0 {
 		o.SliceMS = 20
 	}

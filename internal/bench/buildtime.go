@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -29,7 +30,7 @@ type BuildOptions struct {
 	Work    string        // scratch directory
 	Fetch   fetch.Options // where sources come from (mirror, offline, cache)
 	Only    string        // "", "arm64", "universal2" or "cache": run one comparison
-	Log     io.Writer     // build output of every run (not the table)
+	Log     io.Writer     // build output of every run (not the table); required
 }
 
 // BuildTime performs the bench:build comparisons and returns the Markdown
@@ -40,9 +41,6 @@ func BuildTime(ctx context.Context, o BuildOptions) (string, error) {
 	}
 	if o.Jobs < 1 {
 		o.Jobs = runtime.NumCPU()
-	}
-	if o.Log == nil {
-		o.Log = io.Discard
 	}
 	work, err := filepath.Abs(o.Work)
 	if err != nil {
@@ -77,8 +75,7 @@ func BuildTime(ctx context.Context, o BuildOptions) (string, error) {
 	if o.Fetch.Offline {
 		env = append(env, "OSSLBUILD_OFFLINE=1")
 	}
-	cache := filepath.Join(work, "cache")
-	env = append(env, "OSSLBUILD_CACHE="+cache, "OSSLBUILD_WORK="+filepath.Join(work, "osslbuild-work"))
+	env = append(env, "OSSLBUILD_CACHE="+filepath.Join(work, "cache"), "OSSLBUILD_WORK="+filepath.Join(work, "osslbuild-work"))
 	// Compile the magefile and fill osslbuild's source cache once, outside
 	// any measurement.
 	if _, err := Command(ctx, o.Repo, env, o.Log, "go", "tool", "mage", "source:fetch", "-version="+v.Release.Version); err != nil {
@@ -90,8 +87,21 @@ func BuildTime(ctx context.Context, o BuildOptions) (string, error) {
 			return Command(ctx, o.Repo, env, o.Log, args...)
 		}
 	}
+	// ref is a case running Reference for target t with the tarball and
+	// the toolchain tc, at o.Jobs.
 	ref := func(t string) func(context.Context, string) (Sample, error) {
-		return ReferenceSlice(plans[t], tc, v.Tarball.Path, o.Jobs, env, o.Log)
+		return func(ctx context.Context, dir string) (Sample, error) {
+			tenv, err := tc.Prepare(ctx, filepath.Join(dir, "toolchain"), plans[t].Slice)
+			if err != nil {
+				return Sample{}, err
+			}
+			script := filepath.Join(dir, "reference.sh")
+			if err := os.WriteFile(script, []byte(Reference(plans[t])), 0o755); err != nil {
+				return Sample{}, err
+			}
+			e := append(append([]string{}, env...), tenv.Vars...)
+			return Command(ctx, dir, e, o.Log, "/bin/sh", script, v.Tarball.Path, tenv.Bin, strconv.Itoa(o.Jobs))
+		}
 	}
 	sequential := func(ctx context.Context, dir string) (Sample, error) {
 		var total Sample
@@ -212,9 +222,7 @@ func samples(name string, s []Sample) string {
 // and writes the Markdown report to w, a line per write; build output goes to
 // <work>/bench-build.log.
 func BuildReport(ctx context.Context, s pipeline.Settings, rounds int, only string, w io.Writer) error {
-	if s.Work == "" {
-		s.Work = "build"
-	}
+	s.Work = cmp.Or(s.Work, "build")
 	repo, err := os.Getwd()
 	if err != nil {
 		return err

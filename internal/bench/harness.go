@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -42,6 +43,11 @@ type Op struct {
 	Calls    int
 }
 
+// idents are the identification lines' fields, by key.
+func (r *Result) idents() map[string]*string {
+	return map[string]*string{"version": &r.Version, "compiler": &r.Compiler, "platform": &r.Platform}
+}
+
 // MedianMS returns the median for op, and whether it was measured.
 func (r *Result) MedianMS(op string) (float64, bool) {
 	for _, o := range r.Ops {
@@ -75,7 +81,7 @@ func Parse(r io.Reader) (*Result, error) {
 			if len(f) != 2 || f[1] == "" {
 				return nil, bad("want a key and a value")
 			}
-			dst := map[string]*string{"version": &res.Version, "compiler": &res.Compiler, "platform": &res.Platform}[f[0]]
+			dst := res.idents()[f[0]]
 			if *dst != "" {
 				return nil, bad("repeated")
 			}
@@ -140,10 +146,7 @@ func Parse(r io.Reader) (*Result, error) {
 // linked statically, by path, so the binary runs exactly the library being
 // measured and never a system libcrypto.
 func Compile(ctx context.Context, cc, source, artifact, out string) error {
-	if cc == "" {
-		cc = "cc"
-	}
-	ccPath, err := exec.LookPath(cc)
+	ccPath, err := exec.LookPath(cmp.Or(cc, "cc"))
 	if err != nil {
 		return fmt.Errorf("bench: compile harness: %w", err)
 	}
@@ -225,13 +228,8 @@ func Serve(ctx context.Context, bin string) (*Server, error) {
 	}
 	for _, line := range strings.Split(strings.TrimSpace(head.String()), "\n") {
 		k, v, _ := strings.Cut(line, "\t")
-		switch k {
-		case "version":
-			s.Version = v
-		case "compiler":
-			s.Compiler = v
-		case "platform":
-			s.Platform = v
+		if dst := s.idents()[k]; dst != nil {
+			*dst = v
 		}
 	}
 	if s.Version == "" || s.Compiler == "" {

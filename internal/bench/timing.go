@@ -14,14 +14,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/configure"
 	"github.com/osslbuild/osslbuild/internal/recipe"
-	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
 
 // Sample is one timed run.
@@ -135,21 +133,4 @@ func Reference(p *recipe.Plan) string {
 	b.WriteString(strings.Join(args, " ") + " >/dev/null\n")
 	b.WriteString("make -j\"$3\" >/dev/null\nmake install_sw DESTDIR=\"$PWD/../artifact\" >/dev/null\n")
 	return b.String()
-}
-
-// ReferenceSlice returns a case running Reference for plan with tarball and
-// the toolchain tc, at jobs.
-func ReferenceSlice(p *recipe.Plan, tc toolchain.Toolchain, tarball string, jobs int, env []string, log io.Writer) func(context.Context, string) (Sample, error) {
-	return func(ctx context.Context, dir string) (Sample, error) {
-		tenv, err := tc.Prepare(ctx, filepath.Join(dir, "toolchain"), p.Slice)
-		if err != nil {
-			return Sample{}, err
-		}
-		script := filepath.Join(dir, "reference.sh")
-		if err := os.WriteFile(script, []byte(Reference(p)), 0o755); err != nil {
-			return Sample{}, err
-		}
-		e := append(append([]string{}, env...), tenv.Vars...)
-		return Command(ctx, dir, e, log, "/bin/sh", script, tarball, tenv.Bin, strconv.Itoa(jobs))
-	}
 }

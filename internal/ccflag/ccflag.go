@@ -12,7 +12,10 @@
 // nothing a clean build embeds.
 package ccflag
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Kind is what a refused flag does.
 type Kind string
@@ -43,25 +46,13 @@ type rule struct {
 }
 
 func exact(names ...string) func(string) bool {
-	return func(f string) bool {
-		for _, n := range names {
-			if f == n {
-				return true
-			}
-		}
-		return false
-	}
+	return func(f string) bool { return slices.Contains(names, f) }
 }
 
 // prefix matches the flag itself and its joined forms ("-B", "-B/dir").
 func prefix(ps ...string) func(string) bool {
 	return func(f string) bool {
-		for _, p := range ps {
-			if strings.HasPrefix(f, p) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(ps, func(p string) bool { return strings.HasPrefix(f, p) })
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -28,7 +29,7 @@ func Walk(tree fs.FS, suffixes []string, fn func(path string, r io.Reader) error
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || !hasSuffix(p, suffixes) {
+		if !d.Type().IsRegular() || !slices.ContainsFunc(suffixes, func(s string) bool { return strings.HasSuffix(p, s) }) {
 			return nil
 		}
 		f, err := tree.Open(p)
@@ -41,15 +42,6 @@ func Walk(tree fs.FS, suffixes []string, fn func(path string, r io.Reader) error
 		}
 		return nil
 	})
-}
-
-func hasSuffix(p string, suffixes []string) bool {
-	for _, s := range suffixes {
-		if strings.HasSuffix(p, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // Test is a conditional directive that tests a macro.
@@ -84,10 +76,6 @@ var (
 // Tests lists, for each of names, the conditionals of tree's files (see
 // CondSuffixes) that test it, in file order.
 func Tests(tree fs.FS, names ...string) (map[string][]Test, error) {
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
-	}
 	out := map[string][]Test{}
 	err := Walk(tree, CondSuffixes, func(p string, r io.Reader) error {
 		ls, err := directives(r, !strings.HasSuffix(p, ".pl"))
@@ -101,7 +89,7 @@ func Tests(tree fs.FS, names ...string) (map[string][]Test, error) {
 			}
 			expr := strings.TrimSpace(m[2])
 			for _, id := range identifier.FindAllString(expr, -1) {
-				if want[id] && id != "defined" {
+				if id != "defined" && slices.Contains(names, id) {
 					out[id] = append(out[id], Test{File: p, Line: l.n, Text: strings.Join(strings.Fields(l.text), " "), Default: isDefault(ls, i, m[1], expr)})
 				}
 			}

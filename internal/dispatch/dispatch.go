@@ -8,11 +8,12 @@ package dispatch
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"io/fs"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/csource"
@@ -53,11 +54,8 @@ func Scan(tree fs.FS) ([]Func, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dispatch: %w", err)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].File != out[j].File {
-			return out[i].File < out[j].File
-		}
-		return out[i].Line < out[j].Line
+	slices.SortStableFunc(out, func(a, b Func) int {
+		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
 	return out, nil
 }

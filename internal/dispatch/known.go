@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/osslbuild/osslbuild/internal/osslver"
@@ -41,12 +42,7 @@ func Known(version string) List {
 		}
 	}
 	var all []Func
-	names := make([]string, 0, len(known))
-	for s := range known {
-		names = append(names, s)
-	}
-	slices.Sort(names)
-	for _, s := range names {
+	for _, s := range slices.Sorted(maps.Keys(known)) {
 		all = append(all, known[s]...)
 	}
 	why := "no version string"

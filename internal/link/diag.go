@@ -1,7 +1,7 @@
 package link
 
 import (
-	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -139,10 +139,9 @@ func ParseUndefined(out string) []Undefined {
 		seen[sym] = true
 		list = append(list, Undefined{Symbol: sym, Object: object(obj)})
 	}
-	sc := bufio.NewScanner(strings.NewReader(out))
 	var pending, function string
-	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), "\r")
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimRight(line, "\r")
 		switch {
 		case lldUndefined.MatchString(line):
 			if pending != "" {
@@ -204,10 +203,6 @@ var hideMarker = regexp.MustCompile(`\$ld\$hide\$os([0-9]+(?:\.[0-9]+)*)\$([A-Za
 // for the given symbols: the macOS versions each is withheld from, oldest
 // first.
 func hiddenIn(stubs []string, us []Undefined) (map[string][]string, error) {
-	want := map[string]bool{}
-	for _, u := range us {
-		want[u.Symbol] = true
-	}
 	out := map[string][]string{}
 	for _, p := range stubs {
 		b, err := os.ReadFile(p)
@@ -215,7 +210,7 @@ func hiddenIn(stubs []string, us []Undefined) (map[string][]string, error) {
 			return nil, err
 		}
 		for _, m := range hideMarker.FindAllStringSubmatch(string(b), -1) {
-			if want[m[2]] && !slices.Contains(out[m[2]], m[1]) {
+			if slices.ContainsFunc(us, func(u Undefined) bool { return u.Symbol == m[2] }) && !slices.Contains(out[m[2]], m[1]) {
 				out[m[2]] = append(out[m[2]], m[1])
 			}
 		}
@@ -226,21 +221,12 @@ func hiddenIn(stubs []string, us []Undefined) (map[string][]string, error) {
 	return out, nil
 }
 
+// compareVersions orders macOS versions as the packed deployment targets
+// platform.ParseMinOS makes of them: "11" and "11.0" are the same.
 func compareVersions(a, b string) int {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < max(len(pa), len(pb)); i++ {
-		var x, y int
-		if i < len(pa) {
-			x, _ = strconv.Atoi(pa[i])
-		}
-		if i < len(pb) {
-			y, _ = strconv.Atoi(pb[i])
-		}
-		if x != y {
-			return x - y
-		}
-	}
-	return 0
+	x, _ := platform.ParseMinOS(a)
+	y, _ := platform.ParseMinOS(b)
+	return cmp.Compare(x, y)
 }
 
 // nextMacOS is the release after v: 10.14 -> 10.15, 10.15 -> 11.0,

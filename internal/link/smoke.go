@@ -3,13 +3,13 @@ package link
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 
@@ -79,9 +79,7 @@ func Smoke(ctx context.Context, o SmokeOptions) ([]SmokeResult, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	if o.Host == "" {
-		o.Host = runtime.GOOS + "/" + runtime.GOARCH
-	}
+	o.Host = cmp.Or(o.Host, toolchain.Host())
 	if o.Program.Source == nil {
 		o.Program = SmokeProgram
 	}
@@ -102,7 +100,9 @@ func Smoke(ctx context.Context, o SmokeOptions) ([]SmokeResult, error) {
 		return nil, fmt.Errorf("smoke: artifact %s: %w", o.Artifact, err)
 	}
 	o.Artifact = dir
-	slices := manifestSlices(m)
+	// The architectures the artifact holds: each slice of a universal2
+	// artifact, else its own target.
+	slices := m.Parts()
 	tc, err := toolchain.For(o.Toolchain, slices[0])
 	if err != nil {
 		return nil, fmt.Errorf("smoke: %w", err)
@@ -149,12 +149,6 @@ func RunSmoke(ctx context.Context, dir, toolchainKind, work string, log io.Write
 	}
 	_, err := Smoke(ctx, o)
 	return err
-}
-
-// manifestSlices are the architectures an artifact holds: each slice of a
-// universal2 artifact, else its own target.
-func manifestSlices(m *artifact.Manifest) []platform.Slice {
-	return m.Parts()
 }
 
 func smokeSlice(ctx context.Context, tc toolchain.Toolchain, o SmokeOptions, name string, s platform.Slice, work string) SmokeResult {
@@ -272,14 +266,7 @@ func ParseReport(r io.Reader) (*Report, error) {
 				return rep, bad("want status, test, detail")
 			}
 			rep.Tests = append(rep.Tests, Test{Status: f[0], Name: f[1], Detail: f[2]})
-			switch f[0] {
-			case "pass":
-				rep.Passed++
-			case "skip":
-				rep.Skipped++
-			case "fail":
-				rep.Failed++
-			}
+			*map[string]*int{"pass": &rep.Passed, "skip": &rep.Skipped, "fail": &rep.Failed}[f[0]]++
 		case "result":
 			c := strings.Split(line, "\t")
 			if len(c) != 4 {
@@ -324,14 +311,10 @@ func logResult(w io.Writer, name string, r SmokeResult) {
 	if r.Linked.Linker != "" {
 		fmt.Fprintf(w, "%s: linked %s with %s (%s, against %s)\n", head, SmokeProgram.Name, linkedLibraries(r.Slice), r.Linked.Linker, r.Linked.System)
 	}
-	if !r.Ran {
-		if r.NotRun != "" {
-			fmt.Fprintf(w, "%s: %s\n", head, r.NotRun)
-		}
-		for _, p := range r.Problems {
-			fmt.Fprintf(w, "%s: FAILED: %s\n", head, p)
-		}
-		return
+	// A slice that did not run has no Via, Report or Library: its lines
+	// are NotRun's and the problems'.
+	if r.NotRun != "" {
+		fmt.Fprintf(w, "%s: %s\n", head, r.NotRun)
 	}
 	if len(r.Via) > 0 {
 		fmt.Fprintf(w, "%s: ran under %s\n", head, strings.Join(r.Via, " "))

@@ -80,14 +80,7 @@ func (s Slice) SharedLibraries() []string {
 }
 
 // IsShared says whether lib is one of the slice's shared library files.
-func (s Slice) IsShared(lib string) bool {
-	for _, l := range s.SharedLibraries() {
-		if l == lib {
-			return true
-		}
-	}
-	return false
-}
+func (s Slice) IsShared(lib string) bool { return slices.Contains(s.SharedLibraries(), lib) }
 
 // InstallNameOf is the name the shared library lib of the slice carries
 // and a program linked against it records: for a dylib its install name,

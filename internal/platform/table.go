@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -232,10 +233,9 @@ func Archs(os string) []string {
 func Add(p Platform) (remove func(), err error) {
 	mu.Lock()
 	defer mu.Unlock()
-	for _, q := range table {
-		if q.OS == p.OS && q.Arch == p.Arch {
-			return nil, fmt.Errorf("platform %s %s: already in the table", p.OS, p.Arch)
-		}
+	same := func(q Platform) bool { return q.OS == p.OS && q.Arch == p.Arch }
+	if slices.ContainsFunc(table, same) {
+		return nil, fmt.Errorf("platform %s %s: already in the table", p.OS, p.Arch)
 	}
 	if p.OS == "" || p.Arch == "" || p.Format == "" || len(p.Builds) == 0 {
 		return nil, fmt.Errorf("platform %q %q: a row needs an OS, an architecture, a format and a build", p.OS, p.Arch)
@@ -244,7 +244,7 @@ func Add(p Platform) (remove func(), err error) {
 	return func() {
 		mu.Lock()
 		defer mu.Unlock()
-		table = slices.DeleteFunc(table, func(q Platform) bool { return q.OS == p.OS && q.Arch == p.Arch })
+		table = slices.DeleteFunc(table, same)
 	}, nil
 }
 
@@ -286,7 +286,7 @@ func (p Platform) Build(kind, host string) (Build, error) {
 	}
 	var hosts []string
 	for _, b := range p.Builds {
-		hosts = append(hosts, b.Toolchain+" on "+orAny(b.Host))
+		hosts = append(hosts, b.Toolchain+" on "+cmp.Or(b.Host, "any host"))
 	}
 	return Build{}, fmt.Errorf("%s %s: no toolchain builds it on %s (the platform table has %s)", p.OS, p.Arch, host, strings.Join(hosts, ", "))
 }
@@ -294,12 +294,11 @@ func (p Platform) Build(kind, host string) (Build, error) {
 // Run says how host runs the platform's programs; ok is false where it
 // cannot.
 func (p Platform) Run(host string) (Run, bool) {
-	for _, r := range p.Runs {
-		if r.Host == host {
-			return r, true
-		}
+	i := slices.IndexFunc(p.Runs, func(r Run) bool { return r.Host == host })
+	if i < 0 {
+		return Run{}, false
 	}
-	return Run{}, false
+	return p.Runs[i], true
 }
 
 // RunsOn names the hosts that run the platform's programs, for messages.
@@ -333,11 +332,4 @@ func (b Build) on(host string) bool {
 	}
 	goos, _, _ := strings.Cut(host, "/")
 	return b.Host == host || b.Host == goos
-}
-
-func orAny(h string) string {
-	if h == "" {
-		return "any host"
-	}
-	return h
 }

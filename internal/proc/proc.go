@@ -45,10 +45,7 @@ func Run(ctx context.Context, c Cmd) error {
 	cmd := exec.CommandContext(ctx, path, c.Args[1:]...)
 	cmd.Args[0] = c.Args[0]
 	cmd.Dir = c.Dir
-	cmd.Env = c.Env
-	if cmd.Env == nil {
-		cmd.Env = []string{}
-	}
+	cmd.Env = append([]string{}, c.Env...) // never nil: nil would inherit ours
 	cmd.Stdout, cmd.Stderr = c.Stdout, c.Stderr
 	cmd.ExtraFiles = c.ExtraFiles
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -80,13 +77,11 @@ func Run(ctx context.Context, c Cmd) error {
 func Output(ctx context.Context, c Cmd) ([]byte, error) {
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
-	if err := Run(ctx, c); err != nil {
-		if s := strings.TrimSpace(errb.String()); s != "" {
-			return out.Bytes(), fmt.Errorf("%w: %s", err, lastLines(s, 20))
-		}
-		return out.Bytes(), err
+	err := Run(ctx, c)
+	if s := strings.TrimSpace(errb.String()); err != nil && s != "" {
+		err = fmt.Errorf("%w: %s", err, lastLines(s, 20))
 	}
-	return out.Bytes(), nil
+	return out.Bytes(), err
 }
 
 func lastLines(s string, n int) string {

@@ -48,7 +48,10 @@ const SpecVersion = "1.5"
 // number derives from the content.
 func Write(dir string, m *artifact.Manifest) error {
 	v := m.OpenSSL.Version
-	download := DownloadURL(v)
+	// Where OpenSSL publishes release v: its GitHub release asset, the URL
+	// pyca's SBOM names whatever mirror served the bytes (the SHA-256 says
+	// which bytes they were).
+	download := recipe.UpstreamURLs(v)[0]
 	src := cdx.Component{
 		BOMRef:     "pkg:generic/openssl@" + v,
 		Type:       "library",
@@ -87,11 +90,6 @@ func Write(dir string, m *artifact.Manifest) error {
 	}
 	return nil
 }
-
-// DownloadURL is where OpenSSL publishes release v: its GitHub release
-// asset, the URL pyca's SBOM names whatever mirror served the bytes (the
-// SHA-256 says which bytes they were).
-func DownloadURL(v string) string { return recipe.UpstreamURLs(v)[0] }
 
 // buildProperties records how OpenSSL was configured: pyca's three build:
 // properties first, in pyca's order, then osslbuild's own, per slice for a

@@ -42,12 +42,8 @@ func (f Flags) Settings() (pipeline.Settings, error) {
 	s.Recipe = Deref(f.Recipe)
 	s.Version = Deref(f.Version)
 	s.Out = Deref(f.Out)
-	if f.Jobs != nil {
-		s.Jobs = *f.Jobs
-	}
-	if f.Rebuild != nil {
-		s.Rebuild = *f.Rebuild
-	}
+	s.Jobs = Deref(f.Jobs)
+	s.Rebuild = Deref(f.Rebuild)
 	if err := s.FromEnv(nil); err != nil {
 		return s, err
 	}
@@ -167,12 +163,11 @@ func WriteOutputs(path string, outs map[string]string) error {
 }
 
 // Deref is *p, or the zero value for an absent flag.
-func Deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
+func Deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
 	}
-	return *p
+	return v
 }
 
 // Run is every target's frame, so magefile.go's targets are one
@@ -188,19 +183,18 @@ func Run(ctx context.Context, body func(context.Context) error) error {
 // are read inside the frame (a bad flag fails through Safe) and handed to
 // body.
 func (f Flags) Run(ctx context.Context, body func(context.Context, pipeline.Settings) error) error {
-	return Run(ctx, func(ctx context.Context) error {
-		s, err := f.Settings()
-		if err != nil {
-			return err
-		}
-		return body(ctx, s)
-	})
+	return runWith(ctx, f.Settings, body)
 }
 
 // RunBuild is Run with BuildSettings, for the targets that build.
 func (f Flags) RunBuild(ctx context.Context, body func(context.Context, pipeline.Settings) error) error {
+	return runWith(ctx, f.BuildSettings, body)
+}
+
+// runWith reads the Settings inside Run's frame and hands them to body.
+func runWith(ctx context.Context, settings func() (pipeline.Settings, error), body func(context.Context, pipeline.Settings) error) error {
 	return Run(ctx, func(ctx context.Context) error {
-		s, err := f.BuildSettings()
+		s, err := settings()
 		if err != nil {
 			return err
 		}

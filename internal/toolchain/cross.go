@@ -7,10 +7,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -34,11 +35,6 @@ type cross struct {
 	resourceDir                              string
 }
 
-var crossTools = []struct{ name, field string }{
-	{"clang-14", "clang"}, {"llvm-ar-14", "ar"}, {"llvm-ranlib-14", "ranlib"}, {"llvm-lipo-14", "lipo"},
-	{"ld64.lld-14", "ld"}, {"llvm-install-name-tool-14", "installName"},
-}
-
 // HeadersDir is where scripts/setup-cross.sh puts the macOS headers:
 // $OSSLBUILD_MACOS_HEADERS, else <user cache dir>/osslbuild/macos-headers/
 // zig-0.11.0. It does not follow OSSLBUILD_CACHE: pointing the download
@@ -57,26 +53,19 @@ func HeadersDir() string {
 func newCross() (*cross, error) {
 	c := &cross{headers: HeadersDir()}
 	var missing []string
-	for _, t := range crossTools {
+	for _, t := range []struct {
+		name string
+		dst  *string
+	}{
+		{"clang-14", &c.clang}, {"llvm-ar-14", &c.ar}, {"llvm-ranlib-14", &c.ranlib}, {"llvm-lipo-14", &c.lipo},
+		{"ld64.lld-14", &c.ld}, {"llvm-install-name-tool-14", &c.installName},
+	} {
 		p, err := exec.LookPath(t.name)
 		if err != nil {
 			missing = append(missing, t.name)
 			continue
 		}
-		switch t.field {
-		case "clang":
-			c.clang = p
-		case "ar":
-			c.ar = p
-		case "ranlib":
-			c.ranlib = p
-		case "lipo":
-			c.lipo = p
-		case "ld":
-			c.ld = p
-		case "installName":
-			c.installName = p
-		}
+		*t.dst = p
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("cross toolchain: %s not found on PATH: run scripts/setup-cross.sh (or apt-get install clang-14 llvm-14 lld-14): %w", strings.Join(missing, ", "), ErrSetup)
@@ -125,12 +114,8 @@ func (c *cross) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 	if err != nil {
 		return Env{}, err
 	}
-	bin, err := mkBin(dir)
-	if err != nil {
-		return Env{}, err
-	}
 	shim := filepath.Join(dir, "shim")
-	if err := os.CopyFS(shim, mustSub(shimFS, "shim")); err != nil {
+	if err := os.CopyFS(shim, ShimFS()); err != nil {
 		return Env{}, fmt.Errorf("cross toolchain: write CommonCrypto shim: %w", err)
 	}
 	args := append(c.compiler(triple, archHeaders),
@@ -157,10 +142,9 @@ func (c *cross) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 		// in the table); llvm-ranlib rejects -c and already indexes them.
 		"ranlib": "if [ \"$1\" = -c ]; then shift; fi\nexec " + shellQuote(c.ranlib) + ` "$@"` + "\n",
 	}
-	for name, body := range wrappers {
-		if err := writeScript(filepath.Join(bin, name), body); err != nil {
-			return Env{}, fmt.Errorf("cross toolchain: %w", err)
-		}
+	bin, err := writeBin(dir, "cross toolchain", wrappers)
+	if err != nil {
+		return Env{}, err
 	}
 	return Env{Bin: bin, Vars: []string{"ZERO_AR_DATE=1"}}, nil
 }
@@ -213,8 +197,7 @@ func mustSub(f fs.FS, dir string) fs.FS {
 }
 
 func (c *cross) Lipo(ctx context.Context, output string, inputs ...string) error {
-	args := append([]string{c.lipo, "-create"}, inputs...)
-	args = append(args, "-output", output)
+	args := slices.Concat([]string{c.lipo, "-create"}, inputs, []string{"-output", output})
 	if _, err := proc.Output(ctx, proc.Cmd{Args: args, Env: []string{"PATH=/usr/bin:/bin"}}); err != nil {
 		return fmt.Errorf("lipo: %w", err)
 	}
@@ -224,10 +207,7 @@ func (c *cross) Lipo(ctx context.Context, output string, inputs ...string) error
 // InstallNames runs llvm-install-name-tool-14, which also updates an
 // ad-hoc signature of what it rewrites.
 func (c *cross) InstallNames(ctx context.Context, path, id string, change map[string]string) error {
-	if _, err := proc.Output(ctx, proc.Cmd{Args: installNameArgs(c.installName, path, id, change), Env: []string{"PATH=/usr/bin:/bin"}}); err != nil {
-		return fmt.Errorf("install names of %s: %w", filepath.Base(path), err)
-	}
-	return nil
+	return installNames(ctx, c.installName, path, id, change)
 }
 
 func (c *cross) Identity(ctx context.Context) (Identity, error) {
@@ -240,10 +220,7 @@ func (c *cross) Identity(ctx context.Context) (Identity, error) {
 	if id.SDKDigest, err = c.sdkDigest(); err != nil {
 		return id, err
 	}
-	tools, err := versions(ctx, map[string]string{"ar": c.ar, "ranlib": c.ranlib, "lipo": c.lipo, "ld": c.ld})
-	for name, v := range tools {
-		id.Tools[name] = v
-	}
+	id.Tools, err = versions(ctx, map[string]string{"ar": c.ar, "ranlib": c.ranlib, "lipo": c.lipo, "ld": c.ld})
 	return id, err
 }
 
@@ -298,12 +275,7 @@ func (c *cross) digestSDK() (string, error) {
 			return nil
 		})
 	}
-	var dirs []string
-	for _, d := range zigHeaders {
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
-	dirs = append(dirs, "any-macos.11-any", "any-macos-any")
+	dirs := append(slices.Sorted(maps.Values(zigHeaders)), "any-macos.11-any", "any-macos-any")
 	for _, d := range dirs {
 		if err := add(d, os.DirFS(filepath.Join(c.headers, d))); err != nil {
 			return "", fmt.Errorf("cross toolchain: digest of the macOS headers: %w", err)

@@ -65,14 +65,13 @@ func (l *linux) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 	if err := l.check(s); err != nil {
 		return Env{}, err
 	}
-	bin, err := mkBin(dir)
+	wrappers := map[string]string{}
+	for name, path := range map[string]string{"cc": l.cc, "ar": l.ar, "ranlib": l.ranlib} {
+		wrappers[name] = "exec " + shellQuote(path) + ` "$@"` + "\n"
+	}
+	bin, err := writeBin(dir, "toolchain linux", wrappers)
 	if err != nil {
 		return Env{}, err
-	}
-	for name, path := range map[string]string{"cc": l.cc, "ar": l.ar, "ranlib": l.ranlib} {
-		if err := writeScript(filepath.Join(bin, name), "exec "+shellQuote(path)+` "$@"`+"\n"); err != nil {
-			return Env{}, fmt.Errorf("toolchain linux: %w", err)
-		}
 	}
 	return Env{Bin: bin}, nil
 }
@@ -92,10 +91,7 @@ func (l *linux) Identity(ctx context.Context) (Identity, error) {
 		return id, err
 	}
 	id.Compiler = v
-	tools, err := versions(ctx, map[string]string{"ar": l.ar, "ranlib": l.ranlib})
-	for name, v := range tools {
-		id.Tools[name] = v
-	}
+	id.Tools, err = versions(ctx, map[string]string{"ar": l.ar, "ranlib": l.ranlib})
 	return id, err
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/platform"
@@ -58,12 +59,17 @@ func (m *macOS) run(ctx context.Context, args ...string) (string, error) {
 
 // find locates tool in the selected SDK's toolchain.
 func (m *macOS) find(ctx context.Context, tool string) (string, error) {
-	p, err := m.run(ctx, "--sdk", SDKName, "-f", tool)
+	return m.path(ctx, "--sdk", SDKName, "-f", tool)
+}
+
+// path asks xcrun for a path, which must be absolute.
+func (m *macOS) path(ctx context.Context, args ...string) (string, error) {
+	p, err := m.run(ctx, args...)
 	if err != nil {
 		return "", err
 	}
 	if !filepath.IsAbs(p) {
-		return "", fmt.Errorf("macos toolchain: xcrun --sdk %s -f %s: want an absolute path, got %q", SDKName, tool, p)
+		return "", fmt.Errorf("macos toolchain: xcrun %s: want an absolute path, got %q", strings.Join(args, " "), p)
 	}
 	return p, nil
 }
@@ -76,12 +82,9 @@ type SDK struct {
 
 // sdk selects the SDK.
 func (m *macOS) sdk(ctx context.Context) (SDK, error) {
-	p, err := m.run(ctx, "--sdk", SDKName, "--show-sdk-path")
+	p, err := m.path(ctx, "--sdk", SDKName, "--show-sdk-path")
 	if err != nil {
 		return SDK{}, err
-	}
-	if !filepath.IsAbs(p) {
-		return SDK{}, fmt.Errorf("macos toolchain: xcrun --sdk %s --show-sdk-path: want an absolute path, got %q", SDKName, p)
 	}
 	v, err := m.run(ctx, "--sdk", SDKName, "--show-sdk-version")
 	if err != nil {
@@ -98,26 +101,20 @@ func (m *macOS) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 	if err != nil {
 		return Env{}, err
 	}
-	tools := map[string]string{}
+	wrappers := map[string]string{}
 	for name, tool := range map[string]string{"cc": "clang", "ar": "ar", "ranlib": "ranlib", "lipo": "lipo"} {
-		if tools[name], err = m.find(ctx, tool); err != nil {
+		p, err := m.find(ctx, tool)
+		if err != nil {
 			return Env{}, err
 		}
+		wrappers[name] = "exec " + shellQuote(p) + ` "$@"` + "\n"
 	}
-	bin, err := mkBin(dir)
+	// The SDK reaches clang through its environment, not its arguments:
+	// the compiler line stays "cc -fPIC -arch ...".
+	wrappers["cc"] = "SDKROOT=" + shellQuote(sdk.Path) + "\nexport SDKROOT\n" + wrappers["cc"]
+	bin, err := writeBin(dir, "macos toolchain", wrappers)
 	if err != nil {
 		return Env{}, err
-	}
-	for name, p := range tools {
-		body := "exec " + shellQuote(p) + ` "$@"` + "\n"
-		if name == "cc" {
-			// The SDK reaches clang through its environment, not its
-			// arguments: the compiler line stays "cc -fPIC -arch ...".
-			body = "SDKROOT=" + shellQuote(sdk.Path) + "\nexport SDKROOT\n" + body
-		}
-		if err := writeScript(filepath.Join(bin, name), body); err != nil {
-			return Env{}, fmt.Errorf("macos toolchain: %w", err)
-		}
 	}
 	// ZERO_AR_DATE makes Apple's ar/ranlib/libtool write zero timestamps.
 	return Env{Bin: bin, Vars: []string{"ZERO_AR_DATE=1"}}, nil
@@ -130,10 +127,7 @@ func (m *macOS) InstallNames(ctx context.Context, path, id string, change map[st
 	if err != nil {
 		return err
 	}
-	if _, err := proc.Output(ctx, proc.Cmd{Args: installNameArgs(p, path, id, change), Env: []string{"PATH=/usr/bin:/bin"}}); err != nil {
-		return fmt.Errorf("install names of %s: %w", filepath.Base(path), err)
-	}
-	return nil
+	return installNames(ctx, p, path, id, change)
 }
 
 func (m *macOS) Lipo(ctx context.Context, output string, inputs ...string) error {
@@ -141,8 +135,7 @@ func (m *macOS) Lipo(ctx context.Context, output string, inputs ...string) error
 	if err != nil {
 		return err
 	}
-	args := append([]string{p, "-create"}, inputs...)
-	args = append(args, "-output", output)
+	args := slices.Concat([]string{p, "-create"}, inputs, []string{"-output", output})
 	if _, err := proc.Output(ctx, proc.Cmd{Args: args, Env: []string{"PATH=/usr/bin:/bin", "ZERO_AR_DATE=1"}}); err != nil {
 		return fmt.Errorf("lipo: %w", err)
 	}

@@ -8,6 +8,7 @@
 package toolchain
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -18,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/platform"
+	"github.com/osslbuild/osslbuild/internal/proc"
 	"github.com/osslbuild/osslbuild/internal/toolid"
 )
 
@@ -124,9 +126,7 @@ func Of(b platform.Build) (Toolchain, error) {
 // chosenKind is kind, else OSSLBUILD_TOOLCHAIN; a name no row of the
 // platform table uses is an error.
 func chosenKind(kind string) (string, error) {
-	if kind == "" {
-		kind = os.Getenv("OSSLBUILD_TOOLCHAIN")
-	}
+	kind = cmp.Or(kind, os.Getenv("OSSLBUILD_TOOLCHAIN"))
 	if kind != "" && !slices.Contains(platform.Toolchains(), kind) {
 		return "", fmt.Errorf("toolchain %q: want one of %s", kind, strings.Join(platform.Toolchains(), ", "))
 	}
@@ -182,9 +182,10 @@ func quoteAll(args []string) string {
 	return strings.Join(q, " ")
 }
 
-// mkBin creates the wrapper directory; it must be new so nothing in it can
-// be a link planted elsewhere.
-func mkBin(dir string) (string, error) {
+// writeBin creates the wrapper directory dir/bin and writes the wrappers
+// (name to script body) into it; errors name the toolchain (who). The
+// directory must be new so nothing in it can be a link planted elsewhere.
+func writeBin(dir, who string, wrappers map[string]string) (string, error) {
 	bin := filepath.Join(dir, "bin")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("toolchain dir: %w", err)
@@ -192,16 +193,24 @@ func mkBin(dir string) (string, error) {
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		return "", fmt.Errorf("toolchain dir: %w", err)
 	}
+	for name, body := range wrappers {
+		if err := writeScript(filepath.Join(bin, name), body); err != nil {
+			return "", fmt.Errorf("%s: %w", who, err)
+		}
+	}
 	return bin, nil
 }
 
-// installNameArgs is install_name_tool's command line: -id, then each
+// installNames runs install_name_tool's command line: -id, then each
 // -change in the order of the old names (so the command is the same on
 // every run).
-func installNameArgs(tool, path, id string, change map[string]string) []string {
+func installNames(ctx context.Context, tool, path, id string, change map[string]string) error {
 	args := []string{tool, "-id", id}
 	for _, old := range slices.Sorted(maps.Keys(change)) {
 		args = append(args, "-change", old, change[old])
 	}
-	return append(args, path)
+	if _, err := proc.Output(ctx, proc.Cmd{Args: append(args, path), Env: []string{"PATH=/usr/bin:/bin"}}); err != nil {
+		return fmt.Errorf("install names of %s: %w", filepath.Base(path), err)
+	}
+	return nil
 }
