@@ -410,14 +410,7 @@ func readEncoded(b []byte, enc byte, pc uint64) (v uint64, n int) {
 	if len(b) < size {
 		return 0, 0
 	}
-	for i := size - 1; i >= 0; i-- { // little-endian
-		v = v<<8 | uint64(b[i])
-	}
-	if signed {
-		shift := 64 - 8*size
-		v = uint64(int64(v<<shift) >> shift)
-	}
-	n = size
+	v, n = uint64(leInt(b[:size], signed)), size
 	switch enc & 0x70 {
 	case 0x00:
 	case 0x10: // pcrel
@@ -426,4 +419,17 @@ func readEncoded(b []byte, enc byte, pc uint64) (v uint64, n int) {
 		return 0, 0 // textrel, datarel, funcrel: not used by the toolchains we read
 	}
 	return v, n
+}
+
+// leInt reads b as a little-endian integer of len(b) bytes (at most 8),
+// sign-extended when signed.
+func leInt(b []byte, signed bool) int64 {
+	var v uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	if shift := 64 - 8*len(b); signed {
+		return int64(v<<shift) >> shift
+	}
+	return int64(v)
 }

@@ -453,25 +453,7 @@ func (f *flow) arm64Table(o *codeObject, whole, fn []byte, start uint64, ring [6
 			if b == nil {
 				return
 			}
-			var v int64
-			switch size {
-			case 1:
-				v = int64(b[0])
-				if signed {
-					v = int64(int8(b[0]))
-				}
-			case 2:
-				v = int64(binary.LittleEndian.Uint16(b))
-				if signed {
-					v = int64(int16(binary.LittleEndian.Uint16(b)))
-				}
-			case 4:
-				v = int64(binary.LittleEndian.Uint32(b))
-				if signed {
-					v = int64(int32(binary.LittleEndian.Uint32(b)))
-				}
-			}
-			t := uint64(int64(anchor) + v<<shift)
+			t := uint64(int64(anchor) + leInt(b, signed)<<shift)
 			if t < start || t >= end || t%4 != 0 || f.mark[t-start] == markData {
 				return
 			}

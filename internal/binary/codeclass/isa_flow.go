@@ -456,11 +456,9 @@ func (f *flow) jumpTable(o *codeObject, whole, fn []byte, start uint64) {
 			if b == nil {
 				return
 			}
-			var t uint64
+			t := uint64(leInt(b, true)) // an offset from base, or an address
 			if relative {
-				t = uint64(int64(base) + int64(int32(binary.LittleEndian.Uint32(b))))
-			} else {
-				t = binary.LittleEndian.Uint64(b)
+				t += base
 			}
 			if t < start || t >= end || t >= base && t < loc+uint64(size) {
 				return
