@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -264,28 +265,38 @@ const maxInMemoryFile = 1 << 30
 
 // EvidenceFile runs Evidence on the file at path.
 func EvidenceFile(ctx context.Context, path string) ([]inspect.CodeVerdict, error) {
-	return codeEvidenceFile(ctx, path, defaultCodeOptions)
+	fd, size, b, done, err := readWhole(path, "code evidence")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if b == nil {
+		return codeEvidence(ctx, path, fd, size, defaultCodeOptions)
+	}
+	return codeEvidence(ctx, path, memReaderAt(b), int64(len(b)), defaultCodeOptions)
 }
 
-func codeEvidenceFile(ctx context.Context, path string, opt codeOptions) ([]inspect.CodeVerdict, error) {
-	f, st, err := ctxio.OpenRegular(path, true)
+// readWhole opens the file at path and returns its bytes: mapped, or where
+// it cannot be, read whole; b is nil for a file beyond maxInMemoryFile that
+// cannot be mapped, to be read through fd. done closes (and unmaps) it;
+// what begins the errors.
+func readWhole(path, what string) (fd *os.File, size int64, b []byte, done func(), err error) {
+	fd, st, err := ctxio.OpenRegular(path, true)
 	if err != nil {
-		return nil, fmt.Errorf("code evidence: %w", err)
+		return nil, 0, nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
-	defer f.Close()
-	size := st.Size()
-	if b, unmap, ok := mapFile(f, size); ok {
-		defer unmap()
-		return codeEvidence(ctx, path, memReaderAt(b), int64(len(b)), opt)
+	size = st.Size()
+	if b, unmap, ok := mapFile(fd, size); ok {
+		return fd, size, b, func() { unmap(); fd.Close() }, nil
 	}
 	if size <= maxInMemoryFile {
-		b := make([]byte, size)
-		if _, err := io.ReadFull(f, b); err != nil {
-			return nil, fmt.Errorf("code evidence %s: %w", path, err)
+		b = make([]byte, size)
+		if _, err := io.ReadFull(fd, b); err != nil {
+			fd.Close()
+			return nil, 0, nil, nil, fmt.Errorf("%s %s: %w", what, path, err)
 		}
-		return codeEvidence(ctx, path, memReaderAt(b), int64(len(b)), opt)
 	}
-	return codeEvidence(ctx, path, f, size, opt)
+	return fd, size, b, func() { fd.Close() }, nil
 }
 
 // Evidence reads the machine code of a Mach-O (thin or universal), an
