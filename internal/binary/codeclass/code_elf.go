@@ -2,8 +2,11 @@ package codeclass
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
@@ -184,18 +187,8 @@ func readELFCode(b []byte, e *inspect.ELF) (*codeObject, error) {
 	default:
 		o.bounds = "section"
 	}
-	sort.Slice(fns, func(i, j int) bool {
-		if fns[i].sect != fns[j].sect {
-			return fns[i].sect < fns[j].sect
-		}
-		return fns[i].start < fns[j].start
-	})
-	idx := make([]int, 0, len(code))
-	for i := range code {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	for _, i := range idx {
+	slices.SortFunc(fns, func(a, b fn) int { return cmp.Or(cmp.Compare(a.sect, b.sect), cmp.Compare(a.start, b.start)) })
+	for _, i := range slices.Sorted(maps.Keys(code)) {
 		c := code[i]
 		lo := sort.Search(len(fns), func(k int) bool { return fns[k].sect >= i })
 		for k := lo; k < len(fns) && fns[k].sect == i; k++ {
