@@ -382,7 +382,7 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 			whole = m[u.base : u.base+u.size]
 		}
 		limit := max(opt.minPerObject, opt.sliceBudget/perSlice[u.slice])
-		arches[i], results[i], errs[i] = measureFaultSafe(u.r, u.size, whole, u.macho, u.elf, limit, opt, u.isaOnly, buf)
+		arches[i], results[i], errs[i] = measureObject(u.r, u.size, whole, u.macho, u.elf, limit, opt, u.isaOnly, buf)
 		for k := range results[i].isa.uses {
 			results[i].isa.uses[k].Member = u.member
 		}
@@ -452,13 +452,6 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 	return out, nil
 }
 
-// measureFaultSafe is measureObject with a memory fault (a mapped file
-// truncated meanwhile) turned into an error.
-func measureFaultSafe(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e *inspect.ELF, limit int, opt codeOptions, isaOnly bool, buf *[]byte) (arch string, st codeStats, err error) {
-	defer catchFault(&err, "")
-	return measureObject(r, size, whole, m, e, limit, opt, isaOnly, buf)
-}
-
 // catchFault, deferred, turns a memory fault into *err, naming the file
 // (name) unless the caller adds the location itself ("").
 func catchFault(err *error, name string) {
@@ -496,7 +489,11 @@ func faultOf(p any) error {
 //
 // Every object's x86-64 and arm64 code goes through the instruction-set pass whole;
 // isaOnly leaves the object out of the -O classifier's sample.
-func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e *inspect.ELF, limit int, opt codeOptions, isaOnly bool, buf *[]byte) (string, codeStats, error) {
+//
+// A memory fault (a mapped file truncated meanwhile) is turned into an
+// error.
+func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e *inspect.ELF, limit int, opt codeOptions, isaOnly bool, buf *[]byte) (_ string, _ codeStats, err error) {
+	defer catchFault(&err, "")
 	var st codeStats
 	if whole == nil {
 		magic, err := inspect.ReadMagic(r, size)
@@ -519,7 +516,6 @@ func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e 
 		}
 	}
 	var o *codeObject
-	var err error
 	switch inspect.Identify(whole) {
 	case inspect.FormatMachO:
 		o, err = readMachOCode(whole, m)
