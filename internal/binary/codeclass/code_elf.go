@@ -325,30 +325,19 @@ func cieFDEEncoding(b []byte) byte {
 	if len(aug) == 0 || aug[0] != 'z' {
 		return 0x00
 	}
-	for k := 0; k < 2; k++ { // code and data alignment factors
-		_, n := binary.Uvarint(b)
-		if n <= 0 {
+	// The code and data alignment factors, the return address register
+	// (a byte in version 1, else a LEB128 like the rest) and the
+	// augmentation data length.
+	for k := range 4 {
+		n := 1
+		if k != 2 || version != 1 {
+			_, n = binary.Uvarint(b)
+		}
+		if n <= 0 || n > len(b) {
 			return 0xff
 		}
 		b = b[n:]
 	}
-	if version == 1 {
-		if len(b) < 1 {
-			return 0xff
-		}
-		b = b[1:]
-	} else {
-		_, n := binary.Uvarint(b)
-		if n <= 0 {
-			return 0xff
-		}
-		b = b[n:]
-	}
-	_, n := binary.Uvarint(b) // augmentation data length
-	if n <= 0 {
-		return 0xff
-	}
-	b = b[n:]
 	for _, c := range aug[1:] {
 		switch c {
 		case 'R':
