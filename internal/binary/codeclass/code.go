@@ -452,31 +452,26 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 	return out, nil
 }
 
-// catchFault, deferred, turns a memory fault into *err, naming the file
-// (name) unless the caller adds the location itself ("").
+// catchFault, deferred, turns a memory fault (which debug.SetPanicOnFault
+// turns into a panic) into *err, naming the file (name) unless the caller
+// adds the location itself (""). Any other panic goes on: a bug must stay
+// visible, to the fuzzers first.
 func catchFault(err *error, name string) {
-	if fault := faultOf(recover()); fault != nil {
-		*err = fmt.Errorf("reading failed (did the file change while being read?): %w", fault)
-		if name != "" {
-			*err = fmt.Errorf("code evidence %s: %w", name, *err)
-		}
-	}
-}
-
-// faultOf returns the recovered value when it is a memory fault (which
-// debug.SetPanicOnFault turns into a panic) and panics again with anything
-// else: a bug must stay visible, to the fuzzers first.
-func faultOf(p any) error {
+	p := recover()
 	if p == nil {
-		return nil
+		return
 	}
-	if e, ok := p.(interface {
+	fault, ok := p.(interface {
 		error
 		Addr() uintptr
-	}); ok {
-		return e
+	})
+	if !ok {
+		panic(p)
 	}
-	panic(p)
+	*err = fmt.Errorf("reading failed (did the file change while being read?): %w", fault)
+	if name != "" {
+		*err = fmt.Errorf("code evidence %s: %w", name, *err)
+	}
 }
 
 // measureObject reads one object or linked image and measures the code of
