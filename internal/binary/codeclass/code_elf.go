@@ -85,24 +85,18 @@ func readELFCode(b []byte, e *inspect.ELF) (*codeObject, error) {
 	}
 
 	o.isaCompiled = o.linked
-	for _, s := range sects {
+	code := map[int]*codeSection{}
+	var symtab, dynsym, ehframe = -1, -1, -1
+	for i, s := range sects {
 		if s.name == ".comment" && s.typ == elf.SHT_PROGBITS {
 			o.isaCompiled = true
 			if c, err := readSection(b, s, 4096); err == nil {
 				o.gcc = bytes.Contains(c, []byte("GCC:")) && !bytes.Contains(c, []byte("clang"))
 			}
 		}
-	}
-	if o.linked {
-		for _, s := range sects {
-			if s.flags&elf.SHF_ALLOC != 0 && s.typ != elf.SHT_NOBITS && s.size > 0 {
-				o.mapped = append(o.mapped, mappedRange{addr: s.addr, size: s.size, offset: int64(s.offset)})
-			}
+		if o.linked && s.flags&elf.SHF_ALLOC != 0 && s.typ != elf.SHT_NOBITS && s.size > 0 {
+			o.mapped = append(o.mapped, mappedRange{addr: s.addr, size: s.size, offset: int64(s.offset)})
 		}
-	}
-	code := map[int]*codeSection{}
-	var symtab, dynsym, ehframe = -1, -1, -1
-	for i, s := range sects {
 		switch {
 		case s.typ == elf.SHT_PROGBITS && s.flags&elf.SHF_EXECINSTR != 0 && s.size > 0 && !auxCodeSection(s.name):
 			if off, ok := loaded(e, s, size); ok {
