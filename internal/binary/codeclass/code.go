@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -264,28 +265,38 @@ const maxInMemoryFile = 1 << 30
 
 // EvidenceFile runs Evidence on the file at path.
 func EvidenceFile(ctx context.Context, path string) ([]inspect.CodeVerdict, error) {
-	return codeEvidenceFile(ctx, path, defaultCodeOptions)
+	fd, size, b, done, err := readWhole(path, "code evidence")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if b == nil {
+		return codeEvidence(ctx, path, fd, size, defaultCodeOptions)
+	}
+	return codeEvidence(ctx, path, memReaderAt(b), int64(len(b)), defaultCodeOptions)
 }
 
-func codeEvidenceFile(ctx context.Context, path string, opt codeOptions) ([]inspect.CodeVerdict, error) {
-	f, st, err := ctxio.OpenRegular(path, true)
+// readWhole opens the file at path and returns its bytes: mapped, or where
+// it cannot be, read whole; b is nil for a file beyond maxInMemoryFile that
+// cannot be mapped, to be read through fd. done closes (and unmaps) it;
+// what begins the errors.
+func readWhole(path, what string) (fd *os.File, size int64, b []byte, done func(), err error) {
+	fd, st, err := ctxio.OpenRegular(path, true)
 	if err != nil {
-		return nil, fmt.Errorf("code evidence: %w", err)
+		return nil, 0, nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
-	defer f.Close()
-	size := st.Size()
-	if b, unmap, ok := mapFile(f, size); ok {
-		defer unmap()
-		return codeEvidence(ctx, path, memReaderAt(b), int64(len(b)), opt)
+	size = st.Size()
+	if b, unmap, ok := mapFile(fd, size); ok {
+		return fd, size, b, func() { unmap(); fd.Close() }, nil
 	}
 	if size <= maxInMemoryFile {
-		b := make([]byte, size)
-		if _, err := io.ReadFull(f, b); err != nil {
-			return nil, fmt.Errorf("code evidence %s: %w", path, err)
+		b = make([]byte, size)
+		if _, err := io.ReadFull(fd, b); err != nil {
+			fd.Close()
+			return nil, 0, nil, nil, fmt.Errorf("%s %s: %w", what, path, err)
 		}
-		return codeEvidence(ctx, path, memReaderAt(b), int64(len(b)), opt)
 	}
-	return codeEvidence(ctx, path, f, size, opt)
+	return fd, size, b, func() { fd.Close() }, nil
 }
 
 // Evidence reads the machine code of a Mach-O (thin or universal), an
@@ -371,7 +382,7 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 			whole = m[u.base : u.base+u.size]
 		}
 		limit := max(opt.minPerObject, opt.sliceBudget/perSlice[u.slice])
-		arches[i], results[i], errs[i] = measureFaultSafe(u.r, u.size, whole, u.macho, u.elf, limit, opt, u.isaOnly, buf)
+		arches[i], results[i], errs[i] = measureObject(u.r, u.size, whole, u.macho, u.elf, limit, opt, u.isaOnly, buf)
 		for k := range results[i].isa.uses {
 			results[i].isa.uses[k].Member = u.member
 		}
@@ -441,38 +452,26 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 	return out, nil
 }
 
-// measureFaultSafe is measureObject with a memory fault (a mapped file
-// truncated meanwhile) turned into an error.
-func measureFaultSafe(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e *inspect.ELF, limit int, opt codeOptions, isaOnly bool, buf *[]byte) (arch string, st codeStats, err error) {
-	defer catchFault(&err, "")
-	return measureObject(r, size, whole, m, e, limit, opt, isaOnly, buf)
-}
-
-// catchFault, deferred, turns a memory fault into *err, naming the file
-// (name) unless the caller adds the location itself ("").
+// catchFault, deferred, turns a memory fault (which debug.SetPanicOnFault
+// turns into a panic) into *err, naming the file (name) unless the caller
+// adds the location itself (""). Any other panic goes on: a bug must stay
+// visible, to the fuzzers first.
 func catchFault(err *error, name string) {
-	if fault := faultOf(recover()); fault != nil {
-		*err = fmt.Errorf("reading failed (did the file change while being read?): %w", fault)
-		if name != "" {
-			*err = fmt.Errorf("code evidence %s: %w", name, *err)
-		}
-	}
-}
-
-// faultOf returns the recovered value when it is a memory fault (which
-// debug.SetPanicOnFault turns into a panic) and panics again with anything
-// else: a bug must stay visible, to the fuzzers first.
-func faultOf(p any) error {
+	p := recover()
 	if p == nil {
-		return nil
+		return
 	}
-	if e, ok := p.(interface {
+	fault, ok := p.(interface {
 		error
 		Addr() uintptr
-	}); ok {
-		return e
+	})
+	if !ok {
+		panic(p)
 	}
-	panic(p)
+	*err = fmt.Errorf("reading failed (did the file change while being read?): %w", fault)
+	if name != "" {
+		*err = fmt.Errorf("code evidence %s: %w", name, *err)
+	}
 }
 
 // measureObject reads one object or linked image and measures the code of
@@ -485,7 +484,11 @@ func faultOf(p any) error {
 //
 // Every object's x86-64 and arm64 code goes through the instruction-set pass whole;
 // isaOnly leaves the object out of the -O classifier's sample.
-func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e *inspect.ELF, limit int, opt codeOptions, isaOnly bool, buf *[]byte) (string, codeStats, error) {
+//
+// A memory fault (a mapped file truncated meanwhile) is turned into an
+// error.
+func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e *inspect.ELF, limit int, opt codeOptions, isaOnly bool, buf *[]byte) (_ string, _ codeStats, err error) {
+	defer catchFault(&err, "")
 	var st codeStats
 	if whole == nil {
 		magic, err := inspect.ReadMagic(r, size)
@@ -508,7 +511,6 @@ func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e 
 		}
 	}
 	var o *codeObject
-	var err error
 	switch inspect.Identify(whole) {
 	case inspect.FormatMachO:
 		o, err = readMachOCode(whole, m)

@@ -42,15 +42,7 @@ func decodeARM64Mem(ins uint32) (m arm64Mem, ok bool) {
 		return m, true
 	case ins&0x3B200000 == 0x38000000: // unscaled, post-, pre-index, unprivileged
 		m.store = single()
-		imm := int64(int32(ins<<11) >> 23) // imm9, sign-extended
-		switch ins >> 10 & 3 {
-		case 0, 2:
-			m.imm = imm
-		case 1:
-			m.writeback = true
-		case 3:
-			m.writeback, m.imm = true, imm
-		}
+		m.indexed(ins>>10&3, int64(int32(ins<<11)>>23)) // imm9, sign-extended
 		return m, true
 	case ins&0x3B200C00 == 0x38200800: // register offset
 		m.store = single()
@@ -65,18 +57,21 @@ func decodeARM64Mem(ins uint32) (m arm64Mem, ok bool) {
 		}
 		m.rt2 = ins >> 10 & 31
 		m.store = ins>>22&1 == 0
-		imm := int64(int32(ins<<10)>>25) << scale // imm7, sign-extended, scaled
-		switch ins >> 23 & 3 {
-		case 0, 2: // no-allocate, signed offset
-			m.imm = imm
-		case 1: // post-index
-			m.writeback = true
-		case 3: // pre-index
-			m.writeback, m.imm = true, imm
-		}
+		m.indexed(ins>>23&3, int64(int32(ins<<10)>>25)<<scale) // imm7, sign-extended, scaled
 		return m, true
 	}
 	return m, false
+}
+
+// indexed sets the offset of an addressing mode (mode as the unscaled and
+// the pair forms encode it): 0 and 2 an offset (unscaled, unprivileged;
+// no-allocate, signed offset), 1 post-index (none: the base is the
+// address), 3 pre-index, the two writing the base back.
+func (m *arm64Mem) indexed(mode uint32, imm int64) {
+	m.writeback = mode&1 == 1
+	if mode != 1 {
+		m.imm = imm
+	}
 }
 
 const (

@@ -2,8 +2,11 @@ package codeclass
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
@@ -82,24 +85,18 @@ func readELFCode(b []byte, e *inspect.ELF) (*codeObject, error) {
 	}
 
 	o.isaCompiled = o.linked
-	for _, s := range sects {
+	code := map[int]*codeSection{}
+	var symtab, dynsym, ehframe = -1, -1, -1
+	for i, s := range sects {
 		if s.name == ".comment" && s.typ == elf.SHT_PROGBITS {
 			o.isaCompiled = true
 			if c, err := readSection(b, s, 4096); err == nil {
 				o.gcc = bytes.Contains(c, []byte("GCC:")) && !bytes.Contains(c, []byte("clang"))
 			}
 		}
-	}
-	if o.linked {
-		for _, s := range sects {
-			if s.flags&elf.SHF_ALLOC != 0 && s.typ != elf.SHT_NOBITS && s.size > 0 {
-				o.mapped = append(o.mapped, mappedRange{addr: s.addr, size: s.size, offset: int64(s.offset)})
-			}
+		if o.linked && s.flags&elf.SHF_ALLOC != 0 && s.typ != elf.SHT_NOBITS && s.size > 0 {
+			o.mapped = append(o.mapped, mappedRange{addr: s.addr, size: s.size, offset: int64(s.offset)})
 		}
-	}
-	code := map[int]*codeSection{}
-	var symtab, dynsym, ehframe = -1, -1, -1
-	for i, s := range sects {
 		switch {
 		case s.typ == elf.SHT_PROGBITS && s.flags&elf.SHF_EXECINSTR != 0 && s.size > 0 && !auxCodeSection(s.name):
 			if off, ok := loaded(e, s, size); ok {
@@ -184,18 +181,8 @@ func readELFCode(b []byte, e *inspect.ELF) (*codeObject, error) {
 	default:
 		o.bounds = "section"
 	}
-	sort.Slice(fns, func(i, j int) bool {
-		if fns[i].sect != fns[j].sect {
-			return fns[i].sect < fns[j].sect
-		}
-		return fns[i].start < fns[j].start
-	})
-	idx := make([]int, 0, len(code))
-	for i := range code {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	for _, i := range idx {
+	slices.SortFunc(fns, func(a, b fn) int { return cmp.Or(cmp.Compare(a.sect, b.sect), cmp.Compare(a.start, b.start)) })
+	for _, i := range slices.Sorted(maps.Keys(code)) {
 		c := code[i]
 		lo := sort.Search(len(fns), func(k int) bool { return fns[k].sect >= i })
 		for k := lo; k < len(fns) && fns[k].sect == i; k++ {
@@ -332,30 +319,19 @@ func cieFDEEncoding(b []byte) byte {
 	if len(aug) == 0 || aug[0] != 'z' {
 		return 0x00
 	}
-	for k := 0; k < 2; k++ { // code and data alignment factors
-		_, n := binary.Uvarint(b)
-		if n <= 0 {
+	// The code and data alignment factors, the return address register
+	// (a byte in version 1, else a LEB128 like the rest) and the
+	// augmentation data length.
+	for k := range 4 {
+		n := 1
+		if k != 2 || version != 1 {
+			_, n = binary.Uvarint(b)
+		}
+		if n <= 0 || n > len(b) {
 			return 0xff
 		}
 		b = b[n:]
 	}
-	if version == 1 {
-		if len(b) < 1 {
-			return 0xff
-		}
-		b = b[1:]
-	} else {
-		_, n := binary.Uvarint(b)
-		if n <= 0 {
-			return 0xff
-		}
-		b = b[n:]
-	}
-	_, n := binary.Uvarint(b) // augmentation data length
-	if n <= 0 {
-		return 0xff
-	}
-	b = b[n:]
 	for _, c := range aug[1:] {
 		switch c {
 		case 'R':
@@ -410,14 +386,7 @@ func readEncoded(b []byte, enc byte, pc uint64) (v uint64, n int) {
 	if len(b) < size {
 		return 0, 0
 	}
-	for i := size - 1; i >= 0; i-- { // little-endian
-		v = v<<8 | uint64(b[i])
-	}
-	if signed {
-		shift := 64 - 8*size
-		v = uint64(int64(v<<shift) >> shift)
-	}
-	n = size
+	v, n = uint64(leInt(b[:size], signed)), size
 	switch enc & 0x70 {
 	case 0x00:
 	case 0x10: // pcrel
@@ -426,4 +395,17 @@ func readEncoded(b []byte, enc byte, pc uint64) (v uint64, n int) {
 		return 0, 0 // textrel, datarel, funcrel: not used by the toolchains we read
 	}
 	return v, n
+}
+
+// leInt reads b as a little-endian integer of len(b) bytes (at most 8),
+// sign-extended when signed.
+func leInt(b []byte, signed bool) int64 {
+	var v uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	if shift := 64 - 8*len(b); signed {
+		return int64(v<<shift) >> shift
+	}
+	return int64(v)
 }

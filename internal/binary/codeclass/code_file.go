@@ -2,12 +2,10 @@ package codeclass
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"runtime/debug"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
-	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // Measure runs the code classifier over a file Inspect has already
@@ -19,13 +17,6 @@ import (
 // slice with no objects it can measure has too little evidence.
 func Measure(ctx context.Context, f *inspect.File, r io.ReaderAt) (err error) {
 	return measureCode(ctx, f, r, nil, defaultCodeOptions)
-}
-
-// MeasureBytes is Measure over the file's bytes in memory (a
-// mapped file, as InspectBytes takes it): objects are measured in place,
-// not copied.
-func MeasureBytes(ctx context.Context, f *inspect.File, b []byte) error {
-	return measureCode(ctx, f, memReaderAt(b), nil, defaultCodeOptions)
 }
 
 // MeasureOf is Measure for the slices keep accepts; the others'
@@ -83,32 +74,25 @@ func measureCode(ctx context.Context, f *inspect.File, r io.ReaderAt, keep func(
 // reading it once: the file is mapped (or, where it cannot be, read whole)
 // and both passes run over the same bytes.
 func Inspect(ctx context.Context, path string) (*inspect.File, error) {
-	fd, st, err := ctxio.OpenRegular(path, true)
+	fd, size, b, done, err := readWhole(path, "inspect")
 	if err != nil {
-		return nil, fmt.Errorf("inspect: %w", err)
+		return nil, err
 	}
-	defer fd.Close()
-	size := st.Size()
-	b, unmap, ok := mapFile(fd, size)
-	if !ok {
-		if size > maxInMemoryFile {
-			f, err := inspect.InspectReader(path, fd, size)
-			if err != nil {
-				return nil, err
-			}
-			return f, Measure(ctx, f, fd)
+	defer done()
+	if b == nil {
+		f, err := inspect.InspectReader(path, fd, size)
+		if err != nil {
+			return nil, err
 		}
-		b, unmap = make([]byte, size), func() {}
-		if _, err := io.ReadFull(fd, b); err != nil {
-			return nil, fmt.Errorf("inspect %s: %w", path, err)
-		}
+		return f, Measure(ctx, f, fd)
 	}
-	defer unmap()
 	f, err := inspect.InspectBytes(path, b)
 	if err != nil {
 		return nil, err
 	}
-	if err := MeasureBytes(ctx, f, b); err != nil {
+	// Over the bytes in memory (a mapped file, as InspectBytes takes
+	// it): objects are measured in place, not copied.
+	if err := measureCode(ctx, f, memReaderAt(b), nil, defaultCodeOptions); err != nil {
 		return nil, err
 	}
 	return f, nil

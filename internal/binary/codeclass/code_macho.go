@@ -129,20 +129,16 @@ func readMachOCode(b []byte, m *inspect.MachO) (*codeObject, error) {
 			codeAt[k+1] = uint16(len(o.sections))
 		}
 	}
-	textVMAddr, haveText := m.TextAddr, m.HasText
-	symoff, nsyms, haveSyms := m.Symtab.Offset, m.Symtab.Count, m.Symtab.Present
-	fsOff, fsSize, haveFns := m.FunctionStarts.Offset, m.FunctionStarts.Count, m.FunctionStarts.Present
-	dicOff, dicSize := m.DataInCode.Offset, m.DataInCode.Count
 	bo, _, _ := inspect.MachOByteOrder(b)
 
 	var starts []uint64
 	switch {
-	case haveFns && haveText && fsSize > 0:
-		data, ok := span(b, uint64(fsOff), uint64(fsSize))
+	case m.FunctionStarts.Present && m.HasText && m.FunctionStarts.Count > 0:
+		data, ok := span(b, uint64(m.FunctionStarts.Offset), uint64(m.FunctionStarts.Count))
 		if !ok {
-			return nil, inspect.Malformed(int64(fsOff), "LC_FUNCTION_STARTS data at %d (%d bytes) runs past end of file (%d bytes)", fsOff, fsSize, size)
+			return nil, inspect.Malformed(int64(m.FunctionStarts.Offset), "LC_FUNCTION_STARTS data at %d (%d bytes) runs past end of file (%d bytes)", m.FunctionStarts.Offset, m.FunctionStarts.Count, size)
 		}
-		addr := textVMAddr
+		addr := m.TextAddr
 		for len(data) > 0 {
 			d, n := binary.Uvarint(data)
 			if n <= 0 || d == 0 {
@@ -153,16 +149,16 @@ func readMachOCode(b []byte, m *inspect.MachO) (*codeObject, error) {
 			starts = append(starts, addr)
 		}
 		o.bounds = "LC_FUNCTION_STARTS"
-	case haveSyms && nsyms > 0:
-		if int64(nsyms) > maxCodeSymbols {
-			return nil, inspect.Malformed(int64(symoff), "LC_SYMTAB: %d symbols exceed the limit of %d", nsyms, maxCodeSymbols)
+	case m.Symtab.Present && m.Symtab.Count > 0:
+		if int64(m.Symtab.Count) > maxCodeSymbols {
+			return nil, inspect.Malformed(int64(m.Symtab.Offset), "LC_SYMTAB: %d symbols exceed the limit of %d", m.Symtab.Count, maxCodeSymbols)
 		}
-		n := int64(nsyms) * 16
-		syms, ok := span(b, uint64(symoff), uint64(n))
+		n := int64(m.Symtab.Count) * 16
+		syms, ok := span(b, uint64(m.Symtab.Offset), uint64(n))
 		if !ok {
-			return nil, inspect.Malformed(int64(symoff), "symbol table at %d (%d symbols) runs past end of file (%d bytes)", symoff, nsyms, size)
+			return nil, inspect.Malformed(int64(m.Symtab.Offset), "symbol table at %d (%d symbols) runs past end of file (%d bytes)", m.Symtab.Offset, m.Symtab.Count, size)
 		}
-		starts = make([]uint64, 0, nsyms)
+		starts = make([]uint64, 0, m.Symtab.Count)
 		locals := 0
 		for i := int64(0); i < n; i += 16 {
 			typ, sect := syms[i+4], syms[i+5]
@@ -205,13 +201,13 @@ func readMachOCode(b []byte, m *inspect.MachO) (*codeObject, error) {
 	// segment starts there: an address either way, after adding
 	// __TEXT's.
 	var data [][2]uint64
-	if dicSize > 0 {
-		raw, ok := span(b, uint64(dicOff), uint64(dicSize))
+	if m.DataInCode.Count > 0 {
+		raw, ok := span(b, uint64(m.DataInCode.Offset), uint64(m.DataInCode.Count))
 		if !ok {
-			return nil, inspect.Malformed(int64(dicOff), "LC_DATA_IN_CODE data at %d (%d bytes) runs past end of file (%d bytes)", dicOff, dicSize, size)
+			return nil, inspect.Malformed(int64(m.DataInCode.Offset), "LC_DATA_IN_CODE data at %d (%d bytes) runs past end of file (%d bytes)", m.DataInCode.Offset, m.DataInCode.Count, size)
 		}
 		for k := 0; k+8 <= len(raw); k += 8 {
-			at := textVMAddr + uint64(bo.Uint32(raw[k:]))
+			at := m.TextAddr + uint64(bo.Uint32(raw[k:]))
 			data = append(data, [2]uint64{at, at + uint64(bo.Uint16(raw[k+4:]))})
 		}
 	}

@@ -162,16 +162,7 @@ func isaARM64Func(code []byte, start uint64, data [][2]uint64, st *isaStats) (at
 			hits = append(hits, isaHit{pos, e})
 		}
 	}
-	hits = smeSwitched(code, hits)
-	res := fnScan{at: -1}
-	for _, h := range hits {
-		st.used[h.e]++
-		if st.trace != nil {
-			st.trace(start+uint64(h.pos), h.e)
-		}
-		res.hit(h.pos, h.e, extLevel[h.e])
-	}
-	st.insns += n
+	res := tally(smeSwitched(code, hits), start, n, st)
 	return res.at, res.top, n
 }
 
@@ -337,16 +328,7 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 		g0 = g1 - 4
 	}
 	f.committed = smeSwitched(fn, f.committed)
-	res, used := f.tally(f.committed)
-	for e, k := range used {
-		st.used[e] += k
-	}
-	if st.trace != nil {
-		for _, h := range f.committed {
-			st.trace(start+uint64(h.pos), h.e)
-		}
-	}
-	st.insns += n
+	res := tally(f.committed, start, n, st)
 	return res.at, res.top, n
 }
 
@@ -453,25 +435,7 @@ func (f *flow) arm64Table(o *codeObject, whole, fn []byte, start uint64, ring [6
 			if b == nil {
 				return
 			}
-			var v int64
-			switch size {
-			case 1:
-				v = int64(b[0])
-				if signed {
-					v = int64(int8(b[0]))
-				}
-			case 2:
-				v = int64(binary.LittleEndian.Uint16(b))
-				if signed {
-					v = int64(int16(binary.LittleEndian.Uint16(b)))
-				}
-			case 4:
-				v = int64(binary.LittleEndian.Uint32(b))
-				if signed {
-					v = int64(int32(binary.LittleEndian.Uint32(b)))
-				}
-			}
-			t := uint64(int64(anchor) + v<<shift)
+			t := uint64(int64(anchor) + leInt(b, signed)<<shift)
 			if t < start || t >= end || t%4 != 0 || f.mark[t-start] == markData {
 				return
 			}

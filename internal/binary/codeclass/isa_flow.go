@@ -158,15 +158,20 @@ func (f *flow) commit() {
 
 func (f *flow) drop() { f.hits = f.hits[:0] }
 
-// tally is what the hits counted give: the count per extension and the
-// highest-level one.
-func (f *flow) tally(hits []isaHit) (res fnScan, used [numExt]int) {
-	res.at = -1
+// tally counts a function's hits and its n instructions into st (and
+// its trace, start being the function's address) and returns the
+// highest-level hit.
+func tally(hits []isaHit, start uint64, n int, st *isaStats) fnScan {
+	res := fnScan{at: -1}
 	for _, h := range hits {
-		used[h.e]++
+		st.used[h.e]++
+		if st.trace != nil {
+			st.trace(start+uint64(h.pos), h.e)
+		}
 		res.hit(h.pos, h.e, extLevel[h.e])
 	}
-	return res, used
+	st.insns += n
+	return res
 }
 
 // fnScan is what one function's walk reports back.
@@ -191,8 +196,6 @@ func x86Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2]u
 	for _, d := range data {
 		f.known = append(f.known, [2]int{int(d[0]), int(min(d[1], uint64(len(fn))))})
 	}
-	var res fnScan
-	var used [numExt]int
 	for try := 0; ; try++ {
 		f.reset(len(fn))
 		for _, d := range f.known {
@@ -201,12 +204,7 @@ func x86Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2]u
 			}
 		}
 		f.redo = false
-		res, used, n = f.walkX86(o, whole, fn, start, repBSF)
-		if st.trace != nil && (!f.redo || try == 2) {
-			for _, h := range f.committed {
-				st.trace(start+uint64(h.pos), h.e)
-			}
-		}
+		n = f.walkX86(o, whole, fn, start, repBSF)
 		// A table found where a path walked already (the bytes after a
 		// call that does not return, read as code): again, with the
 		// table known.
@@ -214,15 +212,12 @@ func x86Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2]u
 			break
 		}
 	}
-	for e, k := range used {
-		st.used[e] += k
-	}
+	res := tally(f.committed, start, n, st)
 	st.undecoded += f.undecoded
-	st.insns += n
 	return res.at, res.top, n
 }
 
-func (f *flow) walkX86(o *codeObject, whole, fn []byte, start uint64, repBSF bool) (res fnScan, used [numExt]int, n int) {
+func (f *flow) walkX86(o *codeObject, whole, fn []byte, start uint64, repBSF bool) (n int) {
 	f.undecoded = 0
 	count := func(pos int, in *x86Inst) {
 		n++
@@ -333,8 +328,7 @@ func (f *flow) walkX86(o *codeObject, whole, fn []byte, start uint64, repBSF boo
 		}
 		g0 = g1
 	}
-	res, used = f.tally(f.committed)
-	return res, used, n
+	return n
 }
 
 // referenced says whether code reads an address in [g0, g1) as data.
@@ -456,11 +450,9 @@ func (f *flow) jumpTable(o *codeObject, whole, fn []byte, start uint64) {
 			if b == nil {
 				return
 			}
-			var t uint64
+			t := uint64(leInt(b, true)) // an offset from base, or an address
 			if relative {
-				t = uint64(int64(base) + int64(int32(binary.LittleEndian.Uint32(b))))
-			} else {
-				t = binary.LittleEndian.Uint64(b)
+				t += base
 			}
 			if t < start || t >= end || t >= base && t < loc+uint64(size) {
 				return

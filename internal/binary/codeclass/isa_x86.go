@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"golang.org/x/arch/arm64/arm64asm"
@@ -99,12 +100,13 @@ var extLevel = [numExt]int{
 // LevelRank returns the index of an -isa level in ISALevels (a -march
 // name among them too), false when it is none.
 func LevelRank(level string) (int, bool) {
-	for i, l := range ISALevels {
-		if l == level {
-			return i, true
-		}
-	}
-	return 0, false
+	return rankIn(ISALevels, level)
+}
+
+// rankIn is the index of level in levels, false when it is none.
+func rankIn(levels []string, level string) (int, bool) {
+	i := slices.Index(levels, level)
+	return max(i, 0), i >= 0
 }
 
 // LevelRankFor is LevelRank for a slice's architecture: ISALevels for
@@ -113,12 +115,7 @@ func LevelRank(level string) (int, bool) {
 func LevelRankFor(arch, level string) (int, bool) {
 	switch arch {
 	case "arm64", "arm64e", "aarch64":
-		for i, l := range ARM64Levels {
-			if l == level {
-				return i, true
-			}
-		}
-		return 0, false
+		return rankIn(ARM64Levels, level)
 	case "x86_64", "x86_64h":
 		return LevelRank(level)
 	}
@@ -549,10 +546,8 @@ func UseRank(u inspect.ISAUse) int {
 	if r, ok := LevelRank(u.Level); ok {
 		return r
 	}
-	for i, l := range ARM64Levels {
-		if l == u.Level {
-			return i
-		}
+	if r, ok := rankIn(ARM64Levels, u.Level); ok {
+		return r
 	}
 	if u.Level == BeyondARM64 {
 		return len(ARM64Levels)
