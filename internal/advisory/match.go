@@ -103,18 +103,6 @@ func newer(a, b string) string {
 	return a
 }
 
-// Counted is the counts in words, most severe first, zero counts left
-// out: "2 high, 10 moderate, 30 low, 1 unknown".
-func (s Summary) Counted() string {
-	var parts []string
-	for _, sev := range Severities {
-		if n := s.Counts[sev]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, sev))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
 // Fixes says which release fixes the findings: "fixed in 3.0.21", "no
 // public fix (up to 1.1.1zj: premium support only)", or both ("3.0.20
 // fixes 36; 9 have no public fix (3.0.23: premium support only)").
