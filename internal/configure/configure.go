@@ -97,15 +97,6 @@ func Env(tc toolchain.Env, work string, sourceDateEpoch int64) ([]string, error)
 	return env, nil
 }
 
-// Run runs Configure in the source tree src with env, writing its output to
-// log.
-func Run(ctx context.Context, src string, p *recipe.Plan, env []string, log io.Writer) error {
-	if err := RunArgs(ctx, src, Args(p), env, log); err != nil {
-		return fmt.Errorf("configure %s for %s: %w", p.Release.Version, p.Slice.Name, err)
-	}
-	return nil
-}
-
 // RunArgs runs the Configure argv args in src with env, writing its output
 // to log.
 func RunArgs(ctx context.Context, src string, args, env []string, log io.Writer) error {

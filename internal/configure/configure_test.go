@@ -131,7 +131,7 @@ func TestRealConfigureGate(t *testing.T) {
 					t.Fatal(err)
 				}
 				var log bytes.Buffer
-				if err := Run(context.Background(), src, p, env, &log); err != nil {
+				if err := RunArgs(context.Background(), src, Args(p), env, &log); err != nil {
 					t.Fatalf("%v\n%s", err, log.String())
 				}
 				m, res, err := Gate(src, p)
@@ -174,7 +174,7 @@ func TestRealConfigureGate(t *testing.T) {
 				// The pyca way: the same flags as CFLAGS in the environment of
 				// Configure. The gate must refuse it.
 				pycaEnv := append(slices.Clone(env), "CFLAGS="+strings.Join(p.Slice.Flags, " "))
-				if err := Run(context.Background(), src, p, pycaEnv, &log); err != nil {
+				if err := RunArgs(context.Background(), src, Args(p), pycaEnv, &log); err != nil {
 					t.Fatalf("%v\n%s", err, log.String())
 				}
 				_, res, err = Gate(src, p)
@@ -199,7 +199,7 @@ func defineLands(t *testing.T, src string, plan *recipe.Plan, env []string) {
 	p := *plan
 	p.Slice.Flags = append(slices.Clone(p.Slice.Flags), define)
 	var log bytes.Buffer
-	if err := Run(context.Background(), src, &p, env, &log); err != nil {
+	if err := RunArgs(context.Background(), src, Args(&p), env, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	m, res, err := Gate(src, &p)
@@ -246,7 +246,7 @@ func sharedObjects(t *testing.T, src string, env []string) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	if err := Run(context.Background(), src, p, env, &log); err != nil {
+	if err := RunArgs(context.Background(), src, Args(p), env, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	m, _, err := Gate(src, p)
