@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // ErrOption marks a Configure option osslbuild will not pass on: a compiler
@@ -230,22 +228,4 @@ func ParseOptions(s string) ([]string, error) {
 		}
 	}
 	return opts, errors.Join(errs...)
-}
-
-// PinnedFeatureReleases are the releases whose Configure's feature list
-// osslbuild holds (releaseFeatures), oldest first.
-func PinnedFeatureReleases() []string {
-	vs := slices.Collect(maps.Keys(releaseFeatures))
-	slices.SortFunc(vs, func(a, b string) int {
-		return osslver.Compare(osslver.MustParse(a), osslver.MustParse(b))
-	})
-	return vs
-}
-
-// Features is the sorted feature list of release v's Configure, nil for a
-// release osslbuild has not read.
-func Features(v string) []string {
-	f := strings.Fields(releaseFeatures[v])
-	slices.Sort(f)
-	return f
 }
