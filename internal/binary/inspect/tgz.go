@@ -56,13 +56,6 @@ func walkTarGz(ctx context.Context, name string, r io.Reader, lim Limits, all bo
 	return nil
 }
 
-// WalkTarEntries is WalkTarGzEntries for an uncompressed tar stream (the
-// fuzz targets feed it directly); the total limit counts the whole stream,
-// headers included.
-func WalkTarEntries(ctx context.Context, name string, r io.Reader, lim Limits, fn WalkFunc) error {
-	return walkTar(ctx, &streamLimit{r: &countReader{r: r, ctx: ctx}, name: name, lim: lim.withDefaults()}, true, fn)
-}
-
 // walkTar reads the tar stream (bounded by stream, which counts what it
 // read) and offers its entries to fn. Every entry counts toward
 // MaxMembers, pax global headers too.

@@ -101,14 +101,6 @@ func Extract(ctx context.Context, archive, dest string, opts Options) (Result, e
 	})
 }
 
-// extractTar extracts an uncompressed tar stream (the fuzz target calls it
-// directly, so mutations are not wasted on gzip checksums).
-func extractTar(ctx context.Context, r io.Reader, name, dest string, opts Options) (Result, error) {
-	return extractWith(ctx, name, dest, opts, func(lim inspect.Limits, fn inspect.WalkFunc) error {
-		return inspect.WalkTarEntries(ctx, name, r, lim, fn)
-	})
-}
-
 // extract does the work over walk, the archive walker for the stream.
 func extractWith(ctx context.Context, name, dest string, opts Options, walk func(inspect.Limits, inspect.WalkFunc) error) (res Result, err error) {
 	if opts.Limits.MaxTotalBytes <= 0 {
