@@ -299,13 +299,9 @@ func readWhole(path, what string) (fd *os.File, size int64, b []byte, done func(
 	return fd, size, b, func() { fd.Close() }, nil
 }
 
-// Evidence reads the machine code of a Mach-O (thin or universal), an
+// codeEvidence reads the machine code of a Mach-O (thin or universal), an
 // ar archive of Mach-O or ELF objects, or an ELF object or shared object,
 // and classifies each architecture slice. name is used in messages.
-func Evidence(ctx context.Context, name string, r io.ReaderAt, size int64) ([]inspect.CodeVerdict, error) {
-	return codeEvidence(ctx, name, r, size, defaultCodeOptions)
-}
-
 func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, opt codeOptions) (_ []inspect.CodeVerdict, err error) {
 	// A mapped file that shrinks under us faults on access; that must be
 	// an error, not a crash.

@@ -43,7 +43,7 @@ func FuzzCodeEvidence(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		vs, err := Evidence(context.Background(), "fuzz", bytes.NewReader(data), int64(len(data)))
+		vs, err := codeEvidence(context.Background(), "fuzz", bytes.NewReader(data), int64(len(data)), defaultCodeOptions)
 		if err != nil {
 			return
 		}

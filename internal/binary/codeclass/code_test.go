@@ -430,7 +430,7 @@ func TestCodeEvidenceBadInput(t *testing.T) {
 	}
 	// Every prefix of a real object either parses or fails cleanly.
 	for n := 0; n < len(good); n += 7 {
-		_, _ = Evidence(context.Background(), "prefix", bytes.NewReader(good[:n]), int64(n))
+		_, _ = codeEvidence(context.Background(), "prefix", bytes.NewReader(good[:n]), int64(n), defaultCodeOptions)
 	}
 }
 
@@ -533,7 +533,7 @@ func TestCodeEvidenceFileShrinks(t *testing.T) {
 	if err := f.Truncate(0); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Evidence(context.Background(), obj, memReaderAt(data), int64(len(data)))
+	_, err = codeEvidence(context.Background(), obj, memReaderAt(data), int64(len(data)), defaultCodeOptions)
 	if err == nil || !strings.Contains(err.Error(), "did the file change") {
 		t.Fatalf("got %v, want an error about the file changing", err)
 	}
