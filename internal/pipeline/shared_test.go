@@ -87,9 +87,13 @@ func TestMiniShared(t *testing.T) {
 				if tt.loads != "" && !slices.ContainsFunc(m.Loads, func(d inspect.Dylib) bool { return d.Name == tt.loads }) {
 					t.Errorf("%s: loads %+v, want %s", tt.lib, m.Loads, tt.loads)
 				}
-				cs, err := inspect.ReadCodeSignature(bytes.NewReader(b), 0, m)
-				if target == "arm64" && (err != nil || cs == nil || !cs.Valid()) {
-					t.Errorf("%s: signature %+v, %v", tt.lib, cs, err)
+				f, err := inspect.InspectBytes(tt.lib, b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o := f.Slices[0].Objects[0]
+				if cs := o.Signature; target == "arm64" && (o.SignatureErr != nil || cs == nil || !cs.Valid()) {
+					t.Errorf("%s: signature %+v, %v", tt.lib, cs, o.SignatureErr)
 				}
 			}
 			m, err := artifact.ReadManifest(res.Published.Dir)

@@ -105,17 +105,12 @@ const csSlotAlternateCD, csSlotAlternateCDEnd = 0x1000, 0x1005
 // (magic to pageSize and spare2); an identifier starts after them.
 const csCodeDirectoryHeader = 44
 
-// ReadCodeSignature reads and checks the code signature of the thin
+// readCodeSignature reads and checks the code signature of the thin
 // Mach-O image m, which lies at off in r (0 for a thin file, the slice's
 // offset in a fat one). It returns nil and no error for an image without
 // LC_CODE_SIGNATURE; a malformed signature is an error wrapping
-// ErrSignature, naming what is wrong.
-func ReadCodeSignature(r io.ReaderAt, off int64, m *MachO) (*CodeSignature, error) {
-	return readCodeSignature(r, off, m, nil)
-}
-
-// readCodeSignature is ReadCodeSignature with the image's bytes when they
-// are in memory (data, from off): its pages are hashed where they lie, not
+// ErrSignature, naming what is wrong. data is the image's bytes when they
+// are in memory (from off): its pages are hashed where they lie, not
 // copied (a tenth of check's time on a 300 MB image).
 func readCodeSignature(r io.ReaderAt, off int64, m *MachO, data []byte) (*CodeSignature, error) {
 	if !m.CodeSignature.Present {

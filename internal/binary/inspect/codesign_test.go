@@ -55,12 +55,15 @@ func signedDylib(t *testing.T, arch, minOS string) []byte {
 
 func signature(t *testing.T, b []byte) (*inspect.MachO, *inspect.CodeSignature, error) {
 	t.Helper()
-	m, err := inspect.ParseMachOBytes(b)
+	f, err := inspect.InspectBytes("signature", b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := inspect.ReadCodeSignature(bytes.NewReader(b), 0, m)
-	return m, cs, err
+	o := f.Slices[0].Objects[0]
+	if o.Err != nil {
+		t.Fatal(o.Err)
+	}
+	return o.MachO, o.Signature, o.SignatureErr
 }
 
 // TestCodeSignature: ld64.lld's ad-hoc signature of a real arm64 dylib
