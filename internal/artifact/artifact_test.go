@@ -111,7 +111,7 @@ func TestManifestFiles(t *testing.T) {
 	if err := WriteManifest(context.Background(), d, m); err != nil {
 		t.Fatal(err)
 	}
-	r, err := ReadManifest(d)
+	r, _, err := readManifestFile(context.Background(), d, ManifestName)
 	if err != nil {
 		t.Fatal(err)
 	}

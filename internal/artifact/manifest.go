@@ -281,13 +281,6 @@ func EncodeManifest(m *Manifest) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// ReadManifest reads dir/manifest.json (readManifestFile), holding it to
-// nothing but osslbuild's schema.
-func ReadManifest(dir string) (*Manifest, error) {
-	m, _, err := readManifestFile(context.Background(), dir, ManifestName)
-	return m, err
-}
-
 // ParseManifest decodes a manifest.json's bytes.
 func ParseManifest(b []byte) (*Manifest, error) {
 	var m Manifest

@@ -182,7 +182,7 @@ func TestVerifyManifestNotRegular(t *testing.T) {
 // opened.
 func TestVerifyManifestPathsNotOpened(t *testing.T) {
 	dir := published(t)
-	m, err := ReadManifest(dir)
+	m, err := LoadManifest(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,14 +121,14 @@ func TestArtifactVerified(t *testing.T) {
 			i := bytes.LastIndex(b, []byte("OpenSSL 4.0.2 "))
 			copy(b[i:], "OpenSSL 4.0.3 ")
 			os.WriteFile(p, b, 0o644)
-			m, _ := artifact.ReadManifest(d)
+			m, _ := artifact.LoadManifest(context.Background(), d)
 			os.Remove(filepath.Join(d, artifact.ManifestName))
 			artifact.WriteManifest(context.Background(), d, m)
 		}, []string{`(arm-cv.o) arm64: embeds "OpenSSL 4.0.3 25 Aug 2026", expected OpenSSL 4.0.2`,
 			`slices embed different versions: x86_64 "OpenSSL 4.0.2 25 Aug 2026", arm64 "OpenSSL 4.0.3 25 Aug 2026"`}},
 		{"a library missing from artifact and manifest", false, func(t *testing.T, d string) {
 			os.Remove(filepath.Join(d, "lib", "libssl.a"))
-			m, _ := artifact.ReadManifest(d)
+			m, _ := artifact.LoadManifest(context.Background(), d)
 			os.Remove(filepath.Join(d, artifact.ManifestName))
 			artifact.WriteManifest(context.Background(), d, m)
 		}, []string{"no lib/libssl.a library was found in the artifact"}},

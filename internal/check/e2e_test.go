@@ -172,7 +172,7 @@ func TestE2ETamperedUniversal2(t *testing.T) {
 			}
 			copy(b[i:], "OpenSSL 4.0.3 ")
 			os.WriteFile(p, b, 0o644)
-			m, err := artifact.ReadManifest(d)
+			m, err := artifact.LoadManifest(context.Background(), d)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +182,7 @@ func TestE2ETamperedUniversal2(t *testing.T) {
 			}
 		}, `arm64: embeds "OpenSSL 4.0.3 `},
 		{"code evidence", func(t *testing.T, d string) {
-			m, err := artifact.ReadManifest(d)
+			m, err := artifact.LoadManifest(context.Background(), d)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +205,7 @@ func TestE2ETamperedUniversal2(t *testing.T) {
 		{"code functions", editCode(func(e *artifact.CodeEvidence) { e.Functions++ }), "manifest records the machine code of lib/libssl.a arm64 as optimised (score "},
 		{"code entry removed", editCode(nil), "manifest records no machine-code verdict for lib/libssl.a arm64"},
 		{"a slice's Configure ran with CFLAGS=-O0", func(t *testing.T, d string) {
-			m, err := artifact.ReadManifest(d)
+			m, err := artifact.LoadManifest(context.Background(), d)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,7 +234,7 @@ func TestE2ETamperedUniversal2(t *testing.T) {
 // edited by edit, or removed when edit is nil, and its digests resealed.
 func editCode(edit func(*artifact.CodeEvidence)) func(t *testing.T, d string) {
 	return func(t *testing.T, d string) {
-		m, err := artifact.ReadManifest(d)
+		m, err := artifact.LoadManifest(context.Background(), d)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,7 +55,7 @@ func TestSmokeLinux(t *testing.T) {
 		t.Errorf("step summary lacks the handshake row:\n%s", summary.String())
 	}
 	// The fixture was built through the link stage, which the manifest records.
-	m, err := artifact.ReadManifest(dir)
+	m, err := artifact.LoadManifest(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestUnresolvedMember(t *testing.T) {
 				src, slice = e2e.LinuxX8664(t), platform.Slice{OS: "linux", Arch: "x86_64"}
 			} else {
 				src = e2e.Slice(t, target)
-				m, err := artifact.ReadManifest(src)
+				m, err := artifact.LoadManifest(context.Background(), src)
 				if err != nil {
 					t.Fatal(err)
 				}

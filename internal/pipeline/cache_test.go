@@ -212,7 +212,7 @@ func TestCacheRelinks(t *testing.T) {
 		}
 	}
 	tree := filepath.Join(o.Fetch.CacheDir, "artifacts", good, "openssl-macos-arm64")
-	m, err := artifact.ReadManifest(tree)
+	m, err := artifact.LoadManifest(context.Background(), tree)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestCacheRelinks(t *testing.T) {
 	if !ok || err != nil {
 		t.Fatalf("good entry not served: %v", err)
 	}
-	served, err := artifact.ReadManifest(dir)
+	served, err := artifact.LoadManifest(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestCacheRelinks(t *testing.T) {
 
 	tree = filepath.Join(o.Fetch.CacheDir, "artifacts", bad, "openssl-macos-arm64")
 	e2e.DropLinkOnlyMember(t, tree)
-	m, _ = artifact.ReadManifest(tree)
+	m, _ = artifact.LoadManifest(context.Background(), tree)
 	if err := artifact.WriteManifest(context.Background(), tree, m); err != nil { // the hashes now agree
 		t.Fatal(err)
 	}
@@ -460,7 +460,7 @@ func resealManifest(t testing.TB, cache, name string, edit func(tree string, m *
 		t.Fatalf("cache entries of %s: %v", name, trees)
 	}
 	tree, entry := trees[0], filepath.Dir(trees[0])
-	m, err := artifact.ReadManifest(tree)
+	m, err := artifact.LoadManifest(context.Background(), tree)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +492,7 @@ func resealManifest(t testing.TB, cache, name string, edit func(tree string, m *
 // entry's tree path, .../artifacts/<key>/<name>), as its maker would.
 func rewriteTarball(t testing.TB, tree string) {
 	t.Helper()
-	m, err := artifact.ReadManifest(tree)
+	m, err := artifact.LoadManifest(context.Background(), tree)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -656,7 +656,7 @@ func refusesProbePayloads(t *testing.T, s pipeline.Settings, runtime func(io.Wri
 			t.Fatal(err)
 		}
 		testfixture.CopyFile(t, b, filepath.Join(given, "lib", "libcrypto.a"))
-		m, err := artifact.ReadManifest(given)
+		m, err := artifact.LoadManifest(context.Background(), given)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -737,7 +737,7 @@ func TestMiniCacheHitRecordsTheAskingRecipe(t *testing.T) {
 			if _, err := os.Stat(dir); err != nil {
 				continue
 			}
-			m, err := artifact.ReadManifest(dir)
+			m, err := artifact.LoadManifest(context.Background(), dir)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -54,7 +54,7 @@ func TestMiniConsumerRecipe(t *testing.T) {
 	if want := "compiler: cc -fPIC -arch arm64 -O3 -Wall -mmacosx-version-min=12.3"; len(lines) != 1 || lines[0] != want {
 		t.Errorf("compiler lines %q, want [%q]", lines, want)
 	}
-	m, err := artifact.ReadManifest(res.Published.Dir)
+	m, err := artifact.LoadManifest(context.Background(), res.Published.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestConsumerRecipeRefusedBeforeBuild(t *testing.T) {
 func TestConsumerRecipeRealBuild(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(e2e.Consumer(t), "dist", "pbs-openssl-aarch64-apple-darwin")
-	m, err := artifact.ReadManifest(dir)
+	m, err := artifact.LoadManifest(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestMiniConsumerReleaseKey(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, log.String())
 		}
-		m, err := artifact.ReadManifest(res.Published.Dir)
+		m, err := artifact.LoadManifest(context.Background(), res.Published.Dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func TestMiniConsumerReleaseKey(t *testing.T) {
 	if len(trees) != 1 {
 		t.Fatalf("cache entries: %v", trees)
 	}
-	forged, err := artifact.ReadManifest(trees[0])
+	forged, err := artifact.LoadManifest(context.Background(), trees[0])
 	if err != nil {
 		t.Fatal(err)
 	}

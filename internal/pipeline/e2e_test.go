@@ -39,7 +39,7 @@ func TestUniversal2EndToEnd(t *testing.T) {
 			t.Errorf("universal %s: %v", lib, err)
 		}
 	}
-	m, err := artifact.ReadManifest(dir)
+	m, err := artifact.LoadManifest(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func CacheStore(s Settings, key, dir string, p *recipe.Plan) error {
 	if err != nil {
 		return err
 	}
-	m, err := artifact.ReadManifest(dir)
+	m, err := artifact.LoadManifest(context.Background(), dir)
 	if err != nil {
 		return err
 	}

@@ -181,7 +181,7 @@ func TestMergeTrustsNothing(t *testing.T) {
 // who edits both would.
 func editManifest(t *testing.T, dir string, edit func(*artifact.Manifest)) {
 	t.Helper()
-	m, err := artifact.ReadManifest(dir)
+	m, err := artifact.LoadManifest(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func editManifest(t *testing.T, dir string, edit func(*artifact.Manifest)) {
 // the file itself can refuse it.
 func reseal(t *testing.T, dir, rel string) {
 	t.Helper()
-	m, err := artifact.ReadManifest(dir)
+	m, err := artifact.LoadManifest(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

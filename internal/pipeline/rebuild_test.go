@@ -68,7 +68,7 @@ func copyTree(t *testing.T, src string) string {
 // resealWith rewrites dir's manifest after edit, with every file's digest.
 func resealWith(t *testing.T, dir string, edit func(*artifact.Manifest)) {
 	t.Helper()
-	m, err := artifact.ReadManifest(dir)
+	m, err := artifact.LoadManifest(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

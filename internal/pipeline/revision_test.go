@@ -42,7 +42,7 @@ func TestMiniManifestNamesTheCheckout(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", what, err, log.String())
 		}
-		m, err := artifact.ReadManifest(res.Published.Dir)
+		m, err := artifact.LoadManifest(context.Background(), res.Published.Dir)
 		if err != nil || m.Osslbuild != res.Manifest.Osslbuild {
 			t.Fatalf("%s: published manifest %v (%v), built %s", what, m, err, res.Manifest.Osslbuild)
 		}

@@ -96,7 +96,7 @@ func TestMiniShared(t *testing.T) {
 					t.Errorf("%s: signature %+v, %v", tt.lib, cs, o.SignatureErr)
 				}
 			}
-			m, err := artifact.ReadManifest(res.Published.Dir)
+			m, err := artifact.LoadManifest(context.Background(), res.Published.Dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,7 +187,7 @@ func TestMiniSharedPrefix(t *testing.T) {
 			t.Errorf("%s: loads %+v, want %s", tt.lib, m.Loads, tt.loads)
 		}
 	}
-	m, err := artifact.ReadManifest(dir)
+	m, err := artifact.LoadManifest(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestMiniSharedPrefix(t *testing.T) {
 	if !strings.Contains(log, `install_name = "prefix" names the dylibs of macOS targets; linux-x86_64's ELF libraries carry their SONAMEs (libcrypto.so.9, libssl.so.9)`) {
 		t.Errorf("the log does not say install_name left the ELF libraries alone:\n%s", log)
 	}
-	if m, err := artifact.ReadManifest(res.Published.Dir); err != nil || len(m.Dylibs) != 2 || m.Dylibs[1].InstallName != "libssl.so.9" {
+	if m, err := artifact.LoadManifest(context.Background(), res.Published.Dir); err != nil || len(m.Dylibs) != 2 || m.Dylibs[1].InstallName != "libssl.so.9" {
 		t.Errorf("manifest dylibs %+v, %v", m.Dylibs, err)
 	}
 }
@@ -263,7 +263,7 @@ func TestMiniSharedUniversal2(t *testing.T) {
 			t.Errorf("arm64 slice's signature in the universal file: %+v", cs)
 		}
 	}
-	m, err := artifact.ReadManifest(res.Published.Dir)
+	m, err := artifact.LoadManifest(context.Background(), res.Published.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +408,7 @@ func TestSharedRealBuild(t *testing.T) {
 	if b := mustRead(t, filepath.Join(dir, "lib/cmake/OpenSSL/OpenSSLConfig.cmake")); strings.Contains(string(b), "/libcrypto.dylib") {
 		t.Error("the CMake config names libcrypto.dylib, which the artifact does not hold")
 	}
-	m, err := artifact.ReadManifest(dir)
+	m, err := artifact.LoadManifest(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +541,7 @@ func TestMiniSharedLinux(t *testing.T) {
 			t.Errorf("%s: dynamic section %+v, want SONAME %s and needed %v, no run path", tt.lib, d, tt.lib, tt.needed)
 		}
 	}
-	m, err := artifact.ReadManifest(dir)
+	m, err := artifact.LoadManifest(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -672,7 +672,7 @@ func TestSharedRealLinux(t *testing.T) {
 	if b := mustRead(t, filepath.Join(dir, "lib/cmake/OpenSSL/OpenSSLConfig.cmake")); strings.Contains(string(b), `/libcrypto.so"`) || strings.Contains(string(b), ".so.3.3") {
 		t.Error("the CMake config names libcrypto.so, which the artifact does not hold, or a name rewritten twice")
 	}
-	m, err := artifact.ReadManifest(dir)
+	m, err := artifact.LoadManifest(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func TestSliceEndToEnd(t *testing.T) {
 			if !strings.Contains(string(pc), "prefix=${pcfiledir}/../..") || strings.Contains(string(pc), "/opt/osslbuild") {
 				t.Errorf("libcrypto.pc is not relocatable:\n%s", pc)
 			}
-			m, err := artifact.ReadManifest(dir)
+			m, err := artifact.LoadManifest(context.Background(), dir)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -266,7 +266,7 @@ func TestActionRuns(t *testing.T) {
 				t.Fatalf("a release signed by the recipe's own key: %v\n%s", res.err, tail(res.log))
 			}
 			dir := checkJob(t, j, res, "openssl-macos-arm64", "arm64", fx.SHA256)
-			m, err := artifact.ReadManifest(dir)
+			m, err := artifact.LoadManifest(context.Background(), dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -408,7 +408,7 @@ func checkJob(t *testing.T, j invocation, res result, name, arch, sourceSHA stri
 	}
 	doc := sbomtest.Validate(t, filepath.Join(dir, artifact.SBOMName))
 	sbomtest.CheckPyca(t, doc, sbomtest.Pyca{Version: e2e.Version, SHA256: sourceSHA, OS: "macos", Arch: arch, Flags: pycaFlags})
-	m, err := artifact.ReadManifest(dir)
+	m, err := artifact.LoadManifest(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
