@@ -111,7 +111,10 @@ func (c *checker) verify(r *root) {
 	}
 	have := map[string]bool{}
 	for _, b := range c.res.Binaries {
-		if lib, ok := r.library(c.relIn(r, b)); b.root == r && ok && b.Error == "" {
+		if b.root != r || b.Error != "" {
+			continue // another artifact's binary: not placed in this one's tree
+		}
+		if lib, ok := r.library(c.relIn(r, b)); ok {
 			have[lib] = true
 			for _, msg := range codeDisagrees(m.CodeEvidence, lib, b.Slices) {
 				fail(msg)
