@@ -3,7 +3,6 @@ package codeclass
 import (
 	"encoding/binary"
 	"slices"
-	"sort"
 	"sync"
 
 	"golang.org/x/arch/arm64/arm64asm"
@@ -49,8 +48,6 @@ const (
 	extXS
 	numExt
 )
-
-var arm64ExtNames = [...]string{"BF16", "I8MM", "SVE", "SME", "MTE", "RNG", "MOPS", "LS64", "WFxT", "SM3/SM4", "CSSC", "HBC", "XS"}
 
 // arm64Ext is the extension a word needs above apple-m1, extNone for
 // the baseline.
@@ -147,25 +144,6 @@ func arm64Plain(w uint32) bool {
 // the walks of two images (check's workers) otherwise.
 var decoding sync.Mutex
 
-// isaARM64Func decodes one function of a relocatable object word by word,
-// skipping data ranges (function-relative); SME counts only where the
-// function switches to it (smeSwitched).
-func isaARM64Func(code []byte, start uint64, data [][2]uint64, st *isaStats) (at int, top ext, n int) {
-	var hits []isaHit
-	for pos := 0; pos+4 <= len(code); pos += 4 {
-		if skip := inData(data, uint64(pos)); skip > 0 {
-			pos = int(min(skip, uint64(len(code)))) - 4
-			continue
-		}
-		n++
-		if e := arm64Ext(binary.LittleEndian.Uint32(code[pos:])); e != extNone {
-			hits = append(hits, isaHit{pos, e})
-		}
-	}
-	res := tally(smeSwitched(code, hits), start, n, st)
-	return res.at, res.top, n
-}
-
 // arm64 registers written by the few instructions descent follows.
 type arm64Def struct {
 	addr  uint64 // an address (ADR; ADRP and ADD)
@@ -190,9 +168,7 @@ type arm64Def struct {
 func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2]uint64, st *isaStats) (at int, top ext, n int) {
 	f.reset(len(fn))
 	for _, d := range data {
-		for i := d[0]; i < d[1] && i < uint64(len(fn)); i++ {
-			f.mark[i] = markData
-		}
+		fill(f.mark[d[0]:min(d[1], uint64(len(fn)))], markData)
 	}
 	sme := false // a switch anywhere: SME's encodings may be instructions
 	for p := 0; p+4 <= len(fn) && !sme; p += 4 {
@@ -201,12 +177,11 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 	if len(fn) < 4 || f.mark[0] == markData || !f.words.insn(binary.LittleEndian.Uint32(fn), arm64Ext(binary.LittleEndian.Uint32(fn)), sme) {
 		return -1, extNone, 0
 	}
-	end := uint64(len(fn))
 	var regs [32]arm64Def
 	var ring [6]uint32
 	f.work = append(f.work, 0)
 	for f.pending() {
-		pos, _ := f.pop()
+		pos := f.pop()
 		regs = [32]arm64Def{}
 		nRing := 0
 		bad := false
@@ -239,7 +214,7 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 				return pos + int(v*4)
 			}
 			ref := func(a uint64) {
-				if a >= start && a-start < end {
+				if a >= start && a-start < uint64(len(fn)) {
 					f.refs = append(f.refs, a-start)
 				}
 			}
@@ -251,23 +226,18 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 			case w&0xfc000000 == 0x94000000: // BL
 				f.work = append(f.work, next, rel(26, 0))
 				break path
-			case w&0xff000000 == 0x54000000: // B.cond, BC.cond
-				f.work = append(f.work, rel(19, 5))
-				f.commit()
-			case w&0x7e000000 == 0x34000000: // CBZ, CBNZ
+			case w&0xff000000 == 0x54000000, w&0x7e000000 == 0x34000000: // B.cond, BC.cond; CBZ, CBNZ
 				f.work = append(f.work, rel(19, 5))
 				f.commit()
 			case w&0x7e000000 == 0x36000000: // TBZ, TBNZ
 				f.work = append(f.work, rel(14, 5))
 				f.commit()
-			case w&0xfffffc1f == 0xd65f0000, w == 0xd65f0bff, w == 0xd65f0fff, w == 0xd69f03e0: // RET, RETAA/AB, ERET
-				break path
-			case w&0xffe0001f == 0xd4200000, w&0xffe0001f == 0xd4400000: // BRK, HLT
+			case w&0xfffffc1f == 0xd65f0000, w == 0xd65f0bff, w == 0xd65f0fff, w == 0xd69f03e0, // RET, RETAA/AB, ERET
+				w&0xffe0001f == 0xd4200000, w&0xffe0001f == 0xd4400000, // BRK, HLT
+				w&0xfe9ff000 == 0xd61f0800: // BRAA, BRAB, BRAAZ, BRABZ
 				break path
 			case w&0xfffffc1f == 0xd61f0000: // BR
 				f.arm64Table(o, whole, fn, start, ring, nRing, &regs)
-				break path
-			case w&0xfe9ff000 == 0xd61f0800: // BRAA, BRAB, BRAAZ, BRABZ
 				break path
 			case w&0xfffffc1f == 0xd63f0000, w&0xfe9ff000 == 0xd63f0800: // BLR, BLRAA ...
 				f.work = append(f.work, next)
@@ -275,7 +245,6 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 			case w&0x9f000000 == 0x10000000: // ADR
 				a := uint64(int64(pc) + int64(int32((w>>5&0x7ffff)<<13|(w>>29&3)<<11)>>11))
 				regs[w&31] = arm64Def{addr: a, valid: true}
-				f.leas[w&31] = append(f.leas[w&31], a)
 				ref(a)
 			case w&0x9f000000 == 0x90000000: // ADRP
 				off := int64(int32((w>>5&0x7ffff)<<13|(w>>29&3)<<11)>>11) << 12
@@ -284,7 +253,6 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 				if d := regs[w>>5&31]; d.valid && d.page {
 					a := d.addr + uint64(w>>10&0xfff)
 					regs[w&31] = arm64Def{addr: a, valid: true}
-					f.leas[w&31] = append(f.leas[w&31], a)
 					ref(a)
 				} else {
 					regs[w&31] = arm64Def{}
@@ -303,33 +271,20 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 			f.commit()
 		}
 	}
-	sort.Slice(f.refs, func(i, j int) bool { return f.refs[i] < f.refs[j] })
-	for g0 := 0; g0+4 <= len(fn); g0 += 4 {
-		if f.mark[g0] != markNone {
-			continue
+	f.gaps(len(fn), 4, func(g0, g1 int) {
+		ok := true
+		for p := g0; p < g1 && ok; p += 4 {
+			ok = f.words.arm64(binary.LittleEndian.Uint32(fn[p:]))
 		}
-		g1 := g0
-		for g1+4 <= len(fn) && f.mark[g1] == markNone {
-			g1 += 4
-		}
-		if !f.referenced(g0, g1) {
-			ok := true
-			for p := g0; p < g1 && ok; p += 4 {
-				ok = f.words.arm64(binary.LittleEndian.Uint32(fn[p:]))
+		for p := g0; p < g1 && ok; p += 4 {
+			n++
+			if e := arm64Ext(binary.LittleEndian.Uint32(fn[p:])); e != extNone {
+				f.hits = append(f.hits, isaHit{p, e})
 			}
-			for p := g0; p < g1 && ok; p += 4 {
-				n++
-				if e := arm64Ext(binary.LittleEndian.Uint32(fn[p:])); e != extNone {
-					f.hits = append(f.hits, isaHit{p, e})
-				}
-			}
-			f.commit()
 		}
-		g0 = g1 - 4
-	}
+	})
 	f.committed = smeSwitched(fn, f.committed)
-	res := tally(f.committed, start, n, st)
-	return res.at, res.top, n
+	return tally(f.committed, start, n, st)
 }
 
 // insn says whether w may be an instruction on a path: one arm64asm
@@ -362,11 +317,7 @@ func (c *insnCache) arm64(w uint32) bool {
 		return e&1 != 0
 	}
 	k := arm64Known(w)
-	e := uint64(w)<<32 | 2
-	if k {
-		e |= 1
-	}
-	c.slot[i] = e
+	c.slot[i] = uint64(w)<<32 | 2 | uint64(b2i(k))
 	return k
 }
 
@@ -397,7 +348,7 @@ func (f *flow) arm64Table(o *codeObject, whole, fn []byte, start uint64, ring [6
 	var anchorReg, entryReg, shift uint32
 	signed, ext := false, false
 	found := false
-	for k := 2; k <= min(nRing, len(ring)); k++ {
+	for k := 2; k <= min(nRing, len(ring)) && !found; k++ {
 		w := ring[(nRing-k)%len(ring)]
 		switch {
 		case w&0xff200000 == 0x8b000000 && w&31 == target && w>>22&3 == 0: // ADD (shifted register), LSL
@@ -406,9 +357,6 @@ func (f *flow) arm64Table(o *codeObject, whole, fn []byte, start uint64, ring [6
 			opt := w >> 13 & 7
 			anchorReg, entryReg, shift, found = w>>5&31, w>>16&31, w>>10&7, true
 			ext, signed = opt != 3 && opt != 7, opt >= 4
-		}
-		if found {
-			break
 		}
 	}
 	if !found || !regs[anchorReg].valid || regs[anchorReg].page {
@@ -421,9 +369,8 @@ func (f *flow) arm64Table(o *codeObject, whole, fn []byte, start uint64, ring [6
 			continue
 		}
 		size := 1 << (w >> 30)
-		loadSigned := w>>23&1 == 1
 		if !ext {
-			signed = loadSigned
+			signed = w>>23&1 == 1
 		}
 		tr := regs[w>>5&31]
 		if !tr.valid || tr.page || size > 4 {

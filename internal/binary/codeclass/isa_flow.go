@@ -2,7 +2,7 @@ package codeclass
 
 import (
 	"encoding/binary"
-	"sort"
+	"slices"
 
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -72,17 +72,14 @@ type mappedRange struct {
 func (o *codeObject) read(whole []byte, addr uint64, n int) []byte {
 	for _, r := range o.mapped {
 		if addr >= r.addr && addr-r.addr+uint64(n) <= r.size {
-			off := r.offset + int64(addr-r.addr)
-			if off < 0 || off+int64(n) > int64(len(whole)) {
-				return nil
-			}
-			return whole[off : off+int64(n)]
+			b, _ := span(whole, uint64(r.offset)+addr-r.addr, uint64(n))
+			return b
 		}
 	}
 	return nil
 }
 
-// isaUse is one instruction above the baseline, found in a function.
+// isaHit is one instruction above the baseline, found in a function.
 type isaHit struct {
 	pos int
 	e   ext
@@ -104,10 +101,10 @@ type flow struct {
 	undecoded int
 	hits      []isaHit // of the path being walked
 	committed []isaHit // of the function
-	// leas are RIP-relative (x86) or adrp/add, adr (arm64) addresses put
-	// in each register, over the whole function: a jump table's base is
-	// often loaded outside the block that indexes it.
-	leas   [32][]uint64
+	// leas are the RIP-relative addresses (x86) lea puts in each
+	// register, over the whole function: a jump table's base is often
+	// loaded outside the block that indexes it.
+	leas   [16][]uint64
 	refs   []uint64 // addresses inside the function that code reads as data
 	last   [6]x86Inst
 	lastAt [6]uint64 // their addresses
@@ -116,14 +113,17 @@ type flow struct {
 }
 
 func (f *flow) reset(n int) {
-	if cap(f.mark) < n {
-		f.mark = make([]uint8, n)
-	}
-	f.mark = f.mark[:n]
-	clear(f.mark)
+	f.mark = append(f.mark[:0], make([]uint8, n)...) // n cleared marks, in the array kept
 	f.work, f.tables, f.refs, f.hits, f.committed = f.work[:0], f.tables[:0], f.refs[:0], f.hits[:0], f.committed[:0]
 	for i := range f.leas {
 		f.leas[i] = f.leas[i][:0]
+	}
+}
+
+// fill sets every mark of m to v.
+func fill(m []uint8, v uint8) {
+	for i := range m {
+		m[i] = v
 	}
 }
 
@@ -134,20 +134,17 @@ func (f *flow) reset(n int) {
 // pending says whether a path is left to walk.
 func (f *flow) pending() bool { return len(f.work) > 0 || len(f.tables) > 0 }
 
-// pop takes the next path's start: the direct flow first, then the jump
-// tables' targets.
-func (f *flow) pop() (int, bool) {
+// pop takes the next path's start (one is pending): the direct flow
+// first, then the jump tables' targets.
+func (f *flow) pop() int {
 	if k := len(f.work); k > 0 {
 		pos := f.work[k-1]
 		f.work = f.work[:k-1]
-		return pos, true
+		return pos
 	}
-	if len(f.tables) > 0 {
-		pos := f.tables[0]
-		f.tables = f.tables[1:]
-		return pos, true
-	}
-	return 0, false
+	pos := f.tables[0]
+	f.tables = f.tables[1:]
+	return pos
 }
 
 // commit counts the hits waiting; drop forgets them.
@@ -160,31 +157,21 @@ func (f *flow) drop() { f.hits = f.hits[:0] }
 
 // tally counts a function's hits and its n instructions into st (and
 // its trace, start being the function's address) and returns the
-// highest-level hit.
-func tally(hits []isaHit, start uint64, n int, st *isaStats) fnScan {
-	res := fnScan{at: -1}
+// highest-level hit (its function-relative offset, -1 for none, and
+// extension) and n.
+func tally(hits []isaHit, start uint64, n int, st *isaStats) (at int, top ext, _ int) {
+	at, rank := -1, 0
 	for _, h := range hits {
 		st.used[h.e]++
 		if st.trace != nil {
 			st.trace(start+uint64(h.pos), h.e)
 		}
-		res.hit(h.pos, h.e, extLevel[h.e])
+		if r := extLevel[h.e]; at < 0 || r > rank || r == rank && h.e > top {
+			at, top, rank = h.pos, h.e, r
+		}
 	}
 	st.insns += n
-	return res
-}
-
-// fnScan is what one function's walk reports back.
-type fnScan struct {
-	at, n int
-	top   ext
-	rank  int
-}
-
-func (r *fnScan) hit(pos int, e ext, level int) {
-	if r.at < 0 || level > r.rank || level == r.rank && e > r.top {
-		r.at, r.top, r.rank = pos, e, level
-	}
+	return at, top, n
 }
 
 // x86Flow decodes the x86-64 function fn, at address start of the image
@@ -196,25 +183,18 @@ func x86Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2]u
 	for _, d := range data {
 		f.known = append(f.known, [2]int{int(d[0]), int(min(d[1], uint64(len(fn))))})
 	}
-	for try := 0; ; try++ {
+	// A table found where a path walked already (the bytes after a call
+	// that does not return, read as code): again, with the table known.
+	for try := 0; try < 3 && (try == 0 || f.redo); try++ {
 		f.reset(len(fn))
 		for _, d := range f.known {
-			for i := d[0]; i < d[1]; i++ {
-				f.mark[i] = markData
-			}
+			fill(f.mark[d[0]:d[1]], markData)
 		}
 		f.redo = false
 		n = f.walkX86(o, whole, fn, start, repBSF)
-		// A table found where a path walked already (the bytes after a
-		// call that does not return, read as code): again, with the
-		// table known.
-		if !f.redo || try == 2 {
-			break
-		}
 	}
-	res := tally(f.committed, start, n, st)
 	st.undecoded += f.undecoded
-	return res.at, res.top, n
+	return tally(f.committed, start, n, st)
 }
 
 func (f *flow) walkX86(o *codeObject, whole, fn []byte, start uint64, repBSF bool) (n int) {
@@ -229,19 +209,15 @@ func (f *flow) walkX86(o *codeObject, whole, fn []byte, start uint64, repBSF boo
 			f.hits = append(f.hits, isaHit{pos, e})
 		}
 	}
-	end := uint64(len(fn))
 	f.work = append(f.work, 0)
 	for f.pending() {
 		// Each item starts a segment: its hits count only if the
 		// segment runs into nothing invalid.
-		pos, _ := f.pop()
+		pos := f.pop()
 		f.nLast = 0
 		bad := false
 	path:
-		for {
-			if pos < 0 || pos >= len(fn) {
-				break
-			}
+		for pos >= 0 && pos < len(fn) {
 			switch f.mark[pos] {
 			case markInsn:
 				break path // joined a path walked already
@@ -260,16 +236,12 @@ func (f *flow) walkX86(o *codeObject, whole, fn []byte, start uint64, repBSF boo
 				bad = true
 				break
 			}
-			for k := 1; k < in.len; k++ {
-				if f.mark[pos+k] != markNone {
-					bad = true
-					break path
-				}
+			if slices.ContainsFunc(f.mark[pos+1:pos+in.len], func(m uint8) bool { return m != markNone }) {
+				bad = true
+				break path
 			}
 			f.mark[pos] = markInsn
-			for k := 1; k < in.len; k++ {
-				f.mark[pos+k] = markBody
-			}
+			fill(f.mark[pos+1:pos+in.len], markBody)
 			count(pos, &in)
 			next := pos + in.len
 			if in.rip {
@@ -277,7 +249,7 @@ func (f *flow) walkX86(o *codeObject, whole, fn []byte, start uint64, repBSF boo
 				if in.opmap == 0 && in.op == 0x8d {
 					f.leas[in.reg&15] = append(f.leas[in.reg&15], ref)
 				}
-				if ref >= start && ref-start < end {
+				if ref >= start && ref-start < uint64(len(fn)) {
 					f.refs = append(f.refs, ref-start)
 				}
 			}
@@ -312,41 +284,39 @@ func (f *flow) walkX86(o *codeObject, whole, fn []byte, start uint64, repBSF boo
 	}
 	// The gaps: decoded only when nothing marks them as data and every
 	// instruction in them is valid.
-	sort.Slice(f.refs, func(i, j int) bool { return f.refs[i] < f.refs[j] })
-	for g0 := 0; g0 < len(fn); {
-		if f.mark[g0] != markNone {
-			g0++
-			continue
-		}
-		g1 := g0
-		for g1 < len(fn) && f.mark[g1] == markNone {
-			g1++
-		}
-		if !f.referenced(g0, g1) {
-			f.sweepGap(fn, g0, g1, count)
-			f.commit()
-		}
-		g0 = g1
-	}
+	f.gaps(len(fn), 1, func(g0, g1 int) { f.sweepGap(fn, g0, g1, count) })
 	return n
 }
 
-// referenced says whether code reads an address in [g0, g1) as data.
-func (f *flow) referenced(g0, g1 int) bool {
-	i := sort.Search(len(f.refs), func(i int) bool { return f.refs[i] >= uint64(g0) })
-	return i < len(f.refs) && f.refs[i] < uint64(g1)
+// gaps calls sweep on each run [g0, g1) of the n bytes that no path
+// reached (in steps of step bytes) and no code reads as data, and commits
+// the hits it leaves.
+func (f *flow) gaps(n, step int, sweep func(g0, g1 int)) {
+	slices.Sort(f.refs)
+	for g0 := 0; g0+step <= n; g0 += step {
+		if f.mark[g0] != markNone {
+			continue
+		}
+		g1 := g0
+		for g1+step <= n && f.mark[g1] == markNone {
+			g1 += step
+		}
+		// Unless code reads an address in [g0, g1) as data.
+		if i, _ := slices.BinarySearch(f.refs, uint64(g0)); i == len(f.refs) || f.refs[i] >= uint64(g1) {
+			sweep(g0, g1)
+			f.commit()
+		}
+		g0 = g1 - step
+	}
 }
 
-// sweepGap decodes fn[g0:g1] linearly, counting its instructions only if
-// every one is valid and the last ends at g1; the hits of a gap that is
-// not wait in f.hits and are dropped.
+// sweepGap decodes fn[g0:g1] linearly, counting its instructions (and
+// their hits) only once every one is valid and the last ends at g1.
 func (f *flow) sweepGap(fn []byte, g0, g1 int, count func(int, *x86Inst)) {
-	start := len(f.hits)
 	var ins [][2]int
 	for pos := g0; pos < g1; {
 		in, ok := decodeX86(fn[pos:g1])
 		if !ok {
-			f.hits = f.hits[:start]
 			return
 		}
 		if x86Ext(&in) != extNone {
@@ -354,7 +324,6 @@ func (f *flow) sweepGap(fn []byte, g0, g1 int, count func(int, *x86Inst)) {
 			// that passes the length decoder rarely passes both.
 			d, err := x86asm.Decode(fn[pos:pos+in.len], 64)
 			if err != nil || d.Op == 0 || d.Len != in.len {
-				f.hits = f.hits[:start]
 				return
 			}
 		}
@@ -382,11 +351,7 @@ const (
 func x86Branch(in *x86Inst, raw []byte, next int) (target, kind int) {
 	rel := func() int {
 		n := len(raw)
-		switch in.op {
-		case 0xeb, 0xe0, 0xe1, 0xe2, 0xe3:
-			return next + int(int8(raw[n-1]))
-		}
-		if in.opmap == 0 && in.op >= 0x70 && in.op <= 0x7f {
+		if op := in.op; in.opmap == 0 && (op == 0xeb || op >= 0xe0 && op <= 0xe3 || op >= 0x70 && op <= 0x7f) {
 			return next + int(int8(raw[n-1]))
 		}
 		return next + int(int32(binary.LittleEndian.Uint32(raw[n-4:])))
@@ -402,12 +367,11 @@ func x86Branch(in *x86Inst, raw []byte, next int) (target, kind int) {
 			return -1, flowCall
 		case op == 0xe9 || op == 0xeb:
 			return rel(), flowJump
-		case op == 0xc3 || op == 0xc2 || op == 0xca || op == 0xcb || op == 0xcf || op == 0xf4 || op == 0xcc:
+		case op == 0xc3 || op == 0xc2 || op == 0xca || op == 0xcb || op == 0xcf || op == 0xf4 || op == 0xcc,
+			op == 0xff && in.reg&7 == 5:
 			return -1, flowStop
 		case op == 0xff && in.reg&7 == 4:
 			return -1, flowIndirect
-		case op == 0xff && in.reg&7 == 5:
-			return -1, flowStop
 		}
 	case 1:
 		switch op := in.op; {
@@ -435,16 +399,11 @@ func (f *flow) jumpTable(o *codeObject, whole, fn []byte, start uint64) {
 			if inside && !inFn {
 				return // a table in the function ends with it
 			}
-			taken := false
-			if inFn {
-				for i := 0; i < size; i++ {
-					if m := f.mark[loc-start+uint64(i)]; m == markInsn || m == markBody {
-						taken = true
-					}
-				}
-				if taken && !precise {
-					return
-				}
+			taken := inFn && slices.ContainsFunc(f.mark[loc-start:loc-start+uint64(size)], func(m uint8) bool {
+				return m == markInsn || m == markBody
+			})
+			if taken && !precise {
+				return
 			}
 			b := o.read(whole, loc, size)
 			if b == nil {
@@ -468,9 +427,7 @@ func (f *flow) jumpTable(o *codeObject, whole, fn []byte, start uint64) {
 				continue
 			}
 			if inFn {
-				for i := 0; i < size; i++ {
-					f.mark[loc-start+uint64(i)] = markData
-				}
+				fill(f.mark[loc-start:loc-start+uint64(size)], markData)
 			}
 			f.tables = append(f.tables, int(t-start))
 		}

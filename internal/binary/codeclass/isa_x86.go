@@ -2,6 +2,7 @@ package codeclass
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
@@ -62,16 +63,11 @@ const (
 	numX86Ext
 )
 
-var x86ExtNames = [numX86Ext]string{"", "SSE3", "SSSE3", "CMPXCHG16B", "SSE4.1", "SSE4.2", "POPCNT", "AVX", "AVX2", "FMA", "F16C",
-	"BMI1", "BMI2", "LZCNT", "MOVBE", "AVX-512", "AES-NI", "PCLMULQDQ", "SHA", "ADX", "RDRAND", "RDSEED",
-	"XOP", "AVX-IFMA", "AVX-VNNI", "AMX"}
-
 // extNames are every extension's name, x86-64's and arm64's.
-var extNames = func() (n [numExt]string) {
-	copy(n[:], x86ExtNames[:])
-	copy(n[numX86Ext:], arm64ExtNames[:])
-	return n
-}()
+var extNames = [numExt]string{"", "SSE3", "SSSE3", "CMPXCHG16B", "SSE4.1", "SSE4.2", "POPCNT", "AVX", "AVX2", "FMA", "F16C",
+	"BMI1", "BMI2", "LZCNT", "MOVBE", "AVX-512", "AES-NI", "PCLMULQDQ", "SHA", "ADX", "RDRAND", "RDSEED",
+	"XOP", "AVX-IFMA", "AVX-VNNI", "AMX",
+	extBF16: "BF16", "I8MM", "SVE", "SME", "MTE", "RNG", "MOPS", "LS64", "WFxT", "SM3/SM4", "CSSC", "HBC", "XS"}
 
 // ISALevels are the x86-64 levels -isa takes, lowest first: the psABI's
 // baseline and levels 2 to 4, with core2 (SSSE3, CMPXCHG16B: the oldest
@@ -97,27 +93,23 @@ var extLevel = [numExt]int{
 	extSM4: 2, extCSSC: 2, extHBC: 2, extXS: 2,
 }
 
-// LevelRank returns the index of an -isa level in ISALevels (a -march
+// rankIn is the index of an -isa level in levels (ISALevels: a -march
 // name among them too), false when it is none.
-func LevelRank(level string) (int, bool) {
-	return rankIn(ISALevels, level)
-}
-
-// rankIn is the index of level in levels, false when it is none.
 func rankIn(levels []string, level string) (int, bool) {
 	i := slices.Index(levels, level)
 	return max(i, 0), i >= 0
 }
 
-// LevelRankFor is LevelRank for a slice's architecture: ISALevels for
-// x86_64, ARM64Levels (a -mcpu name among them) for arm64; false for a
-// level of neither, or of the other architecture.
+// LevelRankFor returns the index of an -isa level for a slice's
+// architecture: in ISALevels (a -march name among them) for x86_64, in
+// ARM64Levels (a -mcpu name among them) for arm64; false for a level of
+// neither, or of the other architecture.
 func LevelRankFor(arch, level string) (int, bool) {
 	switch arch {
 	case "arm64", "arm64e", "aarch64":
 		return rankIn(ARM64Levels, level)
 	case "x86_64", "x86_64h":
-		return LevelRank(level)
+		return rankIn(ISALevels, level)
 	}
 	return 0, false
 }
@@ -149,48 +141,26 @@ func x86Ext(in *x86Inst) ext {
 	}
 	switch in.opmap {
 	case 1:
-		switch in.op {
-		case 0x12:
-			if in.pF2 || in.pF3 { // movddup, movsldup
-				return extSSE3
-			}
-		case 0x16:
-			if in.pF3 { // movshdup
-				return extSSE3
-			}
-		case 0x7c, 0x7d: // haddp*, hsubp*
-			if in.p66 || in.pF2 {
-				return extSSE3
-			}
-		case 0xd0: // addsubp*
-			if in.p66 || in.pF2 {
-				return extSSE3
-			}
-		case 0xf0:
-			if in.pF2 { // lddqu
-				return extSSE3
-			}
-		case 0xb8:
-			if in.pF3 {
-				return extPOPCNT
-			}
-		case 0xbc:
-			if in.pF3 { // tzcnt; bsf without the prefix
-				return extBMI1
-			}
-		case 0xbd:
-			if in.pF3 { // lzcnt; bsr without the prefix
-				return extLZCNT
-			}
-		case 0xc7:
-			switch {
-			case in.reg&7 == 1 && in.rexW && in.hasMem:
-				return extCX16
-			case in.reg&7 == 6 && !in.hasMem && !in.pF3:
-				return extRDRAND
-			case in.reg&7 == 7 && !in.hasMem && !in.pF3:
-				return extRDSEED
-			}
+		op := in.op
+		switch {
+		case op == 0x12 && (in.pF2 || in.pF3), op == 0x16 && in.pF3: // movddup, movsldup; movshdup
+			return extSSE3
+		case (op == 0x7c || op == 0x7d || op == 0xd0) && (in.p66 || in.pF2): // haddp*, hsubp*, addsubp*
+			return extSSE3
+		case op == 0xf0 && in.pF2: // lddqu
+			return extSSE3
+		case op == 0xb8 && in.pF3:
+			return extPOPCNT
+		case op == 0xbc && in.pF3: // tzcnt; bsf without the prefix
+			return extBMI1
+		case op == 0xbd && in.pF3: // lzcnt; bsr without the prefix
+			return extLZCNT
+		case op == 0xc7 && in.reg&7 == 1 && in.rexW && in.hasMem:
+			return extCX16
+		case op == 0xc7 && in.reg&7 == 6 && !in.hasMem && !in.pF3:
+			return extRDRAND
+		case op == 0xc7 && in.reg&7 == 7 && !in.hasMem && !in.pF3:
+			return extRDSEED
 		}
 	case 2:
 		op := in.op
@@ -319,50 +289,51 @@ func (s *isaStats) add(o isaStats) {
 	for i := range s.used {
 		s.used[i] += o.used[i]
 	}
-	for _, u := range o.uses {
-		if len(s.uses) < maxISAUses {
-			s.uses = append(s.uses, u)
-		} else {
-			s.dropped++
-		}
-	}
-	s.dropped += o.dropped
+	k := max(0, min(len(o.uses), maxISAUses-len(s.uses)))
+	s.uses = append(s.uses, o.uses[:k]...)
+	s.dropped += o.dropped + len(o.uses) - k
 }
 
-// isaFunc decodes one function's code whole, skipping data ranges (in
-// function-relative offsets), and returns the highest-level instruction
-// above the baseline (its offset and extension) with the counts.
-func isaFunc(code []byte, start uint64, data [][2]uint64, repBSF bool, st *isaStats) (at int, top ext, n int) {
-	at, topRank := -1, 0
+// isaFunc decodes one function of a relocatable object whole (arm64:
+// word by word), skipping data ranges (in function-relative offsets), and
+// returns the highest-level instruction above the baseline (its offset and
+// extension) with the count. On arm64 SME counts only where the function
+// switches to it (smeSwitched).
+func isaFunc(code []byte, start uint64, data [][2]uint64, arm, repBSF bool, st *isaStats) (at int, top ext, n int) {
+	var hits []isaHit
 	for pos := 0; pos < len(code); {
 		if skip := inData(data, uint64(pos)); skip > 0 {
 			pos = int(min(skip, uint64(len(code))))
 			continue
 		}
-		in, ok := decodeX86(code[pos:])
-		if !ok {
-			st.undecoded++
-			pos++
-			continue
+		e, size := extNone, 4
+		if arm {
+			if pos+4 > len(code) {
+				break
+			}
+			e = arm64Ext(binary.LittleEndian.Uint32(code[pos:]))
+		} else {
+			in, ok := decodeX86(code[pos:])
+			if !ok {
+				st.undecoded++
+				pos++
+				continue
+			}
+			e, size = x86Ext(&in), in.len
+			if repBSF && e == extBMI1 && in.opmap == 1 && in.op == 0xbc {
+				e = extNone // GCC's "rep bsf": see codeObject.gcc
+			}
 		}
 		n++
-		e := x86Ext(&in)
-		if repBSF && e == extBMI1 && in.opmap == 1 && in.op == 0xbc {
-			e = extNone // GCC's "rep bsf": see codeObject.gcc
-		}
 		if e != extNone {
-			st.used[e]++
-			if st.trace != nil {
-				st.trace(start+uint64(pos), e)
-			}
-			if r := extLevel[e]; at < 0 || r > topRank || r == topRank && e > top {
-				at, top, topRank = pos, e, r
-			}
+			hits = append(hits, isaHit{pos, e})
 		}
-		pos += in.len
+		pos += size
 	}
-	st.insns += n
-	return at, top, n
+	if arm {
+		hits = smeSwitched(code, hits)
+	}
+	return tally(hits, start, n, st)
 }
 
 // inData returns the end of the data range holding off, 0 when none does.
@@ -393,22 +364,20 @@ func isaObject(whole []byte, o *codeObject, st *isaStats) {
 			}
 			var data [][2]uint64
 			for _, d := range s.data {
-				if d[1] > start && d[0] < end {
-					data = append(data, [2]uint64{max(d[0], start) - start, min(d[1], end) - start})
+				if lo, hi := max(d[0], start), min(d[1], end); lo < hi {
+					data = append(data, [2]uint64{lo - start, hi - start})
 				}
 			}
 			fn := code[start-s.addr : end-s.addr]
 			var at, n int
 			var top ext
 			switch {
-			case arm && fl != nil:
-				at, top, n = arm64Flow(fl, o, whole, fn, start, data, st)
+			case fl == nil:
+				at, top, n = isaFunc(fn, start, data, arm, o.gcc, st)
 			case arm:
-				at, top, n = isaARM64Func(fn, start, data, st)
-			case fl != nil:
-				at, top, n = x86Flow(fl, o, whole, fn, start, data, o.gcc, st)
+				at, top, n = arm64Flow(fl, o, whole, fn, start, data, st)
 			default:
-				at, top, n = isaFunc(fn, start, data, o.gcc, st)
+				at, top, n = x86Flow(fl, o, whole, fn, start, data, o.gcc, st)
 			}
 			if n > 0 {
 				st.funcs++
@@ -435,9 +404,7 @@ func isaObject(whole []byte, o *codeObject, st *isaStats) {
 	names := symbolNames(whole, want)
 	for k := first; k < len(st.uses); k++ {
 		u := &st.uses[k]
-		if u.Function = names[u.Address]; u.Function == "" {
-			u.Function = fmt.Sprintf("function at 0x%x", u.Address)
-		}
+		u.Function = cmp.Or(names[u.Address], fmt.Sprintf("function at 0x%x", u.Address))
 	}
 }
 
@@ -479,10 +446,8 @@ func describeInst(b []byte, arm bool) string {
 func symbolNames(b []byte, want map[uint64]bool) map[uint64]string {
 	out := map[uint64]string{}
 	put := func(addr uint64, name string, global bool) {
-		if want != nil && !want[addr] || name == "" || strings.HasPrefix(name, "ltmp") || strings.HasPrefix(name, "L") {
-			return
-		}
-		if old, ok := out[addr]; ok && !global && old != "" {
+		if want != nil && !want[addr] || name == "" || strings.HasPrefix(name, "ltmp") || strings.HasPrefix(name, "L") ||
+			!global && out[addr] != "" {
 			return
 		}
 		out[addr] = name
@@ -543,7 +508,7 @@ func isaEvidence(st isaStats, attribution string, asm int, arm bool) *inspect.IS
 // UseRank is the rank of a reported use's level, in ISALevels or
 // ARM64Levels (their length for an extension of no level).
 func UseRank(u inspect.ISAUse) int {
-	if r, ok := LevelRank(u.Level); ok {
+	if r, ok := rankIn(ISALevels, u.Level); ok {
 		return r
 	}
 	if r, ok := rankIn(ARM64Levels, u.Level); ok {
