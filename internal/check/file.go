@@ -439,7 +439,7 @@ func (c *checker) member(p string, m inspect.Member, r io.Reader, digest bool) (
 	}
 	f, err := inspect.InspectReader(name, tmp, b.Size)
 	if err == nil {
-		err = codeclass.MeasureOf(c.ctx, f, tmp, measured)
+		err = codeclass.Measure(c.ctx, f, tmp, measured)
 	}
 	b.inspected(f, err)
 	return b, nil

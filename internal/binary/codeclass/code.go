@@ -6,11 +6,11 @@
 package codeclass
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -99,10 +99,9 @@ type codeStats struct {
 	objects, asm, skipped                       int
 	bounds                                      string
 	// The instruction-set pass (x86-64 and arm64), over every object,
-	// sampled or not: isaObjects decoded, isaLinked when one was a linked
-	// image.
+	// sampled or not: isaLinked when one it decoded was a linked image.
 	isa                         isaStats
-	isaObjects, isaAsm          int
+	isaAsm                      int
 	isaLinked, isaArchX, isaArm bool
 }
 
@@ -138,14 +137,11 @@ func (s *codeStats) add(o codeStats) {
 	s.asm += o.asm
 	s.skipped += o.skipped
 	s.isa.add(o.isa)
-	s.isaObjects += o.isaObjects
 	s.isaAsm += o.isaAsm
 	s.isaLinked = s.isaLinked || o.isaLinked
 	s.isaArchX = s.isaArchX || o.isaArchX
 	s.isaArm = s.isaArm || o.isaArm
-	if s.bounds == "" {
-		s.bounds = o.bounds
-	}
+	s.bounds = cmp.Or(s.bounds, o.bounds)
 }
 
 // slotRing remembers the last few frame slots stored to.
@@ -176,6 +172,65 @@ func (r *slotRing) recent(key uint64, i int) bool {
 		}
 	}
 	return false
+}
+
+// frameInsn is what the -O classifier reads of one instruction.
+type frameInsn struct {
+	size     int    // in bytes; 0: no instruction decodes here
+	frame    bool   // a load or store off the frame or stack pointer, at slot
+	slot     uint64 // slotKey of its base register and offset
+	store    bool
+	argSpill bool // a store of an argument register
+	put      bool // a store that fills the slot (not one writing its base back: a push)
+	load     bool // a load that reloads the slot
+	prologue bool // sets a frame up: push, sub sp, mov of the frame pointer, hints
+	jumpNext bool // a branch to the next instruction
+	call     bool
+}
+
+// scanFunc measures one function's code (at most maxInsns instructions),
+// decode reading the instruction at the start of its bytes.
+func scanFunc(code []byte, maxInsns int, st *funcStats, decode func([]byte) frameInsn) {
+	var ring slotRing
+	prologue := true
+	for pos, i := 0, 0; pos < len(code) && i < maxInsns; i++ {
+		in := decode(code[pos:])
+		if in.size == 0 { // resynchronise
+			pos++
+			prologue = false
+			continue
+		}
+		st.insns++
+		if prologue {
+			switch {
+			case in.frame && in.store:
+				// An argument register stored to the frame before any
+				// other work.
+				st.argSpill = st.argSpill || in.argSpill
+			case in.prologue:
+			default:
+				prologue = false
+			}
+		}
+		switch {
+		case in.frame:
+			st.frameMem++
+			if in.put {
+				ring.put(in.slot, i)
+			} else if in.load && ring.recent(in.slot, i) {
+				st.reloads++
+			}
+		case in.jumpNext && pos+in.size < len(code):
+			// Not as the last instruction: in a linked image that is a
+			// tail call to the function placed right after.
+			st.branchNext++
+		case in.call:
+			// A value kept in memory across a call is ordinary in
+			// optimised code; only reloads with no call between count.
+			ring = slotRing{}
+		}
+		pos += in.size
+	}
 }
 
 // Deterministic sampling keeps a 17.8 MB universal libcrypto.a (1,000
@@ -263,40 +318,38 @@ type codeUnit struct {
 // time).
 const maxInMemoryFile = 1 << 30
 
-// EvidenceFile runs Evidence on the file at path.
+// EvidenceFile classifies the slices of the file at path (codeEvidence).
 func EvidenceFile(ctx context.Context, path string) ([]inspect.CodeVerdict, error) {
-	fd, size, b, done, err := readWhole(path, "code evidence")
+	r, size, _, done, err := readWhole(path, "code evidence")
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	if b == nil {
-		return codeEvidence(ctx, path, fd, size, defaultCodeOptions)
-	}
-	return codeEvidence(ctx, path, memReaderAt(b), int64(len(b)), defaultCodeOptions)
+	return codeEvidence(ctx, path, r, size, defaultCodeOptions)
 }
 
-// readWhole opens the file at path and returns its bytes: mapped, or where
-// it cannot be, read whole; b is nil for a file beyond maxInMemoryFile that
-// cannot be mapped, to be read through fd. done closes (and unmaps) it;
-// what begins the errors.
-func readWhole(path, what string) (fd *os.File, size int64, b []byte, done func(), err error) {
+// readWhole opens the file at path and returns its size bytes: mapped, or
+// where it cannot be, read whole, in b and r; b is nil for a file beyond
+// maxInMemoryFile that cannot be mapped, to be read through r, the file.
+// done closes (and unmaps) it; what begins the errors.
+func readWhole(path, what string) (r io.ReaderAt, size int64, b []byte, done func(), err error) {
 	fd, st, err := ctxio.OpenRegular(path, true)
 	if err != nil {
 		return nil, 0, nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
 	size = st.Size()
 	if b, unmap, ok := mapFile(fd, size); ok {
-		return fd, size, b, func() { unmap(); fd.Close() }, nil
+		return memReaderAt(b), size, b, func() { unmap(); fd.Close() }, nil
 	}
-	if size <= maxInMemoryFile {
-		b = make([]byte, size)
-		if _, err := io.ReadFull(fd, b); err != nil {
-			fd.Close()
-			return nil, 0, nil, nil, fmt.Errorf("%s %s: %w", what, path, err)
-		}
+	if size > maxInMemoryFile {
+		return fd, size, nil, func() { fd.Close() }, nil
 	}
-	return fd, size, b, func() { fd.Close() }, nil
+	b = make([]byte, size)
+	if _, err := io.ReadFull(fd, b); err != nil {
+		fd.Close()
+		return nil, 0, nil, nil, fmt.Errorf("%s %s: %w", what, path, err)
+	}
+	return memReaderAt(b), size, b, func() { fd.Close() }, nil
 }
 
 // codeEvidence reads the machine code of a Mach-O (thin or universal), an
@@ -330,13 +383,11 @@ func codeEvidence(ctx context.Context, name string, r io.ReaderAt, size int64, o
 	// the page faults of a mapped universal file.
 	var lists sync.WaitGroup
 	for i := range slices {
-		lists.Add(1)
-		go func() {
-			defer lists.Done()
+		lists.Go(func() {
 			debug.SetPanicOnFault(true)
 			defer catchFault(&slices[i].err, name)
 			slices[i].units, slices[i].err = slices[i].list(name, i)
-		}()
+		})
 	}
 	lists.Wait()
 	for _, s := range slices {
@@ -382,15 +433,13 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 		for k := range results[i].isa.uses {
 			results[i].isa.uses[k].Member = u.member
 		}
-		var fe *inspect.FormatError
-		if tolerant && errors.As(errs[i], &fe) {
+		if _, malformed := errors.AsType[*inspect.FormatError](errs[i]); tolerant && malformed {
 			results[i], errs[i] = codeStats{skipped: 1}, nil
 		}
 		if errs[i] != nil {
 			errs[i] = inspect.Annotate(errs[i], name, slices[u.slice].arch, u.member, u.base)
 		}
 	}
-	var cerr error
 	if len(units) == 1 {
 		// A single object (check walks thousands of them, each file on a
 		// worker of its own already): no goroutines to start and stop.
@@ -400,18 +449,16 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 		next := make(chan int)
 		var wg sync.WaitGroup
 		for range min(runtime.GOMAXPROCS(0), len(units)) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				debug.SetPanicOnFault(true)
 				var buf []byte
 				for i := range next {
 					one(i, &buf)
 				}
-			}()
+			})
 		}
 		for i := range units {
-			if cerr = ctx.Err(); cerr != nil {
+			if ctx.Err() != nil {
 				break
 			}
 			next <- i
@@ -419,11 +466,8 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 		close(next)
 		wg.Wait()
 	}
-	if cerr == nil {
-		cerr = ctx.Err()
-	}
-	if cerr != nil {
-		return nil, fmt.Errorf("code evidence %s: %w", name, cerr)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("code evidence %s: %w", name, err)
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -435,15 +479,10 @@ func measureSlices(ctx context.Context, name string, r io.ReaderAt, slices []cod
 	sums := make([]codeStats, len(slices))
 	for i, u := range units {
 		sums[u.slice].add(results[i])
-		if out[u.slice].Arch == "" && arches[i] != "" {
-			out[u.slice].Arch = arches[i]
-		}
+		out[u.slice].Arch = cmp.Or(out[u.slice].Arch, arches[i])
 	}
 	for i := range out {
-		if slices[i].arch != "" {
-			out[i].Arch = slices[i].arch
-		}
-		out[i] = verdict(out[i].Arch, sums[i])
+		out[i] = verdict(cmp.Or(slices[i].arch, out[i].Arch), sums[i])
 	}
 	return out, nil
 }
@@ -519,20 +558,17 @@ func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e 
 	if err != nil {
 		return "", st, err
 	}
-	var scan func([]byte, int, *funcStats)
-	switch o.arch {
-	case "arm64", "arm64e", "aarch64":
+	x86, arm := o.arch == "x86_64" || o.arch == "x86_64h", o.arch == "arm64" || o.arch == "arm64e" || o.arch == "aarch64"
+	scan := scanX86
+	if arm {
 		scan = scanARM64
-	case "x86_64", "x86_64h":
-		scan = scanX86
 	}
-	if x86, arm := o.arch == "x86_64" || o.arch == "x86_64h", scan != nil && o.arch != "x86_64" && o.arch != "x86_64h"; x86 || arm {
+	if x86 || arm {
 		st.isaArchX, st.isaArm = x86, arm
 		switch {
 		case !o.isaCompiled && !opt.measureAsm:
 			st.isaAsm++
 		case len(o.sections) > 0:
-			st.isaObjects++
 			st.isaLinked = o.linked
 			isaObject(whole, o, &st.isa)
 		}
@@ -540,7 +576,7 @@ func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e 
 	switch {
 	case isaOnly:
 		return o.arch, st, nil
-	case scan == nil || len(o.sections) == 0:
+	case !x86 && !arm || len(o.sections) == 0:
 		st.skipped++
 		return o.arch, st, nil
 	case !o.linked && !o.compiled && !opt.measureAsm:
@@ -559,7 +595,7 @@ func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e 
 	step := max(1, float64(total)/float64(limit))
 	k, pick := 0, 0.0
 	for _, s := range o.sections {
-		var code []byte
+		code := whole[s.offset : s.offset+s.size]
 		for j, start := range s.starts {
 			k++
 			if float64(k-1) < pick {
@@ -578,9 +614,6 @@ func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e 
 					break
 				}
 			}
-			if code == nil {
-				code = whole[s.offset : s.offset+s.size]
-			}
 			var f funcStats
 			scan(code[start-s.addr:end-s.addr], opt.maxInsns, &f)
 			st.addFunc(f)
@@ -590,13 +623,14 @@ func measureObject(r io.ReaderAt, size int64, whole []byte, m *inspect.MachO, e 
 }
 
 // end is where the section's j-th function ends: its size where the format
-// gives one (ELF), else the next function's start, else the section's end.
-// ok is false for bounds that do not lie inside the section.
+// gives one (ELF), else (a Mach-O function, an ELF symbol of size 0:
+// assembly without .size) the next function's start, else the section's
+// end. ok is false for bounds that do not lie inside the section.
 func (s *codeSection) end(j int) (end uint64, ok bool) {
 	start := s.starts[j]
 	end = s.addr + uint64(s.size)
 	switch {
-	case s.ends != nil:
+	case s.ends != nil && s.ends[j] > start:
 		end = s.ends[j]
 	case j+1 < len(s.starts):
 		end = s.starts[j+1]

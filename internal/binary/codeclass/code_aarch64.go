@@ -11,7 +11,6 @@ import "encoding/binary"
 type arm64Mem struct {
 	rn, rt, rt2 uint32 // base, transfer register(s); rt2 is 32 when not a pair
 	store       bool
-	fp          bool  // SIMD&FP register
 	writeback   bool  // pre- or post-index (prologue/epilogue pushes and pops)
 	imm         int64 // byte offset from rn (0 for register offsets and post-index)
 }
@@ -23,29 +22,24 @@ func decodeARM64Mem(ins uint32) (m arm64Mem, ok bool) {
 	size := ins >> 30
 	fp := ins>>26&1 == 1
 	opc := ins >> 22 & 3
-	m.rn, m.rt, m.rt2, m.fp = ins>>5&31, ins&31, 32, fp
+	m.rn, m.rt, m.rt2 = ins>>5&31, ins&31, 32
 	// For single-register forms: a store is opc 00, and opc 10 with a
 	// 128-bit SIMD&FP register; everything else loads (or prefetches).
-	single := func() bool {
-		if fp {
-			return opc&1 == 0
-		}
-		return opc == 0
-	}
+	single := fp && opc&1 == 0 || !fp && opc == 0
 	switch {
 	case ins&0x3B000000 == 0x39000000: // unsigned immediate offset
 		scale := size
 		if fp && opc >= 2 {
 			scale = 4
 		}
-		m.store, m.imm = single(), int64(ins>>10&0xfff)<<scale
+		m.store, m.imm = single, int64(ins>>10&0xfff)<<scale
 		return m, true
 	case ins&0x3B200000 == 0x38000000: // unscaled, post-, pre-index, unprivileged
-		m.store = single()
+		m.store = single
 		m.indexed(ins>>10&3, int64(int32(ins<<11)>>23)) // imm9, sign-extended
 		return m, true
 	case ins&0x3B200C00 == 0x38200800: // register offset
-		m.store = single()
+		m.store = single
 		return m, true
 	case ins&0x3A000000 == 0x28000000: // load/store pair
 		opc2 := ins >> 30
@@ -83,58 +77,22 @@ const (
 // add x29, sp, #n (mov x29, sp); hints (pacibsp, bti). Stores to the frame
 // are handled by the caller.
 func arm64Prologue(ins uint32) bool {
-	switch {
-	case ins&0xFF8003FF == 0xD10003FF: // sub sp, sp, #imm
-		return true
-	case ins&0xFF8003FF == 0x910003FD: // add x29, sp, #imm
-		return true
-	case ins&0xFFFFF01F == 0xD503201F: // hint: pacibsp, paciasp, bti, nop
-		return true
-	}
-	return false
+	return ins&0xFF8003FF == 0xD10003FF || // sub sp, sp, #imm
+		ins&0xFF8003FF == 0x910003FD || // add x29, sp, #imm
+		ins&0xFFFFF01F == 0xD503201F // hint: pacibsp, paciasp, bti, nop
 }
 
 // scanARM64 measures one function's code (at most maxInsns instructions).
 func scanARM64(code []byte, maxInsns int, st *funcStats) {
-	n := min(len(code)/4, maxInsns)
-	var ring slotRing
-	prologue := true
-	for i := 0; i < n; i++ {
-		ins := binary.LittleEndian.Uint32(code[i*4:])
-		st.insns++
+	scanFunc(code[:len(code)&^3], maxInsns, st, func(b []byte) frameInsn {
+		ins := binary.LittleEndian.Uint32(b)
 		m, ok := decodeARM64Mem(ins)
-		frame := ok && (m.rn == arm64FP || m.rn == arm64SP)
-		if prologue {
-			switch {
-			case frame && m.store:
-				// An incoming argument register (x0-x7, or v0-v7)
-				// stored to the frame before any other work: the -O0
-				// "home every parameter" sequence.
-				if !m.writeback && (m.rt < 8 || m.rt2 < 8) {
-					st.argSpill = true
-				}
-			case arm64Prologue(ins):
-			default:
-				prologue = false
-			}
-		}
-		switch {
-		case frame:
-			st.frameMem++
-			key := slotKey(m.rn, m.imm)
-			if m.store && !m.writeback {
-				ring.put(key, i)
-			} else if !m.store && ring.recent(key, i) {
-				st.reloads++
-			}
-		case ins == 0x14000001 && i+1 < len(code)/4: // b .+4
-			// Not as the last instruction: in a linked image that is a
-			// tail call to the function placed right after.
-			st.branchNext++
-		case ins&0xFC000000 == 0x94000000 || ins&0xFFFFFC1F == 0xD63F0000: // bl, blr
-			// A value kept in memory across a call is ordinary in
-			// optimised code; only reloads with no call between count.
-			ring = slotRing{}
-		}
-	}
+		return frameInsn{size: 4, frame: ok && (m.rn == arm64FP || m.rn == arm64SP), slot: slotKey(m.rn, m.imm),
+			// An incoming argument register (x0-x7, or v0-v7) stored to
+			// the frame: the -O0 "home every parameter" sequence.
+			store: m.store, argSpill: !m.writeback && (m.rt < 8 || m.rt2 < 8),
+			put: m.store && !m.writeback, load: !m.store, prologue: arm64Prologue(ins),
+			jumpNext: ins == 0x14000001,                                            // b .+4
+			call:     ins&0xFC000000 == 0x94000000 || ins&0xFFFFFC1F == 0xD63F0000} // bl, blr
+	})
 }

@@ -1,6 +1,7 @@
 package codeclass
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"runtime/debug"
@@ -9,29 +10,16 @@ import (
 )
 
 // Measure runs the code classifier over a file Inspect has already
-// parsed and sets each slice's Code. It walks the slices and archive
-// members Inspect found (one fat and one ar parser for both), so the
-// classifier reads only the objects themselves; r holds the file's bytes
-// at the offsets Inspect recorded. Objects Inspect could not parse, or the
-// classifier cannot read, are left out (validate reports the former); a
-// slice with no objects it can measure has too little evidence.
-func Measure(ctx context.Context, f *inspect.File, r io.ReaderAt) (err error) {
-	return measureCode(ctx, f, r, nil, defaultCodeOptions)
-}
-
-// MeasureOf is Measure for the slices keep accepts; the others'
-// Code stays nil (not measured). A caller that judges only some slices
-// (check: those holding OpenSSL) spares the others the decoding.
-func MeasureOf(ctx context.Context, f *inspect.File, r io.ReaderAt, keep func(inspect.Slice) bool) error {
-	return measureCode(ctx, f, r, keep, defaultCodeOptions)
-}
-
-// MeasureBytesOf is MeasureOf over the file's bytes in memory.
-func MeasureBytesOf(ctx context.Context, f *inspect.File, b []byte, keep func(inspect.Slice) bool) error {
-	return measureCode(ctx, f, memReaderAt(b), keep, defaultCodeOptions)
-}
-
-func measureCode(ctx context.Context, f *inspect.File, r io.ReaderAt, keep func(inspect.Slice) bool, opt codeOptions) (err error) {
+// parsed and sets the Code of each slice keep accepts (every slice, with
+// keep nil); the others' Code stays nil (not measured): a caller that
+// judges only some slices (check: those holding OpenSSL) spares the
+// others the decoding. It walks the slices and archive members Inspect
+// found (one fat and one ar parser for both), so the classifier reads
+// only the objects themselves; r holds the file's bytes at the offsets
+// Inspect recorded. Objects Inspect could not parse, or the classifier
+// cannot read, are left out (validate reports the former); a slice with
+// no objects it can measure has too little evidence.
+func Measure(ctx context.Context, f *inspect.File, r io.ReaderAt, keep func(inspect.Slice) bool) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer catchFault(&err, f.Path)
 	slices := make([]codeSlice, len(f.Slices))
@@ -53,7 +41,7 @@ func measureCode(ctx context.Context, f *inspect.File, r io.ReaderAt, keep func(
 		}
 		slices[i] = cs
 	}
-	vs, err := measureSlices(ctx, f.Path, r, slices, opt, true)
+	vs, err := measureSlices(ctx, f.Path, r, slices, defaultCodeOptions, true)
 	if err != nil {
 		return err
 	}
@@ -62,37 +50,38 @@ func measureCode(ctx context.Context, f *inspect.File, r io.ReaderAt, keep func(
 			continue
 		}
 		v := vs[i]
-		if f.Slices[i].Arch != "" {
-			v.Arch = f.Slices[i].Arch
-		}
+		v.Arch = cmp.Or(f.Slices[i].Arch, v.Arch)
 		f.Slices[i].Code = &v
 	}
 	return nil
+}
+
+// MeasureBytesOf is Measure over the file's bytes in memory.
+func MeasureBytesOf(ctx context.Context, f *inspect.File, b []byte, keep func(inspect.Slice) bool) error {
+	return Measure(ctx, f, memReaderAt(b), keep)
 }
 
 // Inspect inspects the file at path and measures its machine code,
 // reading it once: the file is mapped (or, where it cannot be, read whole)
 // and both passes run over the same bytes.
 func Inspect(ctx context.Context, path string) (*inspect.File, error) {
-	fd, size, b, done, err := readWhole(path, "inspect")
+	r, size, b, done, err := readWhole(path, "inspect")
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	var f *inspect.File
 	if b == nil {
-		f, err := inspect.InspectReader(path, fd, size)
-		if err != nil {
-			return nil, err
-		}
-		return f, Measure(ctx, f, fd)
+		f, err = inspect.InspectReader(path, r, size)
+	} else {
+		f, err = inspect.InspectBytes(path, b)
 	}
-	f, err := inspect.InspectBytes(path, b)
 	if err != nil {
 		return nil, err
 	}
-	// Over the bytes in memory (a mapped file, as InspectBytes takes
-	// it): objects are measured in place, not copied.
-	if err := measureCode(ctx, f, memReaderAt(b), nil, defaultCodeOptions); err != nil {
+	// Over the bytes in memory where they are (a mapped file, as
+	// InspectBytes takes it): objects are measured in place, not copied.
+	if err := Measure(ctx, f, r, nil); err != nil {
 		return nil, err
 	}
 	return f, nil
