@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"maps"
 	"slices"
-	"sort"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
 )
@@ -98,7 +97,7 @@ func readELFCode(b []byte, e *inspect.ELF) (*codeObject, error) {
 			o.mapped = append(o.mapped, mappedRange{addr: s.addr, size: s.size, offset: int64(s.offset)})
 		}
 		switch {
-		case s.typ == elf.SHT_PROGBITS && s.flags&elf.SHF_EXECINSTR != 0 && s.size > 0 && !auxCodeSection(s.name):
+		case s.typ == elf.SHT_PROGBITS && s.flags&elf.SHF_EXECINSTR != 0 && s.size > 0 && !slices.Contains(auxCodeSections, s.name):
 			if off, ok := loaded(e, s, size); ok {
 				code[i] = &codeSection{addr: s.addr, offset: off, size: int64(s.size)}
 			}
@@ -137,12 +136,11 @@ func readELFCode(b []byte, e *inspect.ELF) (*codeObject, error) {
 			return err
 		}
 		for i := 0; i+24 <= len(syms); i += 24 {
-			info, shndx := syms[i+4], int(le.Uint16(syms[i+6:]))
+			info, sect := syms[i+4], int(le.Uint16(syms[i+6:]))
 			val, sz := le.Uint64(syms[i+8:]), le.Uint64(syms[i+16:])
 			if elf.ST_TYPE(info) != elf.STT_FUNC {
 				continue
 			}
-			sect := shndx
 			if o.linked {
 				sect = sectionOf(val)
 			} else if c, ok := code[sect]; ok {
@@ -155,6 +153,9 @@ func readELFCode(b []byte, e *inspect.ELF) (*codeObject, error) {
 			fns = append(fns, fn{sect, val, val + sz})
 		}
 		return nil
+	}
+	if symtab < 0 && !(o.linked && ehframe >= 0) {
+		symtab = dynsym // no .symtab, nor a linked image's .eh_frame
 	}
 	switch {
 	case symtab >= 0:
@@ -173,39 +174,24 @@ func readELFCode(b []byte, e *inspect.ELF) (*codeObject, error) {
 			}
 		}
 		o.bounds = ".eh_frame"
-	case dynsym >= 0:
-		if err := symbols(dynsym); err != nil {
-			return nil, err
-		}
-		o.bounds = "symbols"
 	default:
 		o.bounds = "section"
 	}
 	slices.SortFunc(fns, func(a, b fn) int { return cmp.Or(cmp.Compare(a.sect, b.sect), cmp.Compare(a.start, b.start)) })
+	for _, f := range fns {
+		c := code[f.sect]
+		end := min(f.end, c.addr+uint64(c.size))
+		if n := len(c.starts); n > 0 && c.starts[n-1] == f.start {
+			c.ends[n-1] = max(c.ends[n-1], end) // aliases: keep the longest
+			continue
+		}
+		c.starts = append(c.starts, f.start)
+		c.ends = append(c.ends, end)
+	}
 	for _, i := range slices.Sorted(maps.Keys(code)) {
 		c := code[i]
-		lo := sort.Search(len(fns), func(k int) bool { return fns[k].sect >= i })
-		for k := lo; k < len(fns) && fns[k].sect == i; k++ {
-			f := fns[k]
-			end := min(f.end, c.addr+uint64(c.size))
-			if n := len(c.starts); n > 0 && c.starts[n-1] == f.start {
-				c.ends[n-1] = max(c.ends[n-1], end) // aliases: keep the longest
-				continue
-			}
-			c.starts = append(c.starts, f.start)
-			c.ends = append(c.ends, end)
-		}
 		if len(c.starts) == 0 {
 			c.starts, c.ends = []uint64{c.addr}, []uint64{c.addr + uint64(c.size)}
-		}
-		// A symbol of size 0 (assembly without .size) runs to the next start.
-		for k := range c.starts {
-			if c.ends[k] <= c.starts[k] {
-				c.ends[k] = c.addr + uint64(c.size)
-				if k+1 < len(c.starts) {
-					c.ends[k] = c.starts[k+1]
-				}
-			}
 		}
 		o.sections = append(o.sections, *c)
 	}
@@ -235,14 +221,8 @@ func loaded(e *inspect.ELF, s elfSect, size int64) (int64, bool) {
 	return 0, false
 }
 
-// auxCodeSection names linker-made code that is not a compiled function.
-func auxCodeSection(name string) bool {
-	switch name {
-	case ".plt", ".plt.got", ".plt.sec", ".iplt", ".init", ".fini":
-		return true
-	}
-	return false
-}
+// auxCodeSections name linker-made code that is not a compiled function.
+var auxCodeSections = []string{".plt", ".plt.got", ".plt.sec", ".iplt", ".init", ".fini"}
 
 // readSection returns a section's bytes (bounds were checked when the
 // section headers were read).
@@ -263,7 +243,7 @@ func ehFrameFunctions(b []byte, addr uint64) [][2]uint64 {
 	le := binary.LittleEndian
 	ciePtrEnc := map[int]byte{} // CIE offset -> FDE pointer encoding
 	var out [][2]uint64
-	for off := 0; off+8 <= len(b); {
+	for off, next := 0, 0; off+8 <= len(b); off = next {
 		length := uint64(le.Uint32(b[off:]))
 		hdr := 4
 		if length == 0 {
@@ -279,9 +259,8 @@ func ehFrameFunctions(b []byte, addr uint64) [][2]uint64 {
 			break
 		}
 		body := b[off+hdr : off+hdr+int(length)]
-		next := off + hdr + int(length)
+		next = off + hdr + int(length)
 		if len(body) < 4 {
-			off = next
 			continue
 		}
 		id := le.Uint32(body)
@@ -297,7 +276,6 @@ func ehFrameFunctions(b []byte, addr uint64) [][2]uint64 {
 				}
 			}
 		}
-		off = next
 	}
 	return out
 }
@@ -333,25 +311,19 @@ func cieFDEEncoding(b []byte) byte {
 		b = b[n:]
 	}
 	for _, c := range aug[1:] {
+		if len(b) < 1 && (c == 'R' || c == 'P' || c == 'L') {
+			return 0xff
+		}
 		switch c {
 		case 'R':
-			if len(b) < 1 {
-				return 0xff
-			}
 			return b[0]
 		case 'P':
-			if len(b) < 1 {
-				return 0xff
-			}
 			_, m := readEncoded(b[1:], b[0]&0x7f, 0)
 			if m <= 0 {
 				return 0xff
 			}
 			b = b[1+m:]
 		case 'L':
-			if len(b) < 1 {
-				return 0xff
-			}
 			b = b[1:]
 		case 'S', 'B', 'G':
 		default:

@@ -37,7 +37,7 @@ type codeSection struct {
 	offset int64  // of the bytes, in the object's reader
 	size   int64
 	starts []uint64 // sorted, deduplicated, each in [addr, addr+size)
-	ends   []uint64 // the end of each function where the format gives sizes (ELF); nil: the next start
+	ends   []uint64 // the end of each function where the format gives sizes (ELF); nil, or at most its start: the next start
 	// data are [start, end) address ranges of data inside the code
 	// (Mach-O LC_DATA_IN_CODE: x86-64 jump tables), sorted.
 	data [][2]uint64
@@ -111,18 +111,15 @@ func readMachOCode(b []byte, m *inspect.MachO) (*codeObject, error) {
 			return nil, inspect.Malformed(32, "section %s,%s: offset %d size %d runs past end of file (%d bytes)",
 				sec.Segment, sec.Name, cs.offset, cs.size, size)
 		}
-		if typ := sec.Flags & sectionTypeMask; o.linked && sec.Offset != 0 && typ != 0x01 && typ != 0x0c && typ != 0x12 {
-			// The bytes a segment maps at the section's address, as for
-			// code below: a header's offset may point elsewhere.
-			if off, ok := mappedAt(m.Segments, sec.Addr, sec.Size); ok {
-				o.mapped = append(o.mapped, mappedRange{addr: sec.Addr, size: sec.Size, offset: int64(off)})
-			}
+		// In a linked image, the bytes a segment maps at the section's
+		// address: what runs is what a segment maps there, whatever the
+		// header's offset says.
+		off, mapped := mappedAt(m.Segments, sec.Addr, sec.Size)
+		if typ := sec.Flags & sectionTypeMask; o.linked && mapped && sec.Offset != 0 && typ != 0x01 && typ != 0x0c && typ != 0x12 {
+			o.mapped = append(o.mapped, mappedRange{addr: sec.Addr, size: sec.Size, offset: int64(off)})
 		}
 		if code && o.linked {
-			// What runs is what a segment maps at the section's
-			// address, whatever its header's offset says.
-			off, ok := mappedAt(m.Segments, sec.Addr, sec.Size)
-			code, cs.offset = ok && off <= uint64(size) && sec.Size <= uint64(size)-off, int64(off)
+			code, cs.offset = mapped && off <= uint64(size) && sec.Size <= uint64(size)-off, int64(off)
 		}
 		if code && cs.size > 0 && k+1 < len(codeAt) {
 			o.sections = append(o.sections, cs)
@@ -178,18 +175,13 @@ func readMachOCode(b []byte, m *inspect.MachO) (*codeObject, error) {
 		// unwind information. Read only there, so the objects the
 		// symbols describe whole are measured as before.
 		if !o.linked && locals == 0 {
-			if more := unwindStarts(b, m, syms, codeAt[:], bo); len(more) > 0 {
-				have := make(map[uint64]bool, len(starts))
-				for _, a := range starts {
-					have[a] = true
-				}
-				for _, a := range more {
-					if !have[a] {
-						have[a] = true
-						starts = append(starts, a)
-						o.bounds = "symbols and __compact_unwind"
-					}
-				}
+			slices.Sort(starts)
+			starts = slices.Compact(starts)
+			n := len(starts)
+			starts = append(starts, unwindStarts(b, m, syms, codeAt[:], bo)...)
+			slices.Sort(starts)
+			if starts = slices.Compact(starts); len(starts) > n {
+				o.bounds = "symbols and __compact_unwind"
 			}
 		}
 	}

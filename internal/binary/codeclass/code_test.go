@@ -481,7 +481,8 @@ func TestDecodeX86OnDebianLibcrypto(t *testing.T) {
 	for _, s := range o.sections {
 		code := b[s.offset : s.offset+s.size]
 		for k, start := range s.starts {
-			fn := code[start-s.addr : s.ends[k]-s.addr]
+			end, _ := s.end(k)
+			fn := code[start-s.addr : end-s.addr]
 			fns++
 			for pc := 0; pc < len(fn); {
 				if bytes.HasPrefix(fn[pc:], []byte{0xf3, 0x0f, 0x1e, 0xfa}) { // endbr64; x/arch: "REP Op(0)", 1 byte
