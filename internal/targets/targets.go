@@ -4,6 +4,7 @@
 package targets
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -153,10 +154,7 @@ func WriteOutputs(path string, outs map[string]string) error {
 		return fmt.Errorf("GITHUB_OUTPUT: %w", err)
 	}
 	_, err = f.WriteString(b.String())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err = cmp.Or(err, f.Close()); err != nil {
 		return fmt.Errorf("GITHUB_OUTPUT %s: %w", path, err)
 	}
 	return nil
