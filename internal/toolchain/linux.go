@@ -65,15 +65,8 @@ func (l *linux) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 	if err := l.check(s); err != nil {
 		return Env{}, err
 	}
-	wrappers := map[string]string{}
-	for name, path := range map[string]string{"cc": l.cc, "ar": l.ar, "ranlib": l.ranlib} {
-		wrappers[name] = "exec " + shellQuote(path) + ` "$@"` + "\n"
-	}
-	bin, err := writeBin(dir, "toolchain linux", wrappers)
-	if err != nil {
-		return Env{}, err
-	}
-	return Env{Bin: bin}, nil
+	bin, err := writeBin(dir, "toolchain linux", map[string]string{"cc": execs(l.cc), "ar": execs(l.ar), "ranlib": execs(l.ranlib)})
+	return Env{Bin: bin}, err // bin is "" on error
 }
 
 func (l *linux) InstallNames(ctx context.Context, path, id string, change map[string]string) error {

@@ -107,7 +107,7 @@ func (m *macOS) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 		if err != nil {
 			return Env{}, err
 		}
-		wrappers[name] = "exec " + shellQuote(p) + ` "$@"` + "\n"
+		wrappers[name] = execs(p)
 	}
 	// The SDK reaches clang through its environment, not its arguments:
 	// the compiler line stays "cc -fPIC -arch ...".
