@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/signal"
@@ -89,10 +88,6 @@ func (f Flags) BuildSettings() (pipeline.Settings, error) {
 func Runtime() pipeline.Runtime {
 	return pipeline.Runtime{Log: report.Stdout(), Observer: &report.Builds{W: os.Stdout}, Advise: advisory.Warning}
 }
-
-// Stdout is where the targets print: the one escaping writer
-// (report.LogWriter) on standard output.
-func Stdout() io.Writer { return report.Stdout() }
 
 // Annotate writes an error annotation with title and message to stdout,
 // escaped by report.Error as every annotation osslbuild writes, and fails
