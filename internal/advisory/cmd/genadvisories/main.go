@@ -89,10 +89,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *cves == "" && (*cvesCommit != "" || *cvesThrough != "" || *cvesCommits != "") {
 		return errors.New("-cves-commit, -cves-commits and -cves-through describe -cves: give -cves")
 	}
-	if *proposal != "" {
-		if ents, err := os.ReadDir(*proposal); err == nil && len(ents) > 0 {
-			return fmt.Errorf("-proposal %s: not empty; a proposal of an earlier run must not be mixed with this one's", *proposal)
-		}
+	// (No -proposal, "", reads as no directory.)
+	if ents, err := os.ReadDir(*proposal); err == nil && len(ents) > 0 {
+		return fmt.Errorf("-proposal %s: not empty; a proposal of an earlier run must not be mixed with this one's", *proposal)
 	}
 	ctx := context.Background()
 	rm, err := source(ctx, upstream.ReleaseMetadata, *src, *commit, *through, "-")
