@@ -108,9 +108,8 @@ func (l *linux) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 	if err != nil {
 		return Linked{}, err
 	}
-	arch := s.Slice.Arch
 	out := Linked{Linker: ldv + ", by cc", System: libc, Platform: s.Slice.LinkedFor()}
-	obj := filepath.Join(s.Dir, strings.TrimSuffix(filepath.Base(s.Source), ".c")+"-"+arch+".o")
+	obj := filepath.Join(s.Dir, strings.TrimSuffix(filepath.Base(s.Source), ".c")+"-"+s.Slice.Arch+".o")
 	if err := runTool(ctx, "compile", []string{l.cc, "-O1", "-I", s.Include, "-c", "-o", obj, s.Source}, out); err != nil {
 		return out, err
 	}
