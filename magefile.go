@@ -20,6 +20,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/link"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/rebuild"
+	"github.com/osslbuild/osslbuild/internal/report"
 	"github.com/osslbuild/osslbuild/internal/repro"
 	"github.com/osslbuild/osslbuild/internal/targets"
 )
@@ -39,14 +40,14 @@ func Check(ctx context.Context, path string, minopt *string, arch *string, json 
 // Smoke links smoke/smoke.c with every member of an artifact's libraries (a directory or its .tar.gz, verified against its manifest first) and runs it where this machine can (linux-x86_64 artifacts on Linux; on an Apple silicon Mac arm64 natively and x86_64 under arch -x86_64; elsewhere it only links, and says so): known answers, a TLS 1.3 handshake, the build strings.
 func Smoke(ctx context.Context, artifact string) error {
 	return targets.Flags{}.Run(ctx, func(ctx context.Context, s pipeline.Settings) error {
-		return link.RunSmoke(ctx, artifact, s.Toolchain, s.Work, targets.Stdout(), os.Getenv)
+		return link.RunSmoke(ctx, artifact, s.Toolchain, s.Work, report.Stdout(), os.Getenv)
 	})
 }
 
 // Diff compares two osslbuild artifacts (directories, their .tar.gz, or a manifest.json alone), each verified against its manifest first: release and options, Configure's argv and environment, compiler lines, each library's size, members and exported symbols, instruction set, code evidence, deployment targets, dylibs' install names and loads, files and digests; an artifact and itself are identical (-format=text, markdown for a pull request's body, json).
 func Diff(ctx context.Context, a, b string, format *string) error {
 	return targets.Run(ctx, func(ctx context.Context) error {
-		return diff.Run(ctx, a, b, targets.Deref(format), targets.Stdout())
+		return diff.Run(ctx, a, b, targets.Deref(format), report.Stdout())
 	})
 }
 
@@ -133,7 +134,7 @@ func (Verify) Reproducible(ctx context.Context, arch *string, version *string, r
 // Rebuild verifies an artifact (a directory or its .tar.gz) against its manifest, refuses what this checkout and machine cannot rebuild (another revision, toolchain or headers; the release not fetchable and verifiable), rebuilds it in a fresh directory past the artifact cache and compares every file: one line per file PASS or FAIL (the first differing member and byte offset), then a verdict; a universal2 is rebuilt slice by slice where only some slices' toolchains are here.
 func (Verify) Rebuild(ctx context.Context, artifact string) error {
 	return targets.Flags{}.Run(ctx, func(ctx context.Context, s pipeline.Settings) error {
-		_, err := rebuild.Run(ctx, rebuild.Options{Artifact: artifact, Settings: s, Runtime: targets.Runtime(), Report: targets.Stdout()})
+		_, err := rebuild.Run(ctx, rebuild.Options{Artifact: artifact, Settings: s, Runtime: targets.Runtime(), Report: report.Stdout()})
 		return err
 	})
 }
@@ -144,7 +145,7 @@ type Recipe mg.Namespace
 // Bump adds a verified release to the recipe: an X.Y.Z version, or X.Y for the newest of that series (-dryrun to only print the diff; -recipe=FILE edits a consumer's recipe, keeping its comments).
 func (Recipe) Bump(ctx context.Context, version string, dryrun *bool, recipe *string) error {
 	return targets.Flags{}.Run(ctx, func(ctx context.Context, s pipeline.Settings) error {
-		return bump.Target(ctx, targets.Deref(recipe), s.Fetch, version, dryrun != nil && *dryrun, targets.Stdout())
+		return bump.Target(ctx, targets.Deref(recipe), s.Fetch, version, dryrun != nil && *dryrun, report.Stdout())
 	})
 }
 
@@ -154,7 +155,7 @@ type Bench mg.Namespace
 // Build times build:arm64 against pyca's shell sequence, build:universal2 against two sequential builds + lipo, interleaved A/B, and cache hits of build:arm64 and build:universal2 (compiled magefile) against the full builds that filled the cache (-rounds=3, -only=arm64|universal2|cache).
 func (Bench) Build(ctx context.Context, rounds *int, only *string, version *string) error {
 	return targets.Flags{Version: version}.Run(ctx, func(ctx context.Context, s pipeline.Settings) error {
-		return bench.BuildReport(ctx, s, targets.Deref(rounds), targets.Deref(only), targets.Stdout())
+		return bench.BuildReport(ctx, s, targets.Deref(rounds), targets.Deref(only), report.Stdout())
 	})
 }
 
@@ -163,7 +164,7 @@ func (Bench) Library(ctx context.Context) error {
 	return targets.Flags{}.Run(ctx, func(ctx context.Context, s pipeline.Settings) error {
 		path, err := bench.WriteLibraryReport(ctx, bench.Options{Settings: s, Runtime: targets.Runtime()}, "bench", "go tool mage bench:library")
 		if err == nil {
-			fmt.Fprintln(targets.Stdout(), "bench:library: wrote", path)
+			fmt.Fprintln(report.Stdout(), "bench:library: wrote", path)
 		}
 		return err
 	})

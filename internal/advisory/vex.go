@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"slices"
 	"strings"
@@ -52,20 +52,13 @@ const MaxSuppressionsSize = 16 << 20
 // opens without blocking (ctxio.OpenRegular): a named pipe given as the
 // file would otherwise hold check until something wrote to it.
 func ReadSuppressions(path string) (*Suppressions, error) {
-	f, _, err := ctxio.OpenRegular(path, true)
+	data, err := ctxio.ReadFile(context.Background(), path, true, MaxSuppressionsSize)
 	if errors.Is(err, ctxio.ErrNotRegular) {
 		return nil, fmt.Errorf("%w: not a regular file: %w", ErrSuppressions, err)
 	}
 	if err != nil {
+		// A missing file, or one larger than MaxSuppressionsSize.
 		return nil, fmt.Errorf("file of assessed CVEs: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSuppressionsSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(data) > MaxSuppressionsSize {
-		return nil, fmt.Errorf("%s: %w: larger than %d bytes", path, ErrSuppressions, MaxSuppressionsSize)
 	}
 	return ParseSuppressions(path, data)
 }

@@ -63,18 +63,13 @@ func (o *Options) defaults() {
 	}
 	o.Harness = cmp.Or(o.Harness, DefaultHarness)
 	o.CC = cmp.Or(o.CC, "cc")
-	if o.SliceMS <= 0 {
-		o.SliceMS = 20
-	}
-	if o.MinPairs <= 0 {
-		o.MinPairs = 15
-	}
+	// A value below zero takes the default too.
+	o.SliceMS = cmp.Or(max(o.SliceMS, 0), 20)
+	o.MinPairs = cmp.Or(max(o.MinPairs, 0), 15)
 	if o.MaxPairs < o.MinPairs {
 		o.MaxPairs = max(400, o.MinPairs)
 	}
-	if o.Tolerance <= 0 {
-		o.Tolerance = 0.03
-	}
+	o.Tolerance = cmp.Or(max(o.Tolerance, 0), 0.03)
 }
 
 // Median of v (the mean of the middle two for an even count); 0 for none.

@@ -36,12 +36,8 @@ type BuildOptions struct {
 // BuildTime performs the bench:build comparisons and returns the Markdown
 // report.
 func BuildTime(ctx context.Context, o BuildOptions) (string, error) {
-	if o.Rounds < 1 {
-		o.Rounds = 3
-	}
-	if o.Jobs < 1 {
-		o.Jobs = runtime.NumCPU()
-	}
+	o.Rounds = cmp.Or(max(o.Rounds, 0), 3)
+	o.Jobs = cmp.Or(max(o.Jobs, 0), runtime.NumCPU())
 	work, err := filepath.Abs(o.Work)
 	if err != nil {
 		return "", err
@@ -99,8 +95,7 @@ func BuildTime(ctx context.Context, o BuildOptions) (string, error) {
 			if err := os.WriteFile(script, []byte(Reference(plans[t])), 0o755); err != nil {
 				return Sample{}, err
 			}
-			e := append(append([]string{}, env...), tenv.Vars...)
-			return Command(ctx, dir, e, o.Log, "/bin/sh", script, v.Tarball.Path, tenv.Bin, strconv.Itoa(o.Jobs))
+			return Command(ctx, dir, slices.Concat(env, tenv.Vars), o.Log, "/bin/sh", script, v.Tarball.Path, tenv.Bin, strconv.Itoa(o.Jobs))
 		}
 	}
 	sequential := func(ctx context.Context, dir string) (Sample, error) {
@@ -160,20 +155,17 @@ func BuildTime(ctx context.Context, o BuildOptions) (string, error) {
 		if _, err := Command(ctx, o.Repo, env, o.Log, "go", "tool", "mage", "-compile", bin); err != nil {
 			return "", err
 		}
-		compiled := func(target string, extra ...string) func(context.Context, string) (Sample, error) {
-			return func(ctx context.Context, dir string) (Sample, error) {
-				args := append([]string{bin, target, "-version=" + v.Release.Version, "-jobs=" + strconv.Itoa(o.Jobs), "-out=" + filepath.Join(dir, "dist")}, extra...)
-				// A cache of its own per target (the last OSSLBUILD_CACHE
-				// wins): universal2's full build must not find arm64 there.
-				tenv := append(slices.Clone(env), "OSSLBUILD_CACHE="+filepath.Join(work, "cache-"+strings.TrimPrefix(target, "build:")))
-				return Command(ctx, o.Repo, tenv, o.Log, args...)
-			}
+		compiled := func(target, dir string) (Sample, error) {
+			// A cache of its own per target (the last OSSLBUILD_CACHE
+			// wins): universal2's full build must not find arm64 there.
+			tenv := append(slices.Clone(env), "OSSLBUILD_CACHE="+filepath.Join(work, "cache-"+strings.TrimPrefix(target, "build:")))
+			return Command(ctx, o.Repo, tenv, o.Log, bin, target, "-version="+v.Release.Version, "-jobs="+strconv.Itoa(o.Jobs), "-out="+filepath.Join(dir, "dist"))
 		}
 		for _, target := range []string{"build:arm64", "build:universal2"} {
 			fmt.Fprintf(o.Log, "bench:build: cache: %s: one full build, then %d cache hits\n", target, o.Rounds)
 			res := Comparison{Name: "cache " + strings.TrimPrefix(target, "build:"), A: target + " (cache hit)", B: target + " (the full build that filled the cache)", Cores: runtime.NumCPU(),
 				Comment: "A hit copies the cached tree, verifies every file against the manifest, proves it again only if the rules, toolchain or manifest changed since it was proved (not here), checks the cached tarball against the verified tree and publishes both; universal2 serves both slices and the merge so."}
-			full, err := compiled(target)(ctx, filepath.Join(work, "cache-full-"+strings.TrimPrefix(target, "build:")))
+			full, err := compiled(target, filepath.Join(work, "cache-full-"+strings.TrimPrefix(target, "build:")))
 			if err != nil {
 				return "", fmt.Errorf("cache: full %s: %w", target, err)
 			}
@@ -181,7 +173,7 @@ func BuildTime(ctx context.Context, o BuildOptions) (string, error) {
 			for i := 0; i < o.Rounds; i++ {
 				dir := filepath.Join(work, fmt.Sprintf("cache-hit-%d", i))
 				os.MkdirAll(dir, 0o755)
-				s, err := compiled(target)(ctx, dir)
+				s, err := compiled(target, dir)
 				if err != nil {
 					return "", fmt.Errorf("cache hit %s round %d: %w", target, i+1, err)
 				}

@@ -13,66 +13,54 @@ import (
 	"github.com/osslbuild/osslbuild/internal/testsupport/e2e"
 )
 
-// sample is real harness output (trimmed compiler line).
-const sample = "version\tOpenSSL 4.0.2 25 Aug 2026\n" +
-	"compiler\tcompiler: cc -fPIC -pthread -m64 -Wa,--noexecstack -Wall -O3 -DOPENSSL_USE_NODELETE -DL_ENDIAN\n" +
-	"platform\tplatform: linux-x86_64\n" +
-	"check\tok\n" +
-	"op\tML-KEM-768 encapsulate\t0.031250\t1000\n" +
-	"op\tML-KEM-768 decapsulate\t0.036000\t1000\n" +
-	"op\tML-DSA-65 sign\t0.412500\t1000\n" +
-	"op\tML-DSA-65 verify\t0.101000\t1000\n" +
-	"op\tEd25519 sign\t0.029000\t1000\n" +
-	"op\tECDSA P-256 sign\t0.021000\t1000\n" +
-	"op\tSHA3-256 64 KiB\t0.180000\t1000\n"
+// stub writes a stand-in for the harness: a shell script printing head,
+// then answering every request with answer (with none, it exits, as the
+// harness does when a check fails).
+func stub(t *testing.T, head, answer string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "osslbench")
+	script := "#!/bin/sh\nprintf '" + head + "'\n"
+	if answer != "" {
+		script += "while read -r req; do printf '" + answer + "'; done\n"
+	}
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
-func TestParse(t *testing.T) {
-	r, err := bench.Parse(strings.NewReader(sample))
+// TestServe reads a harness's identification and its answers, and
+// refuses a harness whose checks failed or whose answers are not one.
+func TestServe(t *testing.T) {
+	const head = "version\\tOpenSSL 4.0.2 25 Aug 2026\\ncompiler\\tcompiler: cc -O3\\nplatform\\tplatform: linux-x86_64\\n"
+	s, err := bench.Serve(context.Background(), stub(t, head+"check\\tok\\n", "slice\\tEd25519 sign\\t0.029\\t32\\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Version != "OpenSSL 4.0.2 25 Aug 2026" || !strings.HasPrefix(r.Compiler, "compiler: cc ") || r.Platform != "platform: linux-x86_64" {
-		t.Errorf("identification: %+v", r)
+	if s.Version != "OpenSSL 4.0.2 25 Aug 2026" || s.Compiler != "compiler: cc -O3" || s.Platform != "platform: linux-x86_64" {
+		t.Errorf("identification: %q %q %q", s.Version, s.Compiler, s.Platform)
 	}
-	if len(r.Ops) != len(bench.Ops) {
-		t.Fatalf("%d ops, want %d", len(r.Ops), len(bench.Ops))
+	if ms, err := s.Slice("Ed25519 sign", 32); err != nil || ms != 0.029 {
+		t.Errorf("slice: %v, %v", ms, err)
 	}
-	for i, op := range r.Ops {
-		if op.Name != bench.Ops[i] || op.Calls != 1000 {
-			t.Errorf("op %d: %+v", i, op)
-		}
+	if err := s.Close(); err != nil {
+		t.Error(err)
 	}
-	if ms, ok := r.MedianMS("ML-DSA-65 sign"); !ok || ms != 0.4125 {
-		t.Errorf("ML-DSA-65 sign: %v %v", ms, ok)
-	}
-}
-
-func TestParseRejects(t *testing.T) {
-	lines := strings.Split(strings.TrimSuffix(sample, "\n"), "\n")
-	without := func(i int) string {
-		return strings.Join(append(append([]string{}, lines[:i]...), lines[i+1:]...), "\n")
-	}
-	for name, in := range map[string]string{
-		"empty":            "",
-		"no version":       without(0),
-		"no compiler":      without(1),
-		"no check":         without(3),
-		"missing op":       without(len(lines) - 1),
-		"repeated op":      sample + "op\tSHA3-256 64 KiB\t0.18\t1000\n",
-		"unknown op":       sample + "op\tAES-128-GCM\t0.1\t1000\n",
-		"unknown record":   sample + "mean\t0.1\n",
-		"failed check":     strings.Replace(sample, "check\tok", "check\tfailed", 1),
-		"timing before ok": strings.Replace(sample, "check\tok\n", "", 1) + "check\tok\n",
-		"bad median":       strings.Replace(sample, "0.029000", "fast", 1),
-		"negative median":  strings.Replace(sample, "0.029000", "-1", 1),
-		"NaN median":       strings.Replace(sample, "0.029000", "NaN", 1),
-		"zero calls":       strings.Replace(sample, "0.029000\t1000", "0.029000\t0", 1),
-		"short op line":    strings.Replace(sample, "\t0.029000\t1000", "\t0.029", 1),
-		"space not tab":    strings.Replace(sample, "op\tEd25519 sign\t", "op Ed25519 sign\t", 1),
-		"repeated version": "version\tOpenSSL 4.0.2 25 Aug 2026\n" + sample,
-		"empty version":    strings.Replace(sample, "version\tOpenSSL 4.0.2 25 Aug 2026", "version\t", 1),
+	for name, tt := range map[string]struct{ head, answer string }{
+		"failed check": {head + "check\\tfailed\\n", ""},
+		"no version":   {"check\\tok\\n", ""},
+		"wrong op":     {head + "check\\tok\\n", "slice\\tML-DSA-65 sign\\t0.029\\t32\\n"},
+		"wrong calls":  {head + "check\\tok\\n", "slice\\tEd25519 sign\\t0.029\\t64\\n"},
+		"bad median":   {head + "check\\tok\\n", "slice\\tEd25519 sign\\tfast\\t32\\n"},
+		"NaN median":   {head + "check\\tok\\n", "slice\\tEd25519 sign\\tNaN\\t32\\n"},
+		"negative":     {head + "check\\tok\\n", "slice\\tEd25519 sign\\t-1\\t32\\n"},
 	} {
-		if _, err := bench.Parse(strings.NewReader(in)); err == nil {
+		s, err := bench.Serve(context.Background(), stub(t, tt.head, tt.answer))
+		if err == nil {
+			_, err = s.Slice("Ed25519 sign", 32)
+			s.Close()
+		}
+		if err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -134,32 +122,35 @@ func harness(t *testing.T, artifact string) string {
 
 // TestHarnessChecks runs the harness (and its built-in correctness checks:
 // KEM round trip, signatures verify and tampered messages do not, SHA3-256
-// known answer) against osslbuild's linux-x86_64 artifact, with few calls.
-// No timing is asserted.
+// known answer) against osslbuild's linux-x86_64 artifact, and one slice
+// of each operation. No timing is asserted.
 func TestHarnessChecks(t *testing.T) {
 	art := e2e.LinuxX8664(t)
-	r, err := bench.Run(context.Background(), harness(t, art), 5)
+	s, err := bench.Serve(context.Background(), harness(t, art))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(r.Version, "OpenSSL "+e2e.Version+" ") {
-		t.Errorf("harness linked %q, want OpenSSL %s", r.Version, e2e.Version)
+	if !strings.HasPrefix(s.Version, "OpenSSL "+e2e.Version+" ") {
+		t.Errorf("harness linked %q, want OpenSSL %s", s.Version, e2e.Version)
 	}
-	if cl := inspect.ParseCompilerLine(r.Compiler); cl.Opt != inspect.O3 {
-		t.Errorf("the library the harness ran says %q, want -O3", r.Compiler)
+	if cl := inspect.ParseCompilerLine(s.Compiler); cl.Opt != inspect.O3 {
+		t.Errorf("the library the harness ran says %q, want -O3", s.Compiler)
 	}
-	for _, op := range r.Ops {
-		if op.Calls != 5 {
-			t.Errorf("%s: %d calls, want 5", op.Name, op.Calls)
+	for _, op := range bench.Ops {
+		if _, err := s.Slice(op, 32); err != nil {
+			t.Fatalf("%s: %v", op, err)
 		}
+	}
+	if err := s.Close(); err != nil {
+		t.Error(err)
 	}
 }
 
 // TestHarnessRejectsBadFlag: usage errors are not results.
 func TestHarnessRejectsBadFlag(t *testing.T) {
 	exe := harness(t, e2e.LinuxX8664(t))
-	if _, err := bench.Run(context.Background(), exe, 0); err == nil {
-		t.Error("-n 0 accepted")
+	if out, err := exec.Command(exe, "-n", "0").CombinedOutput(); err == nil {
+		t.Errorf("-n 0 accepted: %s", out)
 	}
 }
 

@@ -71,19 +71,15 @@ func measure(ctx context.Context, a, b slicer, op string, o Options) (*Paired, e
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		var x, y float64
-		if i%2 == 0 {
-			if x, err = a.Slice(op, p.Calls); err == nil {
-				y, err = b.Slice(op, p.Calls)
-			}
-		} else {
-			if y, err = b.Slice(op, p.Calls); err == nil {
-				x, err = a.Slice(op, p.Calls)
+		// a's and b's slice times: A B, then B A (a trend in the load
+		// cancels).
+		var t [2]float64
+		for _, j := range [][]int{{0, 1}, {1, 0}}[i%2] {
+			if t[j], err = []slicer{a, b}[j].Slice(op, p.Calls); err != nil {
+				return nil, err
 			}
 		}
-		if err != nil {
-			return nil, err
-		}
+		x, y := t[0], t[1]
 		p.A, p.B = append(p.A, x), append(p.B, y)
 		if x > 0 {
 			p.Ratios = append(p.Ratios, y/x)

@@ -1,6 +1,7 @@
 package ctxio
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -63,14 +65,37 @@ func ReadFile(ctx context.Context, p string, follow bool, max int64) ([]byte, er
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(Reader(ctx, f), max+1))
+	return ReadAll(ctx, f, p, max)
+}
+
+// ReadAll reads r, named name in errors, to its end: at most max bytes,
+// stopping when ctx ends.
+func ReadAll(ctx context.Context, r io.Reader, name string, max int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(Reader(ctx, r), max+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes", p, max)
+		return nil, fmt.Errorf("%s: larger than %d bytes", name, max)
 	}
 	return b, nil
+}
+
+// WriteFile writes data to p with mode perm through a temporary file in
+// p's directory, renamed into place: p appears whole or not at all.
+func WriteFile(p string, data []byte, perm fs.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err = cmp.Or(err, f.Chmod(perm), f.Close()); err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // SHA256 is the hex sha256 of the regular file p (OpenRegular), stopping

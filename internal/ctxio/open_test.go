@@ -67,3 +67,25 @@ func TestOpenRegular(t *testing.T) {
 		t.Errorf("too large: %v", err)
 	}
 }
+
+// TestWriteFile: the file appears with its mode and nothing else is left
+// in the directory; a failed write leaves no temporary file.
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "advisories.json")
+	for _, data := range []string{"old", "new"} {
+		if err := ctxio.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(p)
+		if fi, serr := os.Stat(p); err != nil || serr != nil || string(b) != data || fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s: %q %v; stat %v", p, b, err, serr)
+		}
+	}
+	if err := ctxio.WriteFile(filepath.Join(dir, "no", "such"), nil, 0o644); err == nil {
+		t.Error("write into a missing directory: no error")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left behind: %v", ents)
+	}
+}

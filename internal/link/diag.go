@@ -114,12 +114,11 @@ func explain(s platform.Slice, p Program, le *toolchain.LinkError) error {
 }
 
 var (
-	// ld64.lld: "error: undefined symbol: _x" then ">>> referenced by obj"
-	lldUndefined  = regexp.MustCompile(`error: undefined symbol: (\S+)`)
-	lldReferenced = regexp.MustCompile(`^>>> referenced by (.+?)(?::\(symbol .*\))?$`)
-	// Apple ld: `  "_x", referenced from:` then `      _f in obj`
-	appleUndefined  = regexp.MustCompile(`^\s+"(.+)", referenced from:$`)
-	appleReferenced = regexp.MustCompile(`^\s+\S+ in (.+)$`)
+	// ld64.lld: "error: undefined symbol: _x" then ">>> referenced by obj";
+	// Apple ld: `  "_x", referenced from:` then `      _f in obj`. Each
+	// alternative has a group of its own: the one that matched is set.
+	undefinedRe  = regexp.MustCompile(`error: undefined symbol: (\S+)|^\s+"(.+)", referenced from:$`)
+	referencedRe = regexp.MustCompile(`^>>> referenced by (.+?)(?::\(symbol .*\))?$|^\s+\S+ in (.+)$`)
 	// GNU ld: "ld: obj: in function `f':" then "src:(.text+0x5): undefined
 	// reference to `x'", or "ld: obj:(.data+0x8): undefined reference to `x'".
 	gnuFunction  = regexp.MustCompile("^(?:\\S*ld: )?(.+?): in function `")
@@ -133,7 +132,7 @@ func ParseUndefined(out string) []Undefined {
 	var list []Undefined
 	seen := map[string]bool{}
 	add := func(sym, obj string) {
-		if sym == "" || seen[sym] {
+		if sym == "" || seen[sym] { // none pending, or named before
 			return
 		}
 		seen[sym] = true
@@ -143,21 +142,13 @@ func ParseUndefined(out string) []Undefined {
 	for _, line := range strings.Split(out, "\n") {
 		line = strings.TrimRight(line, "\r")
 		switch {
-		case lldUndefined.MatchString(line):
-			if pending != "" {
-				add(pending, "")
-			}
-			pending = lldUndefined.FindStringSubmatch(line)[1]
-		case appleUndefined.MatchString(line):
-			if pending != "" {
-				add(pending, "")
-			}
-			pending = appleUndefined.FindStringSubmatch(line)[1]
-		case pending != "" && lldReferenced.MatchString(line):
-			add(pending, lldReferenced.FindStringSubmatch(line)[1])
-			pending = ""
-		case pending != "" && appleReferenced.MatchString(line):
-			add(pending, appleReferenced.FindStringSubmatch(line)[1])
+		case undefinedRe.MatchString(line):
+			add(pending, "") // the one before had no object named
+			m := undefinedRe.FindStringSubmatch(line)
+			pending = m[1] + m[2]
+		case pending != "" && referencedRe.MatchString(line):
+			m := referencedRe.FindStringSubmatch(line)
+			add(pending, m[1]+m[2])
 			pending = ""
 		case gnuReference.MatchString(line):
 			m := gnuReference.FindStringSubmatch(line)
@@ -170,9 +161,7 @@ func ParseUndefined(out string) []Undefined {
 			function = gnuFunction.FindStringSubmatch(line)[1]
 		}
 	}
-	if pending != "" {
-		add(pending, "")
-	}
+	add(pending, "")
 	return list
 }
 
@@ -185,14 +174,11 @@ func object(s string) string {
 	}
 	if i := strings.IndexAny(s, "(["); i > 0 {
 		// Apple's new ld writes libx.a[12](foo.o): keep the member.
-		lib := filepath.Base(s[:i])
 		rest := s[i:]
-		if strings.HasPrefix(rest, "[") {
-			if j := strings.Index(rest, "]"); j > 0 {
-				rest = rest[j+1:]
-			}
+		if _, member, ok := strings.Cut(rest, "]"); ok && rest[0] == '[' {
+			rest = member
 		}
-		return lib + rest
+		return filepath.Base(s[:i]) + rest
 	}
 	return filepath.Base(s)
 }

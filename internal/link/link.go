@@ -58,13 +58,6 @@ func Check(ctx context.Context, tc toolchain.Toolchain, o Options) ([]artifact.L
 	if o.Program.Source == nil {
 		o.Program = SmokeProgram
 	}
-	var archives []string
-	var err error
-	if o.Slices[0].Shared == nil {
-		if archives, err = archivesOf(o.Dir); err != nil {
-			return nil, err
-		}
-	}
 	work, err := os.MkdirTemp(o.Work, "link-")
 	if err != nil {
 		return nil, fmt.Errorf("link check: scratch directory: %w", err)
@@ -72,17 +65,18 @@ func Check(ctx context.Context, tc toolchain.Toolchain, o Options) ([]artifact.L
 	defer os.RemoveAll(work)
 	var out []artifact.LinkCheck
 	for _, s := range o.Slices {
-		inputs, libs, result := archives, Libraries, "linked: every member, no undefined symbol"
+		inputs, err := inputsOf(o.Dir, s)
+		if err != nil {
+			return nil, err
+		}
+		libs, result := Libraries, "linked: every member, no undefined symbol"
 		members := 0
 		if s.Shared != nil {
 			// A slice of shared libraries: the program links against
 			// them, as a consumer's does.
 			libs = dylibs(s)
-			if inputs, err = inputsOf(o.Dir, s); err != nil {
-				return nil, err
-			}
 			result = "linked against the shared libraries: no undefined symbol"
-		} else if members, err = countMembers(archives, s.Arch); err != nil {
+		} else if members, err = countMembers(inputs, s.Arch); err != nil {
 			return nil, err
 		}
 		l, err := build(ctx, tc, o.Dir, inputs, s, o.Program, work, filepath.Join(work, "program-"+s.Arch))
@@ -146,40 +140,29 @@ func build(ctx context.Context, tc toolchain.Toolchain, dir string, archives []s
 	return l, nil
 }
 
-// archives are dir's libraries in link order; a missing one is named.
 // dylibs are a shared slice's libraries the program links, libssl first.
 func dylibs(s platform.Slice) []string {
 	l := s.SharedLibraries()
 	return []string{l[1], l[0]}
 }
 
-// inputsOf is what a program for slice s links from the artifact in dir:
-// its static archives, or a shared slice's dylibs.
+// inputsOf is what a program for slice s links from the artifact in dir,
+// in link order: its static archives (Libraries), or a shared slice's
+// dylibs; a missing one is named.
 func inputsOf(dir string, s platform.Slice) ([]string, error) {
-	if s.Shared == nil {
-		return archivesOf(dir)
+	libs := Libraries
+	if s.Shared != nil {
+		libs = dylibs(s)
 	}
 	var out []string
-	for _, l := range dylibs(s) {
+	for _, l := range libs {
 		p := filepath.Join(dir, "lib", l)
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("link check: artifact %s has no lib/%s: %w", dir, l, ErrMissingLibrary)
 		}
 		out = append(out, p)
 	}
-	return out, nil
-}
-
-func archivesOf(dir string) ([]string, error) {
-	var out []string
-	for _, lib := range Libraries {
-		p := filepath.Join(dir, "lib", lib)
-		if _, err := os.Stat(p); err != nil {
-			return nil, fmt.Errorf("link check: artifact %s has no lib/%s: %w", dir, lib, ErrMissingLibrary)
-		}
-		out = append(out, p)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "include", "openssl", "ssl.h")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "include", "openssl", "ssl.h")); s.Shared == nil && err != nil {
 		return nil, fmt.Errorf("link check: artifact %s has no include/openssl/ssl.h: %w", dir, err)
 	}
 	return out, nil

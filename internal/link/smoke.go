@@ -76,9 +76,7 @@ type Test struct {
 // printed build strings other than the ones validation reads from
 // libcrypto.a.
 func Smoke(ctx context.Context, o SmokeOptions) ([]SmokeResult, error) {
-	if o.Log == nil {
-		o.Log = io.Discard
-	}
+	o.Log = cmp.Or(o.Log, io.Discard)
 	o.Host = cmp.Or(o.Host, toolchain.Host())
 	if o.Program.Source == nil {
 		o.Program = SmokeProgram

@@ -262,26 +262,14 @@ func known() string {
 // why it cannot run here; a kind the row does not list is the host's
 // default: the choice of a macOS toolchain does not bear on a Linux slice.
 func (p Platform) Build(kind, host string) (Build, error) {
-	if kind != "" {
-		var other *Build
-		for i, b := range p.Builds {
-			if b.Toolchain != kind {
-				continue
-			}
-			if b.on(host) {
-				return b, nil
-			}
-			if other == nil {
-				other = &p.Builds[i]
-			}
-		}
-		if other != nil {
-			return *other, nil
-		}
-	}
-	for _, b := range p.Builds {
-		if b.on(host) {
-			return b, nil
+	// kind's build on host, else kind's build, else the host's first.
+	for _, ok := range []func(Build) bool{
+		func(b Build) bool { return kind != "" && b.Toolchain == kind && b.on(host) },
+		func(b Build) bool { return kind != "" && b.Toolchain == kind },
+		func(b Build) bool { return b.on(host) },
+	} {
+		if i := slices.IndexFunc(p.Builds, ok); i >= 0 {
+			return p.Builds[i], nil
 		}
 	}
 	var hosts []string

@@ -78,18 +78,11 @@ func Output(ctx context.Context, c Cmd) ([]byte, error) {
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	err := Run(ctx, c)
-	if s := strings.TrimSpace(errb.String()); err != nil && s != "" {
-		err = fmt.Errorf("%w: %s", err, lastLines(s, 20))
+	// The last 20 lines of stderr, when it has any.
+	if lines := strings.Split(strings.TrimSpace(errb.String()), "\n"); err != nil && lines[0] != "" {
+		err = fmt.Errorf("%w: %s", err, strings.Join(lines[max(len(lines)-20, 0):], "\n"))
 	}
 	return out.Bytes(), err
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // lookPath resolves name against the PATH in env (not the caller's PATH: the

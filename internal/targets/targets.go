@@ -4,9 +4,9 @@
 package targets
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/signal"
@@ -89,10 +89,6 @@ func Runtime() pipeline.Runtime {
 	return pipeline.Runtime{Log: report.Stdout(), Observer: &report.Builds{W: os.Stdout}, Advise: advisory.Warning}
 }
 
-// Stdout is where the targets print: the one escaping writer
-// (report.LogWriter) on standard output.
-func Stdout() io.Writer { return report.Stdout() }
-
 // Annotate writes an error annotation with title and message to stdout,
 // escaped by report.Error as every annotation osslbuild writes, and fails
 // (exit 1): the composite action's shell steps report their own refusals
@@ -153,10 +149,7 @@ func WriteOutputs(path string, outs map[string]string) error {
 		return fmt.Errorf("GITHUB_OUTPUT: %w", err)
 	}
 	_, err = f.WriteString(b.String())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err = cmp.Or(err, f.Close()); err != nil {
 		return fmt.Errorf("GITHUB_OUTPUT %s: %w", path, err)
 	}
 	return nil

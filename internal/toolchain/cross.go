@@ -123,7 +123,7 @@ func (c *cross) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 		// Keep the build directory out of debug info and __FILE__.
 		"-ffile-prefix-map="+dir+"=.",
 	)
-	cc := "exec " + quoteAll(args) + ` "$@"` + "\n"
+	cc := execs(args...)
 	if s.Shared != nil {
 		// OpenSSL links its dylibs with $(CC) -dynamiclib: that link goes
 		// to ld64.lld-14, with the libSystem stub for the deployment
@@ -136,11 +136,11 @@ func (c *cross) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 	}
 	wrappers := map[string]string{
 		"cc":   cc,
-		"ar":   "exec " + shellQuote(c.ar) + ` "$@"` + "\n",
-		"lipo": "exec " + shellQuote(c.lipo) + ` "$@"` + "\n",
+		"ar":   execs(c.ar),
+		"lipo": execs(c.lipo),
 		// OpenSSL's darwin targets call Apple's "ranlib -c" (common symbols
 		// in the table); llvm-ranlib rejects -c and already indexes them.
-		"ranlib": "if [ \"$1\" = -c ]; then shift; fi\nexec " + shellQuote(c.ranlib) + ` "$@"` + "\n",
+		"ranlib": "if [ \"$1\" = -c ]; then shift; fi\n" + execs(c.ranlib),
 	}
 	bin, err := writeBin(dir, "cross toolchain", wrappers)
 	if err != nil {
@@ -175,7 +175,13 @@ func (c *cross) linkDir(dir string, s platform.Slice) (string, error) {
 }
 
 // ShimFS holds the CommonCrypto shim headers (CommonCrypto/*.h).
-func ShimFS() fs.FS { return mustSub(shimFS, "shim") }
+func ShimFS() fs.FS {
+	s, err := fs.Sub(shimFS, "shim")
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
 
 // compiler is clang for triple with the macOS headers and nothing of the
 // host's.
@@ -186,14 +192,6 @@ func (c *cross) compiler(triple, archHeaders string) []string {
 		"-isystem", filepath.Join(c.headers, "any-macos.11-any"),
 		"-isystem", filepath.Join(c.headers, "any-macos-any"),
 	}
-}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	s, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return s
 }
 
 func (c *cross) Lipo(ctx context.Context, output string, inputs ...string) error {

@@ -2,14 +2,13 @@ package toolchain
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 // StubsDir is where scripts/setup-cross.sh puts the libSystem text stubs
@@ -90,11 +89,10 @@ func (c *cross) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 	if err != nil {
 		return Linked{}, err
 	}
-	b, err := os.ReadFile(st.path)
+	sum, err := ctxio.SHA256(ctx, st.path, true)
 	if err != nil {
 		return Linked{}, fmt.Errorf("cross toolchain: libSystem stub: %w: %w", err, ErrSetup)
 	}
-	sum := sha256.Sum256(b)
 	ldv, err := firstLine(ctx, c.ld, "--version")
 	if err != nil {
 		return Linked{}, err
@@ -102,7 +100,7 @@ func (c *cross) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 	l := Linked{
 		Linker:       filepath.Base(c.ld) + " (" + ldv + ")",
 		System:       filepath.Base(st.path) + " from npm " + HeadersPackage,
-		SystemSHA256: hex.EncodeToString(sum[:]),
+		SystemSHA256: sum,
 		Platform:     s.Slice.LinkedFor(),
 		Note:         note,
 		Stubs:        []string{st.path},

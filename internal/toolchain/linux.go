@@ -65,15 +65,8 @@ func (l *linux) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 	if err := l.check(s); err != nil {
 		return Env{}, err
 	}
-	wrappers := map[string]string{}
-	for name, path := range map[string]string{"cc": l.cc, "ar": l.ar, "ranlib": l.ranlib} {
-		wrappers[name] = "exec " + shellQuote(path) + ` "$@"` + "\n"
-	}
-	bin, err := writeBin(dir, "toolchain linux", wrappers)
-	if err != nil {
-		return Env{}, err
-	}
-	return Env{Bin: bin}, nil
+	bin, err := writeBin(dir, "toolchain linux", map[string]string{"cc": execs(l.cc), "ar": execs(l.ar), "ranlib": execs(l.ranlib)})
+	return Env{Bin: bin}, err // bin is "" on error
 }
 
 func (l *linux) InstallNames(ctx context.Context, path, id string, change map[string]string) error {
@@ -115,9 +108,8 @@ func (l *linux) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 	if err != nil {
 		return Linked{}, err
 	}
-	arch := s.Slice.Arch
 	out := Linked{Linker: ldv + ", by cc", System: libc, Platform: s.Slice.LinkedFor()}
-	obj := filepath.Join(s.Dir, strings.TrimSuffix(filepath.Base(s.Source), ".c")+"-"+arch+".o")
+	obj := filepath.Join(s.Dir, strings.TrimSuffix(filepath.Base(s.Source), ".c")+"-"+s.Slice.Arch+".o")
 	if err := runTool(ctx, "compile", []string{l.cc, "-O1", "-I", s.Include, "-c", "-o", obj, s.Source}, out); err != nil {
 		return out, err
 	}

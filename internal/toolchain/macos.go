@@ -107,7 +107,7 @@ func (m *macOS) Prepare(ctx context.Context, dir string, s platform.Slice) (Env,
 		if err != nil {
 			return Env{}, err
 		}
-		wrappers[name] = "exec " + shellQuote(p) + ` "$@"` + "\n"
+		wrappers[name] = execs(p)
 	}
 	// The SDK reaches clang through its environment, not its arguments:
 	// the compiler line stays "cc -fPIC -arch ...".
@@ -186,16 +186,15 @@ func (m *macOS) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 	if err != nil {
 		return Linked{}, err
 	}
-	sd, err := m.sdk(ctx)
+	sdk, err := m.sdk(ctx)
 	if err != nil {
 		return Linked{}, err
 	}
-	sdk, sdkv := sd.Path, sd.Version
-	stubs, _ := filepath.Glob(filepath.Join(sdk, "usr", "lib", "system", "*.tbd"))
-	if _, err := os.Stat(filepath.Join(sdk, "usr", "lib", "libSystem.B.tbd")); err != nil || len(stubs) == 0 {
-		return Linked{}, fmt.Errorf("macos toolchain: the SDK at %s has no usr/lib/libSystem.B.tbd and usr/lib/system/*.tbd (reinstall the Xcode command line tools: xcode-select --install): %w", sdk, ErrSetup)
+	stubs, _ := filepath.Glob(filepath.Join(sdk.Path, "usr", "lib", "system", "*.tbd"))
+	if _, err := os.Stat(filepath.Join(sdk.Path, "usr", "lib", "libSystem.B.tbd")); err != nil || len(stubs) == 0 {
+		return Linked{}, fmt.Errorf("macos toolchain: the SDK at %s has no usr/lib/libSystem.B.tbd and usr/lib/system/*.tbd (reinstall the Xcode command line tools: xcode-select --install): %w", sdk.Path, ErrSetup)
 	}
-	stubs = append([]string{filepath.Join(sdk, "usr", "lib", "libSystem.B.tbd")}, stubs...)
+	stubs = append([]string{filepath.Join(sdk.Path, "usr", "lib", "libSystem.B.tbd")}, stubs...)
 	// ld -v prints its version on stderr.
 	var ldv bytes.Buffer
 	if err := proc.Run(ctx, proc.Cmd{Args: []string{ld, "-v"}, Env: []string{"PATH=/usr/bin:/bin", "LANG=C"}, Stdout: &ldv, Stderr: &ldv}); err != nil {
@@ -204,11 +203,11 @@ func (m *macOS) Link(ctx context.Context, s LinkSpec) (Linked, error) {
 	ldVersion, _, _ := strings.Cut(strings.TrimSpace(ldv.String()), "\n")
 	l := Linked{
 		Linker:   "Xcode ld (" + strings.TrimSpace(ldVersion) + ")",
-		System:   "libSystem.B.tbd of the macOS SDK " + sdkv,
+		System:   "libSystem.B.tbd of the macOS SDK " + sdk.Version,
 		Platform: s.Slice.LinkedFor(),
 		Stubs:    stubs,
 	}
-	flags := []string{"-arch", s.Slice.Arch, p.MinOSFlag + s.Slice.MinOS, "-isysroot", sdk}
+	flags := []string{"-arch", s.Slice.Arch, p.MinOSFlag + s.Slice.MinOS, "-isysroot", sdk.Path}
 	obj := filepath.Join(s.Dir, strings.TrimSuffix(filepath.Base(s.Source), ".c")+"-"+s.Slice.Arch+".o")
 	cc := append(append([]string{clang}, flags...), "-O1", "-I", s.Include, "-c", "-o", obj, s.Source)
 	if err := runTool(ctx, "compile", cc, l); err != nil {

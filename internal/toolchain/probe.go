@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/proc"
 )
 
@@ -123,11 +124,7 @@ func probeFile(key string) string {
 }
 
 func readProbe(key string) (string, bool) {
-	f := probeFile(key)
-	if f == "" {
-		return "", false
-	}
-	b, err := os.ReadFile(f)
+	b, err := os.ReadFile(probeFile(key)) // "" (no ProbeDir) is no file
 	if err != nil {
 		return "", false
 	}
@@ -145,19 +142,8 @@ func writeProbe(key, line string) {
 	if f == "" || strings.Contains(line, "\n") {
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(f), ".tmp-")
-	if err != nil {
-		return
-	}
-	_, err = tmp.WriteString(strconv.Quote(key) + "\n" + line + "\n")
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil || os.Rename(tmp.Name(), f) != nil {
-		os.Remove(tmp.Name())
+	if os.MkdirAll(filepath.Dir(f), 0o755) == nil {
+		ctxio.WriteFile(f, []byte(strconv.Quote(key)+"\n"+line+"\n"), 0o600)
 	}
 }
 

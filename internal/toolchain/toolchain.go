@@ -151,21 +151,6 @@ func buildOf(kind string, s platform.Slice) (platform.Platform, platform.Build, 
 	return p, platform.Build{}, fmt.Errorf("%s toolchain: target %s is for %s %s, which it does not build", kind, s.Name, s.OS, s.Arch)
 }
 
-// writeScript writes an executable wrapper at path. It refuses to write
-// through an existing path: writing to a symlink to /usr/bin/llvm-ar-14
-// would overwrite the system tool.
-func writeScript(path, body string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		return fmt.Errorf("write wrapper: %w", err)
-	}
-	if _, err := f.WriteString("#!/bin/sh\n" + body); err != nil {
-		f.Close()
-		return fmt.Errorf("write wrapper %s: %w", path, err)
-	}
-	return f.Close()
-}
-
 // shellQuote quotes s for a /bin/sh script.
 func shellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=+,:@") == "" {
@@ -173,6 +158,9 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// execs is a wrapper's line running argv with the wrapper's arguments.
+func execs(argv ...string) string { return "exec " + quoteAll(argv) + ` "$@"` + "\n" }
 
 func quoteAll(args []string) string {
 	q := make([]string, len(args))
@@ -187,15 +175,20 @@ func quoteAll(args []string) string {
 // directory must be new so nothing in it can be a link planted elsewhere.
 func writeBin(dir, who string, wrappers map[string]string) (string, error) {
 	bin := filepath.Join(dir, "bin")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("toolchain dir: %w", err)
-	}
-	if err := os.Mkdir(bin, 0o755); err != nil {
+	if err := cmp.Or(os.MkdirAll(dir, 0o755), os.Mkdir(bin, 0o755)); err != nil {
 		return "", fmt.Errorf("toolchain dir: %w", err)
 	}
 	for name, body := range wrappers {
-		if err := writeScript(filepath.Join(bin, name), body); err != nil {
-			return "", fmt.Errorf("%s: %w", who, err)
+		// O_EXCL: a wrapper is never written through an existing path
+		// (writing to a symlink to /usr/bin/llvm-ar-14 would overwrite
+		// the system tool).
+		f, err := os.OpenFile(filepath.Join(bin, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+		if err != nil {
+			return "", fmt.Errorf("%s: write wrapper: %w", who, err)
+		}
+		_, err = f.WriteString("#!/bin/sh\n" + body)
+		if err = cmp.Or(err, f.Close()); err != nil {
+			return "", fmt.Errorf("%s: write wrapper %s: %w", who, f.Name(), err)
 		}
 	}
 	return bin, nil

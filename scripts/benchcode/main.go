@@ -39,11 +39,10 @@ func main() {
 	if *classify {
 		if *profile != "" {
 			f, err := os.Create(*profile)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
+			if err == nil {
+				err = pprof.StartCPUProfile(f)
 			}
-			if err := pprof.StartCPUProfile(f); err != nil {
+			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
 			}

@@ -362,12 +362,8 @@ func textFix(secs []Section, series string) (Fix, bool) {
 // is 2023-02-07; "" for another name.
 func dayOfName(name string) string {
 	base := name[strings.LastIndex(name, "/")+1:]
-	if len(base) < 8 {
-		return ""
+	if d, err := time.Parse("20060102", base[:min(len(base), 8)]); err == nil {
+		return d.Format(time.DateOnly)
 	}
-	d, err := time.Parse("20060102", base[:8])
-	if err != nil {
-		return ""
-	}
-	return d.Format(time.DateOnly)
+	return ""
 }

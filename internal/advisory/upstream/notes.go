@@ -1,7 +1,7 @@
 package upstream
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -98,15 +98,9 @@ func ReadNotes(ctx context.Context, file string) ([]ReleaseNotes, error) {
 		if dir, base := path.Split(m.Name); base != "CHANGES.md" || strings.Count(strings.Trim(dir, "/"), "/") != 0 || dir == "" {
 			return nil
 		}
-		var buf bytes.Buffer
-		if _, err := io.Copy(&buf, io.LimitReader(r, maxFile+1)); err != nil {
-			return err
-		}
-		if buf.Len() > maxFile {
-			return fmt.Errorf("%s(%s): larger than %d bytes", file, m.Name, maxFile)
-		}
-		found, member = buf.Bytes(), m.Name
-		return errFound
+		b, err := ctxio.ReadAll(ctx, r, file+"("+m.Name+")", maxFile)
+		found, member = b, m.Name
+		return cmp.Or(err, errFound)
 	})
 	if err != nil && !errors.Is(err, errFound) {
 		return nil, err

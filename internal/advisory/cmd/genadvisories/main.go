@@ -33,7 +33,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -47,6 +46,7 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/advisory"
 	"github.com/osslbuild/osslbuild/internal/advisory/upstream"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
 
 func main() {
@@ -89,10 +89,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *cves == "" && (*cvesCommit != "" || *cvesThrough != "" || *cvesCommits != "") {
 		return errors.New("-cves-commit, -cves-commits and -cves-through describe -cves: give -cves")
 	}
-	if *proposal != "" {
-		if ents, err := os.ReadDir(*proposal); err == nil && len(ents) > 0 {
-			return fmt.Errorf("-proposal %s: not empty; a proposal of an earlier run must not be mixed with this one's", *proposal)
-		}
+	// (No -proposal, "", reads as no directory.)
+	if ents, err := os.ReadDir(*proposal); err == nil && len(ents) > 0 {
+		return fmt.Errorf("-proposal %s: not empty; a proposal of an earlier run must not be mixed with this one's", *proposal)
 	}
 	ctx := context.Background()
 	rm, err := source(ctx, upstream.ReleaseMetadata, *src, *commit, *through, "-")
@@ -160,8 +159,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(*out, b); err != nil {
-		return err
+	// Written whole or not at all (ctxio.WriteFile).
+	if err := ctxio.WriteFile(*out, b, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", *out, err)
 	}
 	if *proposal != "" {
 		if err := writeProposal(*proposal, b, prev, t, notes); err != nil {
@@ -209,23 +209,4 @@ func sameAdvisories(a, b *advisory.Table) bool {
 func day(s string) time.Time {
 	t, _ := time.Parse(time.DateOnly, s)
 	return t
-}
-
-// writeAtomic writes b to path through a temporary file in its directory:
-// the table appears whole or not at all.
-func writeAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".advisories-*.json")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err = cmp.Or(err, f.Chmod(0o644), f.Close()); err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

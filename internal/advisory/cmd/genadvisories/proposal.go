@@ -34,9 +34,7 @@ func diff(prev, next *advisory.Table) change {
 	for _, a := range before {
 		old[a.CVE] = line(a)
 	}
-	seen := map[string]bool{}
 	for _, a := range next.Advisories {
-		seen[a.CVE] = true
 		switch was, ok := old[a.CVE]; {
 		case !ok:
 			c.added = append(c.added, a)
@@ -45,7 +43,7 @@ func diff(prev, next *advisory.Table) change {
 		}
 	}
 	for _, a := range before {
-		if !seen[a.CVE] {
+		if !slices.ContainsFunc(next.Advisories, func(n advisory.Advisory) bool { return n.CVE == a.CVE }) {
 			c.removed = append(c.removed, a)
 		}
 	}
