@@ -74,12 +74,15 @@ func (f *Fetcher) stage(ctx context.Context, srcs []source, skipped int, exp exp
 	}
 	fe := &Error{Name: exp.name, Offline: f.opts.Offline, Skipped: skipped}
 	var got Discovered
-	_, err := f.trySources(ctx, exp.name, srcs, fe, func(ctx context.Context, src source) error {
+	err := f.trySources(ctx, exp.name, srcs, fe, func(ctx context.Context, src source) error {
 		tmp, err := f.receive(ctx, src, exp, dir)
 		if err != nil {
 			return err
 		}
-		d := Discovered{Name: exp.name, Path: tmp.release(), URL: src.String(), SHA256: tmp.sum, Size: tmp.n}
+		// Closed: the caller owns the file now, outside the cache's
+		// lock-aware sweeps.
+		tmp.f.Close()
+		d := Discovered{Name: exp.name, Path: tmp.path(), URL: src.String(), SHA256: tmp.sum, Size: tmp.n}
 		if accept != nil {
 			if err := accept(ctx, d); err != nil {
 				os.Remove(d.Path)
