@@ -76,15 +76,19 @@ type Patch struct {
 	diffs []*gitdiff.File
 }
 
-// Load reads and validates every *.patch at the top of fsys, in lexical
-// order.
-func Load(fsys fs.FS) ([]Patch, error) {
+// Select reads and validates every *.patch at the top of fsys, in lexical
+// order, and returns those that apply to release ver, in order.
+func Select(fsys fs.FS, ver string) ([]Patch, error) {
+	v, err := osslver.Parse(ver)
+	if err != nil {
+		return nil, fmt.Errorf("patches: release version %q: %w", ver, err)
+	}
 	names, err := fs.Glob(fsys, "*.patch")
 	if err != nil {
 		return nil, fmt.Errorf("patches: %w", err)
 	}
 	sort.Strings(names) // Glob sorts today; the order is the contract, so be explicit.
-	var out []Patch
+	var all []Patch
 	for _, name := range names {
 		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
@@ -94,20 +98,7 @@ func Load(fsys fs.FS) ([]Patch, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// Select returns the patches of fsys that apply to release ver, in order.
-func Select(fsys fs.FS, ver string) ([]Patch, error) {
-	v, err := osslver.Parse(ver)
-	if err != nil {
-		return nil, fmt.Errorf("patches: release version %q: %w", ver, err)
-	}
-	all, err := Load(fsys)
-	if err != nil {
-		return nil, err
+		all = append(all, p)
 	}
 	var out []Patch
 	for _, p := range all {
@@ -203,9 +194,6 @@ func parse(name string, data []byte) (Patch, error) {
 
 // stripOne drops a path's first component ("b/crypto/x.c" -> "crypto/x.c").
 func stripOne(name string) string {
-	if name == "" {
-		return ""
-	}
 	_, rest, ok := strings.Cut(name, "/")
 	if !ok {
 		return name // a bare name has nothing to strip; fs.ValidPath decides
@@ -340,8 +328,7 @@ func applyFile(dst io.Writer, src []byte, d *gitdiff.File) error {
 		if err := a.ApplyFragment(f); err != nil {
 			hunk := 1 + slices.Index(d.TextFragments, f)
 			where := ""
-			var ae *gitdiff.ApplyError
-			if errors.As(err, &ae) && ae.Line > 0 {
+			if ae, ok := errors.AsType[*gitdiff.ApplyError](err); ok && ae.Line > 0 {
 				where = fmt.Sprintf(" at line %d", ae.Line)
 			}
 			return fmt.Errorf("%w: hunk %d %s%s: %w", ErrDoesNotApply, hunk, strings.TrimSpace(f.Header()), where, err)
