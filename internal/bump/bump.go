@@ -54,6 +54,7 @@
 package bump
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -184,11 +185,8 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 		if opts.Fetch.Offline {
 			return nil, fmt.Errorf("bump: series %s: finding its newest release needs the release listing, and offline mode is on; give the version instead", opts.Series)
 		}
-		res.ListingURL = opts.ListingURL
-		if res.ListingURL == "" {
-			res.ListingURL = DefaultListingURL
-		}
-		l := Listing{URL: res.ListingURL, Client: fetch.HTTPClient(opts.Fetch), Token: opts.ListingToken}
+		l := Listing{URL: opts.ListingURL, Client: fetch.HTTPClient(opts.Fetch), Token: opts.ListingToken}
+		res.ListingURL = l.url()
 		if ver, err = l.Latest(ctx, opts.Series); err != nil {
 			if errors.Is(err, ErrListing) {
 				return nil, fmt.Errorf("bump: series %s: %w; without it the newest %s release is unknown: give the version instead (recipe:bump %s.N)", opts.Series, err, opts.Series, opts.Series)
@@ -310,9 +308,7 @@ func logger(w io.Writer) (io.Writer, func(format string, args ...any)) {
 // readRecipe reads the recipe file at path ("" means DefaultRecipe), which
 // must be valid before a bump, and returns its path, bytes and parse.
 func readRecipe(path string) (string, []byte, *recipe.Recipe, error) {
-	if path == "" {
-		path = DefaultRecipe
-	}
+	path = cmp.Or(path, DefaultRecipe)
 	b, err := recipe.ReadFile(path)
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("bump: read recipe: %w", err)

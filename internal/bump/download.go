@@ -85,8 +85,7 @@ func checkGzip(d fetch.Discovered) error {
 // source, to that source's URL and error: they read better on the line of
 // the tarball's source than a nested list would.
 func oneSource(d fetch.Discovered, err error) (string, error) {
-	var fe *fetch.Error
-	if errors.As(err, &fe) && len(fe.Attempts) == 1 {
+	if fe, ok := errors.AsType[*fetch.Error](err); ok && len(fe.Attempts) == 1 {
 		return fe.Attempts[0].URL, fe.Attempts[0].Err
 	}
 	return d.URL + ".asc", err

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/osslbuild/osslbuild/internal/diff"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // Files of a proposal directory for the workflow's library job: what it
@@ -45,8 +46,8 @@ func ReadFacts(dir string) (Facts, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return Facts{}, fmt.Errorf("proposal %s: %w", path, err)
 	}
-	if !seriesRe.MatchString(f.Series) || !isRelease(f.Version) || seriesOf(f.Version) != f.Series ||
-		(f.Pinned != "" && (!isRelease(f.Pinned) || seriesOf(f.Pinned) != f.Series)) {
+	if !seriesRe.MatchString(f.Series) || !osslver.IsRelease(f.Version) || seriesOf(f.Version) != f.Series ||
+		(f.Pinned != "" && (!osslver.IsRelease(f.Pinned) || seriesOf(f.Pinned) != f.Series)) {
 		return Facts{}, fmt.Errorf("proposal %s: series %q, pinned %q, version %q: want releases of one series X.Y", path, f.Series, f.Pinned, f.Version)
 	}
 	if filepath.Base(dir) != f.Series {

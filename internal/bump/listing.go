@@ -1,11 +1,13 @@
 package bump
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -80,12 +82,7 @@ func (l Listing) Latest(ctx context.Context, series string) (string, error) {
 	return v, nil
 }
 
-func (l Listing) url() string {
-	if l.URL == "" {
-		return DefaultListingURL
-	}
-	return l.URL
-}
+func (l Listing) url() string { return cmp.Or(l.URL, DefaultListingURL) }
 
 // LatestAndNewer walks the listing once for several series and returns the
 // newest final release of each series it lists (a series it does not list
@@ -118,10 +115,7 @@ func (l Listing) LatestAndNewer(ctx context.Context, newest string, series ...st
 	q.Set("per_page", "100")
 	u.RawQuery = q.Encode()
 	next := u.String()
-	client := l.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
+	client := cmp.Or(l.Client, http.DefaultClient)
 
 	best := map[string]osslver.Version{}
 	fresh := map[string]osslver.Version{}
@@ -153,9 +147,7 @@ func (l Listing) LatestAndNewer(ctx context.Context, newest string, series ...st
 				}
 			}
 		}
-		for s, v := range found {
-			best[s] = v
-		}
+		maps.Copy(best, found)
 		next = nextLink(link)
 	}
 	out, newer := map[string]string{}, map[string]string{}

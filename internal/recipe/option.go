@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -94,9 +95,7 @@ func OptionAdvice(o string) (why, instead string, refused bool) {
 		name, v, _ := strings.Cut(o, "=")
 		switch {
 		case deploymentFlag(o):
-			if v == "" {
-				v = "11.0"
-			}
+			v = cmp.Or(v, "11.0")
 			return why, fmt.Sprintf("set min_os = %q in the recipe's macOS target; osslbuild derives %s=%s from it", v, name, v), true
 		case o == "-static" || strings.HasPrefix(o, "-l") || strings.HasPrefix(o, "-L") || strings.HasPrefix(o, "-Wl,") || o == "-rpath":
 			return "a linker flag: Configure would link with it", leaveOut + ": the static libraries link nothing themselves, and the program that links them chooses its own linker flags", true

@@ -6,11 +6,12 @@ package recipe
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"net/url"
@@ -19,7 +20,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -151,9 +151,7 @@ func Load(nameOrPath string) (*Recipe, error) { return LoadWith(nameOrPath, Load
 
 // LoadWith is Load with options.
 func LoadWith(nameOrPath string, o LoadOptions) (*Recipe, error) {
-	if nameOrPath == "" {
-		nameOrPath = recipes.Default
-	}
+	nameOrPath = cmp.Or(nameOrPath, recipes.Default)
 	b, err := ReadFile(nameOrPath)
 	switch {
 	case err == nil:
@@ -192,23 +190,19 @@ func readRegular(kind, path string, max int64) ([]byte, error) {
 	if err := regular(kind, path, fi); err != nil {
 		return nil, err
 	}
-	// Again from the open file, opened without waiting: a FIFO swapped
-	// in since the stat is refused, not waited on.
-	f, _, err := ctxio.OpenRegular(path, true)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
-	}
-	if int64(len(b)) > max {
+	if fi.Size() > max {
 		what := "a recipe is a short TOML file"
 		if kind != "recipe" {
 			what = "an OpenPGP key file is a few KB"
 		}
 		return nil, fmt.Errorf("%s %s: larger than %d bytes; %s: %w", kind, path, max, what, ErrInvalid)
+	}
+	// Again from the open file, opened without waiting: a FIFO swapped
+	// in since the stat is refused, not waited on (as is a file grown
+	// past max).
+	b, err := ctxio.ReadFile(context.Background(), path, true, max)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
 	}
 	return b, nil
 }
@@ -559,8 +553,7 @@ func checkLibraries(c *checker, libs []string, installName string) *platform.Sha
 // value of the wrong type, or a key the schema does not have (each one
 // named).
 func decodeError(path string, err error) error {
-	var strict *toml.StrictMissingError
-	if errors.As(err, &strict) {
+	if strict, ok := errors.AsType[*toml.StrictMissingError](err); ok {
 		var errs []error
 		for _, e := range strict.Errors {
 			row, _ := e.Position()
@@ -568,8 +561,7 @@ func decodeError(path string, err error) error {
 		}
 		return fmt.Errorf("%w: %w", errors.Join(errs...), ErrInvalid)
 	}
-	var de *toml.DecodeError
-	if errors.As(err, &de) {
+	if de, ok := errors.AsType[*toml.DecodeError](err); ok {
 		row, _ := de.Position()
 		msg := de.Error()
 		if k := de.Key(); len(k) > 0 {
@@ -636,7 +628,7 @@ func (r *Recipe) Universal2() ([]string, error) {
 			names = append(names, n)
 		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	if len(names) != 2 || r.Targets[names[0]].Arch == r.Targets[names[1]].Arch {
 		return nil, fmt.Errorf("recipe %s: universal2 needs two macOS targets of different architectures, have %q", r.Path, names)
 	}
