@@ -222,7 +222,7 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bump %s: %w", ver, err)
 	}
-	dl, err := download(ctx, fetcher, staged, rel.FileName(), rel.URLs, logf)
+	dl, err := download(ctx, fetcher, rel.FileName(), rel.URLs, logf)
 	if err != nil {
 		return nil, fmt.Errorf("bump %s: %w", ver, err)
 	}

@@ -26,11 +26,11 @@ var gzipMagic = []byte{0x1f, 0x8b}
 var pgpArmor = []byte("-----BEGIN PGP SIGNATURE-----")
 
 // download stages the tarball and the signature beside whichever source
-// served it in dir, through fetch.Discover (mirror first, then urls). A source
-// fails as a whole, and the next one is tried, if either file is missing or
-// obviously not what it claims to be; judging the signature is the caller's
-// business.
-func download(ctx context.Context, f *fetch.Fetcher, dir, name string, urls []string, logf func(string, ...any)) (*downloaded, error) {
+// served it in f's staging area, through fetch.Discover (mirror first, then
+// urls). A source fails as a whole, and the next one is tried, if either
+// file is missing or obviously not what it claims to be; judging the
+// signature is the caller's business.
+func download(ctx context.Context, f *fetch.Fetcher, name string, urls []string, logf func(string, ...any)) (*downloaded, error) {
 	dl := &downloaded{}
 	accept := func(ctx context.Context, d fetch.Discovered) error {
 		if err := checkGzip(d); err != nil {
@@ -52,7 +52,7 @@ func download(ctx context.Context, f *fetch.Fetcher, dir, name string, urls []st
 		dl.sig, dl.asc = sig, asc
 		return nil
 	}
-	tb, err := f.Discover(ctx, fetch.Discovery{Name: name, URLs: urls, MaxSize: MaxTarballSize, Dir: dir, Accept: accept})
+	tb, err := f.Discover(ctx, fetch.Discovery{Name: name, URLs: urls, MaxSize: MaxTarballSize, Accept: accept})
 	if err != nil {
 		return nil, err
 	}

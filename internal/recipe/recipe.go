@@ -183,36 +183,17 @@ const MaxKeySize = 1 << 20
 // readRegular is ReadFile for a file of kind (errors name it so) of at most
 // max bytes.
 func readRegular(kind, path string, max int64) ([]byte, error) {
+	want, short := "a regular TOML file", "a recipe is a short TOML file"
+	if kind != "recipe" {
+		want, short = "a regular file (an armored OpenPGP public key)", "an OpenPGP key file is a few KB"
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
 	}
-	if err := regular(kind, path, fi); err != nil {
-		return nil, err
-	}
-	if fi.Size() > max {
-		what := "a recipe is a short TOML file"
-		if kind != "recipe" {
-			what = "an OpenPGP key file is a few KB"
-		}
-		return nil, fmt.Errorf("%s %s: larger than %d bytes; %s: %w", kind, path, max, what, ErrInvalid)
-	}
-	// Again from the open file, opened without waiting: a FIFO swapped
-	// in since the stat is refused, not waited on (as is a file grown
-	// past max).
-	b, err := ctxio.ReadFile(context.Background(), path, true, max)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
-	}
-	return b, nil
-}
-
-func regular(kind, path string, fi fs.FileInfo) error {
-	m := fi.Mode()
 	var what string
-	switch {
+	switch m := fi.Mode(); {
 	case m.IsRegular():
-		return nil
 	case m.IsDir():
 		what = "a directory"
 	case m&fs.ModeNamedPipe != 0:
@@ -224,11 +205,20 @@ func regular(kind, path string, fi fs.FileInfo) error {
 	default:
 		what = "not a regular file"
 	}
-	want := "a regular TOML file"
-	if kind != "recipe" {
-		want = "a regular file (an armored OpenPGP public key)"
+	if what != "" {
+		return nil, fmt.Errorf("%s %s: %s; want %s: %w", kind, path, what, want, ErrInvalid)
 	}
-	return fmt.Errorf("%s %s: %s; want %s: %w", kind, path, what, want, ErrInvalid)
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s %s: larger than %d bytes; %s: %w", kind, path, max, short, ErrInvalid)
+	}
+	// Again from the open file, opened without waiting: a FIFO swapped
+	// in since the stat is refused, not waited on (as is a file grown
+	// past max).
+	b, err := ctxio.ReadFile(context.Background(), path, true, max)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
+	}
+	return b, nil
 }
 
 // keysBeside reads the release keys of the recipe file at path, by their

@@ -20,9 +20,6 @@ type Discovery struct {
 	// MaxSize bounds the download: with no pinned size it is the only limit
 	// on what a source can make us write.
 	MaxSize int64
-	// Dir receives the temporary file; "" means the cache's staging area
-	// (<cache>/tmp), where files a killed process left behind are swept.
-	Dir string
 	// Accept, if set, judges what a source served before Discover returns it
 	// (say, that its signature is beside it). An error fails that source
 	// like a bad download: the file is removed, the error is recorded for
@@ -58,8 +55,10 @@ func (f *Fetcher) Discover(ctx context.Context, want Discovery) (Discovered, err
 	if err != nil {
 		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, err)
 	}
-	dir, err := f.stagingDir(want.Dir)
-	if err != nil {
+	// The temporary file goes to the cache's staging area, where files a
+	// killed process left behind are swept.
+	dir := filepath.Join(f.cacheDir, "tmp")
+	if err := prepareDir(dir, false); err != nil {
 		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, err)
 	}
 	exp := expect{name: want.Name, size: -1, limit: want.MaxSize, what: want.Name, where: "staging"}
@@ -133,24 +132,4 @@ func (f *Fetcher) DiscoverSignature(ctx context.Context, d Discovered) (Discover
 		skipped = 1
 	}
 	return f.stage(ctx, srcs, skipped, signatureExpect(name, "staging"), filepath.Dir(d.Path), nil)
-}
-
-// stagingDir is where a discovered file goes: dir, which must exist, or the
-// cache's staging area, created and swept of stale temporary files.
-func (f *Fetcher) stagingDir(dir string) (string, error) {
-	if dir == "" {
-		dir = filepath.Join(f.cacheDir, "tmp")
-		if err := prepareDir(dir, false); err != nil {
-			return "", err
-		}
-		return dir, nil
-	}
-	st, err := os.Stat(dir)
-	if err != nil {
-		return "", fmt.Errorf("staging: %w", err)
-	}
-	if !st.IsDir() {
-		return "", fmt.Errorf("staging: %s is not a directory", dir)
-	}
-	return dir, nil
 }
