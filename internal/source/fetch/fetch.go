@@ -308,10 +308,8 @@ func (f *Fetcher) sources(name, first string, urls []string) ([]source, int, err
 			all = append(all, source{u: u, local: u.Scheme == "file"})
 		}
 	}
-	if first != "" {
-		if u, err := url.Parse(first); err == nil && (u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "file") {
-			add(u)
-		}
+	if u, err := url.Parse(first); err == nil && (u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "file") {
+		add(u)
 	}
 	if f.mirror != nil {
 		add(f.mirror.JoinPath(name))
@@ -375,7 +373,16 @@ func (f *Fetcher) fetch(ctx context.Context, file File, srcs []source) (Result, 
 	file.SHA256 = strings.ToLower(file.SHA256)
 	final := f.Path(file)
 
-	res, hit, cacheErr := f.cached(ctx, file, final)
+	res, hit, cacheErr := cached(ctx, final, file.Size+1, func(e *entry, _ Result) error {
+		if e.n == file.Size && e.sum == file.SHA256 {
+			return nil
+		}
+		mm := &MismatchError{WantSHA256: file.SHA256, WantSize: file.Size, GotSHA256: e.sum, GotSize: e.n, More: e.n > file.Size, Head: e.head}
+		if mm.More {
+			mm.GotSHA256 = ""
+		}
+		return mm
+	})
 	if hit {
 		return res, nil
 	}
@@ -428,22 +435,27 @@ func (f *Fetcher) download(ctx context.Context, final string, want expect, check
 	return res, nil
 }
 
-// cached looks for a verified cache entry. A corrupted one is removed and
-// reported in corrupt so the final error can mention it.
-func (f *Fetcher) cached(ctx context.Context, file File, final string) (res Result, hit bool, corrupt error) {
-	e, err := openEntry(ctx, final, file.Size+1)
+// cached looks for the cache entry final, hashing at most limit bytes, and
+// returns it when fault finds nothing wrong with it (a corrupted file, a
+// signature the caller's check refuses). One it faults is removed and
+// reported in evicted, naming the file and where it had come from, so the
+// final error can mention it; cancellation meanwhile is no fault of the
+// entry, which then stays.
+func cached(ctx context.Context, final string, limit int64, fault func(e *entry, res Result) error) (res Result, hit bool, evicted error) {
+	e, err := openEntry(ctx, final, limit)
 	if e == nil {
 		return Result{}, false, err
 	}
 	defer e.fh.Close()
-	if e.n != file.Size || e.sum != file.SHA256 {
-		mm := &MismatchError{WantSHA256: file.SHA256, WantSize: file.Size, GotSHA256: e.sum, GotSize: e.n, More: e.n > file.Size, Head: e.head}
-		if mm.More {
-			mm.GotSHA256 = ""
-		}
-		return Result{}, false, evict(final, e.fh, mm)
+	res = Result{Path: final, URL: readOrigin(final), Cached: true, SHA256: e.sum, Size: e.n}
+	switch why := fault(e, res); {
+	case why == nil:
+		return res, true, nil
+	case ctx.Err() != nil:
+		return Result{}, false, nil
+	default:
+		return Result{}, false, evict(final, e.fh, why)
 	}
-	return Result{Path: final, URL: readOrigin(final), Cached: true, SHA256: file.SHA256, Size: file.Size}, true, nil
 }
 
 // entry is a cache file opened and hashed for verification. It stays open
@@ -611,7 +623,21 @@ func (f *Fetcher) fetchSignature(ctx context.Context, file File, tarball Result,
 	}
 	final := filepath.Join(f.entryDir(sha), name)
 
-	res, hit, cacheErr := cachedSignature(ctx, final, check)
+	// A cached signature must be plausible and pass check.
+	res, hit, cacheErr := cached(ctx, final, MaxSignatureSize+1, func(e *entry, res Result) error {
+		switch {
+		case e.n == 0:
+			return errors.New("empty file")
+		case e.n > MaxSignatureSize:
+			return fmt.Errorf("%w: more than %d bytes", ErrTooLarge, MaxSignatureSize)
+		case looksHTML("", e.head):
+			return fmt.Errorf("not a signature (%d bytes)%s", e.n, describeContent("", e.head))
+		}
+		if err := check(ctx, res); err != nil {
+			return &rejectedError{err}
+		}
+		return nil
+	})
 	if hit {
 		return res, nil
 	}
@@ -630,39 +656,6 @@ func (f *Fetcher) fetchSignature(ctx context.Context, file File, tarball Result,
 // at most MaxSignatureSize bytes, not empty, not an HTML page.
 func signatureExpect(name, where string) expect {
 	return expect{name: name, size: -1, limit: MaxSignatureSize, what: "a signature", where: where}
-}
-
-// cachedSignature returns the cached signature at final if it is plausible
-// and check accepts it. One that is not is removed and reported in evicted,
-// naming the file and where it had come from; cancellation during the check
-// is no fault of the entry, which then stays.
-func cachedSignature(ctx context.Context, final string, check Check) (res Result, hit bool, evicted error) {
-	e, err := openEntry(ctx, final, MaxSignatureSize+1)
-	if e == nil {
-		return Result{}, false, err
-	}
-	defer e.fh.Close()
-	res = Result{Path: final, URL: readOrigin(final), Cached: true, SHA256: e.sum, Size: e.n}
-	var why error
-	switch {
-	case e.n == 0:
-		why = errors.New("empty file")
-	case e.n > MaxSignatureSize:
-		why = fmt.Errorf("%w: more than %d bytes", ErrTooLarge, MaxSignatureSize)
-	case looksHTML("", e.head):
-		why = fmt.Errorf("not a signature (%d bytes)%s", e.n, describeContent("", e.head))
-	default:
-		if why = check(ctx, res); why != nil {
-			if ctx.Err() != nil {
-				return Result{}, false, nil
-			}
-			why = &rejectedError{why}
-		}
-	}
-	if why == nil {
-		return res, true, nil
-	}
-	return Result{}, false, evict(final, e.fh, why)
 }
 
 // ctxErr is ctx's error, with its cause when one was given (e.g. "interrupted"),

@@ -524,10 +524,8 @@ func writeOrigin(final, origin string) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err = tmp.WriteString(origin + "\n"); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
+	_, err = tmp.WriteString(origin + "\n")
+	if err = errors.Join(err, tmp.Chmod(0o644)); err != nil {
 		return err
 	}
 	if beforeRename != nil {

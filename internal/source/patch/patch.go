@@ -280,13 +280,14 @@ func (t *tree) apply(d *gitdiff.File) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	var src []byte
+	mode := fs.FileMode(0o644)
 	switch {
 	case d.IsNew && cur != nil:
 		return fmt.Errorf("%s: %w: creates a file that already exists", name, ErrDoesNotApply)
 	case !d.IsNew && cur == nil:
 		return fmt.Errorf("%s: %w: file does not exist", name, ErrDoesNotApply)
 	case cur != nil:
-		src = cur.data
+		src, mode = cur.data, cur.mode
 	}
 	var out bytes.Buffer
 	if err := applyFile(&out, src, d); err != nil {
@@ -295,10 +296,6 @@ func (t *tree) apply(d *gitdiff.File) error {
 	if d.IsDelete {
 		t.files[name] = &content{deleted: true, changed: true}
 		return nil
-	}
-	mode := fs.FileMode(0o644)
-	if cur != nil {
-		mode = cur.mode
 	}
 	if d.NewMode != 0 {
 		// Like unpack, keep only whether the file is executable.
@@ -374,13 +371,7 @@ func writeAtomic(root *os.Root, name string, data []byte, mode fs.FileMode) erro
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
+	if err = errors.Join(err, f.Chmod(mode), f.Close()); err == nil {
 		err = root.Rename(tmp, name)
 	}
 	if err != nil {

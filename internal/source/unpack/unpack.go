@@ -288,21 +288,15 @@ func (x *extractor) entry(tr io.Reader, hdr *tar.Header) error {
 			}
 			return err
 		}
+		// Only the executable bit carries meaning; the rest is
+		// normalised so umask and archive owner do not leak in.
+		mode := os.FileMode(0o644)
+		if hdr.Mode&0o111 != 0 {
+			mode = 0o755
+		}
 		n, err := io.CopyN(f, tr, hdr.Size)
 		x.res.Bytes += n
-		if err == nil {
-			// Only the executable bit carries meaning; the rest is
-			// normalised so umask and archive owner do not leak in.
-			mode := os.FileMode(0o644)
-			if hdr.Mode&0o111 != 0 {
-				mode = 0o755
-			}
-			err = f.Chmod(mode)
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := errors.Join(err, f.Chmod(mode), f.Close()); err != nil {
 			return err
 		}
 		if err := os.Chtimes(dst, hdr.ModTime, hdr.ModTime); err != nil {
