@@ -89,6 +89,12 @@ var ErrExists = errors.New("release already in recipe")
 // disagree about the release.
 var ErrKnownMismatch = errors.New("the download is not the release the recipe knows")
 
+// ErrRelabelled marks a download whose sha256 the recipe already pins to
+// another release: the same bytes cannot be two releases, so the source is
+// serving an old release under a new name. Its signature would verify (it is
+// genuine, just not the release asked for), so this is checked first.
+var ErrRelabelled = errors.New("already pinned as another release")
+
 // ErrNoRelease marks a series for which the listing has no final release.
 var ErrNoRelease = errors.New("no release found")
 
@@ -230,8 +236,10 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 	rel.SHA256, rel.Size = tb.SHA256, tb.Size
 	res.TarballURL, res.SignatureURL = tb.URL, dl.sig.URL
 	logf("downloaded %s from %s: sha256 %s, %d bytes", rel.FileName(), tb.URL, tb.SHA256, tb.Size)
-	if err := refuseKnownDigest(old, path, ver, tb.SHA256); err != nil {
-		return nil, fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
+	for _, other := range old.Releases {
+		if strings.EqualFold(other.SHA256, tb.SHA256) && other.Version != ver {
+			return nil, fmt.Errorf("bump %s: refusing %s from %s: %w: sha256 %s is OpenSSL %s in %s, so it cannot be OpenSSL %s", ver, rel.FileName(), tb.URL, ErrRelabelled, tb.SHA256, other.Version, path, ver)
+		}
 	}
 	for _, k := range recipe.KnownReleases(orig) {
 		if k.Version == ver && (k.SHA256 != tb.SHA256 || k.Size != tb.Size) {

@@ -38,7 +38,13 @@ func download(ctx context.Context, f *fetch.Fetcher, name string, urls []string,
 		}
 		sig, err := f.DiscoverSignature(ctx, d)
 		if err != nil {
-			u, err := oneSource(d, err)
+			// Its error, an *fetch.Error for its one source, reads better
+			// on the line of the tarball's source as that source's URL and
+			// error than as a nested list.
+			u := d.URL + ".asc"
+			if fe, ok := errors.AsType[*fetch.Error](err); ok && len(fe.Attempts) == 1 {
+				u, err = fe.Attempts[0].URL, fe.Attempts[0].Err
+			}
 			return fmt.Errorf("tarball served (%d bytes), but its signature %s: %w", d.Size, u, err)
 		}
 		asc, err := os.ReadFile(sig.Path)
@@ -70,23 +76,12 @@ func checkGzip(d fetch.Discovered) error {
 		return err
 	}
 	defer fh.Close()
-	head := make([]byte, 60)
-	n, err := io.ReadFull(fh, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+	head, err := io.ReadAll(io.LimitReader(fh, 60))
+	if err != nil {
 		return fmt.Errorf("read %s: %w", d.Path, err)
 	}
-	if !bytes.HasPrefix(head[:n], gzipMagic) {
-		return fmt.Errorf("not a gzip file (%d bytes, starting %q)", d.Size, start(head[:n]))
+	if !bytes.HasPrefix(head, gzipMagic) {
+		return fmt.Errorf("not a gzip file (%d bytes, starting %q)", d.Size, start(head))
 	}
 	return nil
-}
-
-// oneSource reduces DiscoverSignature's error, an *fetch.Error for its one
-// source, to that source's URL and error: they read better on the line of
-// the tarball's source than a nested list would.
-func oneSource(d fetch.Discovered, err error) (string, error) {
-	if fe, ok := errors.AsType[*fetch.Error](err); ok && len(fe.Attempts) == 1 {
-		return fe.Attempts[0].URL, fe.Attempts[0].Err
-	}
-	return d.URL + ".asc", err
 }

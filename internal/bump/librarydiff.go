@@ -29,11 +29,6 @@ type Facts struct {
 	Version string `json:"version"`
 }
 
-// Facts of p.
-func (p Proposal) Facts() Facts {
-	return Facts{Series: p.Series, Pinned: p.Pinned, Version: p.Release.Version}
-}
-
 // ReadFacts reads dir's proposal.json, strictly: a file another job wrote
 // decides what is built.
 func ReadFacts(dir string) (Facts, error) {
@@ -94,15 +89,11 @@ func WriteLibraryDiff(ctx context.Context, dir, old, new string) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	_, werr := tmp.WriteString(libraryDiffSection(f.Pinned, f.Version, diff.Markdown(r)))
+	// The body's section: the Markdown diff of the pinned release's
+	// artifact and the proposed one's.
+	_, werr := fmt.Fprintf(tmp, "### What changes in the libraries\n\n`go tool mage diff` of the %s artifact and the %s one, built by the same osslbuild from the same recipe:\n\n%s\n", f.Pinned, f.Version, diff.Markdown(r))
 	if err := errors.Join(werr, tmp.Chmod(0o644), tmp.Close()); err != nil {
 		return fmt.Errorf("proposal %s: %w", dir, err)
 	}
 	return os.Rename(tmp.Name(), filepath.Join(dir, ProposalLibraryDiff))
-}
-
-// libraryDiffSection is the body's section for md, the Markdown diff of
-// the pinned release's artifact and the proposed one's.
-func libraryDiffSection(pinned, version, md string) string {
-	return fmt.Sprintf("### What changes in the libraries\n\n`go tool mage diff` of the %s artifact and the %s one, built by the same osslbuild from the same recipe:\n\n%s\n", pinned, version, md)
 }

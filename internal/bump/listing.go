@@ -33,17 +33,6 @@ const (
 	maxListingPage  = 16 << 20
 )
 
-// tagVersion is the release an OpenSSL release tag names
-// ("openssl-3.0.20"); alphas and betas ("openssl-3.6.0-alpha1") are none.
-func tagVersion(tag string) (osslver.Version, bool) {
-	s, ok := strings.CutPrefix(tag, "openssl-")
-	if !ok {
-		return osslver.Version{}, false
-	}
-	v, err := osslver.ParseRelease(s)
-	return v, err == nil
-}
-
 var seriesRe = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 
 // ghRelease is the part of a GitHub release object that matters here.
@@ -126,8 +115,11 @@ func (l Listing) LatestAndNewer(ctx context.Context, newest string, series ...st
 		}
 		found := map[string]osslver.Version{}
 		for _, r := range rels {
-			v, ok := tagVersion(r.TagName)
-			if r.Draft || r.Prerelease || !ok {
+			// The release an OpenSSL release tag names ("openssl-3.0.20");
+			// alphas and betas ("openssl-3.6.0-alpha1") are none.
+			tag, ok := strings.CutPrefix(r.TagName, "openssl-")
+			v, err := osslver.ParseRelease(tag)
+			if r.Draft || r.Prerelease || !ok || err != nil {
 				continue
 			}
 			// A series newer than the floor: X.Y from 3.0, whose first

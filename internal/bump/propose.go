@@ -295,20 +295,19 @@ func WriteProposals(dir string, ps []Proposal) error {
 		if err != nil {
 			return fmt.Errorf("proposals: %w", err)
 		}
-		if err := writeProposal(tmp, p); err != nil {
+		if err = writeProposal(tmp, p); err == nil {
+			err = os.Rename(tmp, final)
+		}
+		if err != nil {
 			os.RemoveAll(tmp)
 			return fmt.Errorf("proposals: series %s: %w", p.Series, err)
-		}
-		if err := os.Rename(tmp, final); err != nil {
-			os.RemoveAll(tmp)
-			return fmt.Errorf("proposals: %w", err)
 		}
 	}
 	return nil
 }
 
 func writeProposal(dir string, p Proposal) error {
-	b, err := json.MarshalIndent(p.Facts(), "", "  ")
+	b, err := json.MarshalIndent(Facts{Series: p.Series, Pinned: p.Pinned, Version: p.Release.Version}, "", "  ")
 	if err != nil {
 		return err
 	}

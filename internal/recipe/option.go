@@ -61,8 +61,10 @@ const (
 // builds that hand pyca's OPENSSL_BUILD_FLAGS to Configure as they are
 // accept much of what is refused here (docs/pyca-infra.md's token table).
 func OptionAdvice(o string) (why, instead string, refused bool) {
-	if why, instead, ok := refusedOption(o); ok {
-		return why, instead, true
+	for _, r := range optionRefusals { // refused by name
+		if r.match(o) {
+			return r.why, r.instead, true
+		}
 	}
 	switch {
 	case o == "" || strings.ContainsAny(o, " \t\n\r$`\"'\\;&|<>()*?[]{}~#!"):
@@ -167,17 +169,6 @@ func testFeature(o string) bool {
 
 func is(names ...string) func(string) bool {
 	return func(o string) bool { return slices.Contains(names, o) }
-}
-
-// refusedOption is why o is refused by name and what to write instead,
-// false when it is not.
-func refusedOption(o string) (why, instead string, ok bool) {
-	for _, r := range optionRefusals {
-		if r.match(o) {
-			return r.why, r.instead, true
-		}
-	}
-	return "", "", false
 }
 
 // knownFeatures is the set of feature names release v's Configure takes:

@@ -318,10 +318,10 @@ func parse(path, origin string, data []byte, o LoadOptions, readKey func(string)
 		Options:  s.Options,
 		Targets:  map[string]Target{},
 		Releases: s.Releases,
+		lines:    c.lines,
 
 		Universal2Dispatch: s.Universal2Dispatch,
 	}
-	r.lines = c.lines
 	for i, h := range r.Universal2Dispatch {
 		if !headerRe.MatchString(h) || filepath.ToSlash(filepath.Clean(h)) != h || strings.Contains(h, "..") {
 			f := fmt.Sprintf("universal2_dispatch[%d]", i)

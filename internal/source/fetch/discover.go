@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Discovery is a file to download whose digest is not known yet (a new
@@ -119,9 +120,7 @@ func (f *Fetcher) DiscoverSignature(ctx context.Context, d Discovered) (Discover
 	if err != nil {
 		return Discovered{}, fmt.Errorf("fetch %s: origin %q: %w", name, d.URL, err)
 	}
-	switch origin.Scheme {
-	case "http", "https", "file":
-	default:
+	if !slices.Contains(schemes, origin.Scheme) {
 		return Discovered{}, fmt.Errorf("fetch %s: origin %q: unsupported scheme %q", name, d.URL, origin.Scheme)
 	}
 	var srcs []source

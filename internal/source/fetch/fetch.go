@@ -183,17 +183,15 @@ func positive(d, def time.Duration) time.Duration {
 func New(opts Options) (*Fetcher, error) {
 	f := &Fetcher{opts: withDefaults(opts)}
 	dir := opts.CacheDir
+	var err error
 	if dir == "" {
-		var err error
 		if dir, err = DefaultCacheDir(); err != nil {
 			return nil, err
 		}
 	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
+	if f.cacheDir, err = filepath.Abs(dir); err != nil {
 		return nil, fmt.Errorf("cache directory %q: %w", opts.CacheDir, err)
 	}
-	f.cacheDir = dir
 	if opts.Mirror != "" {
 		if f.mirror, err = parseMirror(opts.Mirror); err != nil {
 			return nil, err
@@ -277,6 +275,9 @@ func (f *Fetcher) entryDir(sha string) string {
 	return filepath.Join(f.cacheDir, "sha256", strings.ToLower(sha))
 }
 
+// schemes are those of the URLs a file is fetched from.
+var schemes = []string{"http", "https", "file"}
+
 // source is one place to try, as a URL.
 type source struct {
 	u     *url.URL
@@ -308,7 +309,7 @@ func (f *Fetcher) sources(name, first string, urls []string) ([]source, int, err
 			all = append(all, source{u: u, local: u.Scheme == "file"})
 		}
 	}
-	if u, err := url.Parse(first); err == nil && (u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "file") {
+	if u, err := url.Parse(first); err == nil && slices.Contains(schemes, u.Scheme) {
 		add(u)
 	}
 	if f.mirror != nil {
@@ -319,9 +320,7 @@ func (f *Fetcher) sources(name, first string, urls []string) ([]source, int, err
 		if err != nil {
 			return nil, 0, fmt.Errorf("source URL %q: %w", s, err)
 		}
-		switch u.Scheme {
-		case "http", "https", "file":
-		default:
+		if !slices.Contains(schemes, u.Scheme) {
 			return nil, 0, fmt.Errorf("source URL %q: unsupported scheme %q", s, u.Scheme)
 		}
 		add(u)
@@ -337,7 +336,7 @@ func (f *Fetcher) sources(name, first string, urls []string) ([]source, int, err
 // seedSource is a local file to store in the cache as if downloaded from origin.
 func seedSource(path, origin string) (source, error) {
 	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file") {
+	if err != nil || !slices.Contains(schemes, u.Scheme) {
 		return source{}, fmt.Errorf("origin %q: want the http(s) or file URL %s was downloaded from", origin, path)
 	}
 	abs, err := filepath.Abs(path)
