@@ -54,6 +54,7 @@
 package bump
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -87,6 +88,12 @@ var ErrExists = errors.New("release already in recipe")
 // recipe's known-release line (recipe.KnownReleases) says: two sources
 // disagree about the release.
 var ErrKnownMismatch = errors.New("the download is not the release the recipe knows")
+
+// ErrRelabelled marks a download whose sha256 the recipe already pins to
+// another release: the same bytes cannot be two releases, so the source is
+// serving an old release under a new name. Its signature would verify (it is
+// genuine, just not the release asked for), so this is checked first.
+var ErrRelabelled = errors.New("already pinned as another release")
 
 // ErrNoRelease marks a series for which the listing has no final release.
 var ErrNoRelease = errors.New("no release found")
@@ -184,11 +191,8 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 		if opts.Fetch.Offline {
 			return nil, fmt.Errorf("bump: series %s: finding its newest release needs the release listing, and offline mode is on; give the version instead", opts.Series)
 		}
-		res.ListingURL = opts.ListingURL
-		if res.ListingURL == "" {
-			res.ListingURL = DefaultListingURL
-		}
-		l := Listing{URL: res.ListingURL, Client: fetch.HTTPClient(opts.Fetch), Token: opts.ListingToken}
+		l := Listing{URL: opts.ListingURL, Client: fetch.HTTPClient(opts.Fetch), Token: opts.ListingToken}
+		res.ListingURL = l.url()
 		if ver, err = l.Latest(ctx, opts.Series); err != nil {
 			if errors.Is(err, ErrListing) {
 				return nil, fmt.Errorf("bump: series %s: %w; without it the newest %s release is unknown: give the version instead (recipe:bump %s.N)", opts.Series, err, opts.Series, opts.Series)
@@ -224,7 +228,7 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bump %s: %w", ver, err)
 	}
-	dl, err := download(ctx, fetcher, staged, rel.FileName(), rel.URLs, logf)
+	dl, err := download(ctx, fetcher, rel.FileName(), rel.URLs, logf)
 	if err != nil {
 		return nil, fmt.Errorf("bump %s: %w", ver, err)
 	}
@@ -232,8 +236,10 @@ func Add(ctx context.Context, opts Options) (*Result, error) {
 	rel.SHA256, rel.Size = tb.SHA256, tb.Size
 	res.TarballURL, res.SignatureURL = tb.URL, dl.sig.URL
 	logf("downloaded %s from %s: sha256 %s, %d bytes", rel.FileName(), tb.URL, tb.SHA256, tb.Size)
-	if err := refuseKnownDigest(old, path, ver, tb.SHA256); err != nil {
-		return nil, fmt.Errorf("bump %s: refusing %s from %s: %w", ver, rel.FileName(), tb.URL, err)
+	for _, other := range old.Releases {
+		if strings.EqualFold(other.SHA256, tb.SHA256) && other.Version != ver {
+			return nil, fmt.Errorf("bump %s: refusing %s from %s: %w: sha256 %s is OpenSSL %s in %s, so it cannot be OpenSSL %s", ver, rel.FileName(), tb.URL, ErrRelabelled, tb.SHA256, other.Version, path, ver)
+		}
 	}
 	for _, k := range recipe.KnownReleases(orig) {
 		if k.Version == ver && (k.SHA256 != tb.SHA256 || k.Size != tb.Size) {
@@ -310,9 +316,7 @@ func logger(w io.Writer) (io.Writer, func(format string, args ...any)) {
 // readRecipe reads the recipe file at path ("" means DefaultRecipe), which
 // must be valid before a bump, and returns its path, bytes and parse.
 func readRecipe(path string) (string, []byte, *recipe.Recipe, error) {
-	if path == "" {
-		path = DefaultRecipe
-	}
+	path = cmp.Or(path, DefaultRecipe)
 	b, err := recipe.ReadFile(path)
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("bump: read recipe: %w", err)

@@ -26,11 +26,11 @@ var gzipMagic = []byte{0x1f, 0x8b}
 var pgpArmor = []byte("-----BEGIN PGP SIGNATURE-----")
 
 // download stages the tarball and the signature beside whichever source
-// served it in dir, through fetch.Discover (mirror first, then urls). A source
-// fails as a whole, and the next one is tried, if either file is missing or
-// obviously not what it claims to be; judging the signature is the caller's
-// business.
-func download(ctx context.Context, f *fetch.Fetcher, dir, name string, urls []string, logf func(string, ...any)) (*downloaded, error) {
+// served it in f's staging area, through fetch.Discover (mirror first, then
+// urls). A source fails as a whole, and the next one is tried, if either
+// file is missing or obviously not what it claims to be; judging the
+// signature is the caller's business.
+func download(ctx context.Context, f *fetch.Fetcher, name string, urls []string, logf func(string, ...any)) (*downloaded, error) {
 	dl := &downloaded{}
 	accept := func(ctx context.Context, d fetch.Discovered) error {
 		if err := checkGzip(d); err != nil {
@@ -38,7 +38,13 @@ func download(ctx context.Context, f *fetch.Fetcher, dir, name string, urls []st
 		}
 		sig, err := f.DiscoverSignature(ctx, d)
 		if err != nil {
-			u, err := oneSource(d, err)
+			// Its error, an *fetch.Error for its one source, reads better
+			// on the line of the tarball's source as that source's URL and
+			// error than as a nested list.
+			u := d.URL + ".asc"
+			if fe, ok := errors.AsType[*fetch.Error](err); ok && len(fe.Attempts) == 1 {
+				u, err = fe.Attempts[0].URL, fe.Attempts[0].Err
+			}
 			return fmt.Errorf("tarball served (%d bytes), but its signature %s: %w", d.Size, u, err)
 		}
 		asc, err := os.ReadFile(sig.Path)
@@ -52,7 +58,7 @@ func download(ctx context.Context, f *fetch.Fetcher, dir, name string, urls []st
 		dl.sig, dl.asc = sig, asc
 		return nil
 	}
-	tb, err := f.Discover(ctx, fetch.Discovery{Name: name, URLs: urls, MaxSize: MaxTarballSize, Dir: dir, Accept: accept})
+	tb, err := f.Discover(ctx, fetch.Discovery{Name: name, URLs: urls, MaxSize: MaxTarballSize, Accept: accept})
 	if err != nil {
 		return nil, err
 	}
@@ -70,24 +76,12 @@ func checkGzip(d fetch.Discovered) error {
 		return err
 	}
 	defer fh.Close()
-	head := make([]byte, 60)
-	n, err := io.ReadFull(fh, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+	head, err := io.ReadAll(io.LimitReader(fh, 60))
+	if err != nil {
 		return fmt.Errorf("read %s: %w", d.Path, err)
 	}
-	if !bytes.HasPrefix(head[:n], gzipMagic) {
-		return fmt.Errorf("not a gzip file (%d bytes, starting %q)", d.Size, start(head[:n]))
+	if !bytes.HasPrefix(head, gzipMagic) {
+		return fmt.Errorf("not a gzip file (%d bytes, starting %q)", d.Size, start(head))
 	}
 	return nil
-}
-
-// oneSource reduces DiscoverSignature's error, an *fetch.Error for its one
-// source, to that source's URL and error: they read better on the line of
-// the tarball's source than a nested list would.
-func oneSource(d fetch.Discovered, err error) (string, error) {
-	var fe *fetch.Error
-	if errors.As(err, &fe) && len(fe.Attempts) == 1 {
-		return fe.Attempts[0].URL, fe.Attempts[0].Err
-	}
-	return d.URL + ".asc", err
 }

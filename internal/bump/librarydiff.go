@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/osslbuild/osslbuild/internal/diff"
+	"github.com/osslbuild/osslbuild/internal/osslver"
 )
 
 // Files of a proposal directory for the workflow's library job: what it
@@ -28,11 +29,6 @@ type Facts struct {
 	Version string `json:"version"`
 }
 
-// Facts of p.
-func (p Proposal) Facts() Facts {
-	return Facts{Series: p.Series, Pinned: p.Pinned, Version: p.Release.Version}
-}
-
 // ReadFacts reads dir's proposal.json, strictly: a file another job wrote
 // decides what is built.
 func ReadFacts(dir string) (Facts, error) {
@@ -45,8 +41,8 @@ func ReadFacts(dir string) (Facts, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return Facts{}, fmt.Errorf("proposal %s: %w", path, err)
 	}
-	if !seriesRe.MatchString(f.Series) || !isRelease(f.Version) || seriesOf(f.Version) != f.Series ||
-		(f.Pinned != "" && (!isRelease(f.Pinned) || seriesOf(f.Pinned) != f.Series)) {
+	if !seriesRe.MatchString(f.Series) || !osslver.IsRelease(f.Version) || seriesOf(f.Version) != f.Series ||
+		(f.Pinned != "" && (!osslver.IsRelease(f.Pinned) || seriesOf(f.Pinned) != f.Series)) {
 		return Facts{}, fmt.Errorf("proposal %s: series %q, pinned %q, version %q: want releases of one series X.Y", path, f.Series, f.Pinned, f.Version)
 	}
 	if filepath.Base(dir) != f.Series {
@@ -93,15 +89,11 @@ func WriteLibraryDiff(ctx context.Context, dir, old, new string) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	_, werr := tmp.WriteString(libraryDiffSection(f.Pinned, f.Version, diff.Markdown(r)))
+	// The body's section: the Markdown diff of the pinned release's
+	// artifact and the proposed one's.
+	_, werr := fmt.Fprintf(tmp, "### What changes in the libraries\n\n`go tool mage diff` of the %s artifact and the %s one, built by the same osslbuild from the same recipe:\n\n%s\n", f.Pinned, f.Version, diff.Markdown(r))
 	if err := errors.Join(werr, tmp.Chmod(0o644), tmp.Close()); err != nil {
 		return fmt.Errorf("proposal %s: %w", dir, err)
 	}
 	return os.Rename(tmp.Name(), filepath.Join(dir, ProposalLibraryDiff))
-}
-
-// libraryDiffSection is the body's section for md, the Markdown diff of
-// the pinned release's artifact and the proposed one's.
-func libraryDiffSection(pinned, version, md string) string {
-	return fmt.Sprintf("### What changes in the libraries\n\n`go tool mage diff` of the %s artifact and the %s one, built by the same osslbuild from the same recipe:\n\n%s\n", pinned, version, md)
 }

@@ -1,11 +1,13 @@
 package bump
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -30,17 +32,6 @@ const (
 	maxListingPages = 10
 	maxListingPage  = 16 << 20
 )
-
-// tagVersion is the release an OpenSSL release tag names
-// ("openssl-3.0.20"); alphas and betas ("openssl-3.6.0-alpha1") are none.
-func tagVersion(tag string) (osslver.Version, bool) {
-	s, ok := strings.CutPrefix(tag, "openssl-")
-	if !ok {
-		return osslver.Version{}, false
-	}
-	v, err := osslver.ParseRelease(s)
-	return v, err == nil
-}
 
 var seriesRe = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 
@@ -80,12 +71,7 @@ func (l Listing) Latest(ctx context.Context, series string) (string, error) {
 	return v, nil
 }
 
-func (l Listing) url() string {
-	if l.URL == "" {
-		return DefaultListingURL
-	}
-	return l.URL
-}
+func (l Listing) url() string { return cmp.Or(l.URL, DefaultListingURL) }
 
 // LatestAndNewer walks the listing once for several series and returns the
 // newest final release of each series it lists (a series it does not list
@@ -118,10 +104,7 @@ func (l Listing) LatestAndNewer(ctx context.Context, newest string, series ...st
 	q.Set("per_page", "100")
 	u.RawQuery = q.Encode()
 	next := u.String()
-	client := l.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
+	client := cmp.Or(l.Client, http.DefaultClient)
 
 	best := map[string]osslver.Version{}
 	fresh := map[string]osslver.Version{}
@@ -132,8 +115,11 @@ func (l Listing) LatestAndNewer(ctx context.Context, newest string, series ...st
 		}
 		found := map[string]osslver.Version{}
 		for _, r := range rels {
-			v, ok := tagVersion(r.TagName)
-			if r.Draft || r.Prerelease || !ok {
+			// The release an OpenSSL release tag names ("openssl-3.0.20");
+			// alphas and betas ("openssl-3.6.0-alpha1") are none.
+			tag, ok := strings.CutPrefix(r.TagName, "openssl-")
+			v, err := osslver.ParseRelease(tag)
+			if r.Draft || r.Prerelease || !ok || err != nil {
 				continue
 			}
 			// A series newer than the floor: X.Y from 3.0, whose first
@@ -153,9 +139,7 @@ func (l Listing) LatestAndNewer(ctx context.Context, newest string, series ...st
 				}
 			}
 		}
-		for s, v := range found {
-			best[s] = v
-		}
+		maps.Copy(best, found)
 		next = nextLink(link)
 	}
 	out, newer := map[string]string{}, map[string]string{}

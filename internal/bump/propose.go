@@ -58,12 +58,6 @@ func seriesOf(v string) string {
 	return s
 }
 
-// isRelease reports whether v is a final release's number.
-func isRelease(v string) bool {
-	_, err := osslver.ParseRelease(v)
-	return err == nil
-}
-
 // Propose asks the release listing once for the newest final release of
 // each series and, for every series whose newest release is newer than
 // the newest the recipe pins, runs the bump in dry-run mode against the
@@ -118,14 +112,9 @@ func Propose(ctx context.Context, o ProposeOptions) ([]Proposal, error) {
 	var out []Proposal
 	var errs []error
 	newSeries := slices.SortedFunc(maps.Keys(fresh), func(a, b string) int {
-		if newer(a+".0", b+".0") {
-			return -1
-		}
-		return 1
+		return osslver.Compare(osslver.MustParse(b+".0"), osslver.MustParse(a+".0"))
 	})
-	for _, s := range newSeries {
-		latest[s] = fresh[s]
-	}
+	maps.Copy(latest, fresh)
 	for _, s := range append(newSeries, series...) {
 		have := newestIn(r, s)
 		up, ok := latest[s]
@@ -306,24 +295,19 @@ func WriteProposals(dir string, ps []Proposal) error {
 		if err != nil {
 			return fmt.Errorf("proposals: %w", err)
 		}
-		if err := writeProposal(tmp, p); err != nil {
+		if err = writeProposal(tmp, p); err == nil {
+			err = os.Rename(tmp, final)
+		}
+		if err != nil {
 			os.RemoveAll(tmp)
 			return fmt.Errorf("proposals: series %s: %w", p.Series, err)
-		}
-		if err := os.Chmod(tmp, 0o755); err != nil {
-			os.RemoveAll(tmp)
-			return fmt.Errorf("proposals: %w", err)
-		}
-		if err := os.Rename(tmp, final); err != nil {
-			os.RemoveAll(tmp)
-			return fmt.Errorf("proposals: %w", err)
 		}
 	}
 	return nil
 }
 
 func writeProposal(dir string, p Proposal) error {
-	b, err := json.MarshalIndent(p.Facts(), "", "  ")
+	b, err := json.MarshalIndent(Facts{Series: p.Series, Pinned: p.Pinned, Version: p.Release.Version}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -340,5 +324,5 @@ func writeProposal(dir string, p Proposal) error {
 			return err
 		}
 	}
-	return nil
+	return os.Chmod(dir, 0o755) // MkdirTemp made it 0700
 }

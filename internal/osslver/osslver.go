@@ -56,6 +56,12 @@ func ParseRelease(s string) (Version, error) {
 	return v, nil
 }
 
+// IsRelease reports whether s is a final release's number (ParseRelease).
+func IsRelease(s string) bool {
+	_, err := ParseRelease(s)
+	return err == nil
+}
+
 // SeriesOf is the series of the version number s: "3.0" for "3.0.5".
 func SeriesOf(s string) (string, error) {
 	v, err := Parse(s)

@@ -31,15 +31,10 @@ func KnownReleases(data []byte) []Known {
 	var out []Known
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for n := 1; sc.Scan(); n++ {
-		if m := knownRe.FindSubmatch(bytes.TrimRight(sc.Bytes(), "\r")); m != nil && isRelease(string(m[1])) {
+		if m := knownRe.FindSubmatch(bytes.TrimRight(sc.Bytes(), "\r")); m != nil && osslver.IsRelease(string(m[1])) {
 			size, _ := strconv.ParseInt(string(m[3]), 10, 64)
 			out = append(out, Known{Version: string(m[1]), SHA256: string(m[2]), Size: size, Line: n})
 		}
 	}
 	return out
-}
-
-func isRelease(s string) bool {
-	_, err := osslver.ParseRelease(s)
-	return err == nil
 }

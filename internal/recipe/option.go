@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -60,8 +61,10 @@ const (
 // builds that hand pyca's OPENSSL_BUILD_FLAGS to Configure as they are
 // accept much of what is refused here (docs/pyca-infra.md's token table).
 func OptionAdvice(o string) (why, instead string, refused bool) {
-	if why, instead, ok := refusedOption(o); ok {
-		return why, instead, true
+	for _, r := range optionRefusals { // refused by name
+		if r.match(o) {
+			return r.why, r.instead, true
+		}
 	}
 	switch {
 	case o == "" || strings.ContainsAny(o, " \t\n\r$`\"'\\;&|<>()*?[]{}~#!"):
@@ -94,9 +97,7 @@ func OptionAdvice(o string) (why, instead string, refused bool) {
 		name, v, _ := strings.Cut(o, "=")
 		switch {
 		case deploymentFlag(o):
-			if v == "" {
-				v = "11.0"
-			}
+			v = cmp.Or(v, "11.0")
 			return why, fmt.Sprintf("set min_os = %q in the recipe's macOS target; osslbuild derives %s=%s from it", v, name, v), true
 		case o == "-static" || strings.HasPrefix(o, "-l") || strings.HasPrefix(o, "-L") || strings.HasPrefix(o, "-Wl,") || o == "-rpath":
 			return "a linker flag: Configure would link with it", leaveOut + ": the static libraries link nothing themselves, and the program that links them chooses its own linker flags", true
@@ -168,17 +169,6 @@ func testFeature(o string) bool {
 
 func is(names ...string) func(string) bool {
 	return func(o string) bool { return slices.Contains(names, o) }
-}
-
-// refusedOption is why o is refused by name and what to write instead,
-// false when it is not.
-func refusedOption(o string) (why, instead string, ok bool) {
-	for _, r := range optionRefusals {
-		if r.match(o) {
-			return r.why, r.instead, true
-		}
-	}
-	return "", "", false
 }
 
 // knownFeatures is the set of feature names release v's Configure takes:

@@ -6,11 +6,12 @@ package recipe
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"net/url"
@@ -19,7 +20,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -151,9 +151,7 @@ func Load(nameOrPath string) (*Recipe, error) { return LoadWith(nameOrPath, Load
 
 // LoadWith is Load with options.
 func LoadWith(nameOrPath string, o LoadOptions) (*Recipe, error) {
-	if nameOrPath == "" {
-		nameOrPath = recipes.Default
-	}
+	nameOrPath = cmp.Or(nameOrPath, recipes.Default)
 	b, err := ReadFile(nameOrPath)
 	switch {
 	case err == nil:
@@ -185,40 +183,17 @@ const MaxKeySize = 1 << 20
 // readRegular is ReadFile for a file of kind (errors name it so) of at most
 // max bytes.
 func readRegular(kind, path string, max int64) ([]byte, error) {
+	want, short := "a regular TOML file", "a recipe is a short TOML file"
+	if kind != "recipe" {
+		want, short = "a regular file (an armored OpenPGP public key)", "an OpenPGP key file is a few KB"
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
 	}
-	if err := regular(kind, path, fi); err != nil {
-		return nil, err
-	}
-	// Again from the open file, opened without waiting: a FIFO swapped
-	// in since the stat is refused, not waited on.
-	f, _, err := ctxio.OpenRegular(path, true)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
-	}
-	if int64(len(b)) > max {
-		what := "a recipe is a short TOML file"
-		if kind != "recipe" {
-			what = "an OpenPGP key file is a few KB"
-		}
-		return nil, fmt.Errorf("%s %s: larger than %d bytes; %s: %w", kind, path, max, what, ErrInvalid)
-	}
-	return b, nil
-}
-
-func regular(kind, path string, fi fs.FileInfo) error {
-	m := fi.Mode()
 	var what string
-	switch {
+	switch m := fi.Mode(); {
 	case m.IsRegular():
-		return nil
 	case m.IsDir():
 		what = "a directory"
 	case m&fs.ModeNamedPipe != 0:
@@ -230,11 +205,20 @@ func regular(kind, path string, fi fs.FileInfo) error {
 	default:
 		what = "not a regular file"
 	}
-	want := "a regular TOML file"
-	if kind != "recipe" {
-		want = "a regular file (an armored OpenPGP public key)"
+	if what != "" {
+		return nil, fmt.Errorf("%s %s: %s; want %s: %w", kind, path, what, want, ErrInvalid)
 	}
-	return fmt.Errorf("%s %s: %s; want %s: %w", kind, path, what, want, ErrInvalid)
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s %s: larger than %d bytes; %s: %w", kind, path, max, short, ErrInvalid)
+	}
+	// Again from the open file, opened without waiting: a FIFO swapped
+	// in since the stat is refused, not waited on (as is a file grown
+	// past max).
+	b, err := ctxio.ReadFile(context.Background(), path, true, max)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
+	}
+	return b, nil
 }
 
 // keysBeside reads the release keys of the recipe file at path, by their
@@ -334,10 +318,10 @@ func parse(path, origin string, data []byte, o LoadOptions, readKey func(string)
 		Options:  s.Options,
 		Targets:  map[string]Target{},
 		Releases: s.Releases,
+		lines:    c.lines,
 
 		Universal2Dispatch: s.Universal2Dispatch,
 	}
-	r.lines = c.lines
 	for i, h := range r.Universal2Dispatch {
 		if !headerRe.MatchString(h) || filepath.ToSlash(filepath.Clean(h)) != h || strings.Contains(h, "..") {
 			f := fmt.Sprintf("universal2_dispatch[%d]", i)
@@ -559,8 +543,7 @@ func checkLibraries(c *checker, libs []string, installName string) *platform.Sha
 // value of the wrong type, or a key the schema does not have (each one
 // named).
 func decodeError(path string, err error) error {
-	var strict *toml.StrictMissingError
-	if errors.As(err, &strict) {
+	if strict, ok := errors.AsType[*toml.StrictMissingError](err); ok {
 		var errs []error
 		for _, e := range strict.Errors {
 			row, _ := e.Position()
@@ -568,8 +551,7 @@ func decodeError(path string, err error) error {
 		}
 		return fmt.Errorf("%w: %w", errors.Join(errs...), ErrInvalid)
 	}
-	var de *toml.DecodeError
-	if errors.As(err, &de) {
+	if de, ok := errors.AsType[*toml.DecodeError](err); ok {
 		row, _ := de.Position()
 		msg := de.Error()
 		if k := de.Key(); len(k) > 0 {
@@ -636,7 +618,7 @@ func (r *Recipe) Universal2() ([]string, error) {
 			names = append(names, n)
 		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	if len(names) != 2 || r.Targets[names[0]].Arch == r.Targets[names[1]].Arch {
 		return nil, fmt.Errorf("recipe %s: universal2 needs two macOS targets of different architectures, have %q", r.Path, names)
 	}

@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -63,7 +64,7 @@ func (r *Recipe) Resolve(ver, sha256 string) (rel Release, listed bool, err erro
 	}
 	sha := strings.ToLower(strings.TrimSpace(sha256))
 	if sha256 != "" && !hex64.MatchString(sha) {
-		return Release{}, false, fmt.Errorf("sha256 %q for OpenSSL %s: want 64 hex digits", sha256, orDefault(v, r.Default))
+		return Release{}, false, fmt.Errorf("sha256 %q for OpenSSL %s: want 64 hex digits", sha256, cmp.Or(v, r.Default))
 	}
 	if rel, err := r.Release(v); err == nil {
 		if sha != "" && sha != rel.SHA256 {
@@ -97,13 +98,6 @@ func (r *Recipe) AllSigners() []string {
 		}
 	}
 	return out
-}
-
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 // PlanFor is release rel built for target with options: nil means the

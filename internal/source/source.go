@@ -52,8 +52,7 @@ func fetchSignature(ctx context.Context, f *fetch.Fetcher, rel release.Release, 
 	var signer signature.Result
 	sig, err := f.FetchSignature(ctx, file, tb, SignatureCheck(tb.Path, rel, &signer))
 	if err != nil {
-		var fe *fetch.Error
-		if !rel.SignatureRequired() && errors.As(err, &fe) && fe.NotFoundAnywhere() {
+		if fe, ok := errors.AsType[*fetch.Error](err); ok && !rel.SignatureRequired() && fe.NotFoundAnywhere() {
 			return v, nil
 		}
 		if rel.SignatureRequired() {
@@ -69,19 +68,15 @@ func fetchSignature(ctx context.Context, f *fetch.Fetcher, rel release.Release, 
 // OpenPGP over the tarball at tarball (verified against its pinned digest
 // already) by a key rel.Signers allows, found in osslbuild's keys/ or
 // among the recipe's release keys (rel.Keys). The signer of an accepted
-// signature is stored in *signer.
+// signature is stored in *signer (the zero Result for a refused one).
 func SignatureCheck(tarball string, rel release.Release, signer *signature.Result) fetch.Check {
 	return func(ctx context.Context, sig fetch.Result) error {
 		asc, err := ctxio.ReadFile(ctx, sig.Path, true, fetch.MaxSignatureSize)
 		if err != nil {
 			return err
 		}
-		res, err := VerifyTarball(ctx, tarball, asc, rel)
-		if err != nil {
-			return err
-		}
-		*signer = res
-		return nil
+		*signer, err = VerifyTarball(ctx, tarball, asc, rel)
+		return err
 	}
 }
 

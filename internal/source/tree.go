@@ -16,13 +16,7 @@ type Tree struct {
 	// SourceDateEpoch is the newest mtime in the release tarball: fixed by
 	// the release, so "built on:" and archive dates do not follow the clock.
 	SourceDateEpoch int64
-	Patches         []AppliedPatch
-}
-
-// AppliedPatch is a patch applied to the tree.
-type AppliedPatch struct {
-	Name   string
-	SHA256 string
+	Patches         []patch.Patch // applied to the tree, in order
 }
 
 // Unpack extracts the verified tarball into dest (which must not exist) and
@@ -37,9 +31,5 @@ func Unpack(ctx context.Context, v *Verified, dest string, patchFS fs.FS) (*Tree
 		os.RemoveAll(dest)
 		return nil, fmt.Errorf("patch openssl-%s: %w", v.Release.Version, err)
 	}
-	t := &Tree{Dir: dest, SourceDateEpoch: res.Newest.Unix(), Patches: make([]AppliedPatch, 0, len(ps))}
-	for _, p := range ps {
-		t.Patches = append(t.Patches, AppliedPatch{Name: p.Name, SHA256: p.SHA256})
-	}
-	return t, nil
+	return &Tree{Dir: dest, SourceDateEpoch: res.Newest.Unix(), Patches: ps}, nil
 }

@@ -60,20 +60,17 @@ func FetchUnlisted(ctx context.Context, f *fetch.Fetcher, rel release.Release) (
 	if err != nil {
 		return nil, fmt.Errorf("OpenSSL %s (not in the recipe, pinned by the sha256 given): %w", rel.Version, err)
 	}
+	defer os.Remove(d.Path)
+	defer os.Remove(sig.Path)
 	// Plain names, in a private directory: errors name the file as
 	// published, and the cache takes it from here.
 	dir, err := os.MkdirTemp(filepath.Dir(d.Path), ".unlisted-")
 	if err != nil {
-		os.Remove(d.Path)
-		os.Remove(sig.Path)
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	staged := filepath.Join(dir, name)
-	err = errors.Join(os.Rename(d.Path, staged), os.Rename(sig.Path, staged+".asc"))
-	os.Remove(d.Path)
-	os.Remove(sig.Path)
-	if err != nil {
+	if err := errors.Join(os.Rename(d.Path, staged), os.Rename(sig.Path, staged+".asc")); err != nil {
 		return nil, err
 	}
 	refuse := func(err error) (*Verified, error) {

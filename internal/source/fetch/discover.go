@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Discovery is a file to download whose digest is not known yet (a new
@@ -20,9 +21,6 @@ type Discovery struct {
 	// MaxSize bounds the download: with no pinned size it is the only limit
 	// on what a source can make us write.
 	MaxSize int64
-	// Dir receives the temporary file; "" means the cache's staging area
-	// (<cache>/tmp), where files a killed process left behind are swept.
-	Dir string
 	// Accept, if set, judges what a source served before Discover returns it
 	// (say, that its signature is beside it). An error fails that source
 	// like a bad download: the file is removed, the error is recorded for
@@ -58,8 +56,10 @@ func (f *Fetcher) Discover(ctx context.Context, want Discovery) (Discovered, err
 	if err != nil {
 		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, err)
 	}
-	dir, err := f.stagingDir(want.Dir)
-	if err != nil {
+	// The temporary file goes to the cache's staging area, where files a
+	// killed process left behind are swept.
+	dir := filepath.Join(f.cacheDir, "tmp")
+	if err := prepareDir(dir, false); err != nil {
 		return Discovered{}, fmt.Errorf("fetch %s: %w", want.Name, err)
 	}
 	exp := expect{name: want.Name, size: -1, limit: want.MaxSize, what: want.Name, where: "staging"}
@@ -74,12 +74,15 @@ func (f *Fetcher) stage(ctx context.Context, srcs []source, skipped int, exp exp
 	}
 	fe := &Error{Name: exp.name, Offline: f.opts.Offline, Skipped: skipped}
 	var got Discovered
-	_, err := f.trySources(ctx, exp.name, srcs, fe, func(ctx context.Context, src source) error {
+	err := f.trySources(ctx, exp.name, srcs, fe, func(ctx context.Context, src source) error {
 		tmp, err := f.receive(ctx, src, exp, dir)
 		if err != nil {
 			return err
 		}
-		d := Discovered{Name: exp.name, Path: tmp.release(), URL: src.String(), SHA256: tmp.sum, Size: tmp.n}
+		// Closed: the caller owns the file now, outside the cache's
+		// lock-aware sweeps.
+		tmp.f.Close()
+		d := Discovered{Name: exp.name, Path: tmp.path(), URL: src.String(), SHA256: tmp.sum, Size: tmp.n}
 		if accept != nil {
 			if err := accept(ctx, d); err != nil {
 				os.Remove(d.Path)
@@ -117,9 +120,7 @@ func (f *Fetcher) DiscoverSignature(ctx context.Context, d Discovered) (Discover
 	if err != nil {
 		return Discovered{}, fmt.Errorf("fetch %s: origin %q: %w", name, d.URL, err)
 	}
-	switch origin.Scheme {
-	case "http", "https", "file":
-	default:
+	if !slices.Contains(schemes, origin.Scheme) {
 		return Discovered{}, fmt.Errorf("fetch %s: origin %q: unsupported scheme %q", name, d.URL, origin.Scheme)
 	}
 	var srcs []source
@@ -130,24 +131,4 @@ func (f *Fetcher) DiscoverSignature(ctx context.Context, d Discovered) (Discover
 		skipped = 1
 	}
 	return f.stage(ctx, srcs, skipped, signatureExpect(name, "staging"), filepath.Dir(d.Path), nil)
-}
-
-// stagingDir is where a discovered file goes: dir, which must exist, or the
-// cache's staging area, created and swept of stale temporary files.
-func (f *Fetcher) stagingDir(dir string) (string, error) {
-	if dir == "" {
-		dir = filepath.Join(f.cacheDir, "tmp")
-		if err := prepareDir(dir, false); err != nil {
-			return "", err
-		}
-		return dir, nil
-	}
-	st, err := os.Stat(dir)
-	if err != nil {
-		return "", fmt.Errorf("staging: %w", err)
-	}
-	if !st.IsDir() {
-		return "", fmt.Errorf("staging: %s is not a directory", dir)
-	}
-	return dir, nil
 }

@@ -51,9 +51,9 @@ func TestDiscoverFromMirror(t *testing.T) {
 		{"http", httpMirror.URL + "/dl", httpMirror.url(tarName)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stage := t.TempDir()
 			f := newFetcher(t, Options{Mirror: tc.mirror})
-			d, err := f.Discover(context.Background(), Discovery{Name: tarName, URLs: []string{upstream.url(tarName)}, MaxSize: 1 << 30, Dir: stage})
+			stage := filepath.Join(f.CacheDir(), "tmp")
+			d, err := f.Discover(context.Background(), Discovery{Name: tarName, URLs: []string{upstream.url(tarName)}, MaxSize: 1 << 30})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,8 +140,8 @@ func TestDiscoverRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := serve(t, tc.handler)
-			stage := t.TempDir()
-			d, err := newFetcher(t, Options{}).Discover(context.Background(), Discovery{Name: tarName, URLs: []string{srv.url(tarName)}, MaxSize: limit, Dir: stage})
+			f := newFetcher(t, Options{})
+			d, err := f.Discover(context.Background(), Discovery{Name: tarName, URLs: []string{srv.url(tarName)}, MaxSize: limit})
 			wantErr(t, err, append(tc.is, ErrAllFailed), append(tc.msgs, "fetch "+tarName+": all 1 source failed:\n  "+srv.url(tarName)+": "))
 			if d.Path != "" {
 				t.Errorf("result %+v on failure", d)
@@ -149,7 +149,7 @@ func TestDiscoverRefused(t *testing.T) {
 			if srv.count(tarName) != 1 {
 				t.Errorf("asked %d times; a refusal is not retried", srv.count(tarName))
 			}
-			assertNoFiles(t, stage)
+			assertNoFiles(t, filepath.Join(f.CacheDir(), "tmp"))
 		})
 	}
 }
@@ -160,7 +160,6 @@ func TestDiscoverAccept(t *testing.T) {
 	t.Parallel()
 	bad := serve(t, blob([]byte("PK\x03\x04 a zip"), "application/zip"))
 	good := serve(t, blob([]byte("\x1f\x8b gzip"), "application/gzip"))
-	stage := t.TempDir()
 	var seen []string
 	accept := func(ctx context.Context, d Discovered) error {
 		seen = append(seen, d.Path)
@@ -171,7 +170,7 @@ func TestDiscoverAccept(t *testing.T) {
 		return nil
 	}
 	f := newFetcher(t, Options{})
-	d, err := f.Discover(context.Background(), Discovery{Name: tarName, URLs: []string{bad.url(tarName), good.url(tarName)}, MaxSize: 100, Dir: stage, Accept: accept})
+	d, err := f.Discover(context.Background(), Discovery{Name: tarName, URLs: []string{bad.url(tarName), good.url(tarName)}, MaxSize: 100, Accept: accept})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +184,7 @@ func TestDiscoverAccept(t *testing.T) {
 		t.Errorf("refused file %s not removed: %v", seen[0], err)
 	}
 	os.Remove(d.Path)
-	assertNoFiles(t, stage)
+	assertNoFiles(t, filepath.Join(f.CacheDir(), "tmp"))
 }
 
 func TestDiscoverCancel(t *testing.T) {
@@ -199,18 +198,18 @@ func TestDiscoverCancel(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	next := serve(t, blob([]byte("\x1f\x8b"), ""))
-	stage := t.TempDir()
+	f := newFetcher(t, Options{})
 	start := time.Now()
-	_, err := newFetcher(t, Options{}).Discover(ctx, Discovery{Name: tarName, URLs: []string{srv.url(tarName), next.url(tarName)}, MaxSize: 1 << 30, Dir: stage})
+	_, err := f.Discover(ctx, Discovery{Name: tarName, URLs: []string{srv.url(tarName), next.url(tarName)}, MaxSize: 1 << 30})
 	wantErr(t, err, []error{context.Canceled}, []string{"fetch " + tarName + " from " + srv.url(tarName)})
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("cancellation took %v", time.Since(start))
 	}
 	next.wantTotal(t, 0, "next source tried after cancellation")
-	assertNoFiles(t, stage)
+	assertNoFiles(t, filepath.Join(f.CacheDir(), "tmp"))
 
 	// Canceled before the start: no request at all.
-	_, err = newFetcher(t, Options{}).Discover(ctx, Discovery{Name: tarName, URLs: []string{next.url(tarName)}, MaxSize: 10, Dir: stage})
+	_, err = newFetcher(t, Options{}).Discover(ctx, Discovery{Name: tarName, URLs: []string{next.url(tarName)}, MaxSize: 10})
 	wantErr(t, err, []error{context.Canceled}, nil)
 	next.wantTotal(t, 0, "canceled discovery")
 }
@@ -219,9 +218,9 @@ func TestDiscoverOffline(t *testing.T) {
 	t.Parallel()
 	r, _ := fixture(t)
 	srv := serve(t, serveDir(filepath.Dir(r.Tarball)))
-	stage := t.TempDir()
 	f := newFetcher(t, Options{Offline: true})
-	_, err := f.Discover(context.Background(), Discovery{Name: tarName, URLs: []string{srv.url(tarName)}, MaxSize: 1 << 30, Dir: stage})
+	stage := filepath.Join(f.CacheDir(), "tmp")
+	_, err := f.Discover(context.Background(), Discovery{Name: tarName, URLs: []string{srv.url(tarName)}, MaxSize: 1 << 30})
 	wantErr(t, err, []error{ErrOffline, ErrAllFailed}, []string{"(1 network source not tried: offline)"})
 	// A discovered file with a network origin: its signature is not fetched.
 	_, err = f.DiscoverSignature(context.Background(), Discovered{Name: tarName, Path: filepath.Join(stage, "x"), URL: srv.url(tarName)})
@@ -239,16 +238,15 @@ func TestDiscoverSignatureMissing(t *testing.T) {
 		}
 		w.Write([]byte("\x1f\x8b"))
 	}))
-	stage := t.TempDir()
 	f := newFetcher(t, Options{})
-	d, err := f.Discover(context.Background(), Discovery{Name: tarName, URLs: []string{srv.url(tarName)}, MaxSize: 10, Dir: stage})
+	d, err := f.Discover(context.Background(), Discovery{Name: tarName, URLs: []string{srv.url(tarName)}, MaxSize: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = f.DiscoverSignature(context.Background(), d)
 	wantErr(t, err, []error{ErrNotFound, ErrAllFailed}, []string{"fetch " + tarName + ".asc: all 1 source failed:\n  " + srv.url(tarName) + ".asc: HTTP 404"})
 	os.Remove(d.Path)
-	assertNoFiles(t, stage)
+	assertNoFiles(t, filepath.Join(f.CacheDir(), "tmp"))
 }
 
 // roundTripFunc lets a test stand in for the network.
@@ -290,7 +288,6 @@ func TestDiscoverInvalidInput(t *testing.T) {
 		{Name: ".hidden", MaxSize: 1},
 		{Name: tarName, MaxSize: 0},
 		{Name: tarName, MaxSize: 1, URLs: []string{"ftp://x/y"}},
-		{Name: tarName, MaxSize: 1, Dir: filepath.Join(t.TempDir(), "missing")},
 	} {
 		if _, err := f.Discover(context.Background(), want); err == nil {
 			t.Errorf("Discover(%+v) succeeded", want)

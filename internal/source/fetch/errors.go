@@ -278,16 +278,12 @@ func (e *permanentError) Unwrap() error { return e.err }
 // permanentError wins over what it wraps: a caller's verdict on a download
 // (Discovery.Accept) may quote a network error that retrying will not fix.
 func retryable(err error) bool {
-	var pe *permanentError
-	var se *statusError
-	var te *transferError
-	switch {
-	case errors.As(err, &pe):
+	if _, ok := errors.AsType[*permanentError](err); ok {
 		return false
-	case errors.As(err, &se):
-		return se.code >= 500
-	case errors.As(err, &te):
-		return true
 	}
-	return false
+	if se, ok := errors.AsType[*statusError](err); ok {
+		return se.code >= 500
+	}
+	_, ok := errors.AsType[*transferError](err)
+	return ok
 }

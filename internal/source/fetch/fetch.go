@@ -30,9 +30,11 @@
 package fetch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -157,45 +159,39 @@ func DefaultCacheDir() (string, error) {
 
 // withDefaults fills opts' zero timeouts and backoff.
 func withDefaults(opts Options) Options {
-	if opts.ConnectTimeout <= 0 {
-		opts.ConnectTimeout = DefaultConnectTimeout
-	}
-	if opts.ResponseHeaderTimeout <= 0 {
-		opts.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
-	}
-	if opts.IdleTimeout <= 0 {
-		opts.IdleTimeout = DefaultIdleTimeout
-	}
-	if opts.Deadline == 0 {
-		opts.Deadline = DefaultDeadline
-	}
-	if opts.MinRate == 0 {
-		opts.MinRate = DefaultMinRate
-	}
-	if opts.RateWindow <= 0 {
-		opts.RateWindow = DefaultRateWindow
-	}
+	opts.ConnectTimeout = positive(opts.ConnectTimeout, DefaultConnectTimeout)
+	opts.ResponseHeaderTimeout = positive(opts.ResponseHeaderTimeout, DefaultResponseHeaderTimeout)
+	opts.IdleTimeout = positive(opts.IdleTimeout, DefaultIdleTimeout)
+	opts.RateWindow = positive(opts.RateWindow, DefaultRateWindow)
+	opts.Deadline = cmp.Or(opts.Deadline, DefaultDeadline)
+	opts.MinRate = cmp.Or(opts.MinRate, DefaultMinRate)
 	if opts.Backoff == nil {
 		opts.Backoff = defaultBackoff
 	}
 	return opts
 }
 
+// positive is d, or def when d is not positive.
+func positive(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
 // New returns a Fetcher for opts.
 func New(opts Options) (*Fetcher, error) {
 	f := &Fetcher{opts: withDefaults(opts)}
 	dir := opts.CacheDir
+	var err error
 	if dir == "" {
-		var err error
 		if dir, err = DefaultCacheDir(); err != nil {
 			return nil, err
 		}
 	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
+	if f.cacheDir, err = filepath.Abs(dir); err != nil {
 		return nil, fmt.Errorf("cache directory %q: %w", opts.CacheDir, err)
 	}
-	f.cacheDir = dir
 	if opts.Mirror != "" {
 		if f.mirror, err = parseMirror(opts.Mirror); err != nil {
 			return nil, err
@@ -279,6 +275,9 @@ func (f *Fetcher) entryDir(sha string) string {
 	return filepath.Join(f.cacheDir, "sha256", strings.ToLower(sha))
 }
 
+// schemes are those of the URLs a file is fetched from.
+var schemes = []string{"http", "https", "file"}
+
 // source is one place to try, as a URL.
 type source struct {
 	u     *url.URL
@@ -296,12 +295,7 @@ func (s source) String() string {
 }
 
 // recorded is the URL the cache records for bytes from s.
-func (s source) recorded() string {
-	if s.origin != "" {
-		return s.origin
-	}
-	return s.u.String()
-}
+func (s source) recorded() string { return cmp.Or(s.origin, s.u.String()) }
 
 // sources lists the places to try for name, each once: first (a recorded
 // origin; skipped if it is not a usable URL), the mirror, then urls. Offline
@@ -315,10 +309,8 @@ func (f *Fetcher) sources(name, first string, urls []string) ([]source, int, err
 			all = append(all, source{u: u, local: u.Scheme == "file"})
 		}
 	}
-	if first != "" {
-		if u, err := url.Parse(first); err == nil && (u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "file") {
-			add(u)
-		}
+	if u, err := url.Parse(first); err == nil && slices.Contains(schemes, u.Scheme) {
+		add(u)
 	}
 	if f.mirror != nil {
 		add(f.mirror.JoinPath(name))
@@ -328,9 +320,7 @@ func (f *Fetcher) sources(name, first string, urls []string) ([]source, int, err
 		if err != nil {
 			return nil, 0, fmt.Errorf("source URL %q: %w", s, err)
 		}
-		switch u.Scheme {
-		case "http", "https", "file":
-		default:
+		if !slices.Contains(schemes, u.Scheme) {
 			return nil, 0, fmt.Errorf("source URL %q: unsupported scheme %q", s, u.Scheme)
 		}
 		add(u)
@@ -346,7 +336,7 @@ func (f *Fetcher) sources(name, first string, urls []string) ([]source, int, err
 // seedSource is a local file to store in the cache as if downloaded from origin.
 func seedSource(path, origin string) (source, error) {
 	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file") {
+	if err != nil || !slices.Contains(schemes, u.Scheme) {
 		return source{}, fmt.Errorf("origin %q: want the http(s) or file URL %s was downloaded from", origin, path)
 	}
 	abs, err := filepath.Abs(path)
@@ -382,58 +372,89 @@ func (f *Fetcher) fetch(ctx context.Context, file File, srcs []source) (Result, 
 	file.SHA256 = strings.ToLower(file.SHA256)
 	final := f.Path(file)
 
-	res, hit, cacheErr := f.cached(ctx, file, final)
+	res, hit, cacheErr := cached(ctx, final, file.Size+1, func(e *entry, _ Result) error {
+		if e.n == file.Size && e.sum == file.SHA256 {
+			return nil
+		}
+		mm := &MismatchError{WantSHA256: file.SHA256, WantSize: file.Size, GotSHA256: e.sum, GotSize: e.n, More: e.n > file.Size, Head: e.head}
+		if mm.More {
+			mm.GotSHA256 = ""
+		}
+		return mm
+	})
 	if hit {
 		return res, nil
 	}
 	want := expect{name: file.Name, sha: file.SHA256, size: file.Size, limit: file.Size, where: "cache"}
-	src, err := f.download(ctx, final, want, nil, cacheErr, srcs, "", file.URLs)
-	if err != nil {
-		return Result{}, err
-	}
-	return Result{Path: final, URL: src.recorded(), SHA256: file.SHA256, Size: file.Size, Evicted: cacheErr}, nil
+	return f.download(ctx, final, want, nil, cacheErr, srcs, "", file.URLs)
 }
 
 // download fills the cache entry final with the first source that serves
 // what want describes and check (if any) accepts, after a cache lookup that
-// found none (cacheErr: what it removed), and returns that source: one of
-// srcs or, if srcs is nil, of first (a recorded origin), the mirror and urls.
-func (f *Fetcher) download(ctx context.Context, final string, want expect, check Check, cacheErr error, srcs []source, first string, urls []string) (source, error) {
+// found none (cacheErr: what it removed), and returns it: from srcs or, if
+// srcs is nil, from first (a recorded origin), the mirror and urls. Each
+// try makes one request and, if the bytes are right and check accepts
+// them, installs them at final together with a record of the source.
+func (f *Fetcher) download(ctx context.Context, final string, want expect, check Check, cacheErr error, srcs []source, first string, urls []string) (Result, error) {
 	if ctx.Err() != nil {
-		return source{}, fmt.Errorf("fetch %s: %w", want.name, ctxErr(ctx))
+		return Result{}, fmt.Errorf("fetch %s: %w", want.name, ctxErr(ctx))
 	}
 	skipped := 0
 	if srcs == nil {
 		var err error
 		if srcs, skipped, err = f.sources(want.name, first, urls); err != nil {
-			return source{}, fmt.Errorf("fetch %s: %w", want.name, err)
+			return Result{}, fmt.Errorf("fetch %s: %w", want.name, err)
 		}
 	}
 	if err := prepareDir(filepath.Dir(final), true); err != nil {
-		return source{}, fmt.Errorf("fetch %s: %w", want.name, err)
+		return Result{}, fmt.Errorf("fetch %s: %w", want.name, err)
 	}
+	var res Result
 	fe := &Error{Name: want.name, Offline: f.opts.Offline, Skipped: skipped, Cache: cacheErr}
-	return f.trySources(ctx, want.name, srcs, fe, func(ctx context.Context, src source) error {
-		return f.tryOnce(ctx, src, want, final, check)
+	err := f.trySources(ctx, want.name, srcs, fe, func(ctx context.Context, src source) error {
+		tmp, err := f.receive(ctx, src, want, filepath.Dir(final))
+		if err != nil {
+			return err
+		}
+		res = Result{Path: final, URL: src.recorded(), SHA256: tmp.sum, Size: tmp.n, Evicted: cacheErr}
+		if check != nil {
+			if err := check(ctx, Result{Path: tmp.path(), URL: res.URL, SHA256: tmp.sum, Size: tmp.n}); err != nil {
+				tmp.discard()
+				if ctx.Err() != nil {
+					return context.Cause(ctx)
+				}
+				return &permanentError{&rejectedError{err}}
+			}
+		}
+		return install(tmp, final, res.URL)
 	})
+	if err != nil {
+		return Result{}, err
+	}
+	return res, nil
 }
 
-// cached looks for a verified cache entry. A corrupted one is removed and
-// reported in corrupt so the final error can mention it.
-func (f *Fetcher) cached(ctx context.Context, file File, final string) (res Result, hit bool, corrupt error) {
-	e, err := openEntry(ctx, final, file.Size+1)
+// cached looks for the cache entry final, hashing at most limit bytes, and
+// returns it when fault finds nothing wrong with it (a corrupted file, a
+// signature the caller's check refuses). One it faults is removed and
+// reported in evicted, naming the file and where it had come from, so the
+// final error can mention it; cancellation meanwhile is no fault of the
+// entry, which then stays.
+func cached(ctx context.Context, final string, limit int64, fault func(e *entry, res Result) error) (res Result, hit bool, evicted error) {
+	e, err := openEntry(ctx, final, limit)
 	if e == nil {
 		return Result{}, false, err
 	}
 	defer e.fh.Close()
-	if e.n != file.Size || e.sum != file.SHA256 {
-		mm := &MismatchError{WantSHA256: file.SHA256, WantSize: file.Size, GotSHA256: e.sum, GotSize: e.n, More: e.n > file.Size, Head: e.head}
-		if mm.More {
-			mm.GotSHA256 = ""
-		}
-		return Result{}, false, evict(final, e.fh, mm)
+	res = Result{Path: final, URL: readOrigin(final), Cached: true, SHA256: e.sum, Size: e.n}
+	switch why := fault(e, res); {
+	case why == nil:
+		return res, true, nil
+	case ctx.Err() != nil:
+		return Result{}, false, nil
+	default:
+		return Result{}, false, evict(final, e.fh, why)
 	}
-	return Result{Path: final, URL: readOrigin(final), Cached: true, SHA256: file.SHA256, Size: file.Size}, true, nil
 }
 
 // entry is a cache file opened and hashed for verification. It stays open
@@ -455,7 +476,7 @@ func openEntry(ctx context.Context, final string, limit int64) (*entry, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", final, err)
 	}
-	sum, n, head, err := hashReader(ctx, fh, limit)
+	sum, n, head, err := hashCopy(io.Discard, ctxio.Reader(ctx, fh), limit)
 	if err != nil {
 		fh.Close()
 		return nil, fmt.Errorf("%s: %w", final, err)
@@ -481,12 +502,12 @@ func evict(final string, fh *os.File, why error) error {
 }
 
 // trySources tries srcs in order, each with retries, until try succeeds for
-// one, and returns that one. Each failed source is added to fe, which is the
-// error when all fail, or when the deadline for the file (Options.Deadline)
-// passes: then the source in progress is the last attempt, with what it had
-// received. The caller's cancellation ends the walk at once, naming the
-// source in progress rather than listing the ones before it.
-func (f *Fetcher) trySources(ctx context.Context, name string, srcs []source, fe *Error, try func(context.Context, source) error) (source, error) {
+// one. Each failed source is added to fe, which is the error when all fail,
+// or when the deadline for the file (Options.Deadline) passes: then the
+// source in progress is the last attempt, with what it had received. The
+// caller's cancellation ends the walk at once, naming the source in
+// progress rather than listing the ones before it.
+func (f *Fetcher) trySources(ctx context.Context, name string, srcs []source, fe *Error, try func(context.Context, source) error) error {
 	parent := ctx
 	if d := f.opts.Deadline; d > 0 {
 		var cancel context.CancelFunc
@@ -496,19 +517,19 @@ func (f *Fetcher) trySources(ctx context.Context, name string, srcs []source, fe
 	for i, src := range srcs {
 		tries, err := f.tryWithRetries(ctx, func() error { return try(ctx, src) })
 		if err == nil {
-			return src, nil
+			return nil
 		}
 		if ctx.Err() != nil {
 			if parent.Err() != nil {
-				return source{}, fmt.Errorf("fetch %s from %s: %w", name, src, ctxErr(parent))
+				return fmt.Errorf("fetch %s from %s: %w", name, src, ctxErr(parent))
 			}
 			fe.Attempts = append(fe.Attempts, Attempt{URL: src.String(), Tries: tries, Err: atDeadline(ctx, err)})
 			fe.Deadline, fe.Untried = f.opts.Deadline, len(srcs)-i-1
-			return source{}, fe
+			return fe
 		}
 		fe.Attempts = append(fe.Attempts, Attempt{URL: src.String(), Tries: tries, Err: err})
 	}
-	return source{}, fe
+	return fe
 }
 
 // tryWithRetries calls try (one request to one source) until it succeeds,
@@ -528,26 +549,6 @@ func (f *Fetcher) tryWithRetries(ctx context.Context, try func() error) (tries i
 		case <-t.C:
 		}
 	}
-}
-
-// tryOnce makes one request to src and, if the bytes are right and check
-// (if any) accepts them, installs them at final together with a record of
-// the source.
-func (f *Fetcher) tryOnce(ctx context.Context, src source, want expect, final string, check Check) error {
-	tmp, err := f.receive(ctx, src, want, filepath.Dir(final))
-	if err != nil {
-		return err
-	}
-	if check != nil {
-		if err := check(ctx, Result{Path: tmp.path(), URL: src.recorded(), SHA256: tmp.sum, Size: tmp.n}); err != nil {
-			tmp.discard()
-			if ctx.Err() != nil {
-				return context.Cause(ctx)
-			}
-			return &permanentError{&rejectedError{err}}
-		}
-	}
-	return install(tmp, final, src.recorded())
 }
 
 // receive makes one request to src and streams a good answer into a new
@@ -621,7 +622,21 @@ func (f *Fetcher) fetchSignature(ctx context.Context, file File, tarball Result,
 	}
 	final := filepath.Join(f.entryDir(sha), name)
 
-	res, hit, cacheErr := cachedSignature(ctx, final, check)
+	// A cached signature must be plausible and pass check.
+	res, hit, cacheErr := cached(ctx, final, MaxSignatureSize+1, func(e *entry, res Result) error {
+		switch {
+		case e.n == 0:
+			return errors.New("empty file")
+		case e.n > MaxSignatureSize:
+			return fmt.Errorf("%w: more than %d bytes", ErrTooLarge, MaxSignatureSize)
+		case looksHTML("", e.head):
+			return fmt.Errorf("not a signature (%d bytes)%s", e.n, describeContent("", e.head))
+		}
+		if err := check(ctx, res); err != nil {
+			return &rejectedError{err}
+		}
+		return nil
+	})
 	if hit {
 		return res, nil
 	}
@@ -633,59 +648,13 @@ func (f *Fetcher) fetchSignature(ctx context.Context, file File, tarball Result,
 	for i, u := range file.URLs {
 		urls[i] = u + ".asc"
 	}
-	src, err := f.download(ctx, final, signatureExpect(name, "cache"), check, cacheErr, srcs, origin, urls)
-	if err != nil {
-		return Result{}, err
-	}
-	fh, _, err := ctxio.OpenRegular(final, true)
-	if err != nil {
-		return Result{}, fmt.Errorf("fetch %s: %w", name, err)
-	}
-	defer fh.Close()
-	sum, n, _, err := hashReader(ctx, fh, MaxSignatureSize+1)
-	if err != nil {
-		return Result{}, fmt.Errorf("fetch %s: %s: %w", name, final, err)
-	}
-	return Result{Path: final, URL: src.recorded(), SHA256: sum, Size: n, Evicted: cacheErr}, nil
+	return f.download(ctx, final, signatureExpect(name, "cache"), check, cacheErr, srcs, origin, urls)
 }
 
 // signatureExpect is what a detached signature must be: no pinned digest,
 // at most MaxSignatureSize bytes, not empty, not an HTML page.
 func signatureExpect(name, where string) expect {
 	return expect{name: name, size: -1, limit: MaxSignatureSize, what: "a signature", where: where}
-}
-
-// cachedSignature returns the cached signature at final if it is plausible
-// and check accepts it. One that is not is removed and reported in evicted,
-// naming the file and where it had come from; cancellation during the check
-// is no fault of the entry, which then stays.
-func cachedSignature(ctx context.Context, final string, check Check) (res Result, hit bool, evicted error) {
-	e, err := openEntry(ctx, final, MaxSignatureSize+1)
-	if e == nil {
-		return Result{}, false, err
-	}
-	defer e.fh.Close()
-	res = Result{Path: final, URL: readOrigin(final), Cached: true, SHA256: e.sum, Size: e.n}
-	var why error
-	switch {
-	case e.n == 0:
-		why = errors.New("empty file")
-	case e.n > MaxSignatureSize:
-		why = fmt.Errorf("%w: more than %d bytes", ErrTooLarge, MaxSignatureSize)
-	case looksHTML("", e.head):
-		why = fmt.Errorf("not a signature (%d bytes)%s", e.n, describeContent("", e.head))
-	default:
-		if why = check(ctx, res); why != nil {
-			if ctx.Err() != nil {
-				return Result{}, false, nil
-			}
-			why = &rejectedError{why}
-		}
-	}
-	if why == nil {
-		return res, true, nil
-	}
-	return Result{}, false, evict(final, e.fh, why)
 }
 
 // ctxErr is ctx's error, with its cause when one was given (e.g. "interrupted"),

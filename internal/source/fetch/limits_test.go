@@ -164,11 +164,10 @@ func TestDeadline(t *testing.T) {
 	t.Run("discovery leaves nothing in its directory", func(t *testing.T) {
 		t.Parallel()
 		srv := serve(t, trickle(1<<20))
-		stage := t.TempDir()
-		_, err := newFetcher(t, Options{Deadline: 300 * time.Millisecond, MinRate: -1}).
-			Discover(safeCtx(t), Discovery{Name: tarName, URLs: []string{srv.url(tarName)}, MaxSize: 1 << 30, Dir: stage})
+		f := newFetcher(t, Options{Deadline: 300 * time.Millisecond, MinRate: -1})
+		_, err := f.Discover(safeCtx(t), Discovery{Name: tarName, URLs: []string{srv.url(tarName)}, MaxSize: 1 << 30})
 		wantErr(t, err, []error{ErrDeadline}, []string{srv.url(tarName) + ": deadline: 300ms for the whole file passed (after ", " of 1048576 bytes)"})
-		assertNoFiles(t, stage)
+		assertNoFiles(t, filepath.Join(f.CacheDir(), "tmp"))
 	})
 }
 

@@ -196,8 +196,7 @@ func (g *httpGetter) netError(ctx context.Context, err error, got, total int64) 
 		return stopped(ctx, got, total)
 	}
 	// The URL is already on the line; keep only what went wrong.
-	var ue *url.Error
-	if errors.As(err, &ue) {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
 		err = ue.Err
 	}
 	if errors.Is(err, errDowngrade) || errors.Is(err, errRedirectLoop) || errors.Is(err, errTooManyRedirects) || errors.Is(err, errOnion) {
@@ -205,8 +204,7 @@ func (g *httpGetter) netError(ctx context.Context, err error, got, total int64) 
 	}
 	// A name that does not resolve now will not within the backoff schedule;
 	// a resolver timeout has already been retried by the resolver itself.
-	var dns *net.DNSError
-	if errors.As(err, &dns) {
+	if dns, ok := errors.AsType[*net.DNSError](err); ok {
 		return &permanentError{&transferError{what: "DNS lookup failed", got: got, total: total, err: dns}}
 	}
 	if isCertificateError(err) {
@@ -216,8 +214,7 @@ func (g *httpGetter) netError(ctx context.Context, err error, got, total int64) 
 	if got >= 0 {
 		what = "connection lost"
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 		what = "timeout"
 	}
 	return &transferError{what: what, got: got, total: total, err: err}
@@ -238,15 +235,13 @@ func isCertificateError(err error) bool {
 // received, or else the caller's cancellation as it is.
 func stopped(ctx context.Context, got, total int64) error {
 	cause := context.Cause(ctx)
-	var s *stalled
-	var slow *tooSlow
-	var dl *deadlineExceeded
-	switch {
-	case errors.As(cause, &s):
+	if s, ok := errors.AsType[*stalled](cause); ok {
 		return &transferError{what: "stalled", got: max(got, 0), total: total, err: s}
-	case errors.As(cause, &slow):
+	}
+	if slow, ok := errors.AsType[*tooSlow](cause); ok {
 		return &transferError{what: "too slow", got: max(got, 0), total: total, err: slow}
-	case errors.As(cause, &dl):
+	}
+	if dl, ok := errors.AsType[*deadlineExceeded](cause); ok {
 		return &transferError{what: "deadline", got: got, total: total, err: dl}
 	}
 	return cause
@@ -257,14 +252,12 @@ func stopped(ctx context.Context, got, total int64) error {
 // else the deadline with err, what the last try got, beside it.
 func atDeadline(ctx context.Context, err error) error {
 	if errors.Is(err, ErrDeadline) {
-		var te *transferError
-		if errors.As(err, &te) {
+		if _, ok := errors.AsType[*transferError](err); ok {
 			return err
 		}
 		err = nil // the bare cause: the deadline passed in a check
 	}
-	var dl *deadlineExceeded
-	errors.As(context.Cause(ctx), &dl)
+	dl, _ := errors.AsType[*deadlineExceeded](context.Cause(ctx))
 	return &transferError{what: "deadline", got: -1, total: -1, err: dl, last: err}
 }
 
@@ -282,13 +275,6 @@ func (s *spooled) path() string { return s.f.Name() }
 func (s *spooled) discard() {
 	s.f.Close()
 	os.Remove(s.f.Name())
-}
-
-// release closes the file and hands its path to the caller, who owns it now
-// (a discovered file, outside the cache's lock-aware sweeps).
-func (s *spooled) release() string {
-	s.f.Close()
-	return s.f.Name()
 }
 
 // spool streams b into a new temporary file in dir while hashing and checks
@@ -332,10 +318,6 @@ func (f *Fetcher) spool(ctx context.Context, b *body, want expect, dir string) (
 // copyChecked copies b to w, hashing, and checks the bytes against want.
 func (f *Fetcher) copyChecked(ctx context.Context, b *body, want expect, w io.Writer) (sum string, n int64, err error) {
 	pinned := want.size >= 0
-
-	h := sha256.New()
-	hw := &headWriter{max: 512}
-	w = io.MultiWriter(w, h, hw)
 	if pinned && f.opts.Progress != nil {
 		w = io.MultiWriter(w, &progressWriter{total: want.size, fn: f.opts.Progress})
 	}
@@ -343,8 +325,8 @@ func (f *Fetcher) copyChecked(ctx context.Context, b *body, want expect, w io.Wr
 	if !pinned {
 		total = b.length
 	}
-	rr := &errReader{r: io.LimitReader(b.r, want.limit+1)}
-	n, err = io.CopyBuffer(w, rr, make([]byte, 256<<10))
+	rr := &errReader{r: b.r}
+	sum, n, head, err := hashCopy(w, rr, want.limit+1)
 	if err != nil {
 		if rr.err != nil {
 			return "", n, b.fail(rr.err, n, total)
@@ -354,22 +336,21 @@ func (f *Fetcher) copyChecked(ctx context.Context, b *body, want expect, w io.Wr
 	if ctx.Err() != nil {
 		return "", n, stopped(ctx, n, total)
 	}
-	sum = hex.EncodeToString(h.Sum(nil))
 	if n > want.limit {
 		if !pinned {
 			return "", n, &permanentError{fmt.Errorf("%w: more than %d bytes", ErrTooLarge, want.limit)}
 		}
-		return "", n, &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSize: n, More: true, ContentType: b.contentType, Head: hw.buf}
+		return "", n, &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSize: n, More: true, ContentType: b.contentType, Head: head}
 	}
 	if pinned && (n != want.size || sum != want.sha) {
-		return "", n, &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSHA256: sum, GotSize: n, ContentType: b.contentType, Head: hw.buf}
+		return "", n, &MismatchError{WantSHA256: want.sha, WantSize: want.size, GotSHA256: sum, GotSize: n, ContentType: b.contentType, Head: head}
 	}
 	if !pinned {
 		if n == 0 {
 			return "", n, &permanentError{errors.New("empty file")}
 		}
-		if looksHTML(b.contentType, hw.buf) {
-			return "", n, &permanentError{fmt.Errorf("not %s (%d bytes)%s", want.what, n, describeContent(b.contentType, hw.buf))}
+		if looksHTML(b.contentType, head) {
+			return "", n, &permanentError{fmt.Errorf("not %s (%d bytes)%s", want.what, n, describeContent(b.contentType, head))}
 		}
 	}
 	return sum, n, nil
@@ -431,15 +412,13 @@ func (p *progressWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// hashReader hashes at most limit bytes of r, returning the first bytes too.
-func hashReader(ctx context.Context, r io.Reader, limit int64) (sum string, n int64, head []byte, err error) {
+// hashCopy copies at most limit bytes of r to w, hashing them, and returns
+// the first bytes too.
+func hashCopy(w io.Writer, r io.Reader, limit int64) (sum string, n int64, head []byte, err error) {
 	h := sha256.New()
 	hw := &headWriter{max: 512}
-	n, err = io.CopyBuffer(io.MultiWriter(h, hw), io.LimitReader(ctxio.Reader(ctx, r), limit), make([]byte, 256<<10))
-	if err != nil {
-		return "", n, hw.buf, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, hw.buf, nil
+	n, err = io.CopyBuffer(io.MultiWriter(w, h, hw), io.LimitReader(r, limit), make([]byte, 256<<10))
+	return hex.EncodeToString(h.Sum(nil)), n, hw.buf, err
 }
 
 // tempPattern names temporary files: hidden, unique per call (CreateTemp),
@@ -545,10 +524,8 @@ func writeOrigin(final, origin string) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err = tmp.WriteString(origin + "\n"); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
+	_, err = tmp.WriteString(origin + "\n")
+	if err = errors.Join(err, tmp.Chmod(0o644)); err != nil {
 		return err
 	}
 	if beforeRename != nil {

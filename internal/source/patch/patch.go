@@ -76,15 +76,19 @@ type Patch struct {
 	diffs []*gitdiff.File
 }
 
-// Load reads and validates every *.patch at the top of fsys, in lexical
-// order.
-func Load(fsys fs.FS) ([]Patch, error) {
+// Select reads and validates every *.patch at the top of fsys, in lexical
+// order, and returns those that apply to release ver, in order.
+func Select(fsys fs.FS, ver string) ([]Patch, error) {
+	v, err := osslver.Parse(ver)
+	if err != nil {
+		return nil, fmt.Errorf("patches: release version %q: %w", ver, err)
+	}
 	names, err := fs.Glob(fsys, "*.patch")
 	if err != nil {
 		return nil, fmt.Errorf("patches: %w", err)
 	}
 	sort.Strings(names) // Glob sorts today; the order is the contract, so be explicit.
-	var out []Patch
+	var all []Patch
 	for _, name := range names {
 		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
@@ -94,20 +98,7 @@ func Load(fsys fs.FS) ([]Patch, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// Select returns the patches of fsys that apply to release ver, in order.
-func Select(fsys fs.FS, ver string) ([]Patch, error) {
-	v, err := osslver.Parse(ver)
-	if err != nil {
-		return nil, fmt.Errorf("patches: release version %q: %w", ver, err)
-	}
-	all, err := Load(fsys)
-	if err != nil {
-		return nil, err
+		all = append(all, p)
 	}
 	var out []Patch
 	for _, p := range all {
@@ -203,9 +194,6 @@ func parse(name string, data []byte) (Patch, error) {
 
 // stripOne drops a path's first component ("b/crypto/x.c" -> "crypto/x.c").
 func stripOne(name string) string {
-	if name == "" {
-		return ""
-	}
 	_, rest, ok := strings.Cut(name, "/")
 	if !ok {
 		return name // a bare name has nothing to strip; fs.ValidPath decides
@@ -292,13 +280,14 @@ func (t *tree) apply(d *gitdiff.File) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	var src []byte
+	mode := fs.FileMode(0o644)
 	switch {
 	case d.IsNew && cur != nil:
 		return fmt.Errorf("%s: %w: creates a file that already exists", name, ErrDoesNotApply)
 	case !d.IsNew && cur == nil:
 		return fmt.Errorf("%s: %w: file does not exist", name, ErrDoesNotApply)
 	case cur != nil:
-		src = cur.data
+		src, mode = cur.data, cur.mode
 	}
 	var out bytes.Buffer
 	if err := applyFile(&out, src, d); err != nil {
@@ -307,10 +296,6 @@ func (t *tree) apply(d *gitdiff.File) error {
 	if d.IsDelete {
 		t.files[name] = &content{deleted: true, changed: true}
 		return nil
-	}
-	mode := fs.FileMode(0o644)
-	if cur != nil {
-		mode = cur.mode
 	}
 	if d.NewMode != 0 {
 		// Like unpack, keep only whether the file is executable.
@@ -340,8 +325,7 @@ func applyFile(dst io.Writer, src []byte, d *gitdiff.File) error {
 		if err := a.ApplyFragment(f); err != nil {
 			hunk := 1 + slices.Index(d.TextFragments, f)
 			where := ""
-			var ae *gitdiff.ApplyError
-			if errors.As(err, &ae) && ae.Line > 0 {
+			if ae, ok := errors.AsType[*gitdiff.ApplyError](err); ok && ae.Line > 0 {
 				where = fmt.Sprintf(" at line %d", ae.Line)
 			}
 			return fmt.Errorf("%w: hunk %d %s%s: %w", ErrDoesNotApply, hunk, strings.TrimSpace(f.Header()), where, err)
@@ -387,13 +371,7 @@ func writeAtomic(root *os.Root, name string, data []byte, mode fs.FileMode) erro
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
+	if err = errors.Join(err, f.Chmod(mode), f.Close()); err == nil {
 		err = root.Rename(tmp, name)
 	}
 	if err != nil {

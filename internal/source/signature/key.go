@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"time"
 
@@ -87,7 +88,8 @@ func (k *pinnedKey) withRevocationsOf(all []keyFile) *pinnedKey {
 // validity at a past time needs the older ones too.
 type pinnedKey struct {
 	primary     *packet.PublicKey
-	selfSigs    []*packet.Signature // verified direct-key (0x1f) and user-ID (0x10-0x13) self-signatures
+	direct      []*packet.Signature // verified direct-key self-signatures (0x1f)
+	certs       []*packet.Signature // verified user-ID self-signatures (0x10-0x13)
 	revocations []*packet.Signature // verified key revocations (0x20)
 	subkeys     []*subkey
 }
@@ -123,27 +125,14 @@ func PrimaryFingerprint(armored []byte) (string, error) {
 // parseCert reads an armored certificate, keeping the self-signatures and
 // revocations that verify.
 func parseCert(armored []byte) (*pinnedKey, error) {
-	block, err := armor.Decode(bytes.NewReader(armored))
-	if err != nil {
-		return nil, fmt.Errorf("armor: %w", err)
-	}
-	if block.Type != "PGP PUBLIC KEY BLOCK" {
-		return nil, fmt.Errorf("armor type %q, want PGP PUBLIC KEY BLOCK", block.Type)
-	}
-	r := packet.NewReader(block.Body)
 	k := &pinnedKey{}
 	var uid *packet.UserId // the user ID the following signatures belong to
 	var sk *subkey         // the subkey the following signatures belong to
-	for {
-		p, err := r.Next()
-		if err == io.EOF {
-			break
+	for p, err := range packets(armored, "PGP PUBLIC KEY BLOCK") {
+		if _, ok := errors.AsType[pgperrors.UnsupportedError](err); ok {
+			continue // e.g. a packet of a newer algorithm: skip, as go-crypto's ReadKeyRing does
 		}
 		if err != nil {
-			var unsup pgperrors.UnsupportedError
-			if errors.As(err, &unsup) {
-				continue // e.g. a packet of a newer algorithm: skip, as go-crypto's ReadKeyRing does
-			}
 			return nil, err
 		}
 		switch pkt := p.(type) {
@@ -178,6 +167,29 @@ func parseCert(armored []byte) (*pinnedKey, error) {
 	return k, nil
 }
 
+// packets decodes the armored block of type typ and yields its packets,
+// each with the error reading it (the last one, if reading cannot go on).
+func packets(armored []byte, typ string) iter.Seq2[packet.Packet, error] {
+	return func(yield func(packet.Packet, error) bool) {
+		block, err := armor.Decode(bytes.NewReader(armored))
+		if err != nil {
+			yield(nil, fmt.Errorf("armor: %w", err))
+			return
+		}
+		if block.Type != typ {
+			yield(nil, fmt.Errorf("armor type %q, want %s", block.Type, typ))
+			return
+		}
+		r := packet.NewReader(block.Body)
+		for {
+			p, err := r.Next()
+			if err == io.EOF || !yield(p, err) {
+				return
+			}
+		}
+	}
+}
+
 // addSignature keeps sig if it is a self-signature or revocation that
 // verifies; anything else (third-party certifications, bad packets) is
 // dropped because it cannot bind or revoke anything.
@@ -188,7 +200,7 @@ func (k *pinnedKey) addSignature(sig *packet.Signature, uid *packet.UserId, sk *
 	switch sig.SigType {
 	case packet.SigTypeDirectSignature:
 		if k.primary.VerifyDirectKeySignature(sig) == nil {
-			k.selfSigs = append(k.selfSigs, sig)
+			k.direct = append(k.direct, sig)
 		}
 	case packet.SigTypeKeyRevocation:
 		if k.primary.VerifyRevocationSignature(sig) == nil {
@@ -196,7 +208,7 @@ func (k *pinnedKey) addSignature(sig *packet.Signature, uid *packet.UserId, sk *
 		}
 	case packet.SigTypeGenericCert, packet.SigTypePersonaCert, packet.SigTypeCasualCert, packet.SigTypePositiveCert:
 		if uid != nil && k.primary.VerifyUserIdSignature(uid.Id, k.primary, sig) == nil {
-			k.selfSigs = append(k.selfSigs, sig)
+			k.certs = append(k.certs, sig)
 		}
 	case packet.SigTypeSubkeyBinding:
 		if sk != nil && k.primary.VerifyKeySignature(sk.pub, sig) == nil {
@@ -273,15 +285,7 @@ func (k *pinnedKey) validAt(t time.Time, sub *subkey) error {
 	// user-ID certification (OpenSSL's current key uses the former, the
 	// retired one the latter); the newest of each kind in force at t counts,
 	// and either can expire the key.
-	var direct, uids []*packet.Signature
-	for _, s := range k.selfSigs {
-		if s.SigType == packet.SigTypeDirectSignature {
-			direct = append(direct, s)
-		} else {
-			uids = append(uids, s)
-		}
-	}
-	inForce := []*packet.Signature{newestAt(direct, t), newestAt(uids, t)}
+	inForce := []*packet.Signature{newestAt(k.direct, t), newestAt(k.certs, t)}
 	if inForce[0] == nil && inForce[1] == nil {
 		return fmt.Errorf("%w: primary key %s has no self-signature made at or before the signature",
 			ErrKeyInvalid, pfpr)

@@ -62,6 +62,7 @@ package signature
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto"
 	"errors"
@@ -72,7 +73,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 
 	"github.com/osslbuild/osslbuild/internal/ctxio"
@@ -131,9 +131,7 @@ func (v Verifier) Verify(ctx context.Context, tarball io.Reader, armoredSig []by
 	if v.Now == nil {
 		v.Now = time.Now
 	}
-	if v.Skew == 0 {
-		v.Skew = DefaultSkew
-	}
+	v.Skew = cmp.Or(v.Skew, DefaultSkew)
 	if len(allowed) == 0 {
 		return Result{}, fmt.Errorf("%w: the recipe allows no keys", ErrUnknownSigner)
 	}
@@ -294,20 +292,8 @@ func list(set map[string]bool) string {
 // parseSignature decodes an armored detached signature holding exactly one
 // signature packet.
 func parseSignature(armoredSig []byte) (*packet.Signature, error) {
-	block, err := armor.Decode(bytes.NewReader(armoredSig))
-	if err != nil {
-		return nil, fmt.Errorf("%w: armor: %w", ErrMalformed, err)
-	}
-	if block.Type != "PGP SIGNATURE" {
-		return nil, fmt.Errorf("%w: armor type %q, want PGP SIGNATURE", ErrMalformed, block.Type)
-	}
-	r := packet.NewReader(block.Body)
 	var sig *packet.Signature
-	for {
-		p, err := r.Next()
-		if err == io.EOF {
-			break
-		}
+	for p, err := range packets(armoredSig, "PGP SIGNATURE") {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}

@@ -79,30 +79,19 @@ type Options struct {
 
 // Result describes a completed extraction.
 type Result struct {
-	TopDir    string    // name of the stripped top-level directory
-	Newest    time.Time // newest modification time of any member (UTC)
-	Files     int       // regular files
-	Dirs      int       // directory members
-	Symlinks  int
-	HardLinks int
-	Bytes     int64 // bytes of regular files written
+	TopDir string    // name of the stripped top-level directory
+	Newest time.Time // newest modification time of any member (UTC)
+	Bytes  int64     // bytes of regular files written
 }
 
 // Extract unpacks the .tar.gz file archive into dest (see the package doc).
-func Extract(ctx context.Context, archive, dest string, opts Options) (Result, error) {
+func Extract(ctx context.Context, archive, dest string, opts Options) (_ Result, err error) {
 	f, _, err := ctxio.OpenRegular(archive, true)
 	if err != nil {
 		return Result{}, fmt.Errorf("unpack: %w", err)
 	}
 	defer f.Close()
 	name := filepath.Base(archive)
-	return extractWith(ctx, name, dest, opts, func(lim inspect.Limits, fn inspect.WalkFunc) error {
-		return inspect.WalkTarGzEntries(ctx, name, f, lim, fn)
-	})
-}
-
-// extract does the work over walk, the archive walker for the stream.
-func extractWith(ctx context.Context, name, dest string, opts Options, walk func(inspect.Limits, inspect.WalkFunc) error) (res Result, err error) {
 	if opts.Limits.MaxTotalBytes <= 0 {
 		opts.Limits.MaxTotalBytes = DefaultMaxBytes
 	}
@@ -135,7 +124,7 @@ func extractWith(ctx context.Context, name, dest string, opts Options, walk func
 		files: map[string]bool{},
 		dirs:  map[string]time.Time{},
 	}
-	if err := x.run(walk); err != nil {
+	if err := x.run(f); err != nil {
 		return Result{}, err
 	}
 	// MkdirTemp made the root 0700; the tree's root is the archive's
@@ -173,9 +162,9 @@ type memberError struct{ err error }
 func (e *memberError) Error() string { return e.err.Error() }
 func (e *memberError) Unwrap() error { return e.err }
 
-func (x *extractor) run(walk func(inspect.Limits, inspect.WalkFunc) error) error {
+func (x *extractor) run(archive io.Reader) error {
 	entries := 0
-	err := walk(x.opts.Limits, func(m inspect.Member, r io.Reader) error {
+	err := inspect.WalkTarGzEntries(x.ctx, x.name, archive, x.opts.Limits, func(m inspect.Member, r io.Reader) error {
 		entries++
 		hdr := m.Tar
 		if hdr.Typeflag == tar.TypeXGlobalHeader {
@@ -188,8 +177,7 @@ func (x *extractor) run(walk func(inspect.Limits, inspect.WalkFunc) error) error
 		}
 		return nil
 	})
-	var me *memberError
-	if errors.As(err, &me) {
+	if _, ok := errors.AsType[*memberError](err); ok {
 		return err
 	}
 	if err != nil {
@@ -289,7 +277,6 @@ func (x *extractor) entry(tr io.Reader, hdr *tar.Header) error {
 	switch hdr.Typeflag {
 	case tar.TypeDir:
 		x.dirs[rel] = hdr.ModTime
-		x.res.Dirs++
 	case tar.TypeReg, tar.TypeRegA:
 		if hdr.Size < 0 || x.res.Bytes+hdr.Size > x.opts.Limits.MaxTotalBytes {
 			return fmt.Errorf("%w: %d bytes would pass the limit of %d", ErrTooLarge, x.res.Bytes+hdr.Size, x.opts.Limits.MaxTotalBytes)
@@ -301,28 +288,21 @@ func (x *extractor) entry(tr io.Reader, hdr *tar.Header) error {
 			}
 			return err
 		}
+		// Only the executable bit carries meaning; the rest is
+		// normalised so umask and archive owner do not leak in.
+		mode := os.FileMode(0o644)
+		if hdr.Mode&0o111 != 0 {
+			mode = 0o755
+		}
 		n, err := io.CopyN(f, tr, hdr.Size)
 		x.res.Bytes += n
-		if err == nil {
-			// Only the executable bit carries meaning; the rest is
-			// normalised so umask and archive owner do not leak in.
-			mode := os.FileMode(0o644)
-			if hdr.Mode&0o111 != 0 {
-				mode = 0o755
-			}
-			err = f.Chmod(mode)
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := errors.Join(err, f.Chmod(mode), f.Close()); err != nil {
 			return err
 		}
 		if err := os.Chtimes(dst, hdr.ModTime, hdr.ModTime); err != nil {
 			return err
 		}
 		x.files[rel] = true
-		x.res.Files++
 	case tar.TypeSymlink:
 		if hdr.Linkname == "" || strings.HasPrefix(hdr.Linkname, "/") {
 			return fmt.Errorf("%w: symlink to %q", ErrUnsafePath, hdr.Linkname)
@@ -332,7 +312,6 @@ func (x *extractor) entry(tr io.Reader, hdr *tar.Header) error {
 		}
 		// Checked and created in finish, once every link is known.
 		x.links[rel] = hdr.Linkname
-		x.res.Symlinks++
 	case tar.TypeLink:
 		ltop, lrel, err := SplitName(hdr.Linkname)
 		if err != nil {
@@ -347,7 +326,6 @@ func (x *extractor) entry(tr io.Reader, hdr *tar.Header) error {
 			}
 			return err
 		}
-		x.res.HardLinks++
 	default:
 		return fmt.Errorf("%w: type %q", ErrUnsupported, hdr.Typeflag)
 	}
