@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -21,15 +22,6 @@ const (
 	maxBSDName = 4096
 )
 
-// ArFormat is the member-naming dialect of an ar archive.
-type ArFormat string
-
-const (
-	ArUnknown ArFormat = ""    // no member told us (e.g. only short names, no symbol table)
-	ArBSD     ArFormat = "bsd" // macOS/BSD: "#1/N" long names, "__.SYMDEF*" symbol tables
-	ArGNU     ArFormat = "gnu" // GNU/SysV: "/" and "/SYM64/" symbol tables, "//" long names, "name/"
-)
-
 // ArMember is one member of an archive. Offsets are relative to the reader
 // given to ParseAr.
 type ArMember struct {
@@ -43,18 +35,13 @@ type ArMember struct {
 // Archive lists an ar archive's members. Symbol-table and long-name-table
 // members are kept apart from Members so callers iterate objects only.
 type Archive struct {
-	Format       ArFormat
 	Members      []ArMember // object members, in archive order
 	SymbolTables []ArMember // __.SYMDEF, __.SYMDEF SORTED, __.SYMDEF_64, /, /SYM64/
 }
 
 // isBSDSymdef reports the Darwin/BSD symbol table names ranlib and llvm-ar write.
 func isBSDSymdef(name string) bool {
-	switch name {
-	case "__.SYMDEF", "__.SYMDEF SORTED", "__.SYMDEF_64", "__.SYMDEF_64 SORTED":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"__.SYMDEF", "__.SYMDEF SORTED", "__.SYMDEF_64", "__.SYMDEF_64 SORTED"}, name)
 }
 
 // ParseAr reads the member table of an ar archive of the given size. It
@@ -114,7 +101,6 @@ func ParseAr(r io.ReaderAt, size int64) (*Archive, error) {
 		switch {
 		case strings.HasPrefix(rawName, "#1/"):
 			// BSD: the real name is the first N bytes of the data, NUL-padded.
-			a.Format = ArBSD
 			n, err := strconv.ParseInt(rawName[3:], 10, 64)
 			if err != nil || n < 0 || n > msize || n > maxBSDName {
 				return nil, &FormatError{Member: printable(rawName), Offset: off,
@@ -128,14 +114,9 @@ func ParseAr(r io.ReaderAt, size int64) (*Archive, error) {
 			m.Offset += n
 			m.Size -= n
 			m.SymbolTable = isBSDSymdef(m.Name)
-		case isBSDSymdef(rawName):
-			a.Format = ArBSD
-			m.SymbolTable = true
-		case rawName == "/" || rawName == "/SYM64/":
-			a.Format = ArGNU
+		case isBSDSymdef(rawName), rawName == "/" || rawName == "/SYM64/":
 			m.SymbolTable = true
 		case rawName == "//":
-			a.Format = ArGNU
 			if msize > maxLongNames {
 				return nil, &FormatError{Member: "//", Offset: off,
 					Msg: fmt.Sprintf("long-name table of %d bytes exceeds the %d-byte limit", msize, maxLongNames)}
@@ -147,14 +128,12 @@ func ParseAr(r io.ReaderAt, size int64) (*Archive, error) {
 			off = next(dataOff, msize)
 			continue
 		case len(rawName) > 1 && rawName[0] == '/' && isDigits(rawName[1:]):
-			a.Format = ArGNU
 			name, err := gnuLongName(longNames, rawName)
 			if err != nil {
 				return nil, &FormatError{Member: rawName, Offset: off, Msg: err.Error()}
 			}
 			m.Name = name
 		case strings.HasSuffix(rawName, "/"):
-			a.Format = ArGNU
 			m.Name = strings.TrimSuffix(rawName, "/")
 		}
 		if m.SymbolTable {

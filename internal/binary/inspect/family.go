@@ -100,10 +100,7 @@ var forkSourceDirs = []string{"crypto/", "ssl/", "src/crypto/", "src/ssl/"}
 // pieces of a marker, as this one does, has none.)
 func cSourcePath(b []byte) bool {
 	i := 0
-	for i < len(b) && i < 256 {
-		if !pathByte(b[i]) && b[i] != '\\' {
-			break
-		}
+	for i < len(b) && i < 256 && (pathByte(b[i]) || b[i] == '\\') {
 		i++
 	}
 	if i == len(b) || b[i] != 0 {

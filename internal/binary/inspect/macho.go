@@ -185,21 +185,15 @@ type Section struct {
 	RelOff, NReloc uint32
 }
 
+var typeNames = map[macho.Type]string{
+	macho.TypeObj: "object", macho.TypeExec: "executable", macho.TypeDylib: "dylib", macho.TypeBundle: "bundle",
+	9: "dylib stub", 10: "dSYM",
+}
+
 // TypeName is "object", "dylib", "executable", ...
 func (m *MachO) TypeName() string {
-	switch m.Type {
-	case macho.TypeObj:
-		return "object"
-	case macho.TypeExec:
-		return "executable"
-	case macho.TypeDylib:
-		return "dylib"
-	case macho.TypeBundle:
-		return "bundle"
-	case 9:
-		return "dylib stub"
-	case 10:
-		return "dSYM"
+	if s, ok := typeNames[m.Type]; ok {
+		return s
 	}
 	return fmt.Sprintf("filetype(%d)", uint32(m.Type))
 }
@@ -212,30 +206,21 @@ func ArchNames() []string {
 	return slices.Compact(names)
 }
 
+var cpuNames = map[macho.Cpu]string{
+	macho.CpuArm64: "arm64", macho.CpuAmd64: "x86_64", macho.Cpu386: "i386", macho.CpuArm: "arm",
+	0x0200000c: "arm64_32", macho.CpuPpc: "ppc", macho.CpuPpc64: "ppc64",
+}
+
 // CPUName names a Mach-O CPU type the way lipo and -arch do.
 func CPUName(cpu macho.Cpu, sub uint32) string {
 	sub &= 0x00ffffff // high byte holds capability bits (CPU_SUBTYPE_LIB64, ptrauth ABI)
-	switch cpu {
-	case macho.CpuArm64:
-		if sub == 2 {
-			return "arm64e"
-		}
-		return "arm64"
-	case macho.CpuAmd64:
-		if sub == 8 {
-			return "x86_64h"
-		}
-		return "x86_64"
-	case macho.Cpu386:
-		return "i386"
-	case macho.CpuArm:
-		return "arm"
-	case 0x0200000c:
-		return "arm64_32"
-	case macho.CpuPpc:
-		return "ppc"
-	case macho.CpuPpc64:
-		return "ppc64"
+	switch name, ok := cpuNames[cpu]; {
+	case cpu == macho.CpuArm64 && sub == 2:
+		return "arm64e"
+	case cpu == macho.CpuAmd64 && sub == 8:
+		return "x86_64h"
+	case ok:
+		return name
 	}
 	return fmt.Sprintf("cpu(%#x)", uint32(cpu))
 }
@@ -246,17 +231,13 @@ func MachOByteOrder(b []byte) (binary.ByteOrder, bool, bool) {
 	if len(b) < 4 {
 		return nil, false, false
 	}
-	switch binary.LittleEndian.Uint32(b) {
-	case macho.Magic32:
-		return binary.LittleEndian, false, true
-	case macho.Magic64:
-		return binary.LittleEndian, true, true
-	}
-	switch binary.BigEndian.Uint32(b) {
-	case macho.Magic32:
-		return binary.BigEndian, false, true
-	case macho.Magic64:
-		return binary.BigEndian, true, true
+	for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		switch bo.Uint32(b) {
+		case macho.Magic32:
+			return bo, false, true
+		case macho.Magic64:
+			return bo, true, true
+		}
 	}
 	return nil, false, false
 }
@@ -350,26 +331,7 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 			return Malformed(off, "load command %d (cmd %#x): cmdsize %d: expected 8 to %d", i, uint32(cmd), cmdsize, sizeofcmds-off)
 		}
 		body := cmds[off+8 : off+cmdsize]
-		var need int
-		switch cmd {
-		case LCBuildVersion:
-			need = 16 // platform, minos, sdk, ntools
-		case LCVersionMinMacOSX, LCVersionMinIPhoneOS, LCVersionMinTVOS, LCVersionMinWatchOS:
-			need = 8 // version, sdk
-		case macho.LoadCmdSegment64:
-			need = 64 // segname .. flags; nsects at 56
-		case macho.LoadCmdSegment:
-			need = 48 // nsects at 40
-		case macho.LoadCmdSymtab:
-			need = 16 // symoff, nsyms, stroff, strsize
-		case lcFunctionStarts, lcDataInCode, lcCodeSignature:
-			need = 8 // dataoff, datasize
-		case lcIDDylib, lcLoadDylib, lcLoadWeakDylib, lcReexportDylib, lcLazyLoadDylib, lcLoadUpwardDyld:
-			need = 16 // name offset, timestamp, current, compatibility
-		case lcRpath:
-			need = 4 // path offset
-		}
-		if len(body) < need {
+		if need := cmdBody[cmd]; len(body) < need {
 			return Malformed(off, "load command %d (cmd %#x): cmdsize %d is too small: expected at least %d", i, uint32(cmd), cmdsize, need+8)
 		}
 		switch cmd {
@@ -426,6 +388,22 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 	}
 	m.Versions, m.Sections = vs, secs
 	return nil
+}
+
+// cmdBody is the least body (after cmd and cmdsize) of each load command
+// loadCommands decodes.
+var cmdBody = map[macho.LoadCmd]int{
+	LCBuildVersion: 16, // platform, minos, sdk, ntools
+	// version, sdk
+	LCVersionMinMacOSX: 8, LCVersionMinIPhoneOS: 8, LCVersionMinTVOS: 8, LCVersionMinWatchOS: 8,
+	macho.LoadCmdSegment64: 64, // segname .. flags; nsects at 56
+	macho.LoadCmdSegment:   48, // nsects at 40
+	macho.LoadCmdSymtab:    16, // symoff, nsyms, stroff, strsize
+	// dataoff, datasize
+	lcFunctionStarts: 8, lcDataInCode: 8, lcCodeSignature: 8,
+	// name offset, timestamp, current, compatibility
+	lcIDDylib: 16, lcLoadDylib: 16, lcLoadWeakDylib: 16, lcReexportDylib: 16, lcLazyLoadDylib: 16, lcLoadUpwardDyld: 16,
+	lcRpath: 4, // path offset
 }
 
 // lcString is the NUL-terminated string a load command holds at offset

@@ -3,7 +3,6 @@ package inspect
 import (
 	"debug/elf"
 	"debug/macho"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"slices"
@@ -118,11 +117,7 @@ const (
 )
 
 func zeroFill(flags uint32) bool {
-	switch flags & 0xff {
-	case sZeroFill, sGBZeroFill, sThreadLocalZeroFill:
-		return true
-	}
-	return false
+	return slices.Contains([]uint32{sZeroFill, sGBZeroFill, sThreadLocalZeroFill}, flags&0xff)
 }
 
 // maxSections caps the section headers read to find an ELF object's
@@ -143,19 +138,15 @@ func elfAllocSections(e *ELF, r io.ReaderAt) [][2]uint64 {
 	if _, err := r.ReadAt(raw, int64(e.Shoff)); err != nil {
 		return nil
 	}
-	var bo binary.ByteOrder = binary.LittleEndian
-	if e.Data == elf.ELFDATA2MSB {
-		bo = binary.BigEndian
-	}
 	var out [][2]uint64
 	for i := uint64(0); i < uint64(e.Shnum); i++ {
 		h := raw[i*uint64(e.Shentsize):]
-		typ := elf.SectionType(bo.Uint32(h[4:]))
+		typ := elf.SectionType(e.bo.Uint32(h[4:]))
 		var flags, off, sz uint64
 		if is64 {
-			flags, off, sz = bo.Uint64(h[8:]), bo.Uint64(h[24:]), bo.Uint64(h[32:])
+			flags, off, sz = e.bo.Uint64(h[8:]), e.bo.Uint64(h[24:]), e.bo.Uint64(h[32:])
 		} else {
-			flags, off, sz = uint64(bo.Uint32(h[8:])), uint64(bo.Uint32(h[16:])), uint64(bo.Uint32(h[20:]))
+			flags, off, sz = uint64(e.bo.Uint32(h[8:])), uint64(e.bo.Uint32(h[16:])), uint64(e.bo.Uint32(h[20:]))
 		}
 		if typ != elf.SHT_NOBITS && typ != elf.SHT_NULL && elf.SectionFlag(flags)&elf.SHF_ALLOC != 0 {
 			out = append(out, [2]uint64{off, sz})
@@ -173,10 +164,6 @@ type loadMap struct {
 	r     io.ReaderAt // the slice's bytes, from its start
 	base  int64       // the slice's offset in the file
 	cache map[int]loaded
-}
-
-func newLoadMap(objs []Object, r io.ReaderAt, base int64) *loadMap {
-	return &loadMap{objs: objs, r: r, base: base, cache: map[int]loaded{}}
 }
 
 // object is the index of the object holding the file offset off, -1 when

@@ -86,11 +86,8 @@ var attesting = map[BuildInfoKind]bool{
 
 // IsPlaceholder reports whether a build-info value records nothing.
 func IsPlaceholder(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", "n/a", "na", "none", "unknown", "not available", "information not available", "date not available":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"", "n/a", "na", "none", "unknown", "not available", "information not available", "date not available"},
+		strings.ToLower(strings.TrimSpace(v)))
 }
 
 // configured reports whether a compiler line carries Configure's own
@@ -200,8 +197,7 @@ func RecordOf(infos []BuildInfo) Record {
 	pick := func(kind BuildInfoKind) *BuildInfo {
 		for _, c := range clusters {
 			if i, ok := kinds[c][kind]; ok {
-				b := infos[i]
-				return &b
+				return new(infos[i])
 			}
 		}
 		return nil

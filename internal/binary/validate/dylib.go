@@ -70,7 +70,7 @@ func DylibFile(f *inspect.File, data []byte, exps []Expect, d DylibExpect) Repor
 	for _, e := range exps {
 		want = append(want, e.Slice.Arch)
 	}
-	fat := len(f.Slices) > 0 && f.Slices[0].Fat != nil
+	fat := f.Format == inspect.FormatFat
 	if len(f.Slices) != len(exps) || fat != wantFat {
 		c.add("", "", RuleSlices, strings.Join(want, ", "), fmt.Sprintf("%d slices", len(f.Slices)),
 			"expected %s dylib of %s, found %d slices", map[bool]string{true: "a universal", false: "a thin"}[wantFat], strings.Join(want, " and "), len(f.Slices))

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -94,11 +95,7 @@ func (c *checker) isa(arch string, s inspect.Slice, want *ISA, r *SliceReport) {
 	}
 	// A level of the slice's architecture: check's -isa (x86-64's) says
 	// nothing of an arm64 slice.
-	sliceArch := s.Code.Arch
-	if sliceArch == "" {
-		sliceArch = arch
-	}
-	limit, ok := codeclass.LevelRankFor(sliceArch, want.Limit)
+	limit, ok := codeclass.LevelRankFor(cmp.Or(s.Code.Arch, arch), want.Limit)
 	if !ok {
 		return
 	}

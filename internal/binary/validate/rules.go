@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"cmp"
 	"debug/elf"
 	"debug/macho"
 	"errors"
@@ -40,10 +41,7 @@ func (c *checker) verdict(s inspect.Slice, exp Expect) SliceReport {
 
 // slice applies the rules to one architecture slice.
 func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
-	arch := exp.Slice.Arch
-	if arch == "" {
-		arch = sliceArch(s)
-	}
+	arch := cmp.Or(exp.Slice.Arch, sliceArch(s))
 	if c.static {
 		if s.Format != inspect.FormatAr {
 			c.add(arch, "", RuleFormat, "ar archive", string(s.Format),
@@ -84,8 +82,7 @@ func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
 func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspect.Version) {
 	if o.Err != nil {
 		msg := o.Err.Error()
-		var fe *inspect.FormatError
-		if errors.As(o.Err, &fe) {
+		if fe, ok := errors.AsType[*inspect.FormatError](o.Err); ok {
 			msg = fmt.Sprintf("at file offset %d: %s", fe.Offset, fe.Msg)
 		}
 		c.add(arch, o.Member, RuleFormat, "a well-formed "+string(o.Format)+" object", "malformed",
@@ -222,10 +219,7 @@ func (c *checker) optimisation(arch string, s inspect.Slice, exp Expect, r Slice
 	case OptBelow:
 		// The code's own violation only where no line shows a level: a
 		// line that does is reported below, or contradicted above.
-		lineKnown := false
-		for _, e := range v.Evidence {
-			lineKnown = lineKnown || (e.Known && e.Source == SourceCompilerLine)
-		}
+		lineKnown := slices.ContainsFunc(v.Evidence, func(e Evidence) bool { return e.Known && e.Source == SourceCompilerLine })
 		for _, e := range v.Evidence {
 			if !e.Known || e.Optimised || Satisfies(e.Level, exp.MinOpt) {
 				continue
@@ -274,7 +268,7 @@ func (c *checker) compilerLine(arch string, s inspect.Slice, exp Expect) {
 		var where []string
 		for _, l := range s.BuildInfo { // in file order
 			if l.Kind == inspect.InfoCompiler {
-				where = append(where, fmt.Sprintf("%s at offset %d", orSlice(l.Member), l.Offset))
+				where = append(where, fmt.Sprintf("%s at offset %d", cmp.Or(l.Member, "the file"), l.Offset))
 			}
 		}
 		c.add(arch, "", RuleCompilerLine, "one \"compiler: \" line", fmt.Sprintf("%d", n),
@@ -361,13 +355,6 @@ func lowestMacOS(s inspect.Slice) (v inspect.BuildVersion, member string, ok boo
 		}
 	}
 	return v, member, ok
-}
-
-func orSlice(member string) string {
-	if member == "" {
-		return "the file"
-	}
-	return member
 }
 
 func (c *checker) platform(arch string, infos []inspect.BuildInfo, exp Expect) {

@@ -16,6 +16,7 @@
 package validate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -398,10 +399,7 @@ func library(f *inspect.File, exps []Expect, wantFat bool) Report {
 // sliceArch is a slice's architecture for messages: "unknown" when its
 // objects disagree or name none.
 func sliceArch(s inspect.Slice) string {
-	if s.Arch == "" {
-		return "unknown"
-	}
-	return s.Arch
+	return cmp.Or(s.Arch, "unknown")
 }
 
 // RequireArchs returns a violation for each architecture of archs that f
