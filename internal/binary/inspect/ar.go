@@ -25,11 +25,10 @@ const (
 // ArMember is one member of an archive. Offsets are relative to the reader
 // given to ParseAr.
 type ArMember struct {
-	Name         string
-	HeaderOffset int64 // where the 60-byte header starts
-	Offset       int64 // where the member's data starts (after any BSD long name)
-	Size         int64 // size of the data, excluding any BSD long name
-	SymbolTable  bool  // __.SYMDEF*, "/" or "/SYM64/": an index, not an object
+	Name        string
+	Offset      int64 // where the member's data starts (after any BSD long name)
+	Size        int64 // size of the data, excluding any BSD long name
+	SymbolTable bool  // __.SYMDEF*, "/" or "/SYM64/": an index, not an object
 }
 
 // Archive lists an ar archive's members. Symbol-table and long-name-table
@@ -97,7 +96,7 @@ func ParseAr(r io.ReaderAt, size int64) (*Archive, error) {
 				Msg: fmt.Sprintf("member size %d runs past the end of the archive: expected at most %d bytes after the header at offset %d (archive is %d bytes)", msize, size-dataOff, off, size)}
 		}
 
-		m := ArMember{Name: rawName, HeaderOffset: off, Offset: dataOff, Size: msize}
+		m := ArMember{Name: rawName, Offset: dataOff, Size: msize}
 		switch {
 		case strings.HasPrefix(rawName, "#1/"):
 			// BSD: the real name is the first N bytes of the data, NUL-padded.

@@ -52,11 +52,10 @@ type Slice struct {
 	// Arch is the slice's architecture: for a fat slice, its fat_arch CPU
 	// type; for a thin Mach-O or ELF file, its header's; for a thin archive,
 	// the CPU of its objects when they agree, "" otherwise.
-	Arch    string
-	Format  Format // FormatMachO, FormatAr or FormatELF
-	Offset  int64  // from the start of the file
-	Size    int64
-	Archive *Archive // member table when Format is FormatAr; its offsets are relative to the slice
+	Arch   string
+	Format Format // FormatMachO, FormatAr or FormatELF
+	Offset int64  // from the start of the file
+	Size   int64
 	// Objects are the slice's objects: the slice itself for Mach-O and ELF,
 	// every non-index member, in order, for an archive.
 	Objects []Object
@@ -322,7 +321,7 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 		if err != nil {
 			return s, Annotate(err, c.path, arch, "", base)
 		}
-		s.Archive, parts = a, a.Members
+		parts = a.Members
 	}
 	for _, m := range parts {
 		mr := io.NewSectionReader(r, m.Offset, m.Size)

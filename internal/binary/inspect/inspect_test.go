@@ -105,8 +105,13 @@ func TestInspectArchive(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			lib := o.tc.Archive(t, tt.format, tt.sym64, filepath.Join(t.TempDir(), "libcrypto.a"), o.cvArm, o.plainArm)
 			s := inspectOne(t, lib, FormatAr)
-			if len(s.Archive.SymbolTables) != 1 || s.Archive.SymbolTables[0].Name != tt.symtab {
-				t.Errorf("symbol tables %+v, want one %q", s.Archive.SymbolTables, tt.symtab)
+			data, err := os.ReadFile(lib)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := ParseAr(bytes.NewReader(data), int64(len(data)))
+			if err != nil || len(a.SymbolTables) != 1 || a.SymbolTables[0].Name != tt.symtab {
+				t.Errorf("symbol tables %+v (%v), want one %q", a, err, tt.symtab)
 			}
 			var names []string
 			for _, ob := range s.Objects {

@@ -56,32 +56,21 @@ const maxSizeofcmds = 16 << 20
 // Platform is a Mach-O build platform (PLATFORM_* in <mach-o/loader.h>).
 type Platform uint32
 
-// The values run from 1 without a gap, as <mach-o/loader.h> numbers them.
+// The values run from 1 without a gap, as <mach-o/loader.h> numbers them;
+// platformNames names them all.
 const (
 	PlatformMacOS Platform = iota + 1
 	PlatformIOS
 	PlatformTVOS
 	PlatformWatchOS
-	PlatformBridgeOS
-	PlatformMacCatalyst
-	PlatformIOSSim
-	PlatformTVOSSim
-	PlatformWatchOSSim
-	PlatformDriverKit
-	PlatformVisionOS
-	PlatformVisionOSSim
 )
 
-var platformNames = map[Platform]string{
-	PlatformMacOS: "macOS", PlatformIOS: "iOS", PlatformTVOS: "tvOS", PlatformWatchOS: "watchOS",
-	PlatformBridgeOS: "bridgeOS", PlatformMacCatalyst: "macCatalyst", PlatformIOSSim: "iOS simulator",
-	PlatformTVOSSim: "tvOS simulator", PlatformWatchOSSim: "watchOS simulator", PlatformDriverKit: "DriverKit",
-	PlatformVisionOS: "visionOS", PlatformVisionOSSim: "visionOS simulator",
-}
+var platformNames = []string{1: "macOS", "iOS", "tvOS", "watchOS", "bridgeOS", "macCatalyst",
+	"iOS simulator", "tvOS simulator", "watchOS simulator", "DriverKit", "visionOS", "visionOS simulator"}
 
 func (p Platform) String() string {
-	if s, ok := platformNames[p]; ok {
-		return s
+	if p > 0 && int(p) < len(platformNames) {
+		return platformNames[p]
 	}
 	return fmt.Sprintf("platform(%d)", uint32(p))
 }
@@ -127,9 +116,7 @@ func (b BuildVersion) CmdName() string {
 
 // MachO holds the facts of one thin Mach-O file.
 type MachO struct {
-	CPU      macho.Cpu
-	SubCPU   uint32
-	Arch     string // "arm64", "x86_64", "arm64e", ...
+	Arch     string // "arm64", "x86_64", "arm64e", ...: the header's CPU type and subtype
 	Type     macho.Type
 	Is64     bool
 	NCmds    uint32
@@ -276,13 +263,11 @@ func parseMachO(r io.ReaderAt, size int64, data []byte) (*MachO, error) {
 		}
 	}
 	m := &MachO{
-		CPU:    macho.Cpu(bo.Uint32(hdr[4:])),
-		SubCPU: bo.Uint32(hdr[8:]),
-		Type:   macho.Type(bo.Uint32(hdr[12:])),
-		Is64:   is64,
-		NCmds:  bo.Uint32(hdr[16:]),
+		Arch:  CPUName(macho.Cpu(bo.Uint32(hdr[4:])), bo.Uint32(hdr[8:])),
+		Type:  macho.Type(bo.Uint32(hdr[12:])),
+		Is64:  is64,
+		NCmds: bo.Uint32(hdr[16:]),
 	}
-	m.Arch = CPUName(m.CPU, m.SubCPU)
 	sizeofcmds := int64(bo.Uint32(hdr[20:]))
 	if sizeofcmds > size-hdrSize {
 		return nil, Malformed(20, "sizeofcmds %d runs past end of file: expected at most %d", sizeofcmds, size-hdrSize)
@@ -317,8 +302,6 @@ func parseMachO(r io.ReaderAt, size int64, data []byte) (*MachO, error) {
 // and data in code lie, into m. Offsets in errors are relative to the
 // start of the load commands.
 func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
-	var vs []BuildVersion
-	var secs []Section
 	sizeofcmds := int64(len(cmds))
 	off := int64(0)
 	for i := uint32(0); i < m.NCmds; i++ {
@@ -341,7 +324,7 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 			if err != nil {
 				return Malformed(off, "load command %d (segment): %v", i, err)
 			}
-			secs = append(secs, ss...)
+			m.Sections = append(m.Sections, ss...)
 			seg := Segment{Name: cstr(body[0:16]), VMAddr: uint64(bo.Uint32(body[16:])), FileOff: uint64(bo.Uint32(body[24:])), FileSize: uint64(bo.Uint32(body[28:]))}
 			if is64 {
 				seg.VMAddr, seg.FileOff, seg.FileSize = bo.Uint64(body[16:]), bo.Uint64(body[32:]), bo.Uint64(body[40:])
@@ -380,13 +363,12 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 			}
 			m.Rpaths = append(m.Rpaths, p)
 		case LCBuildVersion:
-			vs = append(vs, BuildVersion{cmd, Platform(bo.Uint32(body[0:])), Version(bo.Uint32(body[4:])), Version(bo.Uint32(body[8:]))})
+			m.Versions = append(m.Versions, BuildVersion{cmd, Platform(bo.Uint32(body[0:])), Version(bo.Uint32(body[4:])), Version(bo.Uint32(body[8:]))})
 		case LCVersionMinMacOSX, LCVersionMinIPhoneOS, LCVersionMinTVOS, LCVersionMinWatchOS:
-			vs = append(vs, BuildVersion{cmd, versionMinPlatform[cmd], Version(bo.Uint32(body[0:])), Version(bo.Uint32(body[4:]))})
+			m.Versions = append(m.Versions, BuildVersion{cmd, versionMinPlatform[cmd], Version(bo.Uint32(body[0:])), Version(bo.Uint32(body[4:]))})
 		}
 		off += cmdsize
 	}
-	m.Versions, m.Sections = vs, secs
 	return nil
 }
 

@@ -166,12 +166,7 @@ func (c *checker) exports(arch string, image []byte, allowed map[string]bool) {
 		c.add(arch, "", RuleExports, "a readable symbol table", "unreadable", "%v", err)
 		return
 	}
-	var extra []string
-	for _, s := range syms {
-		if !allowed[s] {
-			extra = append(extra, s)
-		}
-	}
+	extra := slices.DeleteFunc(syms, func(s string) bool { return allowed[s] })
 	if len(extra) > 0 {
 		shown := extra
 		if len(shown) > maxListed {

@@ -314,13 +314,10 @@ func (c *checker) claims(arch string, s inspect.Slice, exp Expect, r *SliceRepor
 	}
 	cl := inspect.ParseCompilerLine(l.Value)
 	q := fmt.Sprintf("%q", l.Value)
-	var out []Violation
-	claim := func(rule Rule, expected, found, format string, args ...any) {
-		out = append(out, Violation{Library: c.lib, Member: l.Member, Arch: arch, Rule: rule, Expected: expected, Found: found, Detail: fmt.Sprintf(format, args...)})
-	}
+	claims := &checker{lib: c.lib}
 	if len(cl.Archs) > 0 && !slices.ContainsFunc(cl.Archs, func(a string) bool { return SameArch(a, arch) }) {
 		found := "-arch " + strings.Join(cl.Archs, " -arch ")
-		claim(RuleArchFlag, "-arch "+arch, found, "compiler line says %s but the slice is %s: %s", found, arch, q)
+		claims.add(arch, l.Member, RuleArchFlag, "-arch "+arch, found, "compiler line says %s but the slice is %s: %s", found, arch, q)
 	}
 	if w, err := platform.ParseMinOS(cl.MinOS); err == nil {
 		if v, member, ok := lowestMacOS(s); ok && inspect.Version(w) > v.MinOS {
@@ -328,16 +325,16 @@ func (c *checker) claims(arch string, s inspect.Slice, exp Expect, r *SliceRepor
 			if member != "" {
 				where = member + "'s"
 			}
-			claim(RuleDeployment, "at most "+v.MinOS.String(), cl.MinOSFlag,
+			claims.add(arch, l.Member, RuleDeployment, "at most "+v.MinOS.String(), cl.MinOSFlag,
 				"compiler line says %s but %s %s minos is %s: code compiled for macOS %s in a slice that claims to run on %s: %s",
 				cl.MinOSFlag, where, v.CmdName(), v.MinOS, cl.MinOS, v.MinOS, q)
 		}
 	}
 	if exp.Strict {
-		c.out = append(c.out, out...)
+		c.out = append(c.out, claims.out...)
 		return
 	}
-	r.Claims = out
+	r.Claims = claims.out
 }
 
 // lowestMacOS is the lowest macOS deployment target of a slice's Mach-O
