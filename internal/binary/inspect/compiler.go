@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -136,11 +135,7 @@ func (c CompilerLine) Has(flag string) bool {
 	if len(want) == 0 || len(c.Args) < 2 {
 		return false
 	}
-	args := c.Args[1:]
-	for i := 0; i+len(want) <= len(args); i++ {
-		if slices.Equal(args[i:i+len(want)], want) {
-			return true
-		}
-	}
-	return false
+	// Words hold no spaces: joined with one, the flag's are a run of the
+	// line's exactly when they are whole words of it.
+	return strings.Contains(" "+strings.Join(c.Args[1:], " ")+" ", " "+strings.Join(want, " ")+" ")
 }

@@ -189,8 +189,7 @@ func InspectBytes(name string, b []byte) (f *File, err error) {
 // fault (SIGBUS when the file shrank underneath) into an error naming the
 // file and what was being done (verb), instead of a crash.
 func GuardFault(verb, name string, fn func() error) (err error) {
-	old := debug.SetPanicOnFault(true)
-	defer debug.SetPanicOnFault(old)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
 			// SetPanicOnFault's panic carries the faulting address.

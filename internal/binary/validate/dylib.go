@@ -35,18 +35,13 @@ type DylibExpect struct {
 	Exports map[string]bool
 }
 
-// Dylib validates a shared library the build made against exp and d: one
-// thin MH_DYLIB (an ELF ET_DYN) image of exp's architecture, every rule a
-// static library's objects are held to that a linked image can be, a
-// valid code signature on arm64, the install name (SONAME), the
-// dependencies, and no build path.
-func Dylib(ctx context.Context, path string, exp Expect, d DylibExpect) (Report, error) {
-	return UniversalDylib(ctx, path, []Expect{exp}, d)
-}
-
-// UniversalDylib is Dylib for a universal dylib: a fat file with exactly
-// one slice per expectation, each held to its own.
-func UniversalDylib(ctx context.Context, path string, exps []Expect, d DylibExpect) (Report, error) {
+// Dylib validates a shared library the build made against exps and d: for
+// one expectation, one thin MH_DYLIB (an ELF ET_DYN) image of its
+// architecture; for more, a universal dylib with exactly one slice per
+// expectation, each held to its own. Every rule a static library's objects
+// are held to that a linked image can be, a valid code signature on
+// arm64, the install name (SONAME), the dependencies, and no build path.
+func Dylib(ctx context.Context, path string, exps []Expect, d DylibExpect) (Report, error) {
 	f, err := inspectFor(ctx, path, exps)
 	if err != nil {
 		return Report{Path: path}, err

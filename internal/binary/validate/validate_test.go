@@ -289,8 +289,7 @@ func TestErrors(t *testing.T) {
 	}{
 		{"StaticLibrary", func(p string) error { _, err := StaticLibrary(p, expArm); return err }},
 		{"UniversalContext", func(p string) error { _, err := UniversalContext(ctx, p, []Expect{expArm}); return err }},
-		{"Dylib", func(p string) error { _, err := Dylib(ctx, p, expArm, DylibExpect{}); return err }},
-		{"UniversalDylib", func(p string) error { _, err := UniversalDylib(ctx, p, []Expect{expArm}, DylibExpect{}); return err }},
+		{"Dylib", func(p string) error { _, err := Dylib(ctx, p, []Expect{expArm}, DylibExpect{}); return err }},
 	} {
 		t.Run(entry.name, func(t *testing.T) {
 			err := entry.run(garbage)
