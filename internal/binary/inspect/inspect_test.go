@@ -248,7 +248,7 @@ func toFat64(t *testing.T, path string) []byte {
 		be.PutUint32(e[4:], a.SubCPU)
 		be.PutUint64(e[8:], uint64(a.Offset+shift))
 		be.PutUint64(e[16:], uint64(a.Size))
-		be.PutUint32(e[24:], a.Align)
+		be.PutUint32(e[24:], be.Uint32(raw[8+20*i+16:])) // align
 	}
 	body := make([]byte, len(raw)+shift)
 	copy(body, out)

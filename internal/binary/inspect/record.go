@@ -125,13 +125,11 @@ func RecordOf(infos []BuildInfo) Record {
 	}
 	// kinds[c][k] is the first string of kind k in cluster c.
 	kinds := make([]map[BuildInfoKind]int, cluster[len(infos)-1]+1)
-	for i, b := range infos {
+	for i := len(infos) - 1; i >= 0; i-- { // backwards: the first of a kind is written last
 		if kinds[cluster[i]] == nil {
 			kinds[cluster[i]] = map[BuildInfoKind]int{}
 		}
-		if _, ok := kinds[cluster[i]][b.Kind]; !ok {
-			kinds[cluster[i]][b.Kind] = i
-		}
+		kinds[cluster[i]][infos[i].Kind] = i
 	}
 	// Each candidate with its cluster and optimisation, to rank them by.
 	type ranked struct {

@@ -50,11 +50,8 @@ func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
 			c.add(arch, "", RuleFormat, "object members", "none", "archive has no object members")
 		}
 	}
-	var minos inspect.Version
-	if exp.Slice.MinOS != "" {
-		v, _ := platform.ParseMinOS(exp.Slice.MinOS) // checked by checkExpects
-		minos = inspect.Version(v)
-	}
+	v, _ := platform.ParseMinOS(exp.Slice.MinOS) // checked by checkExpects; 0 for none
+	minos := inspect.Version(v)
 	for _, o := range s.Objects {
 		c.object(arch, o, exp, minos)
 	}
