@@ -45,18 +45,6 @@ func (o OptLevel) AtLeast(min OptLevel) bool { return o >= min }
 // number from 3 up.
 var optSuffixes = map[string]OptLevel{"": O1, "0": O0, "1": O1, "2": O2, "s": Os, "z": Oz, "g": Og, "fast": Ofast}
 
-// optFromSuffix decodes what follows "-O" in a compiler flag: O0 when
-// it is none of the known levels (see CompilerLine.OptFlag).
-func optFromSuffix(w string) OptLevel {
-	if o, ok := optSuffixes[w]; ok {
-		return o
-	}
-	if isDigits(w) { // -O3, -O4, -O99: GCC and clang clamp to -O3
-		return O3
-	}
-	return O0
-}
-
 // CompilerLine is a parsed OpenSSL "compiler: " line.
 type CompilerLine struct {
 	Raw  string   // the line without its "compiler: " prefix
@@ -99,11 +87,17 @@ func ParseCompilerLine(s string) CompilerLine {
 				c.MinOSFlag = ""
 			}
 		case msvc && (strings.HasPrefix(w, "/O") || strings.HasPrefix(w, "-O")):
-			if o, ok := msvcOpt(w[2:]); ok {
+			if o, ok := msvcOpts[w[2:]]; ok {
 				c.Opt, c.OptFlag = o, w
 			}
 		case strings.HasPrefix(w, "-O"):
-			c.Opt, c.OptFlag = optFromSuffix(w[2:]), w
+			// What follows "-O": O0 (the zero level) when it is none of
+			// the known levels (see OptFlag).
+			o, ok := optSuffixes[w[2:]]
+			if !ok && isDigits(w[2:]) { // -O3, -O4, -O99: GCC and clang clamp to -O3
+				o = O3
+			}
+			c.Opt, c.OptFlag = o, w
 		}
 	}
 	return c
@@ -118,14 +112,11 @@ func isMSVC(cc string) bool {
 	return base == "cl" || base == "clang-cl"
 }
 
-// msvcOpt decodes what follows /O in an MSVC flag: /Od disables
+// msvcOpts decode what follows /O in an MSVC flag: /Od disables
 // optimisation (cl's default without any /O), /O1 optimises for size,
 // /O2 and /Ox for speed. /Os, /Ot, /Oi, /Oy and the like tune an
 // optimisation some other flag enables and decide nothing alone.
-func msvcOpt(w string) (OptLevel, bool) {
-	o, ok := map[string]OptLevel{"d": O0, "1": Os, "2": O2, "x": O2}[w]
-	return o, ok
-}
+var msvcOpts = map[string]OptLevel{"d": O0, "1": Os, "2": O2, "x": O2}
 
 // Has reports whether flag appears among the arguments (the compiler name
 // excluded). A flag with spaces ("-arch arm64") must appear as consecutive
