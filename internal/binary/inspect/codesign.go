@@ -257,12 +257,11 @@ func readCodeDirectory(r io.ReaderAt, off int64, m *MachO) ([]byte, *codeDirecto
 		// the directory, and refuses the image otherwise.
 		return nil, nil, bad("identifier offset %d outside the %d-byte code directory (expected %d or more, before its end)", cd.identOff, cd.length, csCodeDirectoryHeader)
 	}
-	id := blob[cd.at+cd.identOff : cd.at+cd.length]
-	n := bytes.IndexByte(id, 0)
-	if n < 0 {
+	id, _, ok := bytes.Cut(blob[cd.at+cd.identOff:cd.at+cd.length], []byte{0})
+	if !ok {
 		return nil, nil, bad("identifier at %d not NUL-terminated inside the %d-byte code directory", cd.identOff, cd.length)
 	}
-	cd.ident = string(id[:n])
+	cd.ident = string(id)
 	return blob, cd, nil
 }
 

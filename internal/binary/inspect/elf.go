@@ -104,23 +104,22 @@ func ParseELF(r io.ReaderAt, size int64) (*ELF, error) {
 	}
 	e := &ELF{Class: class, Data: data, bo: bo, Type: elf.Type(bo.Uint16(h[16:])), Machine: elf.Machine(bo.Uint16(h[18:]))}
 	// The tables' offsets, entry sizes and counts (e_phoff, e_shoff, ...).
-	var phoff, shoff uint64
-	var phent, phnum, shent, shnum uint16
+	var phoff uint64
+	var phent, phnum uint16
 	if class == elf.ELFCLASS64 {
-		phoff, shoff = bo.Uint64(h[32:]), bo.Uint64(h[40:])
-		phent, phnum, shent, shnum = bo.Uint16(h[54:]), bo.Uint16(h[56:]), bo.Uint16(h[58:]), bo.Uint16(h[60:])
+		phoff, e.Shoff = bo.Uint64(h[32:]), bo.Uint64(h[40:])
+		phent, phnum, e.Shentsize, e.Shnum = bo.Uint16(h[54:]), bo.Uint16(h[56:]), bo.Uint16(h[58:]), bo.Uint16(h[60:])
 		e.Shstrndx = bo.Uint16(h[62:])
 	} else {
-		phoff, shoff = uint64(bo.Uint32(h[28:])), uint64(bo.Uint32(h[32:]))
-		phent, phnum, shent, shnum = bo.Uint16(h[42:]), bo.Uint16(h[44:]), bo.Uint16(h[46:]), bo.Uint16(h[48:])
+		phoff, e.Shoff = uint64(bo.Uint32(h[28:])), uint64(bo.Uint32(h[32:]))
+		phent, phnum, e.Shentsize, e.Shnum = bo.Uint16(h[42:]), bo.Uint16(h[44:]), bo.Uint16(h[46:]), bo.Uint16(h[48:])
 		e.Shstrndx = bo.Uint16(h[50:])
 	}
-	e.Shoff, e.Shentsize, e.Shnum = shoff, shent, shnum
 	for _, t := range []struct {
 		name       string
 		off        uint64
 		ent, count uint16
-	}{{"program header", phoff, phent, phnum}, {"section header", shoff, shent, shnum}} {
+	}{{"program header", phoff, phent, phnum}, {"section header", e.Shoff, e.Shentsize, e.Shnum}} {
 		end := uint64(t.ent) * uint64(t.count)
 		if t.count > 0 && (t.off > uint64(size) || end > uint64(size)-t.off) {
 			return nil, Malformed(0, "ELF %s table at offset %d (%d entries of %d bytes) runs past the end of the file (%d bytes)", t.name, t.off, t.count, t.ent, size)

@@ -394,12 +394,11 @@ func lcString(body []byte, off uint32) (string, error) {
 	if off < 8 || int64(off)-8 >= int64(len(body)) {
 		return "", fmt.Errorf("string offset %d outside the command's %d bytes", off, len(body)+8)
 	}
-	b := body[off-8:]
-	n := bytes.IndexByte(b, 0)
-	if n < 0 {
+	s, _, ok := bytes.Cut(body[off-8:], []byte{0})
+	if !ok {
 		return "", fmt.Errorf("string at offset %d is not NUL-terminated", off)
 	}
-	return string(b[:n]), nil
+	return string(s), nil
 }
 
 // sections decodes the section headers that follow a segment command's
@@ -430,9 +429,7 @@ func sections(body []byte, bo binary.ByteOrder, is64 bool) ([]Section, error) {
 }
 
 func cstr(b []byte) string {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
+	b, _, _ = bytes.Cut(b, []byte{0})
 	return string(b)
 }
 

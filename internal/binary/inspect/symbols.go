@@ -81,10 +81,7 @@ func MachOSymbols(data []byte, fn func(MachOSymbol) error) error {
 			s.Value = uint64(bo.Uint32(e[8:]))
 		}
 		if int64(s.Strx) < strsize {
-			s.Name = strs[s.Strx:]
-			if n := bytes.IndexByte(s.Name, 0); n >= 0 {
-				s.Name = s.Name[:n]
-			}
+			s.Name, _, _ = bytes.Cut(strs[s.Strx:], []byte{0})
 		}
 		if err := fn(s); err != nil {
 			return err

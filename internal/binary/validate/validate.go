@@ -316,10 +316,8 @@ func checkExpects(exps []Expect) error {
 			return fmt.Errorf("validate: expectation %d: Arch %s given twice", i, e.Slice.Arch)
 		}
 		seen[NormArch(e.Slice.Arch)] = true
-		if e.Slice.MinOS != "" {
-			if _, err := platform.ParseMinOS(e.Slice.MinOS); err != nil {
-				return fmt.Errorf("validate: expectation %s: MinOS: %w", e.Slice.Arch, err)
-			}
+		if _, err := platform.ParseMinOS(e.Slice.MinOS); err != nil && e.Slice.MinOS != "" {
+			return fmt.Errorf("validate: expectation %s: MinOS: %w", e.Slice.Arch, err)
 		}
 	}
 	return nil
