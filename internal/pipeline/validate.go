@@ -130,7 +130,7 @@ func validateTree(ctx context.Context, dir string, p *recipe.Plan, exports map[s
 		if p.Slice.IsShared(lib) {
 			d := dylibExpect(p, lib, dir)
 			d.Exports = exports
-			rep, err = validate.Dylib(ctx, path, adjust(Expect(p, lib)), d)
+			rep, err = validate.Dylib(ctx, path, []validate.Expect{adjust(Expect(p, lib))}, d)
 		} else {
 			rep, err = validate.StaticLibraryContext(ctx, path, adjust(Expect(p, lib)))
 		}

@@ -67,7 +67,7 @@ func ValidateLibrary(ctx context.Context, path, lib string, target platform.Slic
 		exps = append(exps, artifact.ExpectOf(sm, sm.Target, lib))
 	}
 	if target.IsShared(lib) {
-		return validate.UniversalDylib(ctx, path, exps, artifact.DylibExpectOf(parts[0], lib))
+		return validate.Dylib(ctx, path, exps, artifact.DylibExpectOf(parts[0], lib))
 	}
 	return validate.UniversalContext(ctx, path, exps)
 }
@@ -185,7 +185,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 			}
 			var err error
 			if s.Manifest.Target.IsShared(lib) {
-				_, err = validate.Dylib(ctx, p, artifact.ExpectOf(s.Manifest, s.Manifest.Target, lib), artifact.DylibExpectOf(s.Manifest, lib))
+				_, err = validate.Dylib(ctx, p, []validate.Expect{artifact.ExpectOf(s.Manifest, s.Manifest.Target, lib)}, artifact.DylibExpectOf(s.Manifest, lib))
 			} else {
 				_, err = validate.StaticLibraryContext(ctx, p, artifact.ExpectOf(s.Manifest, s.Manifest.Target, lib))
 			}

@@ -2,8 +2,10 @@ package inspect
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -21,40 +23,25 @@ const (
 	maxBSDName = 4096
 )
 
-// ArFormat is the member-naming dialect of an ar archive.
-type ArFormat string
-
-const (
-	ArUnknown ArFormat = ""    // no member told us (e.g. only short names, no symbol table)
-	ArBSD     ArFormat = "bsd" // macOS/BSD: "#1/N" long names, "__.SYMDEF*" symbol tables
-	ArGNU     ArFormat = "gnu" // GNU/SysV: "/" and "/SYM64/" symbol tables, "//" long names, "name/"
-)
-
 // ArMember is one member of an archive. Offsets are relative to the reader
 // given to ParseAr.
 type ArMember struct {
-	Name         string
-	HeaderOffset int64 // where the 60-byte header starts
-	Offset       int64 // where the member's data starts (after any BSD long name)
-	Size         int64 // size of the data, excluding any BSD long name
-	SymbolTable  bool  // __.SYMDEF*, "/" or "/SYM64/": an index, not an object
+	Name        string
+	Offset      int64 // where the member's data starts (after any BSD long name)
+	Size        int64 // size of the data, excluding any BSD long name
+	SymbolTable bool  // __.SYMDEF*, "/" or "/SYM64/": an index, not an object
 }
 
 // Archive lists an ar archive's members. Symbol-table and long-name-table
 // members are kept apart from Members so callers iterate objects only.
 type Archive struct {
-	Format       ArFormat
 	Members      []ArMember // object members, in archive order
 	SymbolTables []ArMember // __.SYMDEF, __.SYMDEF SORTED, __.SYMDEF_64, /, /SYM64/
 }
 
 // isBSDSymdef reports the Darwin/BSD symbol table names ranlib and llvm-ar write.
 func isBSDSymdef(name string) bool {
-	switch name {
-	case "__.SYMDEF", "__.SYMDEF SORTED", "__.SYMDEF_64", "__.SYMDEF_64 SORTED":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"__.SYMDEF", "__.SYMDEF SORTED", "__.SYMDEF_64", "__.SYMDEF_64 SORTED"}, name)
 }
 
 // ParseAr reads the member table of an ar archive of the given size. It
@@ -93,7 +80,10 @@ func ParseAr(r io.ReaderAt, size int64) (*Archive, error) {
 		rawName := strings.TrimRight(string(hdr[0:16]), " ")
 		dataOff := off + arHeaderSize
 		// Name the member in errors as ar t would, even when its size is bad.
-		who := func() string { return printable(guessName(r, size, dataOff, rawName, longNames)) }
+		who := func() string {
+			name, _, _ := memberName(r, off, rawName, size-dataOff, longNames)
+			return printable(cmp.Or(name, rawName))
+		}
 		if hdr[58] != '`' || hdr[59] != '\n' {
 			return nil, &FormatError{Member: who(), Offset: off + 58,
 				Msg: fmt.Sprintf("bad member header terminator: expected \"`\\n\", found %q", hdr[58:60])}
@@ -110,32 +100,11 @@ func ParseAr(r io.ReaderAt, size int64) (*Archive, error) {
 				Msg: fmt.Sprintf("member size %d runs past the end of the archive: expected at most %d bytes after the header at offset %d (archive is %d bytes)", msize, size-dataOff, off, size)}
 		}
 
-		m := ArMember{Name: rawName, HeaderOffset: off, Offset: dataOff, Size: msize}
+		m := ArMember{Name: rawName, Offset: dataOff, Size: msize}
 		switch {
-		case strings.HasPrefix(rawName, "#1/"):
-			// BSD: the real name is the first N bytes of the data, NUL-padded.
-			a.Format = ArBSD
-			n, err := strconv.ParseInt(rawName[3:], 10, 64)
-			if err != nil || n < 0 || n > msize || n > maxBSDName {
-				return nil, &FormatError{Member: printable(rawName), Offset: off,
-					Msg: fmt.Sprintf("BSD long name length: expected a number from 0 to %d (member size), found %q", min(msize, maxBSDName), rawName[3:])}
-			}
-			buf := make([]byte, n)
-			if _, err := r.ReadAt(buf, dataOff); err != nil {
-				return nil, fmt.Errorf("read BSD long name of member at offset %d: %w", off, err)
-			}
-			m.Name = string(bytes.TrimRight(buf, "\x00"))
-			m.Offset += n
-			m.Size -= n
-			m.SymbolTable = isBSDSymdef(m.Name)
-		case isBSDSymdef(rawName):
-			a.Format = ArBSD
-			m.SymbolTable = true
-		case rawName == "/" || rawName == "/SYM64/":
-			a.Format = ArGNU
+		case isBSDSymdef(rawName), rawName == "/" || rawName == "/SYM64/":
 			m.SymbolTable = true
 		case rawName == "//":
-			a.Format = ArGNU
 			if msize > maxLongNames {
 				return nil, &FormatError{Member: "//", Offset: off,
 					Msg: fmt.Sprintf("long-name table of %d bytes exceeds the %d-byte limit", msize, maxLongNames)}
@@ -146,16 +115,13 @@ func ParseAr(r io.ReaderAt, size int64) (*Archive, error) {
 			}
 			off = next(dataOff, msize)
 			continue
-		case len(rawName) > 1 && rawName[0] == '/' && isDigits(rawName[1:]):
-			a.Format = ArGNU
-			name, err := gnuLongName(longNames, rawName)
+		default:
+			name, n, err := memberName(r, off, rawName, msize, longNames)
 			if err != nil {
-				return nil, &FormatError{Member: rawName, Offset: off, Msg: err.Error()}
+				return nil, err
 			}
-			m.Name = name
-		case strings.HasSuffix(rawName, "/"):
-			a.Format = ArGNU
-			m.Name = strings.TrimSuffix(rawName, "/")
+			m.Name, m.Offset, m.Size = name, dataOff+n, msize-n
+			m.SymbolTable = n > 0 && isBSDSymdef(name) // a BSD long name may name one
 		}
 		if m.SymbolTable {
 			a.SymbolTables = append(a.SymbolTables, m)
@@ -199,26 +165,31 @@ func printable(s string) string {
 	return s
 }
 
-// guessName resolves a member's name for an error message only: BSD "#1/N"
-// names are read if they lie inside the file, GNU names through the table.
-func guessName(r io.ReaderAt, size, dataOff int64, raw string, longNames []byte) string {
+// memberName resolves the raw name of the member whose header is at off,
+// as ar t prints it: a BSD "#1/N" name is the first N bytes of its data
+// (avail of them there), NUL-padded, n is N; a GNU "/N" name is an offset
+// into the "//" table, longNames; a GNU short name ends in "/".
+func memberName(r io.ReaderAt, off int64, raw string, avail int64, longNames []byte) (name string, n int64, err error) {
 	switch {
 	case strings.HasPrefix(raw, "#1/"):
 		n, err := strconv.ParseInt(raw[3:], 10, 64)
-		if err != nil || n <= 0 || n > maxBSDName || n > size-dataOff {
-			return raw
+		if err != nil || n < 0 || n > avail || n > maxBSDName {
+			return "", 0, &FormatError{Member: printable(raw), Offset: off,
+				Msg: fmt.Sprintf("BSD long name length: expected a number from 0 to %d (member size), found %q", min(avail, maxBSDName), raw[3:])}
 		}
 		buf := make([]byte, n)
-		if _, err := r.ReadAt(buf, dataOff); err != nil {
-			return raw
+		if _, err := r.ReadAt(buf, off+arHeaderSize); err != nil {
+			return "", 0, fmt.Errorf("read BSD long name of member at offset %d: %w", off, err)
 		}
-		return string(bytes.TrimRight(buf, "\x00"))
+		return string(bytes.TrimRight(buf, "\x00")), n, nil
 	case len(raw) > 1 && raw[0] == '/' && isDigits(raw[1:]):
-		if name, err := gnuLongName(longNames, raw); err == nil {
-			return name
+		name, err := gnuLongName(longNames, raw)
+		if err != nil {
+			return "", 0, &FormatError{Member: raw, Offset: off, Msg: err.Error()}
 		}
+		return name, 0, nil
 	case len(raw) > 1 && strings.HasSuffix(raw, "/"):
-		return strings.TrimSuffix(raw, "/")
+		return strings.TrimSuffix(raw, "/"), 0, nil
 	}
-	return raw
+	return raw, 0, nil
 }

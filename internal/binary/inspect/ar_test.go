@@ -11,39 +11,35 @@ func TestParseAr(t *testing.T) {
 	tests := []struct {
 		name    string
 		data    []byte
-		format  ArFormat
 		members []string
 		symtabs []string
 	}{
-		{"empty", []byte(ArMagic), ArUnknown, nil, nil},
-		{"plain names", buildAr(arEntry{"a.o", obj}, arEntry{"b.o", obj}), ArUnknown, []string{"a.o", "b.o"}, nil},
+		{"empty", []byte(ArMagic), nil, nil},
+		{"plain names", buildAr(arEntry{"a.o", obj}, arEntry{"b.o", obj}), []string{"a.o", "b.o"}, nil},
 		{"bsd sorted symdef with NUL-padded long names", buildAr(
 			arEntry{"__.SYMDEF SORTED", []byte("\x00\x00\x00\x00")},
 			arEntry{"#1/28", append([]byte("libcrypto-lib-cversion.o\x00\x00\x00\x00"), obj...)},
 			arEntry{"#1/8", append([]byte("x.o\x00\x00\x00\x00\x00"), obj...)},
-		), ArBSD, []string{"libcrypto-lib-cversion.o", "x.o"}, []string{"__.SYMDEF SORTED"}},
+		), []string{"libcrypto-lib-cversion.o", "x.o"}, []string{"__.SYMDEF SORTED"}},
 		{"bsd symdef named through #1/N", buildAr(
 			arEntry{"#1/20", []byte("__.SYMDEF_64 SORTED\x00")},
 			arEntry{"#1/4", append([]byte("a.o\x00"), obj...)},
-		), ArBSD, []string{"a.o"}, []string{"__.SYMDEF_64 SORTED"}},
-		{"bsd __.SYMDEF_64 short name", buildAr(arEntry{"__.SYMDEF_64", nil}, arEntry{"a.o", obj}), ArBSD, []string{"a.o"}, []string{"__.SYMDEF_64"}},
+		), []string{"a.o"}, []string{"__.SYMDEF_64 SORTED"}},
+		{"bsd __.SYMDEF_64 short name", buildAr(arEntry{"__.SYMDEF_64", nil}, arEntry{"a.o", obj}), []string{"a.o"}, []string{"__.SYMDEF_64"}},
 		{"gnu with long-name table", buildAr(
 			arEntry{"/", []byte{0, 0, 0, 0}},
 			arEntry{"//", []byte("libcrypto-lib-cversion.o/\nlibssl-lib-a_long_name.o/\n")},
 			arEntry{"/0", obj},
 			arEntry{"/26", obj},
 			arEntry{"short.o/", obj},
-		), ArGNU, []string{"libcrypto-lib-cversion.o", "libssl-lib-a_long_name.o", "short.o"}, []string{"/"}},
-		{"gnu sym64", buildAr(arEntry{"/SYM64/", make([]byte, 8)}, arEntry{"a.o/", obj}), ArGNU, []string{"a.o"}, []string{"/SYM64/"}},
+		), []string{"libcrypto-lib-cversion.o", "libssl-lib-a_long_name.o", "short.o"}, []string{"/"}},
+		{"gnu sym64", buildAr(arEntry{"/SYM64/", make([]byte, 8)}, arEntry{"a.o/", obj}), []string{"a.o"}, []string{"/SYM64/"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a, err := ParseAr(bytes.NewReader(tt.data), int64(len(tt.data)))
 			if err != nil {
 				t.Fatal(err)
-			}
-			if a.Format != tt.format {
-				t.Errorf("format %q, want %q", a.Format, tt.format)
 			}
 			var names, syms []string
 			for _, m := range a.Members {

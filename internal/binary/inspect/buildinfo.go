@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // BuildInfoKind says which OpenSSL build-info string was found.
@@ -205,9 +206,7 @@ func prefixEndingAt(data []byte, sp int) int {
 	if sp == 0 {
 		return -1
 	}
-	switch data[sp-1] {
-	case ':', 'L', 'C':
-	default:
+	if c := data[sp-1]; c != ':' && c != 'L' && c != 'C' {
 		return -1
 	}
 	for _, p := range infoPrefixes {
@@ -242,16 +241,15 @@ func junkBefore(data []byte, start int) bool {
 
 func classify(s string) (BuildInfo, bool) {
 	for _, p := range infoPrefixes {
-		if len(s) < len(p.prefix) || s[:len(p.prefix)] != p.prefix {
+		value, ok := strings.CutPrefix(s, p.prefix)
+		if !ok {
 			continue
 		}
 		if p.kind == InfoVersion {
-			if f, _ := FamilyOf(s); f == "" {
-				return BuildInfo{}, false
-			}
-			return BuildInfo{Kind: p.kind, Text: s, Value: s}, true
+			f, _ := FamilyOf(s)
+			return BuildInfo{Kind: p.kind, Text: s, Value: s}, f != ""
 		}
-		return BuildInfo{Kind: p.kind, Text: s, Value: s[len(p.prefix):]}, true
+		return BuildInfo{Kind: p.kind, Text: s, Value: value}, true
 	}
 	return BuildInfo{}, false
 }

@@ -48,7 +48,6 @@ type CodeSignature struct {
 	Flags      uint32 // CSAdhoc, CSLinkerSigned, ...
 	HashType   string // "sha256", "sha1"
 	PageSize   int
-	CodeLimit  int64 // bytes of the image the page hashes cover
 	Pages      int
 	// Stale lists the pages whose hash no longer matches; StaleSpecial
 	// the special slots (-2 requirements, -5 entitlements) likewise.
@@ -83,7 +82,8 @@ type codeDirectory struct {
 	hashSize               int
 	hashType, pageSizeLog2 uint8
 	flags                  uint32
-	ident                  string // the identifier, NUL-terminated inside the directory
+	ident                  string           // the identifier, NUL-terminated inside the directory
+	blobs                  map[uint32]int64 // the SuperBlob's index: each blob's offset by its type
 }
 
 // Blob magics by the SuperBlob index type that holds them: a blob of
@@ -120,28 +120,17 @@ func readCodeSignature(r io.ReaderAt, off int64, m *MachO, data []byte) (*CodeSi
 	if err != nil {
 		return nil, err
 	}
-	cs := &CodeSignature{Flags: cd.flags, PageSize: 1 << cd.pageSizeLog2, CodeLimit: cd.codeLimit, Pages: cd.nCode}
-	cs.Identifier = cd.ident
 	newHash, name := hasher(cd.hashType)
-	cs.HashType = name
-	var page []byte
-	if data == nil {
-		page = make([]byte, cs.PageSize)
-	}
+	cs := &CodeSignature{Identifier: cd.ident, Flags: cd.flags, HashType: name, PageSize: 1 << cd.pageSizeLog2, Pages: cd.nCode}
+	page := make([]byte, cs.PageSize)
 	for i := 0; i < cd.nCode; i++ {
 		start := int64(i) * int64(cs.PageSize)
 		n := min(int64(cs.PageSize), cd.codeLimit-start)
-		var p []byte
-		if data != nil {
-			if off+start+n > int64(len(data)) {
-				return nil, fmt.Errorf("%w: read page %d: %v", ErrSignature, i, io.EOF)
-			}
+		p := page[:n]
+		if off+start+n <= int64(len(data)) {
 			p = data[off+start : off+start+n]
-		} else {
-			p = page[:n]
-			if _, err := r.ReadAt(p, off+start); err != nil {
-				return nil, fmt.Errorf("%w: read page %d: %v", ErrSignature, i, err)
-			}
+		} else if _, err := r.ReadAt(p, off+start); err != nil {
+			return nil, fmt.Errorf("%w: read page %d: %v", ErrSignature, i, err)
 		}
 		h := newHash()
 		h.Write(p)
@@ -209,14 +198,13 @@ func readCodeDirectory(r io.ReaderAt, off int64, m *MachO) ([]byte, *codeDirecto
 	}
 	// Every blob the index names lies inside the signature, once per
 	// type, and is of the kind its type holds.
-	seen := map[uint32]bool{}
-	cdAt := int64(-1)
+	blobs := map[uint32]int64{}
 	for i := int64(0); i < count; i++ {
 		typ, at := be.Uint32(blob[12+8*i:]), int64(be.Uint32(blob[16+8*i:]))
-		if seen[typ] {
+		if _, seen := blobs[typ]; seen {
 			return nil, nil, bad("blob index entry %d: a second blob of type %#x", i, typ)
 		}
-		seen[typ] = true
+		blobs[typ] = at
 		if at < 12+8*count || at+8 > size {
 			return nil, nil, bad("blob type %#x at %d outside the %d-byte signature (after its %d-entry index)", typ, at, size, count)
 		}
@@ -234,11 +222,9 @@ func readCodeDirectory(r io.ReaderAt, off int64, m *MachO) ([]byte, *codeDirecto
 		case !known && magic == csMagicCodeDirectory:
 			return nil, nil, bad("blob type %#x: a code directory in a slot that holds none", typ)
 		}
-		if typ == csSlotCodeDirectory {
-			cdAt = at // one at most: types are not repeated
-		}
 	}
-	if cdAt < 0 {
+	cdAt, ok := blobs[csSlotCodeDirectory] // one at most: types are not repeated
+	if !ok {
 		return nil, nil, bad("no code directory among %d blobs", count)
 	}
 	if cdAt+csCodeDirectoryHeader > size {
@@ -249,7 +235,7 @@ func readCodeDirectory(r io.ReaderAt, off int64, m *MachO) ([]byte, *codeDirecto
 		at: cdAt, length: int64(be.Uint32(b[4:])), flags: be.Uint32(b[12:]),
 		hashOffset: int64(be.Uint32(b[16:])), identOff: int64(be.Uint32(b[20:])),
 		nSpecial: int(be.Uint32(b[24:])), nCode: int(be.Uint32(b[28:])), codeLimit: int64(be.Uint32(b[32:])),
-		hashSize: int(b[36]), hashType: b[37], pageSizeLog2: b[39],
+		hashSize: int(b[36]), hashType: b[37], pageSizeLog2: b[39], blobs: blobs,
 	}
 	switch {
 	case cd.at+cd.length > size:
@@ -271,12 +257,11 @@ func readCodeDirectory(r io.ReaderAt, off int64, m *MachO) ([]byte, *codeDirecto
 		// the directory, and refuses the image otherwise.
 		return nil, nil, bad("identifier offset %d outside the %d-byte code directory (expected %d or more, before its end)", cd.identOff, cd.length, csCodeDirectoryHeader)
 	}
-	id := blob[cd.at+cd.identOff : cd.at+cd.length]
-	n := bytes.IndexByte(id, 0)
-	if n < 0 {
+	id, _, ok := bytes.Cut(blob[cd.at+cd.identOff:cd.at+cd.length], []byte{0})
+	if !ok {
 		return nil, nil, bad("identifier at %d not NUL-terminated inside the %d-byte code directory", cd.identOff, cd.length)
 	}
-	cd.ident = string(id[:n])
+	cd.ident = string(id)
 	return blob, cd, nil
 }
 
@@ -297,16 +282,10 @@ func Resign(data []byte, off int64, m *MachO) error {
 	if cd.flags&CSAdhoc == 0 {
 		return fmt.Errorf("%w: signed with an identity (flags %#x), not ad hoc: sign it again with its identity", ErrSignature, cd.flags)
 	}
-	count := int(binary.BigEndian.Uint32(blob[8:]))
-	for i := 0; i < count; i++ {
-		if binary.BigEndian.Uint32(blob[12+8*i:]) == csSlotCMS {
-			// An empty CMS wrapper (codesign -s - writes one) carries
-			// nothing the page hashes depend on; a filled one does.
-			at := int64(binary.BigEndian.Uint32(blob[16+8*i:]))
-			if l := binary.BigEndian.Uint32(blob[at+4:]); l > 8 {
-				return fmt.Errorf("%w: the signature holds a CMS blob: sign it again with its identity", ErrSignature)
-			}
-		}
+	// An empty CMS wrapper (codesign -s - writes one) carries nothing the
+	// page hashes depend on; a filled one does.
+	if at, ok := cd.blobs[csSlotCMS]; ok && binary.BigEndian.Uint32(blob[at+4:]) > 8 {
+		return fmt.Errorf("%w: the signature holds a CMS blob: sign it again with its identity", ErrSignature)
 	}
 	newHash, _ := hasher(cd.hashType)
 	ps := int64(1) << cd.pageSizeLog2

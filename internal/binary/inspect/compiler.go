@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -46,18 +45,6 @@ func (o OptLevel) AtLeast(min OptLevel) bool { return o >= min }
 // number from 3 up.
 var optSuffixes = map[string]OptLevel{"": O1, "0": O0, "1": O1, "2": O2, "s": Os, "z": Oz, "g": Og, "fast": Ofast}
 
-// optFromSuffix decodes what follows "-O" in a compiler flag: O0 when
-// it is none of the known levels (see CompilerLine.OptFlag).
-func optFromSuffix(w string) OptLevel {
-	if o, ok := optSuffixes[w]; ok {
-		return o
-	}
-	if isDigits(w) { // -O3, -O4, -O99: GCC and clang clamp to -O3
-		return O3
-	}
-	return O0
-}
-
 // CompilerLine is a parsed OpenSSL "compiler: " line.
 type CompilerLine struct {
 	Raw  string   // the line without its "compiler: " prefix
@@ -100,11 +87,17 @@ func ParseCompilerLine(s string) CompilerLine {
 				c.MinOSFlag = ""
 			}
 		case msvc && (strings.HasPrefix(w, "/O") || strings.HasPrefix(w, "-O")):
-			if o, ok := msvcOpt(w[2:]); ok {
+			if o, ok := msvcOpts[w[2:]]; ok {
 				c.Opt, c.OptFlag = o, w
 			}
 		case strings.HasPrefix(w, "-O"):
-			c.Opt, c.OptFlag = optFromSuffix(w[2:]), w
+			// What follows "-O": O0 (the zero level) when it is none of
+			// the known levels (see OptFlag).
+			o, ok := optSuffixes[w[2:]]
+			if !ok && isDigits(w[2:]) { // -O3, -O4, -O99: GCC and clang clamp to -O3
+				o = O3
+			}
+			c.Opt, c.OptFlag = o, w
 		}
 	}
 	return c
@@ -119,14 +112,11 @@ func isMSVC(cc string) bool {
 	return base == "cl" || base == "clang-cl"
 }
 
-// msvcOpt decodes what follows /O in an MSVC flag: /Od disables
+// msvcOpts decode what follows /O in an MSVC flag: /Od disables
 // optimisation (cl's default without any /O), /O1 optimises for size,
 // /O2 and /Ox for speed. /Os, /Ot, /Oi, /Oy and the like tune an
 // optimisation some other flag enables and decide nothing alone.
-func msvcOpt(w string) (OptLevel, bool) {
-	o, ok := map[string]OptLevel{"d": O0, "1": Os, "2": O2, "x": O2}[w]
-	return o, ok
-}
+var msvcOpts = map[string]OptLevel{"d": O0, "1": Os, "2": O2, "x": O2}
 
 // Has reports whether flag appears among the arguments (the compiler name
 // excluded). A flag with spaces ("-arch arm64") must appear as consecutive
@@ -136,11 +126,7 @@ func (c CompilerLine) Has(flag string) bool {
 	if len(want) == 0 || len(c.Args) < 2 {
 		return false
 	}
-	args := c.Args[1:]
-	for i := 0; i+len(want) <= len(args); i++ {
-		if slices.Equal(args[i:i+len(want)], want) {
-			return true
-		}
-	}
-	return false
+	// Words hold no spaces: joined with one, the flag's are a run of the
+	// line's exactly when they are whole words of it.
+	return strings.Contains(" "+strings.Join(c.Args[1:], " ")+" ", " "+strings.Join(want, " ")+" ")
 }

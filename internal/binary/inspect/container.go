@@ -83,9 +83,6 @@ type Member struct {
 	Type string
 }
 
-// empty is the stream of a member that has no bytes.
-func empty() io.Reader { return io.LimitReader(nil, 0) }
-
 // WalkFunc receives each member with a stream of its bytes. It may read
 // any prefix (for instance 8 bytes of magic) and return: the rest is
 // skipped. An error stops the walk and is returned as is.

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
@@ -17,14 +18,13 @@ type ELF struct {
 	Type    elf.Type
 	Class   elf.Class
 	Data    elf.Data // byte order
+	bo      binary.ByteOrder
 	// The section header table as the header announces it (checked to lie
 	// inside the file); the code classifier reads it, Inspect does not.
 	Shoff                      uint64
 	Shentsize, Shnum, Shstrndx uint16
-	// Phnum is the program header count; Loads the PT_LOAD segments of a
-	// linked image (ET_EXEC, ET_DYN) that lie inside the file: the bytes
-	// its loader maps.
-	Phnum uint16
+	// Loads are the PT_LOAD segments of a linked image (ET_EXEC, ET_DYN)
+	// that lie inside the file: the bytes its loader maps.
 	Loads []ELFLoad
 	// Dynamic is what a linked image's dynamic section says of its
 	// linking; nil for a file without one (an object, a static program,
@@ -52,17 +52,12 @@ func (d *ELFDynamic) RunPaths() []string {
 	return append(slices.Clone(d.Rpath), d.Runpath...)
 }
 
+var elfTypeNames = map[elf.Type]string{elf.ET_REL: "relocatable", elf.ET_EXEC: "executable", elf.ET_DYN: "shared object", elf.ET_CORE: "core"}
+
 // TypeName is "relocatable", "executable", "shared object" or "core".
 func (e *ELF) TypeName() string {
-	switch e.Type {
-	case elf.ET_REL:
-		return "relocatable"
-	case elf.ET_EXEC:
-		return "executable"
-	case elf.ET_DYN:
-		return "shared object"
-	case elf.ET_CORE:
-		return "core"
+	if s, ok := elfTypeNames[e.Type]; ok {
+		return s
 	}
 	return e.Type.String()
 }
@@ -107,35 +102,30 @@ func ParseELF(r io.ReaderAt, size int64) (*ELF, error) {
 	if v := elf.Version(h[elf.EI_VERSION]); v != elf.EV_CURRENT {
 		return nil, Malformed(int64(elf.EI_VERSION), "ELF version %d: expected 1", v)
 	}
-	e := &ELF{Class: class, Data: data, Type: elf.Type(bo.Uint16(h[16:])), Machine: elf.Machine(bo.Uint16(h[18:]))}
+	e := &ELF{Class: class, Data: data, bo: bo, Type: elf.Type(bo.Uint16(h[16:])), Machine: elf.Machine(bo.Uint16(h[18:]))}
 	// The tables' offsets, entry sizes and counts (e_phoff, e_shoff, ...).
-	var phoff, shoff uint64
-	var phent, phnum, shent, shnum uint16
+	var phoff uint64
+	var phent, phnum uint16
 	if class == elf.ELFCLASS64 {
-		phoff, shoff = bo.Uint64(h[32:]), bo.Uint64(h[40:])
-		phent, phnum, shent, shnum = bo.Uint16(h[54:]), bo.Uint16(h[56:]), bo.Uint16(h[58:]), bo.Uint16(h[60:])
+		phoff, e.Shoff = bo.Uint64(h[32:]), bo.Uint64(h[40:])
+		phent, phnum, e.Shentsize, e.Shnum = bo.Uint16(h[54:]), bo.Uint16(h[56:]), bo.Uint16(h[58:]), bo.Uint16(h[60:])
 		e.Shstrndx = bo.Uint16(h[62:])
 	} else {
-		phoff, shoff = uint64(bo.Uint32(h[28:])), uint64(bo.Uint32(h[32:]))
-		phent, phnum, shent, shnum = bo.Uint16(h[42:]), bo.Uint16(h[44:]), bo.Uint16(h[46:]), bo.Uint16(h[48:])
+		phoff, e.Shoff = uint64(bo.Uint32(h[28:])), uint64(bo.Uint32(h[32:]))
+		phent, phnum, e.Shentsize, e.Shnum = bo.Uint16(h[42:]), bo.Uint16(h[44:]), bo.Uint16(h[46:]), bo.Uint16(h[48:])
 		e.Shstrndx = bo.Uint16(h[50:])
 	}
-	e.Shoff, e.Shentsize, e.Shnum = shoff, shent, shnum
 	for _, t := range []struct {
 		name       string
 		off        uint64
 		ent, count uint16
-	}{{"program header", phoff, phent, phnum}, {"section header", shoff, shent, shnum}} {
+	}{{"program header", phoff, phent, phnum}, {"section header", e.Shoff, e.Shentsize, e.Shnum}} {
 		end := uint64(t.ent) * uint64(t.count)
 		if t.count > 0 && (t.off > uint64(size) || end > uint64(size)-t.off) {
 			return nil, Malformed(0, "ELF %s table at offset %d (%d entries of %d bytes) runs past the end of the file (%d bytes)", t.name, t.off, t.count, t.ent, size)
 		}
 	}
-	e.Arch = elfArch[e.Machine]
-	if e.Arch == "" {
-		e.Arch = fmt.Sprintf("elf-machine(%d)", uint16(e.Machine))
-	}
-	e.Phnum = phnum
+	e.Arch = cmp.Or(elfArch[e.Machine], fmt.Sprintf("elf-machine(%d)", uint16(e.Machine)))
 	if phnum > 0 && (e.Type == elf.ET_DYN || e.Type == elf.ET_EXEC) {
 		var dyn *ELFLoad
 		if e.Loads, dyn, e.DynamicErr = programHeaders(r, size, bo, class, phoff, phent, phnum); e.DynamicErr == nil {

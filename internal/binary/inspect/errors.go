@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 )
@@ -43,9 +44,7 @@ func (e *FormatError) Is(target error) bool {
 // location renders "file(member)" as ar, nm and ld print it, then the
 // slice of a universal file: "file(member) [arm64 slice]".
 func location(path, member, slice string) string {
-	if path == "" {
-		path = "<input>"
-	}
+	path = cmp.Or(path, "<input>")
 	if member != "" {
 		path += "(" + member + ")"
 	}
@@ -68,17 +67,10 @@ func Annotate(err error, path, slice, member string, base int64) error {
 	if err == nil {
 		return nil
 	}
-	var fe *FormatError
-	if errors.As(err, &fe) {
-		if fe.Path == "" {
-			fe.Path = path
-		}
-		if fe.Slice == "" {
-			fe.Slice = slice
-		}
-		if fe.Member == "" {
-			fe.Member = member
-		}
+	if fe, ok := errors.AsType[*FormatError](err); ok {
+		fe.Path = cmp.Or(fe.Path, path)
+		fe.Slice = cmp.Or(fe.Slice, slice)
+		fe.Member = cmp.Or(fe.Member, member)
 		fe.Offset += base
 		return err
 	}
@@ -87,8 +79,7 @@ func Annotate(err error, path, slice, member string, base int64) error {
 
 // shift moves a *FormatError's offset from a sub-stream to its parent.
 func shift(err error, base int64) error {
-	var fe *FormatError
-	if errors.As(err, &fe) {
+	if fe, ok := errors.AsType[*FormatError](err); ok {
 		fe.Offset += base
 	}
 	return err

@@ -100,10 +100,7 @@ var forkSourceDirs = []string{"crypto/", "ssl/", "src/crypto/", "src/ssl/"}
 // pieces of a marker, as this one does, has none.)
 func cSourcePath(b []byte) bool {
 	i := 0
-	for i < len(b) && i < 256 {
-		if !pathByte(b[i]) && b[i] != '\\' {
-			break
-		}
+	for i < len(b) && i < 256 && (pathByte(b[i]) || b[i] == '\\') {
 		i++
 	}
 	if i == len(b) || b[i] != 0 {
@@ -190,30 +187,7 @@ func familyByMarker(b []byte, ok func(off, n int) bool) (Family, string, *marker
 		}
 		return false
 	}
-	if f, m := forkByMarker(b, take); f != "" {
-		return f, m, nil
-	}
-	for _, p := range sourceNeedles {
-		text := string(p.needle[:len(p.needle)-1])
-		for off := 0; ; {
-			i := bytes.Index(b[off:], p.needle)
-			if i < 0 {
-				break
-			}
-			i += off
-			off = i + 1
-			if i == 0 || pathByte(b[i-1]) && (p.bare || b[i-1] != '/') || p.bare && b[i-1] == '\\' {
-				continue // inside a longer name or path
-			}
-			if take(i, len(text), text) {
-				return FamilyOpenSSL, text, nil
-			}
-		}
-	}
-	return "", "", refused
-}
-
-func forkByMarker(b []byte, take func(off, n int, text string) bool) (Family, string) {
+	// A fork's marker first: forks keep OpenSSL's paths.
 	for _, m := range familyMarkers {
 		dir := []byte(m.dir)
 		for off := 0; ; {
@@ -240,14 +214,31 @@ func forkByMarker(b []byte, take func(off, n int, text string) bool) (Family, st
 				if bytes.HasPrefix(rest, []byte(sub)) && cSourcePath(rest) {
 					end := bytes.IndexByte(rest, 0)
 					if take(i, len(dir)+n+1+end, spelled+string(rest[:end])) {
-						return m.family, spelled + sub
+						return m.family, spelled + sub, nil
 					}
 					break
 				}
 			}
 		}
 	}
-	return "", ""
+	for _, p := range sourceNeedles {
+		text := string(p.needle[:len(p.needle)-1])
+		for off := 0; ; {
+			i := bytes.Index(b[off:], p.needle)
+			if i < 0 {
+				break
+			}
+			i += off
+			off = i + 1
+			if i == 0 || pathByte(b[i-1]) && (p.bare || b[i-1] != '/') || p.bare && b[i-1] == '\\' {
+				continue // inside a longer name or path
+			}
+			if take(i, len(text), text) {
+				return FamilyOpenSSL, text, nil
+			}
+		}
+	}
+	return "", "", refused
 }
 
 // bazelSuffix is the length of the canonical-name suffix Bazel's modules

@@ -25,7 +25,6 @@ type FatArch struct {
 	SubCPU uint32
 	Offset int64 // from the start of the universal file
 	Size   int64
-	Align  uint32 // log2 alignment
 }
 
 // Arch is the slice's architecture name ("arm64", "x86_64", ...).
@@ -43,7 +42,7 @@ func ParseFat(r io.ReaderAt, size int64) (is64 bool, arches []FatArch, err error
 	}
 	magic := binary.BigEndian.Uint32(hdr[0:])
 	n := binary.BigEndian.Uint32(hdr[4:])
-	entSize := int64(20) // fat_arch: cputype, cpusubtype, offset, size, align
+	entSize := int64(20) // fat_arch: cputype, cpusubtype, offset, size, align (log2)
 	switch magic {
 	case FatMagic:
 	case FatMagic64:
@@ -72,9 +71,9 @@ func ParseFat(r io.ReaderAt, size int64) (is64 bool, arches []FatArch, err error
 		a := FatArch{CPU: macho.Cpu(be.Uint32(e[0:])), SubCPU: be.Uint32(e[4:])}
 		var off, sz uint64
 		if is64 {
-			off, sz, a.Align = be.Uint64(e[8:]), be.Uint64(e[16:]), be.Uint32(e[24:])
+			off, sz = be.Uint64(e[8:]), be.Uint64(e[16:])
 		} else {
-			off, sz, a.Align = uint64(be.Uint32(e[8:])), uint64(be.Uint32(e[12:])), be.Uint32(e[16:])
+			off, sz = uint64(be.Uint32(e[8:])), uint64(be.Uint32(e[12:]))
 		}
 		entOff := 8 + int64(i)*entSize
 		// Check in uint64 before converting, so huge fat_arch_64 values cannot wrap.

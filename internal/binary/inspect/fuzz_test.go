@@ -29,7 +29,7 @@ func FuzzParseAr(f *testing.F) {
 			return
 		}
 		for _, m := range append(a.Members, a.SymbolTables...) {
-			if m.Offset < 0 || m.Size < 0 || m.Offset+m.Size > int64(len(data)) || m.HeaderOffset+arHeaderSize > m.Offset {
+			if m.Offset < 0 || m.Size < 0 || m.Offset+m.Size > int64(len(data)) || m.Offset < arHeaderSize+int64(len(ArMagic)) {
 				t.Fatalf("member %q out of bounds: %+v (archive %d bytes)", m.Name, m, len(data))
 			}
 		}

@@ -14,6 +14,7 @@ package inspect
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"debug/macho"
 	"encoding/binary"
@@ -40,11 +41,10 @@ const (
 
 // File is everything Inspect learnt about one file.
 type File struct {
-	Path    string
-	Size    int64
-	Format  Format
-	FatIs64 bool    // FormatFat with FAT_MAGIC_64
-	Slices  []Slice // one per architecture; thin files have exactly one
+	Path   string
+	Size   int64
+	Format Format
+	Slices []Slice // one per architecture; thin files have exactly one
 }
 
 // Slice is one architecture's part of a file: the whole file when thin.
@@ -52,12 +52,10 @@ type Slice struct {
 	// Arch is the slice's architecture: for a fat slice, its fat_arch CPU
 	// type; for a thin Mach-O or ELF file, its header's; for a thin archive,
 	// the CPU of its objects when they agree, "" otherwise.
-	Arch    string
-	Format  Format   // FormatMachO, FormatAr or FormatELF
-	Fat     *FatArch // the fat_arch entry, nil for thin files
-	Offset  int64    // from the start of the file
-	Size    int64
-	Archive *Archive // member table when Format is FormatAr; its offsets are relative to the slice
+	Arch   string
+	Format Format // FormatMachO, FormatAr or FormatELF
+	Offset int64  // from the start of the file
+	Size   int64
 	// Objects are the slice's objects: the slice itself for Mach-O and ELF,
 	// every non-index member, in order, for an archive.
 	Objects []Object
@@ -117,33 +115,27 @@ func (o Object) Arch() string {
 type format struct {
 	format Format
 	match  func(magic []byte) bool
-	slices func(c *inspector, r io.ReaderAt, size int64) ([]Slice, error)
+	slices func(c *inspector, f Format, r io.ReaderAt, size int64) ([]Slice, error)
 }
 
 var formats = []format{
 	{FormatFat, isFat, (*inspector).fatSlices},
-	{FormatMachO, isMachO, thinSlice(FormatMachO)},
-	{FormatAr, isAr, thinSlice(FormatAr)},
-	{FormatELF, isELF, thinSlice(FormatELF)},
-	{FormatPE, isPE, thinSlice(FormatPE)},
-	{FormatZip, isZip, container(FormatZip)},
-	{FormatGzip, isGzip, container(FormatGzip)},
+	{FormatMachO, isMachO, (*inspector).thinSlice},
+	{FormatAr, isAr, (*inspector).thinSlice},
+	{FormatELF, isELF, (*inspector).thinSlice},
+	{FormatPE, isPE, (*inspector).thinSlice},
+	{FormatZip, isZip, (*inspector).container},
+	{FormatGzip, isGzip, (*inspector).container},
 }
 
 // container refuses a zip or tar.gz: it holds files, walked by WalkZip and
 // WalkTarGz, not slices.
-func container(f Format) func(c *inspector, r io.ReaderAt, size int64) ([]Slice, error) {
-	return func(c *inspector, _ io.ReaderAt, _ int64) ([]Slice, error) {
-		return nil, fmt.Errorf("inspect %s: %w (it is a %s file)", c.path, ErrContainer, f)
-	}
+func (c *inspector) container(f Format, _ io.ReaderAt, _ int64) ([]Slice, error) {
+	return nil, fmt.Errorf("inspect %s: %w (it is a %s file)", c.path, ErrContainer, f)
 }
 
 func isFat(b []byte) bool {
-	if len(b) < 4 {
-		return false
-	}
-	m := binary.BigEndian.Uint32(b)
-	return m == FatMagic || m == FatMagic64
+	return len(b) >= 4 && slices.Contains([]uint32{FatMagic, FatMagic64}, binary.BigEndian.Uint32(b))
 }
 func isMachO(b []byte) bool { _, _, ok := MachOByteOrder(b); return ok }
 func isAr(b []byte) bool {
@@ -197,8 +189,7 @@ func InspectBytes(name string, b []byte) (f *File, err error) {
 // fault (SIGBUS when the file shrank underneath) into an error naming the
 // file and what was being done (verb), instead of a crash.
 func GuardFault(verb, name string, fn func() error) (err error) {
-	old := debug.SetPanicOnFault(true)
-	defer debug.SetPanicOnFault(old)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
 			// SetPanicOnFault's panic carries the faulting address.
@@ -225,11 +216,11 @@ func inspectReader(c *inspector, r io.ReaderAt, size int64) (*File, error) {
 		if !f.match(magic) {
 			continue
 		}
-		slices, err := f.slices(c, r, size)
+		slices, err := f.slices(c, f.format, r, size)
 		if err != nil {
 			return nil, err
 		}
-		return &File{Path: name, Size: size, Format: f.format, FatIs64: c.fat64, Slices: slices}, nil
+		return &File{Path: name, Size: size, Format: f.format, Slices: slices}, nil
 	}
 	return nil, fmt.Errorf("inspect %s: %w: expected the magic of a Mach-O, universal, ar or ELF file, found %x", name, ErrUnknownFormat, magic)
 }
@@ -244,10 +235,9 @@ func ReadMagic(r io.ReaderAt, size int64) ([]byte, error) {
 }
 
 type inspector struct {
-	path  string
-	data  []byte // the whole file when in memory, else nil
-	fat64 bool
-	sc    scanner
+	path string
+	data []byte // the whole file when in memory, else nil
+	sc   scanner
 }
 
 // scan returns the build-info strings of the size bytes at off (from the
@@ -260,12 +250,11 @@ func (c *inspector) scan(r io.ReaderAt, off, size int64) ([]BuildInfo, error) {
 	return c.sc.scan(io.NewSectionReader(r, 0, size))
 }
 
-func (c *inspector) fatSlices(r io.ReaderAt, size int64) ([]Slice, error) {
-	is64, arches, err := ParseFat(r, size)
+func (c *inspector) fatSlices(_ Format, r io.ReaderAt, size int64) ([]Slice, error) {
+	_, arches, err := ParseFat(r, size)
 	if err != nil {
 		return nil, Annotate(err, c.path, "", "", 0)
 	}
-	c.fat64 = is64
 	formats := make([]Format, len(arches))
 	for i, a := range arches {
 		magic, err := ReadMagic(io.NewSectionReader(r, a.Offset, a.Size), a.Size)
@@ -287,20 +276,18 @@ func (c *inspector) fatSlices(r io.ReaderAt, size int64) ([]Slice, error) {
 	one := func(i int) {
 		a := arches[i]
 		s, err := c.slice(formats[i], io.NewSectionReader(r, a.Offset, a.Size), a.Offset, a.Size, a.Arch())
-		s.Fat, s.Arch = &arches[i], a.Arch()
+		s.Arch = a.Arch()
 		out[i], errs[i] = s, err
 	}
 	if c.data != nil {
 		// In memory, slices share nothing: each on its own core.
 		var wg sync.WaitGroup
 		for i := range arches {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				if err := GuardFault("inspect", c.path, func() error { one(i); return nil }); err != nil {
 					errs[i] = err
 				}
-			}()
+			})
 		}
 		wg.Wait()
 	} else {
@@ -308,22 +295,18 @@ func (c *inspector) fatSlices(r io.ReaderAt, size int64) ([]Slice, error) {
 			one(i) // the stream scanner's buffer is one
 		}
 	}
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if i := slices.IndexFunc(errs, func(err error) bool { return err != nil }); i >= 0 {
+		return nil, errs[i]
 	}
 	return out, nil
 }
 
-func thinSlice(f Format) func(c *inspector, r io.ReaderAt, size int64) ([]Slice, error) {
-	return func(c *inspector, r io.ReaderAt, size int64) ([]Slice, error) {
-		s, err := c.slice(f, r, 0, size, "")
-		if err != nil {
-			return nil, err
-		}
-		return []Slice{s}, nil
+func (c *inspector) thinSlice(f Format, r io.ReaderAt, size int64) ([]Slice, error) {
+	s, err := c.slice(f, r, 0, size, "")
+	if err != nil {
+		return nil, err
 	}
+	return []Slice{s}, nil
 }
 
 // slice inspects one slice of format f: r holds just the slice, base is its
@@ -337,7 +320,7 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 		if err != nil {
 			return s, Annotate(err, c.path, arch, "", base)
 		}
-		s.Archive, parts = a, a.Members
+		parts = a.Members
 	}
 	for _, m := range parts {
 		mr := io.NewSectionReader(r, m.Offset, m.Size)
@@ -357,21 +340,16 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 		}
 	}
 	s.Arch = commonArch(s.Objects)
-	if err := c.record(&s, r, base, size); err != nil {
+	// Keep the build information that lies in bytes the format loads (the
+	// rest goes to Unmapped), choose the Record from it, and name the
+	// library by a source path when nothing else shows its code is there.
+	lm := &loadMap{objs: s.Objects, r: r, base: base, cache: map[int]loaded{}}
+	s.BuildInfo, s.Unmapped = lm.split(s.BuildInfo)
+	s.Record = RecordOf(s.BuildInfo)
+	if err := c.markFamily(&s, r, size, lm); err != nil {
 		return s, Annotate(err, c.path, arch, "", base)
 	}
 	return s, nil
-}
-
-// record keeps the slice's build information that lies in bytes its
-// format loads (the rest goes to Unmapped), chooses the Record from it,
-// and names the library by a source path when nothing else shows its
-// code is there. r holds the slice's size bytes, at base in the file.
-func (c *inspector) record(s *Slice, r io.ReaderAt, base, size int64) error {
-	lm := newLoadMap(s.Objects, r, base)
-	s.BuildInfo, s.Unmapped = lm.split(s.BuildInfo)
-	s.Record = RecordOf(s.BuildInfo)
-	return c.markFamily(s, r, size, lm)
 }
 
 // markFamily names the library of a slice that has no version string, or
@@ -406,9 +384,7 @@ func (c *inspector) markFamily(s *Slice, r io.ReaderAt, size int64, lm *loadMap)
 	if f == "" {
 		return nil
 	}
-	if s.Record.Family == "" {
-		s.Record.Family = f
-	}
+	s.Record.Family = cmp.Or(s.Record.Family, f)
 	s.Record.FamilyMarker = m
 	return nil
 }

@@ -56,32 +56,21 @@ const maxSizeofcmds = 16 << 20
 // Platform is a Mach-O build platform (PLATFORM_* in <mach-o/loader.h>).
 type Platform uint32
 
-// The values run from 1 without a gap, as <mach-o/loader.h> numbers them.
+// The values run from 1 without a gap, as <mach-o/loader.h> numbers them;
+// platformNames names them all.
 const (
 	PlatformMacOS Platform = iota + 1
 	PlatformIOS
 	PlatformTVOS
 	PlatformWatchOS
-	PlatformBridgeOS
-	PlatformMacCatalyst
-	PlatformIOSSim
-	PlatformTVOSSim
-	PlatformWatchOSSim
-	PlatformDriverKit
-	PlatformVisionOS
-	PlatformVisionOSSim
 )
 
-var platformNames = map[Platform]string{
-	PlatformMacOS: "macOS", PlatformIOS: "iOS", PlatformTVOS: "tvOS", PlatformWatchOS: "watchOS",
-	PlatformBridgeOS: "bridgeOS", PlatformMacCatalyst: "macCatalyst", PlatformIOSSim: "iOS simulator",
-	PlatformTVOSSim: "tvOS simulator", PlatformWatchOSSim: "watchOS simulator", PlatformDriverKit: "DriverKit",
-	PlatformVisionOS: "visionOS", PlatformVisionOSSim: "visionOS simulator",
-}
+var platformNames = []string{1: "macOS", "iOS", "tvOS", "watchOS", "bridgeOS", "macCatalyst",
+	"iOS simulator", "tvOS simulator", "watchOS simulator", "DriverKit", "visionOS", "visionOS simulator"}
 
 func (p Platform) String() string {
-	if s, ok := platformNames[p]; ok {
-		return s
+	if p > 0 && int(p) < len(platformNames) {
+		return platformNames[p]
 	}
 	return fmt.Sprintf("platform(%d)", uint32(p))
 }
@@ -127,9 +116,7 @@ func (b BuildVersion) CmdName() string {
 
 // MachO holds the facts of one thin Mach-O file.
 type MachO struct {
-	CPU      macho.Cpu
-	SubCPU   uint32
-	Arch     string // "arm64", "x86_64", "arm64e", ...
+	Arch     string // "arm64", "x86_64", "arm64e", ...: the header's CPU type and subtype
 	Type     macho.Type
 	Is64     bool
 	NCmds    uint32
@@ -185,21 +172,15 @@ type Section struct {
 	RelOff, NReloc uint32
 }
 
+var typeNames = map[macho.Type]string{
+	macho.TypeObj: "object", macho.TypeExec: "executable", macho.TypeDylib: "dylib", macho.TypeBundle: "bundle",
+	9: "dylib stub", 10: "dSYM",
+}
+
 // TypeName is "object", "dylib", "executable", ...
 func (m *MachO) TypeName() string {
-	switch m.Type {
-	case macho.TypeObj:
-		return "object"
-	case macho.TypeExec:
-		return "executable"
-	case macho.TypeDylib:
-		return "dylib"
-	case macho.TypeBundle:
-		return "bundle"
-	case 9:
-		return "dylib stub"
-	case 10:
-		return "dSYM"
+	if s, ok := typeNames[m.Type]; ok {
+		return s
 	}
 	return fmt.Sprintf("filetype(%d)", uint32(m.Type))
 }
@@ -212,30 +193,21 @@ func ArchNames() []string {
 	return slices.Compact(names)
 }
 
+var cpuNames = map[macho.Cpu]string{
+	macho.CpuArm64: "arm64", macho.CpuAmd64: "x86_64", macho.Cpu386: "i386", macho.CpuArm: "arm",
+	0x0200000c: "arm64_32", macho.CpuPpc: "ppc", macho.CpuPpc64: "ppc64",
+}
+
 // CPUName names a Mach-O CPU type the way lipo and -arch do.
 func CPUName(cpu macho.Cpu, sub uint32) string {
 	sub &= 0x00ffffff // high byte holds capability bits (CPU_SUBTYPE_LIB64, ptrauth ABI)
-	switch cpu {
-	case macho.CpuArm64:
-		if sub == 2 {
-			return "arm64e"
-		}
-		return "arm64"
-	case macho.CpuAmd64:
-		if sub == 8 {
-			return "x86_64h"
-		}
-		return "x86_64"
-	case macho.Cpu386:
-		return "i386"
-	case macho.CpuArm:
-		return "arm"
-	case 0x0200000c:
-		return "arm64_32"
-	case macho.CpuPpc:
-		return "ppc"
-	case macho.CpuPpc64:
-		return "ppc64"
+	switch name, ok := cpuNames[cpu]; {
+	case cpu == macho.CpuArm64 && sub == 2:
+		return "arm64e"
+	case cpu == macho.CpuAmd64 && sub == 8:
+		return "x86_64h"
+	case ok:
+		return name
 	}
 	return fmt.Sprintf("cpu(%#x)", uint32(cpu))
 }
@@ -246,17 +218,13 @@ func MachOByteOrder(b []byte) (binary.ByteOrder, bool, bool) {
 	if len(b) < 4 {
 		return nil, false, false
 	}
-	switch binary.LittleEndian.Uint32(b) {
-	case macho.Magic32:
-		return binary.LittleEndian, false, true
-	case macho.Magic64:
-		return binary.LittleEndian, true, true
-	}
-	switch binary.BigEndian.Uint32(b) {
-	case macho.Magic32:
-		return binary.BigEndian, false, true
-	case macho.Magic64:
-		return binary.BigEndian, true, true
+	for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		switch bo.Uint32(b) {
+		case macho.Magic32:
+			return bo, false, true
+		case macho.Magic64:
+			return bo, true, true
+		}
 	}
 	return nil, false, false
 }
@@ -295,13 +263,11 @@ func parseMachO(r io.ReaderAt, size int64, data []byte) (*MachO, error) {
 		}
 	}
 	m := &MachO{
-		CPU:    macho.Cpu(bo.Uint32(hdr[4:])),
-		SubCPU: bo.Uint32(hdr[8:]),
-		Type:   macho.Type(bo.Uint32(hdr[12:])),
-		Is64:   is64,
-		NCmds:  bo.Uint32(hdr[16:]),
+		Arch:  CPUName(macho.Cpu(bo.Uint32(hdr[4:])), bo.Uint32(hdr[8:])),
+		Type:  macho.Type(bo.Uint32(hdr[12:])),
+		Is64:  is64,
+		NCmds: bo.Uint32(hdr[16:]),
 	}
-	m.Arch = CPUName(m.CPU, m.SubCPU)
 	sizeofcmds := int64(bo.Uint32(hdr[20:]))
 	if sizeofcmds > size-hdrSize {
 		return nil, Malformed(20, "sizeofcmds %d runs past end of file: expected at most %d", sizeofcmds, size-hdrSize)
@@ -336,8 +302,6 @@ func parseMachO(r io.ReaderAt, size int64, data []byte) (*MachO, error) {
 // and data in code lie, into m. Offsets in errors are relative to the
 // start of the load commands.
 func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
-	var vs []BuildVersion
-	var secs []Section
 	sizeofcmds := int64(len(cmds))
 	off := int64(0)
 	for i := uint32(0); i < m.NCmds; i++ {
@@ -350,26 +314,7 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 			return Malformed(off, "load command %d (cmd %#x): cmdsize %d: expected 8 to %d", i, uint32(cmd), cmdsize, sizeofcmds-off)
 		}
 		body := cmds[off+8 : off+cmdsize]
-		var need int
-		switch cmd {
-		case LCBuildVersion:
-			need = 16 // platform, minos, sdk, ntools
-		case LCVersionMinMacOSX, LCVersionMinIPhoneOS, LCVersionMinTVOS, LCVersionMinWatchOS:
-			need = 8 // version, sdk
-		case macho.LoadCmdSegment64:
-			need = 64 // segname .. flags; nsects at 56
-		case macho.LoadCmdSegment:
-			need = 48 // nsects at 40
-		case macho.LoadCmdSymtab:
-			need = 16 // symoff, nsyms, stroff, strsize
-		case lcFunctionStarts, lcDataInCode, lcCodeSignature:
-			need = 8 // dataoff, datasize
-		case lcIDDylib, lcLoadDylib, lcLoadWeakDylib, lcReexportDylib, lcLazyLoadDylib, lcLoadUpwardDyld:
-			need = 16 // name offset, timestamp, current, compatibility
-		case lcRpath:
-			need = 4 // path offset
-		}
-		if len(body) < need {
+		if need := cmdBody[cmd]; len(body) < need {
 			return Malformed(off, "load command %d (cmd %#x): cmdsize %d is too small: expected at least %d", i, uint32(cmd), cmdsize, need+8)
 		}
 		switch cmd {
@@ -379,7 +324,7 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 			if err != nil {
 				return Malformed(off, "load command %d (segment): %v", i, err)
 			}
-			secs = append(secs, ss...)
+			m.Sections = append(m.Sections, ss...)
 			seg := Segment{Name: cstr(body[0:16]), VMAddr: uint64(bo.Uint32(body[16:])), FileOff: uint64(bo.Uint32(body[24:])), FileSize: uint64(bo.Uint32(body[28:]))}
 			if is64 {
 				seg.VMAddr, seg.FileOff, seg.FileSize = bo.Uint64(body[16:]), bo.Uint64(body[32:]), bo.Uint64(body[40:])
@@ -418,14 +363,29 @@ func loadCommands(m *MachO, cmds []byte, bo binary.ByteOrder) error {
 			}
 			m.Rpaths = append(m.Rpaths, p)
 		case LCBuildVersion:
-			vs = append(vs, BuildVersion{cmd, Platform(bo.Uint32(body[0:])), Version(bo.Uint32(body[4:])), Version(bo.Uint32(body[8:]))})
+			m.Versions = append(m.Versions, BuildVersion{cmd, Platform(bo.Uint32(body[0:])), Version(bo.Uint32(body[4:])), Version(bo.Uint32(body[8:]))})
 		case LCVersionMinMacOSX, LCVersionMinIPhoneOS, LCVersionMinTVOS, LCVersionMinWatchOS:
-			vs = append(vs, BuildVersion{cmd, versionMinPlatform[cmd], Version(bo.Uint32(body[0:])), Version(bo.Uint32(body[4:]))})
+			m.Versions = append(m.Versions, BuildVersion{cmd, versionMinPlatform[cmd], Version(bo.Uint32(body[0:])), Version(bo.Uint32(body[4:]))})
 		}
 		off += cmdsize
 	}
-	m.Versions, m.Sections = vs, secs
 	return nil
+}
+
+// cmdBody is the least body (after cmd and cmdsize) of each load command
+// loadCommands decodes.
+var cmdBody = map[macho.LoadCmd]int{
+	LCBuildVersion: 16, // platform, minos, sdk, ntools
+	// version, sdk
+	LCVersionMinMacOSX: 8, LCVersionMinIPhoneOS: 8, LCVersionMinTVOS: 8, LCVersionMinWatchOS: 8,
+	macho.LoadCmdSegment64: 64, // segname .. flags; nsects at 56
+	macho.LoadCmdSegment:   48, // nsects at 40
+	macho.LoadCmdSymtab:    16, // symoff, nsyms, stroff, strsize
+	// dataoff, datasize
+	lcFunctionStarts: 8, lcDataInCode: 8, lcCodeSignature: 8,
+	// name offset, timestamp, current, compatibility
+	lcIDDylib: 16, lcLoadDylib: 16, lcLoadWeakDylib: 16, lcReexportDylib: 16, lcLazyLoadDylib: 16, lcLoadUpwardDyld: 16,
+	lcRpath: 4, // path offset
 }
 
 // lcString is the NUL-terminated string a load command holds at offset
@@ -434,12 +394,11 @@ func lcString(body []byte, off uint32) (string, error) {
 	if off < 8 || int64(off)-8 >= int64(len(body)) {
 		return "", fmt.Errorf("string offset %d outside the command's %d bytes", off, len(body)+8)
 	}
-	b := body[off-8:]
-	n := bytes.IndexByte(b, 0)
-	if n < 0 {
+	s, _, ok := bytes.Cut(body[off-8:], []byte{0})
+	if !ok {
 		return "", fmt.Errorf("string at offset %d is not NUL-terminated", off)
 	}
-	return string(b[:n]), nil
+	return string(s), nil
 }
 
 // sections decodes the section headers that follow a segment command's
@@ -470,9 +429,7 @@ func sections(body []byte, bo binary.ByteOrder, is64 bool) ([]Section, error) {
 }
 
 func cstr(b []byte) string {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
+	b, _, _ = bytes.Cut(b, []byte{0})
 	return string(b)
 }
 

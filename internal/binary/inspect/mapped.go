@@ -3,7 +3,6 @@ package inspect
 import (
 	"debug/elf"
 	"debug/macho"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"slices"
@@ -68,7 +67,7 @@ func loadedOf(o *Object, r io.ReaderAt, size int64) loaded {
 		// An object: its sections with file contents, except debug
 		// information, which the linker does not put into the image.
 		for _, s := range o.MachO.Sections {
-			if s.Offset != 0 && s.Flags&sAttrDebug == 0 && !zeroFill(s.Flags) {
+			if s.Offset != 0 && s.Flags&sAttrDebug == 0 && !slices.Contains(zeroFills, s.Flags&0xff) {
 				add(uint64(s.Offset), s.Size)
 			}
 		}
@@ -109,21 +108,11 @@ func loadedOf(o *Object, r io.ReaderAt, size int64) loaded {
 	return l
 }
 
-// Mach-O section types and attributes.
-const (
-	sAttrDebug           = 0x02000000
-	sZeroFill            = 0x1
-	sGBZeroFill          = 0xc
-	sThreadLocalZeroFill = 0x12
-)
+// Mach-O section attributes and types: debug information, and the
+// zero-fill types (S_ZEROFILL, S_GB_ZEROFILL, S_THREAD_LOCAL_ZEROFILL).
+const sAttrDebug = 0x02000000
 
-func zeroFill(flags uint32) bool {
-	switch flags & 0xff {
-	case sZeroFill, sGBZeroFill, sThreadLocalZeroFill:
-		return true
-	}
-	return false
-}
+var zeroFills = []uint32{0x1, 0xc, 0x12}
 
 // maxSections caps the section headers read to find an ELF object's
 // allocated sections (an object built with -ffunction-sections has one
@@ -143,19 +132,15 @@ func elfAllocSections(e *ELF, r io.ReaderAt) [][2]uint64 {
 	if _, err := r.ReadAt(raw, int64(e.Shoff)); err != nil {
 		return nil
 	}
-	var bo binary.ByteOrder = binary.LittleEndian
-	if e.Data == elf.ELFDATA2MSB {
-		bo = binary.BigEndian
-	}
 	var out [][2]uint64
 	for i := uint64(0); i < uint64(e.Shnum); i++ {
 		h := raw[i*uint64(e.Shentsize):]
-		typ := elf.SectionType(bo.Uint32(h[4:]))
+		typ := elf.SectionType(e.bo.Uint32(h[4:]))
 		var flags, off, sz uint64
 		if is64 {
-			flags, off, sz = bo.Uint64(h[8:]), bo.Uint64(h[24:]), bo.Uint64(h[32:])
+			flags, off, sz = e.bo.Uint64(h[8:]), e.bo.Uint64(h[24:]), e.bo.Uint64(h[32:])
 		} else {
-			flags, off, sz = uint64(bo.Uint32(h[8:])), uint64(bo.Uint32(h[16:])), uint64(bo.Uint32(h[20:]))
+			flags, off, sz = uint64(e.bo.Uint32(h[8:])), uint64(e.bo.Uint32(h[16:])), uint64(e.bo.Uint32(h[20:]))
 		}
 		if typ != elf.SHT_NOBITS && typ != elf.SHT_NULL && elf.SectionFlag(flags)&elf.SHF_ALLOC != 0 {
 			out = append(out, [2]uint64{off, sz})
@@ -175,26 +160,14 @@ type loadMap struct {
 	cache map[int]loaded
 }
 
-func newLoadMap(objs []Object, r io.ReaderAt, base int64) *loadMap {
-	return &loadMap{objs: objs, r: r, base: base, cache: map[int]loaded{}}
-}
-
-// object is the index of the object holding the file offset off, -1 when
-// none does (an archive's headers, its symbol table).
-func (m *loadMap) object(off int64) int {
-	i := sort.Search(len(m.objs), func(i int) bool { return m.objs[i].Offset+m.objs[i].Size > off })
-	if i < len(m.objs) && m.objs[i].Offset <= off {
-		return i
-	}
-	return -1
-}
-
 // loads reports whether the n bytes at file offset off all lie in bytes
 // the format loads; when not, it returns the run of unloaded bytes
 // holding off and why nothing loads them.
 func (m *loadMap) loads(off int64, n int) (bool, Unmapped) {
-	i := m.object(off)
-	if i < 0 {
+	// The object holding off; none does an archive's headers or its
+	// symbol table.
+	i := sort.Search(len(m.objs), func(i int) bool { return m.objs[i].Offset+m.objs[i].Size > off })
+	if i == len(m.objs) || m.objs[i].Offset > off {
 		return false, Unmapped{Start: off, End: off + int64(n), Where: "in the archive's headers or symbol table, outside every member"}
 	}
 	o := &m.objs[i]

@@ -86,11 +86,8 @@ var attesting = map[BuildInfoKind]bool{
 
 // IsPlaceholder reports whether a build-info value records nothing.
 func IsPlaceholder(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", "n/a", "na", "none", "unknown", "not available", "information not available", "date not available":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"", "n/a", "na", "none", "unknown", "not available", "information not available", "date not available"},
+		strings.ToLower(strings.TrimSpace(v)))
 }
 
 // configured reports whether a compiler line carries Configure's own
@@ -128,13 +125,11 @@ func RecordOf(infos []BuildInfo) Record {
 	}
 	// kinds[c][k] is the first string of kind k in cluster c.
 	kinds := make([]map[BuildInfoKind]int, cluster[len(infos)-1]+1)
-	for i, b := range infos {
+	for i := len(infos) - 1; i >= 0; i-- { // backwards: the first of a kind is written last
 		if kinds[cluster[i]] == nil {
 			kinds[cluster[i]] = map[BuildInfoKind]int{}
 		}
-		if _, ok := kinds[cluster[i]][b.Kind]; !ok {
-			kinds[cluster[i]][b.Kind] = i
-		}
+		kinds[cluster[i]][infos[i].Kind] = i
 	}
 	// Each candidate with its cluster and optimisation, to rank them by.
 	type ranked struct {
@@ -200,8 +195,7 @@ func RecordOf(infos []BuildInfo) Record {
 	pick := func(kind BuildInfoKind) *BuildInfo {
 		for _, c := range clusters {
 			if i, ok := kinds[c][kind]; ok {
-				b := infos[i]
-				return &b
+				return new(infos[i])
 			}
 		}
 		return nil

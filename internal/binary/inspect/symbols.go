@@ -13,20 +13,10 @@ import (
 // dynamic symbols), or what an object gives the libraries it goes into
 // (global or weak, in a section, not hidden). Sorted.
 func DefinedExternals(data []byte) ([]string, error) {
-	if bytes.HasPrefix(data, []byte(elf.ELFMAG)) {
+	if isELF(data) {
 		return elfDefined(data)
 	}
-	out, err := machoDefined(data)
-	if err != nil {
-		return nil, fmt.Errorf("symbols: %w", err)
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// machoDefined lists the external symbols a thin Mach-O file defines in a
-// section.
-func machoDefined(data []byte) ([]string, error) {
+	// A thin Mach-O file's: the external symbols it defines in a section.
 	var out []string
 	err := MachOSymbols(data, func(s MachOSymbol) error {
 		const nExt, nSect = 0x01, 0x0e
@@ -39,7 +29,11 @@ func machoDefined(data []byte) ([]string, error) {
 		out = append(out, string(s.Name))
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, fmt.Errorf("symbols: %w", err)
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // nlist's n_type bits: a debugger entry (stab), and the symbol's kind.
@@ -87,10 +81,7 @@ func MachOSymbols(data []byte, fn func(MachOSymbol) error) error {
 			s.Value = uint64(bo.Uint32(e[8:]))
 		}
 		if int64(s.Strx) < strsize {
-			s.Name = strs[s.Strx:]
-			if n := bytes.IndexByte(s.Name, 0); n >= 0 {
-				s.Name = s.Name[:n]
-			}
+			s.Name, _, _ = bytes.Cut(strs[s.Strx:], []byte{0})
 		}
 		if err := fn(s); err != nil {
 			return err

@@ -92,7 +92,7 @@ func walkTar(ctx context.Context, stream *streamLimit, all bool, fn WalkFunc) er
 				continue
 			default:
 				// Named, never opened: check reports what it skipped.
-				if err := fn(Member{Name: hdr.Name, Type: tarType(hdr), Tar: hdr}, empty()); err != nil {
+				if err := fn(Member{Name: hdr.Name, Type: tarType(hdr), Tar: hdr}, bytes.NewReader(nil)); err != nil {
 					return err
 				}
 				continue

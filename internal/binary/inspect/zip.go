@@ -45,7 +45,7 @@ func WalkZip(ctx context.Context, name string, r io.ReaderAt, size int64, lim Li
 			if mode&fs.ModeSymlink != 0 {
 				typ = "symlink"
 			}
-			if err := fn(Member{Name: f.Name, Type: typ}, empty()); err != nil {
+			if err := fn(Member{Name: f.Name, Type: typ}, bytes.NewReader(nil)); err != nil {
 				return err
 			}
 			continue

@@ -96,7 +96,7 @@ func TestCodeJudgedOnlyInOpenSSL(t *testing.T) {
 			if got := r.Slices[0].Opt.Status; got != tc.binary {
 				t.Errorf("check's policy: %s, want %s", got, tc.binary)
 			}
-			if lib := library(f, []Expect{{Slice: platform.Slice{Arch: "arm64"}, MinOpt: inspect.O3}}, false); lib.Slices[0].Opt.Status != OptBelow {
+			if lib, _ := Validate(f, Expect{Slice: platform.Slice{Arch: "arm64"}, MinOpt: inspect.O3}); lib.Slices[0].Opt.Status != OptBelow {
 				t.Errorf("as a build's library: %s, want %s", lib.Slices[0].Opt.Status, OptBelow)
 			}
 		})

@@ -35,18 +35,13 @@ type DylibExpect struct {
 	Exports map[string]bool
 }
 
-// Dylib validates a shared library the build made against exp and d: one
-// thin MH_DYLIB (an ELF ET_DYN) image of exp's architecture, every rule a
-// static library's objects are held to that a linked image can be, a
-// valid code signature on arm64, the install name (SONAME), the
-// dependencies, and no build path.
-func Dylib(ctx context.Context, path string, exp Expect, d DylibExpect) (Report, error) {
-	return UniversalDylib(ctx, path, []Expect{exp}, d)
-}
-
-// UniversalDylib is Dylib for a universal dylib: a fat file with exactly
-// one slice per expectation, each held to its own.
-func UniversalDylib(ctx context.Context, path string, exps []Expect, d DylibExpect) (Report, error) {
+// Dylib validates a shared library the build made against exps and d: for
+// one expectation, one thin MH_DYLIB (an ELF ET_DYN) image of its
+// architecture; for more, a universal dylib with exactly one slice per
+// expectation, each held to its own. Every rule a static library's objects
+// are held to that a linked image can be, a valid code signature on
+// arm64, the install name (SONAME), the dependencies, and no build path.
+func Dylib(ctx context.Context, path string, exps []Expect, d DylibExpect) (Report, error) {
 	f, err := inspectFor(ctx, path, exps)
 	if err != nil {
 		return Report{Path: path}, err
@@ -70,7 +65,7 @@ func DylibFile(f *inspect.File, data []byte, exps []Expect, d DylibExpect) Repor
 	for _, e := range exps {
 		want = append(want, e.Slice.Arch)
 	}
-	fat := len(f.Slices) > 0 && f.Slices[0].Fat != nil
+	fat := f.Format == inspect.FormatFat
 	if len(f.Slices) != len(exps) || fat != wantFat {
 		c.add("", "", RuleSlices, strings.Join(want, ", "), fmt.Sprintf("%d slices", len(f.Slices)),
 			"expected %s dylib of %s, found %d slices", map[bool]string{true: "a universal", false: "a thin"}[wantFat], strings.Join(want, " and "), len(f.Slices))
@@ -166,12 +161,7 @@ func (c *checker) exports(arch string, image []byte, allowed map[string]bool) {
 		c.add(arch, "", RuleExports, "a readable symbol table", "unreadable", "%v", err)
 		return
 	}
-	var extra []string
-	for _, s := range syms {
-		if !allowed[s] {
-			extra = append(extra, s)
-		}
-	}
+	extra := slices.DeleteFunc(syms, func(s string) bool { return allowed[s] })
 	if len(extra) > 0 {
 		shown := extra
 		if len(shown) > maxListed {

@@ -58,7 +58,7 @@ func TestDylibRules(t *testing.T) {
 	exp := validate.Expect{Slice: slice}
 	d := validate.DylibExpect{InstallName: "@rpath/libcrypto.3.dylib", Loads: []string{"/usr/lib/libSystem.B.dylib"}, Forbidden: []string{"/build/work-1234"}}
 	good := linkDylib(t, dir, "arm64", "11.0", "good.dylib", "@rpath/libcrypto.3.dylib")
-	if rep, err := validate.Dylib(context.Background(), good, exp, d); err != nil {
+	if rep, err := validate.Dylib(context.Background(), good, []validate.Expect{exp}, d); err != nil {
 		t.Fatalf("a good dylib: %v\n%+v", err, rep.Violations)
 	}
 	other := linkDylib(t, dir, "arm64", "11.0", "libz.1.dylib", "/usr/local/lib/libz.1.dylib")
@@ -108,7 +108,7 @@ func TestDylibRules(t *testing.T) {
 		{"unsigned arm64", linkDylib(t, dir, "arm64", "11.0", "nosig.dylib", "@rpath/libcrypto.3.dylib", "-no_adhoc_codesign"), exp, validate.RuleCodeSignature, "no code signature"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, err := validate.Dylib(context.Background(), tt.path, tt.exp, d)
+			rep, err := validate.Dylib(context.Background(), tt.path, []validate.Expect{tt.exp}, d)
 			if err == nil {
 				t.Fatalf("accepted")
 			}
@@ -128,7 +128,7 @@ func TestDylibRules(t *testing.T) {
 	x86 := linkDylib(t, dir, "x86_64", "10.12", "x86.dylib", "@rpath/libcrypto.3.dylib")
 	xs := slice
 	xs.Arch, xs.MinOS, xs.Flags = "x86_64", "10.12", []string{"-mmacosx-version-min=10.12"}
-	if rep, err := validate.Dylib(context.Background(), x86, validate.Expect{Slice: xs}, d); err != nil {
+	if rep, err := validate.Dylib(context.Background(), x86, []validate.Expect{{Slice: xs}}, d); err != nil {
 		t.Errorf("an unsigned x86_64 dylib: %v %v", err, rep.Violations)
 	}
 }

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -94,11 +95,7 @@ func (c *checker) isa(arch string, s inspect.Slice, want *ISA, r *SliceReport) {
 	}
 	// A level of the slice's architecture: check's -isa (x86-64's) says
 	// nothing of an arm64 slice.
-	sliceArch := s.Code.Arch
-	if sliceArch == "" {
-		sliceArch = arch
-	}
-	limit, ok := codeclass.LevelRankFor(sliceArch, want.Limit)
+	limit, ok := codeclass.LevelRankFor(cmp.Or(s.Code.Arch, arch), want.Limit)
 	if !ok {
 		return
 	}
@@ -119,11 +116,10 @@ func (c *checker) isa(arch string, s inspect.Slice, want *ISA, r *SliceReport) {
 			continue
 		}
 		v.Above = append(v.Above, u)
-		if v.Unjudged != "" {
-			continue
+		if v.Unjudged == "" {
+			c.add(arch, u.Member, RuleISA, "at most "+want.Limit, u.Extension,
+				"%s uses %s (%s), above %s, and is not in the dispatch list (%s): %s", u.Function, u.Extension, u.Level, want.Limit, want.Dispatch.Name, u.Instruction)
 		}
-		c.add(arch, u.Member, RuleISA, "at most "+want.Limit, u.Extension,
-			"%s uses %s (%s), above %s, and is not in the dispatch list (%s): %s", u.Function, u.Extension, u.Level, want.Limit, want.Dispatch.Name, u.Instruction)
 	}
 	if ev.UsesDropped > 0 && v.Unjudged == "" {
 		c.add(arch, "", RuleISA, "every function above the baseline listed", fmt.Sprintf("%d more", ev.UsesDropped),

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -236,10 +237,7 @@ func ParseMinOpt(s string) (inspect.OptLevel, error) {
 // unknownReason is the sentence saying why a slice's optimisation is
 // unknown: "BoringSSL: no compiler line recorded ("compiler: n/a")".
 func unknownReason(s inspect.Slice) string {
-	who := "OpenSSL"
-	if f := s.Record.Family; f != "" {
-		who = string(f)
-	}
+	who := cmp.Or(string(s.Record.Family), "OpenSSL")
 	code := ""
 	if s.Code != nil {
 		code = "; its machine code gives " + DescribeCode(*s.Code)

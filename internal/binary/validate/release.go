@@ -3,6 +3,7 @@ package validate
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/osslbuild/osslbuild/internal/binary/inspect"
@@ -67,12 +68,10 @@ func (c *checker) release(arch string, s inspect.Slice, data []byte, r *Release)
 			defined[n] = o.Member
 		}
 	}
-	var missing []string
-	for _, n := range r.Exports {
-		if _, ok := defined[n]; !ok {
-			missing = append(missing, n)
-		}
-	}
+	missing := slices.DeleteFunc(slices.Clone(r.Exports), func(n string) bool {
+		_, ok := defined[n]
+		return ok
+	})
 	if len(missing) > 0 {
 		shown := missing[:min(len(missing), 10)]
 		rest := ""

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"cmp"
 	"debug/elf"
 	"debug/macho"
 	"errors"
@@ -40,10 +41,7 @@ func (c *checker) verdict(s inspect.Slice, exp Expect) SliceReport {
 
 // slice applies the rules to one architecture slice.
 func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
-	arch := exp.Slice.Arch
-	if arch == "" {
-		arch = sliceArch(s)
-	}
+	arch := cmp.Or(exp.Slice.Arch, sliceArch(s))
 	if c.static {
 		if s.Format != inspect.FormatAr {
 			c.add(arch, "", RuleFormat, "ar archive", string(s.Format),
@@ -52,11 +50,8 @@ func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
 			c.add(arch, "", RuleFormat, "object members", "none", "archive has no object members")
 		}
 	}
-	var minos inspect.Version
-	if exp.Slice.MinOS != "" {
-		v, _ := platform.ParseMinOS(exp.Slice.MinOS) // checked by checkExpects
-		minos = inspect.Version(v)
-	}
+	v, _ := platform.ParseMinOS(exp.Slice.MinOS) // checked by checkExpects; 0 for none
+	minos := inspect.Version(v)
 	for _, o := range s.Objects {
 		c.object(arch, o, exp, minos)
 	}
@@ -84,8 +79,7 @@ func (c *checker) slice(s inspect.Slice, exp Expect) SliceReport {
 func (c *checker) object(arch string, o inspect.Object, exp Expect, minos inspect.Version) {
 	if o.Err != nil {
 		msg := o.Err.Error()
-		var fe *inspect.FormatError
-		if errors.As(o.Err, &fe) {
+		if fe, ok := errors.AsType[*inspect.FormatError](o.Err); ok {
 			msg = fmt.Sprintf("at file offset %d: %s", fe.Offset, fe.Msg)
 		}
 		c.add(arch, o.Member, RuleFormat, "a well-formed "+string(o.Format)+" object", "malformed",
@@ -222,10 +216,7 @@ func (c *checker) optimisation(arch string, s inspect.Slice, exp Expect, r Slice
 	case OptBelow:
 		// The code's own violation only where no line shows a level: a
 		// line that does is reported below, or contradicted above.
-		lineKnown := false
-		for _, e := range v.Evidence {
-			lineKnown = lineKnown || (e.Known && e.Source == SourceCompilerLine)
-		}
+		lineKnown := slices.ContainsFunc(v.Evidence, func(e Evidence) bool { return e.Known && e.Source == SourceCompilerLine })
 		for _, e := range v.Evidence {
 			if !e.Known || e.Optimised || Satisfies(e.Level, exp.MinOpt) {
 				continue
@@ -274,7 +265,7 @@ func (c *checker) compilerLine(arch string, s inspect.Slice, exp Expect) {
 		var where []string
 		for _, l := range s.BuildInfo { // in file order
 			if l.Kind == inspect.InfoCompiler {
-				where = append(where, fmt.Sprintf("%s at offset %d", orSlice(l.Member), l.Offset))
+				where = append(where, fmt.Sprintf("%s at offset %d", cmp.Or(l.Member, "the file"), l.Offset))
 			}
 		}
 		c.add(arch, "", RuleCompilerLine, "one \"compiler: \" line", fmt.Sprintf("%d", n),
@@ -320,13 +311,10 @@ func (c *checker) claims(arch string, s inspect.Slice, exp Expect, r *SliceRepor
 	}
 	cl := inspect.ParseCompilerLine(l.Value)
 	q := fmt.Sprintf("%q", l.Value)
-	var out []Violation
-	claim := func(rule Rule, expected, found, format string, args ...any) {
-		out = append(out, Violation{Library: c.lib, Member: l.Member, Arch: arch, Rule: rule, Expected: expected, Found: found, Detail: fmt.Sprintf(format, args...)})
-	}
+	claims := &checker{lib: c.lib}
 	if len(cl.Archs) > 0 && !slices.ContainsFunc(cl.Archs, func(a string) bool { return SameArch(a, arch) }) {
 		found := "-arch " + strings.Join(cl.Archs, " -arch ")
-		claim(RuleArchFlag, "-arch "+arch, found, "compiler line says %s but the slice is %s: %s", found, arch, q)
+		claims.add(arch, l.Member, RuleArchFlag, "-arch "+arch, found, "compiler line says %s but the slice is %s: %s", found, arch, q)
 	}
 	if w, err := platform.ParseMinOS(cl.MinOS); err == nil {
 		if v, member, ok := lowestMacOS(s); ok && inspect.Version(w) > v.MinOS {
@@ -334,16 +322,16 @@ func (c *checker) claims(arch string, s inspect.Slice, exp Expect, r *SliceRepor
 			if member != "" {
 				where = member + "'s"
 			}
-			claim(RuleDeployment, "at most "+v.MinOS.String(), cl.MinOSFlag,
+			claims.add(arch, l.Member, RuleDeployment, "at most "+v.MinOS.String(), cl.MinOSFlag,
 				"compiler line says %s but %s %s minos is %s: code compiled for macOS %s in a slice that claims to run on %s: %s",
 				cl.MinOSFlag, where, v.CmdName(), v.MinOS, cl.MinOS, v.MinOS, q)
 		}
 	}
 	if exp.Strict {
-		c.out = append(c.out, out...)
+		c.out = append(c.out, claims.out...)
 		return
 	}
-	r.Claims = out
+	r.Claims = claims.out
 }
 
 // lowestMacOS is the lowest macOS deployment target of a slice's Mach-O
@@ -361,13 +349,6 @@ func lowestMacOS(s inspect.Slice) (v inspect.BuildVersion, member string, ok boo
 		}
 	}
 	return v, member, ok
-}
-
-func orSlice(member string) string {
-	if member == "" {
-		return "the file"
-	}
-	return member
 }
 
 func (c *checker) platform(arch string, infos []inspect.BuildInfo, exp Expect) {

@@ -16,6 +16,7 @@
 package validate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -173,12 +174,10 @@ type SliceReport struct {
 	Claims []Violation
 }
 
-// OK reports whether the file met every expectation.
-func (r Report) OK() bool { return len(r.Violations) == 0 }
-
-// Err is nil when OK, else an *Error listing every violation.
+// Err is nil when the file met every expectation, else an *Error listing
+// every violation.
 func (r Report) Err() error {
-	if r.OK() {
+	if len(r.Violations) == 0 {
 		return nil
 	}
 	return &Error{Path: r.Path, Violations: r.Violations}
@@ -242,7 +241,7 @@ func inspectAndValidate(ctx context.Context, path string, exps []Expect, wantFat
 	if err != nil {
 		return Report{Path: path}, err
 	}
-	r := library(f, exps, wantFat)
+	r, _ := library(f, exps, wantFat) // inspectFor checked exps
 	return r, r.Err()
 }
 
@@ -269,18 +268,12 @@ func inspectFor(ctx context.Context, path string, exps []Expect) (*inspect.File,
 // file), one per slice for a universal file. The error is only for invalid
 // expectations; the verdict is in the Report (see Report.Err).
 func Validate(f *inspect.File, exps ...Expect) (Report, error) {
-	if err := checkExpects(exps); err != nil {
-		return Report{Path: f.Path, File: f}, err
-	}
-	return library(f, exps, false), nil
+	return library(f, exps, false)
 }
 
 // ValidateUniversal is Validate for a file that must be universal.
 func ValidateUniversal(f *inspect.File, exps ...Expect) (Report, error) {
-	if err := checkExpects(exps); err != nil {
-		return Report{Path: f.Path, File: f}, err
-	}
-	return library(f, exps, true), nil
+	return library(f, exps, true)
 }
 
 // Binary holds any inspected binary (Mach-O, universal, ar or ELF; built
@@ -323,19 +316,21 @@ func checkExpects(exps []Expect) error {
 			return fmt.Errorf("validate: expectation %d: Arch %s given twice", i, e.Slice.Arch)
 		}
 		seen[NormArch(e.Slice.Arch)] = true
-		if e.Slice.MinOS != "" {
-			if _, err := platform.ParseMinOS(e.Slice.MinOS); err != nil {
-				return fmt.Errorf("validate: expectation %s: MinOS: %w", e.Slice.Arch, err)
-			}
+		if _, err := platform.ParseMinOS(e.Slice.MinOS); err != nil && e.Slice.MinOS != "" {
+			return fmt.Errorf("validate: expectation %s: MinOS: %w", e.Slice.Arch, err)
 		}
 	}
 	return nil
 }
 
-// library applies the static-library rules: the expected set of slices,
-// each slice held against its Expect, every object included.
-func library(f *inspect.File, exps []Expect, wantFat bool) Report {
+// library checks the expectations and applies the static-library rules:
+// the expected set of slices, each slice held against its Expect, every
+// object included.
+func library(f *inspect.File, exps []Expect, wantFat bool) (Report, error) {
 	r := Report{Path: f.Path, File: f}
+	if err := checkExpects(exps); err != nil {
+		return r, err
+	}
 	c := &checker{lib: filepath.Base(f.Path), static: true}
 	archs := make([]string, len(exps))
 	for i, e := range exps {
@@ -355,7 +350,7 @@ func library(f *inspect.File, exps []Expect, wantFat bool) Report {
 			r.Slices = append(r.Slices, c.slice(f.Slices[0], exps[0]))
 		}
 		r.Violations = c.out
-		return r
+		return r, nil
 	}
 
 	// A universal file must hold exactly the expected set of slices.
@@ -392,16 +387,13 @@ func library(f *inspect.File, exps []Expect, wantFat bool) Report {
 	}
 	c.sameVersion(f)
 	r.Violations = c.out
-	return r
+	return r, nil
 }
 
 // sliceArch is a slice's architecture for messages: "unknown" when its
 // objects disagree or name none.
 func sliceArch(s inspect.Slice) string {
-	if s.Arch == "" {
-		return "unknown"
-	}
-	return s.Arch
+	return cmp.Or(s.Arch, "unknown")
 }
 
 // RequireArchs returns a violation for each architecture of archs that f

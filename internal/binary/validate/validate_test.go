@@ -173,7 +173,7 @@ func TestStaticLibrary(t *testing.T) {
 func checkViolations(t *testing.T, rep Report, err error, lib, arch string, wants []want) {
 	t.Helper()
 	if len(wants) == 0 {
-		if err != nil || !rep.OK() {
+		if err != nil || rep.Err() != nil {
 			t.Fatalf("unexpected failure: %v", err)
 		}
 		return
@@ -263,7 +263,7 @@ func TestUniversal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := Validate(f, both...); err != nil || !rep.OK() || rep.File != f {
+	if rep, err := Validate(f, both...); err != nil || rep.Err() != nil || rep.File != f {
 		t.Errorf("Validate: %v %+v", err, rep.Violations)
 	}
 }
@@ -289,8 +289,7 @@ func TestErrors(t *testing.T) {
 	}{
 		{"StaticLibrary", func(p string) error { _, err := StaticLibrary(p, expArm); return err }},
 		{"UniversalContext", func(p string) error { _, err := UniversalContext(ctx, p, []Expect{expArm}); return err }},
-		{"Dylib", func(p string) error { _, err := Dylib(ctx, p, expArm, DylibExpect{}); return err }},
-		{"UniversalDylib", func(p string) error { _, err := UniversalDylib(ctx, p, []Expect{expArm}, DylibExpect{}); return err }},
+		{"Dylib", func(p string) error { _, err := Dylib(ctx, p, []Expect{expArm}, DylibExpect{}); return err }},
 	} {
 		t.Run(entry.name, func(t *testing.T) {
 			err := entry.run(garbage)
