@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -127,8 +128,8 @@ var (
 )
 
 func parseCycloneDX(name string, data []byte) (*Suppressions, error) {
-	doc, err := cdx.Decode(data)
-	if err != nil {
+	var doc cdx.BOM
+	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w: CycloneDX JSON: %v", name, ErrSuppressions, err)
 	}
 	switch {

@@ -153,8 +153,8 @@ func ParseSBOM(b []byte) (string, []SBOMComponent, error) {
 	case isCDX:
 		// The probe read b as one JSON object: what is left to refuse is
 		// a field of the wrong type.
-		d, err := cdx.Decode(b)
-		if err != nil {
+		var d cdx.BOM
+		if err := json.Unmarshal(b, &d); err != nil {
 			return "", nil, fmt.Errorf("malformed CycloneDX: %w", err)
 		}
 		if d.BOMFormat != "CycloneDX" {
