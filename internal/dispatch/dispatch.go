@@ -113,15 +113,9 @@ type List struct {
 	Funcs []Func
 }
 
-// Has reports whether a symbol names a function of the list. Compilers
+// Find is the list's entry for the function a symbol names. Compilers
 // add suffixes to the clones they make ("insert_nl_gt16.isra.0",
 // ".constprop.1", ".cold"), which count as the function.
-func (l List) Has(symbol string) bool {
-	_, ok := l.Find(symbol)
-	return ok
-}
-
-// Find is the list's entry for a symbol (see Has).
 func (l List) Find(symbol string) (Func, bool) {
 	name := strings.TrimPrefix(symbol, "_")
 	if i := strings.IndexByte(name, '.'); i > 0 {
