@@ -22,12 +22,8 @@ func Walk(tree fs.FS, suffixes []string, fn func(path string, r io.Reader) error
 		if err != nil {
 			return err
 		}
-		if d.IsDir() {
-			switch d.Name() {
-			case "apps", "test", "fuzz", "demos", "doc", ".git":
-				return fs.SkipDir
-			}
-			return nil
+		if d.IsDir() && slices.Contains([]string{"apps", "test", "fuzz", "demos", "doc", ".git"}, d.Name()) {
+			return fs.SkipDir
 		}
 		if !d.Type().IsRegular() || !slices.ContainsFunc(suffixes, func(s string) bool { return strings.HasSuffix(p, s) }) {
 			return nil
