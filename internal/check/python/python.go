@@ -12,7 +12,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,9 +117,7 @@ func Probe(ctx context.Context, interpreter string, timeout time.Duration) (*Ins
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%w %s: %s", ErrInterpreter, exe, fmt.Sprintf(format, args...))
 	}
-	var nb [16]byte
-	rand.Read(nb[:]) // never returns an error: it crashes the program instead
-	nonce := hex.EncodeToString(nb[:])
+	nonce := rand.Text() // 128 random bits
 
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -212,23 +209,20 @@ func lastLine(s string) string {
 // forks' own: libboringssl, the AWS-LC libcrypto), and site-packages. A
 // module inside a listed directory is found there and not listed again.
 func (in *Install) Paths() []string {
-	var files []string
-	for _, name := range []string{"_ssl", "_hashlib", "cryptography"} {
-		if p := in.Modules[name]; p != "" {
-			files = append(files, p)
+	var out []string
+	add := func(f string) {
+		inside := slices.ContainsFunc(in.Dirs, func(d string) bool { return strings.HasPrefix(f, d+string(filepath.Separator)) })
+		if f != "" && !inside && !slices.Contains(out, f) {
+			out = append(out, f)
 		}
+	}
+	for _, name := range []string{"_ssl", "_hashlib", "cryptography"} {
+		add(in.Modules[name])
 	}
 	for _, p := range in.Loaded {
 		base := filepath.Base(p)
 		if strings.HasPrefix(base, "libcrypto") || strings.HasPrefix(base, "libssl") || strings.HasPrefix(base, "libboringssl") {
-			files = append(files, p)
-		}
-	}
-	var out []string
-	for _, f := range files {
-		inside := slices.ContainsFunc(in.Dirs, func(d string) bool { return strings.HasPrefix(f, d+string(filepath.Separator)) })
-		if !inside && !slices.Contains(out, f) {
-			out = append(out, f)
+			add(p)
 		}
 	}
 	return append(out, in.Dirs...)
