@@ -178,7 +178,7 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 	switch format {
 	case inspect.FormatUnknown:
 		err = guard(p, func() error {
-			r.entry = &artifact.Entry{SHA256: hashBytes(data)}
+			r.entry = &artifact.Entry{SHA256: artifact.SHA256(data)}
 			if j.rel == artifact.SBOMName {
 				s := sbomOf(p, "", data)
 				s.root = j.root
@@ -203,7 +203,7 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 			r.binaries = append(r.binaries, Binary{Path: p, Size: size, Error: err.Error(), Slices: []Slice{}})
 		}
 		if j.root != nil {
-			r.entry = &artifact.Entry{SHA256: hashBytes(data)}
+			r.entry = &artifact.Entry{SHA256: artifact.SHA256(data)}
 		}
 		return r
 	}
@@ -218,9 +218,8 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 // binary inspects data and, when digest is set, hashes it: a large file on
 // two cores at once (the other workers keep both busy with small ones).
 func (c *checker) binary(b Binary, name string, data []byte, digest bool) Binary {
-	var sum string
 	var herr error
-	hash := func() { herr = guard(name, func() error { sum = hashBytes(data); return nil }) }
+	hash := func() { herr = guard(name, func() error { b.SHA256 = artifact.SHA256(data); return nil }) }
 	var hashing sync.WaitGroup
 	switch {
 	case digest && len(data) > smallFile:
@@ -236,7 +235,6 @@ func (c *checker) binary(b Binary, name string, data []byte, digest bool) Binary
 		return codeclass.MeasureBytesOf(c.ctx, f, data, measured)
 	})
 	hashing.Wait()
-	b.SHA256 = sum
 	b.inspected(f, cmp.Or(herr, ierr))
 	return b
 }
@@ -258,11 +256,6 @@ func (b *Binary) inspected(f *inspect.File, err error) {
 // other libraries (libz, ICU ...) are not decoded.
 func measured(s inspect.Slice) bool {
 	return s.Format == inspect.FormatAr || validate.HoldsOpenSSL(s)
-}
-
-func hashBytes(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
 }
 
 // guard runs fn, turning a fault on a mapped file that shrank underneath
@@ -311,7 +304,7 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 			if err != nil {
 				return err
 			}
-			entries[path.Clean(m.Name)] = artifact.Entry{SHA256: hashBytes(b)}
+			entries[path.Clean(m.Name)] = artifact.Entry{SHA256: artifact.SHA256(b)}
 			if len(b) > artifact.MaxManifestSize {
 				r.failures = append(r.failures, fmt.Sprintf("%s(%s): manifest larger than %d bytes", p, m.Name, artifact.MaxManifestSize))
 				return nil
