@@ -25,10 +25,7 @@ func Rows(res *Result) []report.Row {
 			continue
 		}
 		for _, s := range b.Slices {
-			status := StatusOK
-			if s.Status == StatusNotJudged {
-				status = StatusNotJudged
-			}
+			status := s.Status // "failed" only with problems: FAIL below names them
 			var rules []string
 			for _, p := range append(append([]Problem{}, b.Problems...), s.Problems...) {
 				rules = append(rules, string(p.Rule))
@@ -150,8 +147,14 @@ func Text(w io.Writer, res *Result, width int) error {
 	if err := report.Table(w, Rows(res), width); err != nil {
 		return err
 	}
+	var adv []string
+	for _, bin := range res.Binaries {
+		for _, s := range bin.Slices {
+			adv = append(adv, advisoryLines(bin, s)...)
+		}
+	}
 	var b strings.Builder
-	if len(res.Failures) > 0 || len(res.Notes) > 0 {
+	if len(res.Failures)+len(res.Notes)+len(adv) > 0 {
 		b.WriteString("\n")
 	}
 	for _, f := range res.Failures {
@@ -159,15 +162,6 @@ func Text(w io.Writer, res *Result, width int) error {
 	}
 	for _, n := range res.Notes {
 		fmt.Fprintf(&b, "note: %s\n", report.Printable(n))
-	}
-	var adv []string
-	for _, bin := range res.Binaries {
-		for _, s := range bin.Slices {
-			adv = append(adv, advisoryLines(bin, s)...)
-		}
-	}
-	if len(adv) > 0 && len(res.Failures) == 0 && len(res.Notes) == 0 {
-		b.WriteString("\n")
 	}
 	for _, l := range adv {
 		fmt.Fprintf(&b, "advisory: %s\n", report.Printable(l))
