@@ -290,13 +290,11 @@ const maxInMemory = 64 << 20
 // osslbuild artifacts inside can be verified once the walk is over.
 func (c *checker) container(p string, format inspect.Format, data []byte, r *jobResult) error {
 	tar := format == inspect.FormatGzip
-	entries := map[string]artifact.Entry{}
+	entries := map[string]artifact.Entry{} // what a tarball's artifacts are verified against
 	var manifests []*root
 	fn := func(m inspect.Member, rd io.Reader) error {
 		if m.Type != "" {
-			if tar {
-				entries[path.Clean(m.Name)] = artifact.Entry{Type: m.Type}
-			}
+			entries[path.Clean(m.Name)] = artifact.Entry{Type: m.Type}
 			return nil
 		}
 		if tar && path.Base(m.Name) == artifact.ManifestName {
@@ -320,7 +318,7 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 			return nil
 		}
 		if tar && path.Base(m.Name) == artifact.SBOMName || !tar && isWheelSBOM(m.Name) {
-			return c.containerSBOM(p, tar, m, rd, entries, r)
+			return c.containerSBOM(p, m, rd, entries, r)
 		}
 		magic := make([]byte, 8)
 		n, err := io.ReadFull(rd, magic)
@@ -354,9 +352,7 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 		if err != nil {
 			return err
 		}
-		if tar {
-			entries[path.Clean(m.Name)] = artifact.Entry{SHA256: b.SHA256}
-		}
+		entries[path.Clean(m.Name)] = artifact.Entry{SHA256: b.SHA256}
 		r.binaries = append(r.binaries, b)
 		return nil
 	}

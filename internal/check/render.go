@@ -215,9 +215,15 @@ func Verdict(res *Result) string {
 }
 
 // footer is what the step summary says under its table: the verdict, the
-// advisories over the whole input, and a stale table's warning.
+// SBOMs' problems (one located line each), the advisories over the whole
+// input, and a stale table's warning.
 func footer(res *Result) []string {
-	out := append([]string{Verdict(res)}, sbomLines(res)...)
+	out := []string{Verdict(res)}
+	for _, s := range res.SBOMs {
+		for _, p := range s.Problems {
+			out = append(out, fmt.Sprintf("%s: %s: %s", p.Rule, s.Name(), p.Message))
+		}
+	}
 	if line := AdvisorySummary(res); line != "" {
 		out = append(out, line)
 	}
@@ -264,7 +270,8 @@ func Annotate(w io.Writer, res *Result) error {
 	}
 	for _, s := range res.SBOMs {
 		for _, p := range s.Problems {
-			emit(s.Path, "osslbuild check: SBOM "+s.short(), s.Name()+": "+p.Message)
+			// The title names the SBOM by its member, or its file.
+			emit(s.Path, "osslbuild check: SBOM "+cmp.Or(s.Member, filepath.Base(s.Path)), s.Name()+": "+p.Message)
 		}
 	}
 	if res.nothing != "" {

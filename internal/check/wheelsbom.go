@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/url"
 	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -397,22 +396,10 @@ func listedVersions(cs []SBOMComponent) string {
 	return strings.Join(dedup(vs), ", ")
 }
 
-// sbomLines are the SBOMs' problems for the step summary and the
-// annotations, one located line each.
-func sbomLines(res *Result) []string {
-	var out []string
-	for _, s := range res.SBOMs {
-		for _, p := range s.Problems {
-			out = append(out, fmt.Sprintf("%s: %s: %s", p.Rule, s.Name(), p.Message))
-		}
-	}
-	return out
-}
-
 // containerSBOM reads an SBOM member of a wheel, or a sbom.json of a
 // tarball (an artifact's, once the walk knows the artifacts: see
 // attachSBOMs), recording its digest for the artifact's manifest.
-func (c *checker) containerSBOM(p string, tar bool, m inspect.Member, rd io.Reader, entries map[string]artifact.Entry, r *jobResult) error {
+func (c *checker) containerSBOM(p string, m inspect.Member, rd io.Reader, entries map[string]artifact.Entry, r *jobResult) error {
 	var b bytes.Buffer
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(&b, h), io.LimitReader(rd, MaxSBOMSize+1))
@@ -424,9 +411,7 @@ func (c *checker) containerSBOM(p string, tar bool, m inspect.Member, rd io.Read
 			return err
 		}
 	}
-	if tar {
-		entries[path.Clean(m.Name)] = artifact.Entry{SHA256: hex.EncodeToString(h.Sum(nil))}
-	}
+	entries[path.Clean(m.Name)] = artifact.Entry{SHA256: hex.EncodeToString(h.Sum(nil))}
 	r.sboms = append(r.sboms, sbomOf(p, m.Name, b.Bytes())) // over MaxSBOMSize when n is
 	return nil
 }
@@ -450,9 +435,4 @@ func attachSBOMs(r *jobResult, manifests []*root) {
 		kept = append(kept, s)
 	}
 	r.sboms = kept
-}
-
-// short names the SBOM in an annotation's title: its member, or its file.
-func (s SBOM) short() string {
-	return cmp.Or(s.Member, path.Base(filepath.ToSlash(s.Path)))
 }
