@@ -85,34 +85,27 @@ func sbomOf(p, member string, b []byte) SBOM {
 	s := SBOM{Path: p, Member: member, OpenSSL: []SBOMComponent{}, Found: []string{}}
 	if len(b) > MaxSBOMSize {
 		s.Error = fmt.Sprintf("larger than %d bytes: not read", MaxSBOMSize)
-	} else {
-		s.fill(b)
+		return s
 	}
-	return s
-}
-
-// fill parses b into s.
-func (s *SBOM) fill(b []byte) {
 	format, comps, err := ParseSBOM(b)
 	switch {
-	case err != nil && !looksJSON(b) && !strings.HasSuffix(strings.ToLower(s.Member+s.Path), ".json"):
+	case err != nil && !looksJSON(b) && !strings.HasSuffix(strings.ToLower(member+p), ".json"):
 		// PEP 770 allows any format: a file not named .json that does
 		// not start like JSON is someone else's.
 		s.Notes = append(s.Notes, fmt.Sprintf("%s: %v (not JSON)", s.Name(), ErrSBOMFormat))
-		return
 	case errors.Is(err, ErrSBOMFormat):
 		s.Notes = append(s.Notes, fmt.Sprintf("%s: %v (JSON, but neither CycloneDX nor SPDX)", s.Name(), err))
-		return
 	case err != nil:
 		s.Error = err.Error()
-		return
-	}
-	s.Format = format
-	for _, c := range comps {
-		if IsOpenSSL(c) {
-			s.OpenSSL = append(s.OpenSSL, c)
+	default:
+		s.Format = format
+		for _, c := range comps {
+			if IsOpenSSL(c) {
+				s.OpenSSL = append(s.OpenSSL, c)
+			}
 		}
 	}
+	return s
 }
 
 // spdxDoc is the part of an SPDX JSON document check reads.
