@@ -78,8 +78,6 @@ type Options struct {
 	Stderr io.Writer      // nil: os.Stderr (annotations go here in JSON mode)
 	Env    report.Env     // nil: os.Getenv (GITHUB_ACTIONS, GITHUB_STEP_SUMMARY)
 	Limits inspect.Limits // decompression bounds for wheels and tarballs
-	// Jobs is how many files are inspected at once; 0 means one per CPU.
-	Jobs int
 	// Now is the day end of life is judged on; zero means today.
 	Now time.Time
 	// Digests hashes (sha256) every binary, not only an artifact's files,
@@ -325,14 +323,11 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 	if assessed != nil {
 		c.res.Notes = append(c.res.Notes, assessed.Notes...) // entries that suppress nothing
 	}
-	// Workers inspect the files while the walk is still listing them.
-	n := o.Jobs
-	if n <= 0 {
-		n = runtime.GOMAXPROCS(0)
-	}
+	// Workers, one per CPU, inspect the files while the walk is still
+	// listing them.
 	c.queue = make(chan *job, 256)
 	var wg sync.WaitGroup
-	for range n {
+	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			var w worker
 			for j := range c.queue {
