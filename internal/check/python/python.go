@@ -123,8 +123,8 @@ func Probe(ctx context.Context, interpreter string, timeout time.Duration) (*Ins
 	defer cancel(nil)
 	runCtx, stop := context.WithTimeoutCause(runCtx, timeout, errDeadline)
 	defer stop()
-	stdout := &capped{name: "stdout", max: MaxOutput, over: cancel}
-	stderr := &capped{name: "stderr", max: MaxOutput, over: cancel}
+	stdout := &capped{name: "stdout", over: cancel}
+	stderr := &capped{name: "stderr", over: cancel}
 	cmd := exec.CommandContext(runCtx, exe, "-c", probe, nonce)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
@@ -175,18 +175,17 @@ var (
 	errTooMuch  = errors.New("too much output")
 )
 
-// capped keeps up to max bytes written to it; the first write past them
-// calls over, which kills the interpreter, and fails.
+// capped keeps up to MaxOutput bytes written to it; the first write past
+// them calls over, which kills the interpreter, and fails.
 type capped struct {
 	name string
-	max  int
 	buf  bytes.Buffer
 	over func(error)
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	if c.buf.Len()+len(p) > c.max {
-		err := fmt.Errorf("%w: more than %d bytes on %s", errTooMuch, c.max, c.name)
+	if c.buf.Len()+len(p) > MaxOutput {
+		err := fmt.Errorf("%w: more than %d bytes on %s", errTooMuch, MaxOutput, c.name)
 		c.over(err)
 		return 0, err
 	}
