@@ -101,7 +101,7 @@ func (c *checker) advisories(b *Binary, s *Slice) {
 	for _, fd := range m.Findings {
 		af := AdvisoryFinding{CVE: fd.CVE, Date: fd.Date, Severity: string(fd.Severity), Series: fd.Range.Series, Introduced: fd.Range.Introduced,
 			Fixed: fd.Range.Fixed, LastAffected: fd.Range.LastAffected, PublicFix: fd.Range.PublicFix() != "", Fix: fd.Range.Fix(), URL: fd.URL}
-		if e, ok := c.assessed.Lookup(fd.CVE, m.Release); ok {
+		if e, ok := c.res.assessed.Lookup(fd.CVE, m.Release); ok {
 			af.Suppressed = e.Reason + " (" + e.Where + ")"
 			sa.Suppressed++
 		} else {
@@ -181,12 +181,11 @@ func distribution(b *Binary, s *Slice) string {
 	return ""
 }
 
-// summarizeAdvisories counts the advisories over every slice of res.
-func summarizeAdvisories(res *Result) {
+// summarize counts every slice of res, those not judged and those past
+// their end of life, and the advisories over them.
+func summarize(res *Result) {
 	a := res.Advisories
-	if a == nil {
-		return
-	}
+	res.Slices, res.NotJudged, res.Ended = 0, 0, 0
 	a.Matched, a.Affected, a.CVEs, a.Suppressed = 0, 0, 0, 0
 	a.Counts, a.Unused = map[string]int{}, nil
 	for _, sev := range advisory.Severities {
@@ -196,6 +195,13 @@ func summarizeAdvisories(res *Result) {
 	suppressed := map[string]bool{}
 	for _, b := range res.Binaries {
 		for _, s := range b.Slices {
+			res.Slices++
+			if s.Status == StatusNotJudged {
+				res.NotJudged++
+			}
+			if s.Series != nil && s.Series.Ended {
+				res.Ended++
+			}
 			sa := s.Advisories
 			if sa == nil {
 				continue

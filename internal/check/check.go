@@ -181,14 +181,11 @@ func RunPaths(ctx context.Context, o Options, label string, paths []string) erro
 			}
 			all.Failures = append(all.Failures, r.Failures...)
 			all.Skipped += r.Skipped
-			all.Slices += r.Slices
-			all.NotJudged += r.NotJudged
-			all.Ended += r.Ended
 		}
 		if all == nil {
 			return nil, usage("check: no path given")
 		}
-		summarizeAdvisories(all)
+		summarize(all)
 		all.Path, all.nothing = label, ""
 		if !judged {
 			all.nothing = fmt.Sprintf("%s: no OpenSSL build information found in %d binaries of %d paths: nothing shows how OpenSSL was built", label, len(all.Binaries), len(paths))
@@ -315,7 +312,7 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
-	c := &checker{ctx: ctx, o: o, min: min, links: map[string][]string{}, table: table, failOn: failOn, assessed: assessed,
+	c := &checker{ctx: ctx, o: o, min: min, links: map[string][]string{}, table: table, failOn: failOn,
 		res: &Result{Schema: Schema, Path: o.Path, MinOpt: min.String(), Strict: o.Strict, Archs: append([]string{}, o.Archs...),
 			Binaries: []Binary{}, Artifacts: []Artifact{}, SBOMs: []SBOM{}, Notes: []string{}, Failures: []string{}, assessed: assessed,
 			Advisories: &AdvisoryReport{AsOf: table.AsOf, Table: table.Describe(), Origin: table.Origin, Sources: table.Sources, Listed: len(table.Advisories), FailOn: string(failOn), Assessed: o.Assessed}}}
@@ -377,8 +374,7 @@ type checker struct {
 	links    map[string][]string // real path of a file -> links to it inside the directory
 	table    *advisory.Table     // OpenSSL's published advisories
 	failOn   advisory.Severity   // -fail-on; "" for none
-	assessed *advisory.Suppressions
-	sboms    []SBOM // found, held to the binaries once all are judged
+	sboms    []SBOM              // found, held to the binaries once all are judged
 }
 
 // parseFailOn reads -fail-on: low, moderate, high or critical, in any

@@ -152,15 +152,6 @@ func (c *checker) judge() {
 		c.res.Failures = append(c.res.Failures, b.failures...)
 		c.res.Notes = append(c.res.Notes, b.notes...)
 		judged = judged || b.judged
-		for _, sl := range b.Slices {
-			c.res.Slices++
-			if sl.Status == StatusNotJudged {
-				c.res.NotJudged++
-			}
-			if sl.Series != nil && sl.Series.Ended {
-				c.res.Ended++
-			}
-		}
 	}
 	for _, r := range c.roots {
 		c.verify(r)
@@ -170,7 +161,7 @@ func (c *checker) judge() {
 		c.res.nothing = fmt.Sprintf("%s: no OpenSSL build information (\"compiler: \", \"platform: \" ...) found in %d binaries: nothing shows how OpenSSL was built", c.o.Path, len(c.res.Binaries))
 		c.res.Failures = append(c.res.Failures, c.res.nothing)
 	}
-	summarizeAdvisories(c.res)
+	summarize(c.res)
 	c.res.OK = len(c.res.Failures) == 0
 }
 
