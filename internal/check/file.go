@@ -50,12 +50,9 @@ func open(p string, follow bool) (rawFile, int64, error) {
 	if !follow {
 		flags |= syscall.O_NOFOLLOW
 	}
-	var fd int
-	var err error
-	for {
-		if fd, err = syscall.Open(p, flags, 0); err != syscall.EINTR {
-			break
-		}
+	fd, err := syscall.Open(p, flags, 0)
+	for err == syscall.EINTR {
+		fd, err = syscall.Open(p, flags, 0)
 	}
 	if err == syscall.ELOOP && !follow {
 		return rawFile{}, 0, fmt.Errorf("%s: symlink, expected a regular file: not followed", p)
@@ -307,12 +304,10 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 				r.failures = append(r.failures, fmt.Sprintf("%s(%s): manifest larger than %d bytes", p, m.Name, artifact.MaxManifestSize))
 				return nil
 			}
-			man, err := artifact.ParseIfOurs(b)
-			if err != nil {
+			switch man, err := artifact.ParseIfOurs(b); {
+			case err != nil:
 				r.failures = append(r.failures, fmt.Sprintf("%s(%s): %v", p, m.Name, err))
-				return nil
-			}
-			if man != nil {
+			case man != nil:
 				manifests = append(manifests, newRoot(p, path.Dir(path.Clean(m.Name)), true, man))
 			}
 			return nil
