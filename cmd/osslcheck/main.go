@@ -151,13 +151,10 @@ func split(fs *flag.FlagSet, args []string) (flags, paths []string) {
 		// "-minopt=3" names no flag (a flag's name holds no "="): its
 		// value is its own, as is an unknown flag's.
 		f := fs.Lookup(strings.TrimLeft(a, "-"))
-		if f == nil {
+		if f == nil || i+1 == len(args) {
 			continue
 		}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			continue
-		}
-		if i+1 < len(args) {
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
 			i++
 			flags = append(flags, args[i])
 		}
