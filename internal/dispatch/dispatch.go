@@ -98,11 +98,8 @@ func scanFile(p string, r io.Reader) ([]Func, error) {
 		if m == nil || notFunctions[m[1]] {
 			continue
 		}
-		t := target
-		if pending != "" {
-			t, pending = pending, ""
-		}
-		out = append(out, Func{Name: m[1], File: p, Line: n, Target: t})
+		out = append(out, Func{Name: m[1], File: p, Line: n, Target: cmp.Or(pending, target)})
+		pending = ""
 	}
 	return out, sc.Err()
 }
