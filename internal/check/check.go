@@ -202,6 +202,9 @@ func RunPaths(ctx context.Context, o Options, label string, paths []string) erro
 func render(ctx context.Context, o Options, get func(Options) (*Result, error)) error {
 	o.Stdout = cmp.Or(o.Stdout, io.Writer(os.Stdout))
 	o.Stderr = cmp.Or(o.Stderr, io.Writer(os.Stderr))
+	if o.Env == nil {
+		o.Env = os.Getenv // as report's functions read a nil one
+	}
 	format := o.Format
 	switch {
 	case o.JSON && format != "" && format != "json":
@@ -214,12 +217,8 @@ func render(ctx context.Context, o Options, get func(Options) (*Result, error)) 
 	}
 	var timestamp string
 	if format == "cyclonedx" {
-		env := o.Env
-		if env == nil {
-			env = os.Getenv
-		}
 		var err error
-		if timestamp, err = sourceDateEpoch(env); err != nil {
+		if timestamp, err = sourceDateEpoch(o.Env); err != nil {
 			return err
 		}
 	}

@@ -338,15 +338,13 @@ func (v vulnSet) list() []cdx.Vulnerability {
 			rec = append(rec, "OpenSSL "+ser+": "+e.fixes[ser])
 		}
 		vu.Recommendation = strings.Join(rec, "; ")
-		for _, ref := range e.refs {
-			st := "affected"
-			if e.f.Suppressed != "" {
-				st = "unaffected"
-			}
-			vu.Affects = append(vu.Affects, cdx.Affects{Ref: ref, Versions: []cdx.Affected{{Version: e.versions[ref], Status: st}}})
-		}
+		st := "affected"
 		if e.f.Suppressed != "" {
+			st = "unaffected"
 			vu.Analysis = &cdx.Analysis{State: assessedState(e.f.Suppressed), Detail: e.f.Suppressed}
+		}
+		for _, ref := range e.refs {
+			vu.Affects = append(vu.Affects, cdx.Affects{Ref: ref, Versions: []cdx.Affected{{Version: e.versions[ref], Status: st}}})
 		}
 		out = append(out, vu)
 	}

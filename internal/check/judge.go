@@ -147,17 +147,15 @@ func (c *checker) endOfLife(b *Binary, s *Slice) {
 // judge lists every binary's failures and notes in order, verifies each
 // artifact against its manifest, and gives the verdict.
 func (c *checker) judge() {
-	judged := false
 	for _, b := range c.res.Binaries {
 		c.res.Failures = append(c.res.Failures, b.failures...)
 		c.res.Notes = append(c.res.Notes, b.notes...)
-		judged = judged || b.judged
 	}
 	for _, r := range c.roots {
 		c.verify(r)
 	}
 	c.holdSBOMs()
-	if !judged {
+	if !slices.ContainsFunc(c.res.Binaries, func(b Binary) bool { return b.judged }) {
 		c.res.nothing = fmt.Sprintf("%s: no OpenSSL build information (\"compiler: \", \"platform: \" ...) found in %d binaries: nothing shows how OpenSSL was built", c.o.Path, len(c.res.Binaries))
 		c.res.Failures = append(c.res.Failures, c.res.nothing)
 	}
