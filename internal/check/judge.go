@@ -236,8 +236,8 @@ func (c *checker) place(b *Binary, vs []validate.Violation) {
 // facts turns inspect's findings and validate's verdict for one slice into
 // a report Slice.
 func facts(s inspect.Slice, v validate.SliceReport) Slice {
-	out := Slice{Arch: v.Arch, Format: string(s.Format), Objects: len(s.Objects), Libcrypto: v.Libcrypto,
-		OptStatus: string(v.Opt.Status), OptSource: string(v.Opt.Source), Unknown: v.Unknown, OptFlag: v.Opt.Flag}
+	out := Slice{Arch: cmp.Or(v.Arch, "unknown"), Format: string(s.Format), Objects: len(s.Objects), Libcrypto: v.Libcrypto,
+		OptStatus: cmp.Or(string(v.Opt.Status), string(validate.OptNone)), OptSource: string(v.Opt.Source), Unknown: v.Unknown, OptFlag: v.Opt.Flag}
 	if c := s.Code; c != nil {
 		out.Code = &Code{Class: string(c.Class), Score: math.Round(c.Score*1000) / 1000, Functions: c.Functions,
 			Instructions: c.Instructions, Objects: c.Objects, AsmObjects: c.AsmObjects}
@@ -279,8 +279,6 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 			out.Signature = &Signature{Malformed: o.SignatureErr.Error()}
 		}
 	}
-	out.Arch = cmp.Or(out.Arch, "unknown")
-	out.OptStatus = cmp.Or(out.OptStatus, string(validate.OptNone))
 	switch {
 	case v.Opt.Source == validate.SourceMachineCode:
 		out.Opt = string(v.Opt.Class)

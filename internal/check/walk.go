@@ -122,13 +122,9 @@ func (c *checker) link(p string) {
 func (c *checker) attachLinks() {
 	for i := range c.res.Binaries {
 		b := &c.res.Binaries[i]
-		if b.Member != "" {
-			continue
-		}
 		rel, err := filepath.Rel(c.o.Path, b.Path)
-		if err != nil {
-			continue
+		if b.Member == "" && err == nil {
+			b.Links = append(b.Links, c.links[filepath.Join(c.realRoot, rel)]...)
 		}
-		b.Links = append(b.Links, c.links[filepath.Join(c.realRoot, rel)]...)
 	}
 }
