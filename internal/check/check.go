@@ -302,22 +302,19 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 			return nil, fmt.Errorf("check: %w", err)
 		}
 	}
-	var assessed *advisory.Suppressions
-	if o.Assessed != "" {
-		if assessed, err = advisory.ReadSuppressions(o.Assessed); err != nil {
-			return nil, fmt.Errorf("check: -vex=%s: %w", o.Assessed, err)
-		}
-	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
 	c := &checker{ctx: ctx, o: o, min: min, links: map[string][]string{}, table: table, failOn: failOn,
 		res: &Result{Schema: Schema, Path: o.Path, MinOpt: min.String(), Strict: o.Strict, Archs: append([]string{}, o.Archs...),
-			Binaries: []Binary{}, Artifacts: []Artifact{}, SBOMs: []SBOM{}, Notes: []string{}, Failures: []string{}, assessed: assessed,
+			Binaries: []Binary{}, Artifacts: []Artifact{}, SBOMs: []SBOM{}, Notes: []string{}, Failures: []string{},
 			Advisories: &AdvisoryReport{AsOf: table.AsOf, Table: table.Describe(), Origin: table.Origin, Sources: table.Sources, Listed: len(table.Advisories), FailOn: string(failOn), Assessed: o.Assessed}}}
 	c.res.Advisories.Stale, _ = table.Stale(o.Now) // "" when it is not
-	if assessed != nil {
-		c.res.Notes = append(c.res.Notes, assessed.Notes...) // entries that suppress nothing
+	if o.Assessed != "" {
+		if c.res.assessed, err = advisory.ReadSuppressions(o.Assessed); err != nil {
+			return nil, fmt.Errorf("check: -vex=%s: %w", o.Assessed, err)
+		}
+		c.res.Notes = append(c.res.Notes, c.res.assessed.Notes...) // entries that suppress nothing
 	}
 	// Workers, one per CPU, inspect the files while the walk is still
 	// listing them.

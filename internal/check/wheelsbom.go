@@ -141,6 +141,7 @@ func ParseSBOM(b []byte) (string, []SBOMComponent, error) {
 	}
 	_, isCDX := probe["bomFormat"]
 	_, isSPDX := probe["spdxVersion"]
+	var out []SBOMComponent
 	switch {
 	case isCDX:
 		// The probe read b as one JSON object: what is left to refuse is
@@ -152,7 +153,6 @@ func ParseSBOM(b []byte) (string, []SBOMComponent, error) {
 		if d.BOMFormat != "CycloneDX" {
 			return "", nil, fmt.Errorf("malformed CycloneDX: bomFormat is not \"CycloneDX\"")
 		}
-		var out []SBOMComponent
 		var walk func([]cdx.Component)
 		walk = func(cs []cdx.Component) {
 			for _, c := range cs {
@@ -177,7 +177,6 @@ func ParseSBOM(b []byte) (string, []SBOMComponent, error) {
 		if d.SPDXVersion == nil || !strings.HasPrefix(*d.SPDXVersion, "SPDX-") {
 			return "", nil, fmt.Errorf("malformed SPDX: spdxVersion is not \"SPDX-...\"")
 		}
-		var out []SBOMComponent
 		for _, p := range d.Packages {
 			c := SBOMComponent{Name: p.Name, Version: p.VersionInfo}
 			for _, r := range p.ExternalRefs {
