@@ -231,9 +231,8 @@ func IsOpenSSL(c SBOMComponent) bool {
 // purlOf splits a purl into its type/namespace/name, lowercased, and its
 // version (unescaped); qualifiers and subpath are dropped.
 func purlOf(p string) (name, version string) {
-	if i := strings.IndexAny(p, "?#"); i >= 0 {
-		p = p[:i]
-	}
+	p, _, _ = strings.Cut(p, "#")
+	p, _, _ = strings.Cut(p, "?")
 	name, version, _ = strings.Cut(p, "@")
 	if v, err := url.PathUnescape(version); err == nil {
 		version = v

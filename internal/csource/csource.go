@@ -141,9 +141,7 @@ func directives(r io.Reader, indent bool) ([]line, error) {
 			s = strings.TrimLeft(s, " \t")
 		}
 		s = comments.ReplaceAllString(s, "")
-		if i := strings.Index(s, "/*"); i >= 0 {
-			s = s[:i] // a comment that goes on below: the directive ends here
-		}
+		s, _, _ = strings.Cut(s, "/*") // a comment that goes on below: the directive ends here
 		if s = strings.TrimRight(s, " \t\r"); s != "" {
 			out = append(out, line{start, s})
 		}
