@@ -284,7 +284,7 @@ func (c *checker) holdSBOMs() {
 	if len(c.sboms) == 0 {
 		return
 	}
-	listedBy := map[string]bool{} // a group (wheel, artifact) with an SBOM listing OpenSSL
+	listedBy := map[string]bool{} // a group (wheel, artifact) with an SBOM listing OpenSSL, or noted as listing none
 	key := func(s SBOM) string {
 		if s.root != nil {
 			return "artifact:" + s.root.where()
@@ -296,7 +296,6 @@ func (c *checker) holdSBOMs() {
 			listedBy[key(s)] = true
 		}
 	}
-	notedUnlisted := map[string]bool{}
 	for i := range c.sboms {
 		s := &c.sboms[i]
 		s.Notes = append([]string(nil), s.Notes...)
@@ -322,8 +321,8 @@ func (c *checker) holdSBOMs() {
 		switch {
 		case s.Error != "":
 			s.Problems = append(s.Problems, Problem{Rule: RuleSBOMMalformed, Message: s.Error})
-		case len(s.OpenSSL) == 0 && len(found) > 0 && s.Format != "" && !listedBy[key(*s)] && !notedUnlisted[key(*s)]:
-			notedUnlisted[key(*s)] = true
+		case len(s.OpenSSL) == 0 && len(found) > 0 && s.Format != "" && !listedBy[key(*s)]:
+			listedBy[key(*s)] = true
 			s.Notes = append(s.Notes, fmt.Sprintf("%s: lists no OpenSSL, but %s %s holds %s (found, not listed)", s.Name(), found[0].binary, found[0].arch, found[0].version))
 		case len(s.OpenSSL) > 0 && len(found) == 0:
 			s.Notes = append(s.Notes, fmt.Sprintf("%s: lists OpenSSL %s, but no binary beside it holds OpenSSL (listed, not found)", s.Name(), listedVersions(s.OpenSSL)))
