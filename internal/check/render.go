@@ -285,9 +285,7 @@ func Annotate(w io.Writer, res *Result) error {
 			if sa == nil || len(sa.Failing) > 0 || sa.Highest != string(advisory.Critical) && sa.Highest != string(advisory.High) {
 				continue
 			}
-			if lines := advisoryLines(b, s); len(lines) > 0 {
-				write(report.Warning, b.Path, "osslbuild check: known advisories "+s.Arch, strings.Join(lines, "\n"))
-			}
+			write(report.Warning, b.Path, "osslbuild check: known advisories "+s.Arch, strings.Join(advisoryLines(b, s), "\n"))
 		}
 	}
 	if a := res.Advisories; a != nil && a.Stale != "" {
