@@ -362,10 +362,7 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 	}
 	// Each artifact in the tarball: its entries, and the binaries it holds.
 	for _, rt := range manifests {
-		prefix := rt.dir + "/"
-		if rt.dir == "." {
-			prefix = ""
-		}
+		prefix := strings.TrimPrefix(rt.dir+"/", "./") // nothing at the tarball's top (".")
 		for name, e := range entries {
 			if rel, ok := strings.CutPrefix(name, prefix); ok && rel != artifact.ManifestName {
 				rt.found[rel] = e
