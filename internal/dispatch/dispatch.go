@@ -118,10 +118,9 @@ func (l List) Find(symbol string) (Func, bool) {
 	if i := strings.IndexByte(name, '.'); i > 0 {
 		name = name[:i]
 	}
-	for _, f := range l.Funcs {
-		if f.Name == name {
-			return f, true
-		}
+	i := slices.IndexFunc(l.Funcs, func(f Func) bool { return f.Name == name })
+	if i < 0 {
+		return Func{}, false
 	}
-	return Func{}, false
+	return l.Funcs[i], true
 }
