@@ -125,11 +125,8 @@ func (c *checker) littleO0(b *Binary, s *Slice, v validate.OptVerdict) {
 // (compatible; BoringSSL)" is no 1.1.1) and have no entry.
 func (c *checker) endOfLife(b *Binary, s *Slice) {
 	f, num := inspect.FamilyOf(s.Version)
-	if f != inspect.FamilyOpenSSL {
-		return
-	}
 	ser, ok := lifecycle.Of(num)
-	if !ok {
+	if f != inspect.FamilyOpenSSL || !ok {
 		return
 	}
 	s.Series = &Series{Name: ser.Name, EndOfLife: ser.EndOfLife, LTS: ser.LTS, Ended: ser.Ended(c.o.Now)}
