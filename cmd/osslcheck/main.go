@@ -98,10 +98,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	path := ""
-	if len(paths) == 1 {
-		path = paths[0]
-	}
+	path := strings.Join(paths, " ") // several paths' label
 	o := check.FromFlags(path, minopt, arch, asJSON, strict, isa, format, failOn, vex, advisories, advisoriesOlder)
 	o.Version = Version()
 	o.Stdout, o.Stderr = stdout, stderr
@@ -112,7 +109,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case len(paths) > 1:
 		// Several inputs (a wheelhouse's wheels, as a glob gives them):
 		// one report, one verdict.
-		err = check.RunPaths(ctx, o, strings.Join(paths, " "), paths)
+		err = check.RunPaths(ctx, o, path, paths)
 	default:
 		err = check.Run(ctx, o)
 	}
@@ -151,13 +148,10 @@ func split(fs *flag.FlagSet, args []string) (flags, paths []string) {
 		// "-minopt=3" names no flag (a flag's name holds no "="): its
 		// value is its own, as is an unknown flag's.
 		f := fs.Lookup(strings.TrimLeft(a, "-"))
-		if f == nil {
+		if f == nil || i+1 == len(args) {
 			continue
 		}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			continue
-		}
-		if i+1 < len(args) {
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
 			i++
 			flags = append(flags, args[i])
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -120,8 +121,8 @@ var (
 )
 
 func parseCycloneDX(name string, data []byte) (*Suppressions, error) {
-	doc, err := cdx.Decode(data)
-	if err != nil {
+	var doc cdx.BOM
+	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w: CycloneDX JSON: %v", name, ErrSuppressions, err)
 	}
 	switch {

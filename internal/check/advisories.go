@@ -101,7 +101,7 @@ func (c *checker) advisories(b *Binary, s *Slice) {
 	for _, fd := range m.Findings {
 		af := AdvisoryFinding{CVE: fd.CVE, Date: fd.Date, Severity: string(fd.Severity), Series: fd.Range.Series, Introduced: fd.Range.Introduced,
 			Fixed: fd.Range.Fixed, LastAffected: fd.Range.LastAffected, PublicFix: fd.Range.PublicFix() != "", Fix: fd.Range.Fix(), URL: fd.URL}
-		if e, ok := c.assessed.Lookup(fd.CVE, m.Release); ok {
+		if e, ok := c.res.assessed.Lookup(fd.CVE, m.Release); ok {
 			af.Suppressed = e.Reason + " (" + e.Where + ")"
 			sa.Suppressed++
 		} else {
@@ -116,11 +116,8 @@ func (c *checker) advisories(b *Binary, s *Slice) {
 	}
 	sa.Caveats = caveats(b, s, m, c.table)
 	s.Advisories = sa
-	if c.failOn == "" {
-		return
-	}
 	failing := advisory.AtLeast(counted, c.failOn)
-	if len(failing) == 0 {
+	if c.failOn == "" || len(failing) == 0 {
 		return
 	}
 	for _, fd := range failing {
@@ -139,11 +136,7 @@ func failMessage(version string, threshold advisory.Severity, fs []advisory.Find
 			parts = append(parts, fmt.Sprintf("and %d more", len(fs)-i))
 			break
 		}
-		fix := f.Range.Fix()
-		if f.Range.PublicFix() != "" {
-			fix = "fixed in " + fix
-		}
-		parts = append(parts, fmt.Sprintf("%s (%s, %s)", f.CVE, f.Severity, fix))
+		parts = append(parts, cveText(f.CVE, string(f.Severity), f.Range.Fix(), f.Range.PublicFix() != ""))
 	}
 	what := plural(len(fs), "known advisory", "known advisories") // fs holds one or more
 	msg := fmt.Sprintf("OpenSSL %s: %d %s at or above %s (-fail-on=%s): %s", version, len(fs), what, threshold, threshold, strings.Join(parts, ", "))
@@ -188,12 +181,11 @@ func distribution(b *Binary, s *Slice) string {
 	return ""
 }
 
-// summarizeAdvisories counts the advisories over every slice of res.
-func summarizeAdvisories(res *Result) {
+// summarize counts every slice of res, those not judged and those past
+// their end of life, and the advisories over them.
+func summarize(res *Result) {
 	a := res.Advisories
-	if a == nil {
-		return
-	}
+	res.Slices, res.NotJudged, res.Ended = 0, 0, 0
 	a.Matched, a.Affected, a.CVEs, a.Suppressed = 0, 0, 0, 0
 	a.Counts, a.Unused = map[string]int{}, nil
 	for _, sev := range advisory.Severities {
@@ -203,6 +195,13 @@ func summarizeAdvisories(res *Result) {
 	suppressed := map[string]bool{}
 	for _, b := range res.Binaries {
 		for _, s := range b.Slices {
+			res.Slices++
+			if s.Status == StatusNotJudged {
+				res.NotJudged++
+			}
+			if s.Series != nil && s.Series.Ended {
+				res.Ended++
+			}
 			sa := s.Advisories
 			if sa == nil {
 				continue
@@ -224,8 +223,7 @@ func summarizeAdvisories(res *Result) {
 		a.Counts[sev]++
 	}
 	a.CVEs = len(affecting)
-	a.SuppressedCVEs = slices.AppendSeq([]string{}, maps.Keys(suppressed))
-	slices.Sort(a.SuppressedCVEs)
+	a.SuppressedCVEs = append([]string{}, slices.Sorted(maps.Keys(suppressed))...)
 	a.Suppressed = len(a.SuppressedCVEs)
 	if res.assessed != nil {
 		for _, e := range res.assessed.Entries {
@@ -275,40 +273,42 @@ func advisoryLines(b Binary, s Slice) []string {
 	if num != sa.Release {
 		what += " (matched as " + sa.Release + ")"
 	}
-	var line string
-	if sa.Total == 0 {
-		line = fmt.Sprintf("%s: %s: no known advisory left", where, what)
-	} else {
-		line = fmt.Sprintf("%s: %s: %d known %s (%s), highest %s; %s", where, what, sa.Total, plural(sa.Total, "advisory", "advisories"),
-			countsText(sa.Counts), sa.Highest, sa.Fix)
-		var severe []string
-		for _, f := range sa.List {
-			if f.Suppressed == "" && (f.Severity == string(advisory.Critical) || f.Severity == string(advisory.High)) {
-				fix := f.Fix
-				if f.PublicFix {
-					fix = "fixed in " + fix
-				}
-				severe = append(severe, fmt.Sprintf("%s (%s, %s)", f.CVE, f.Severity, fix))
-			}
-		}
-		if len(severe) > 0 {
-			line += "; high and critical: " + strings.Join(severe, ", ")
+	// The counted ones of high and critical severity by name; the
+	// suppressed ones (sa.Suppressed of them) by CVE.
+	var severe, ids []string
+	for _, f := range sa.List {
+		switch {
+		case f.Suppressed != "":
+			ids = append(ids, f.CVE)
+		case f.Severity == string(advisory.Critical) || f.Severity == string(advisory.High):
+			severe = append(severe, cveText(f.CVE, f.Severity, f.Fix, f.PublicFix))
 		}
 	}
-	if sa.Suppressed > 0 {
-		var ids []string
-		for _, f := range sa.List {
-			if f.Suppressed != "" {
-				ids = append(ids, f.CVE)
-			}
-		}
-		line += fmt.Sprintf("; %d suppressed as assessed (%s)", sa.Suppressed, strings.Join(ids, ", "))
+	line := fmt.Sprintf("%s: %s: no known advisory left", where, what)
+	if sa.Total > 0 {
+		line = fmt.Sprintf("%s: %s: %d known %s (%s), highest %s; %s", where, what, sa.Total, plural(sa.Total, "advisory", "advisories"),
+			countsText(sa.Counts), sa.Highest, sa.Fix)
+	}
+	if len(severe) > 0 {
+		line += "; high and critical: " + strings.Join(severe, ", ")
+	}
+	if len(ids) > 0 {
+		line += fmt.Sprintf("; %d suppressed as assessed (%s)", len(ids), strings.Join(ids, ", "))
 	}
 	out := []string{line}
 	for _, cv := range sa.Caveats {
 		out = append(out, where+": matching by version: "+cv)
 	}
 	return out
+}
+
+// cveText is "CVE-2023-0464 (high, fixed in 1.1.1u)", or the fix's own
+// words when there is no public one.
+func cveText(cve, severity, fix string, public bool) string {
+	if public {
+		fix = "fixed in " + fix
+	}
+	return fmt.Sprintf("%s (%s, %s)", cve, severity, fix)
 }
 
 // countsText is "2 high, 10 moderate, 30 low", zero counts left out.
@@ -354,9 +354,7 @@ func AdvisorySummary(res *Result) string {
 		}
 	}
 	if a.FailOn != "" {
-		msg += "; -fail-on=" + a.FailOn
-	} else {
-		msg += "; reported, not failed (-fail-on=SEVERITY fails them)"
+		return msg + "; -fail-on=" + a.FailOn
 	}
-	return msg
+	return msg + "; reported, not failed (-fail-on=SEVERITY fails them)"
 }

@@ -133,10 +133,8 @@ func (c *checker) verify(r *root) {
 // relIn is a binary's slash path inside its artifact.
 func (c *checker) relIn(r *root, b Binary) string {
 	if r.inTar {
-		if r.dir == "." {
-			return path.Clean(b.Member)
-		}
-		return strings.TrimPrefix(path.Clean(b.Member), r.dir+"/")
+		// Less its directory and a slash: nothing at the tarball's top (".").
+		return strings.TrimPrefix(path.Clean(b.Member), strings.TrimPrefix(r.dir+"/", "./"))
 	}
 	rel, _ := filepath.Rel(r.dir, b.Path) // "" when it has none
 	return filepath.ToSlash(rel)

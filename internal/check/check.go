@@ -78,8 +78,6 @@ type Options struct {
 	Stderr io.Writer      // nil: os.Stderr (annotations go here in JSON mode)
 	Env    report.Env     // nil: os.Getenv (GITHUB_ACTIONS, GITHUB_STEP_SUMMARY)
 	Limits inspect.Limits // decompression bounds for wheels and tarballs
-	// Jobs is how many files are inspected at once; 0 means one per CPU.
-	Jobs int
 	// Now is the day end of life is judged on; zero means today.
 	Now time.Time
 	// Digests hashes (sha256) every binary, not only an artifact's files,
@@ -183,14 +181,11 @@ func RunPaths(ctx context.Context, o Options, label string, paths []string) erro
 			}
 			all.Failures = append(all.Failures, r.Failures...)
 			all.Skipped += r.Skipped
-			all.Slices += r.Slices
-			all.NotJudged += r.NotJudged
-			all.Ended += r.Ended
 		}
 		if all == nil {
 			return nil, usage("check: no path given")
 		}
-		summarizeAdvisories(all)
+		summarize(all)
 		all.Path, all.nothing = label, ""
 		if !judged {
 			all.nothing = fmt.Sprintf("%s: no OpenSSL build information found in %d binaries of %d paths: nothing shows how OpenSSL was built", label, len(all.Binaries), len(paths))
@@ -207,6 +202,9 @@ func RunPaths(ctx context.Context, o Options, label string, paths []string) erro
 func render(ctx context.Context, o Options, get func(Options) (*Result, error)) error {
 	o.Stdout = cmp.Or(o.Stdout, io.Writer(os.Stdout))
 	o.Stderr = cmp.Or(o.Stderr, io.Writer(os.Stderr))
+	if o.Env == nil {
+		o.Env = os.Getenv // as report's functions read a nil one
+	}
 	format := o.Format
 	switch {
 	case o.JSON && format != "" && format != "json":
@@ -219,12 +217,8 @@ func render(ctx context.Context, o Options, get func(Options) (*Result, error)) 
 	}
 	var timestamp string
 	if format == "cyclonedx" {
-		env := o.Env
-		if env == nil {
-			env = os.Getenv
-		}
 		var err error
-		if timestamp, err = sourceDateEpoch(env); err != nil {
+		if timestamp, err = sourceDateEpoch(o.Env); err != nil {
 			return err
 		}
 	}
@@ -308,31 +302,25 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 			return nil, fmt.Errorf("check: %w", err)
 		}
 	}
-	var assessed *advisory.Suppressions
-	if o.Assessed != "" {
-		if assessed, err = advisory.ReadSuppressions(o.Assessed); err != nil {
-			return nil, fmt.Errorf("check: -vex=%s: %w", o.Assessed, err)
-		}
-	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
-	c := &checker{ctx: ctx, o: o, min: min, links: map[string][]string{}, table: table, failOn: failOn, assessed: assessed,
+	c := &checker{ctx: ctx, o: o, min: min, links: map[string][]string{}, table: table, failOn: failOn,
 		res: &Result{Schema: Schema, Path: o.Path, MinOpt: min.String(), Strict: o.Strict, Archs: append([]string{}, o.Archs...),
-			Binaries: []Binary{}, Artifacts: []Artifact{}, SBOMs: []SBOM{}, Notes: []string{}, Failures: []string{}, assessed: assessed,
+			Binaries: []Binary{}, Artifacts: []Artifact{}, SBOMs: []SBOM{}, Notes: []string{}, Failures: []string{},
 			Advisories: &AdvisoryReport{AsOf: table.AsOf, Table: table.Describe(), Origin: table.Origin, Sources: table.Sources, Listed: len(table.Advisories), FailOn: string(failOn), Assessed: o.Assessed}}}
 	c.res.Advisories.Stale, _ = table.Stale(o.Now) // "" when it is not
-	if assessed != nil {
-		c.res.Notes = append(c.res.Notes, assessed.Notes...) // entries that suppress nothing
+	if o.Assessed != "" {
+		if c.res.assessed, err = advisory.ReadSuppressions(o.Assessed); err != nil {
+			return nil, fmt.Errorf("check: -vex=%s: %w", o.Assessed, err)
+		}
+		c.res.Notes = append(c.res.Notes, c.res.assessed.Notes...) // entries that suppress nothing
 	}
-	// Workers inspect the files while the walk is still listing them.
-	n := o.Jobs
-	if n <= 0 {
-		n = runtime.GOMAXPROCS(0)
-	}
+	// Workers, one per CPU, inspect the files while the walk is still
+	// listing them.
 	c.queue = make(chan *job, 256)
 	var wg sync.WaitGroup
-	for range n {
+	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			var w worker
 			for j := range c.queue {
@@ -382,8 +370,7 @@ type checker struct {
 	links    map[string][]string // real path of a file -> links to it inside the directory
 	table    *advisory.Table     // OpenSSL's published advisories
 	failOn   advisory.Severity   // -fail-on; "" for none
-	assessed *advisory.Suppressions
-	sboms    []SBOM // found, held to the binaries once all are judged
+	sboms    []SBOM              // found, held to the binaries once all are judged
 }
 
 // parseFailOn reads -fail-on: low, moderate, high or critical, in any

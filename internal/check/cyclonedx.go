@@ -58,7 +58,7 @@ func CycloneDX(w io.Writer, res *Result, version, timestamp string) error {
 	}
 
 	bom.Components = []cdx.Component{}
-	vulns := &vulnSet{entries: map[string]*vulnEntry{}}
+	vulns := vulnSet{}
 	for bi, b := range res.Binaries {
 		for _, lib := range libraries(b) {
 			c := component(bi, b, lib)
@@ -137,18 +137,10 @@ func libraries(b Binary) []*library {
 	return out
 }
 
-// name is the component's name: openssl, boringssl, aws-lc, libressl.
-func (l *library) name() string {
-	if l.family == "" {
-		return "openssl"
-	}
-	return strings.ToLower(string(l.family))
-}
-
 func component(bi int, b Binary, l *library) cdx.Component {
 	c := cdx.Component{
 		Type:    "library",
-		Name:    l.name(),
+		Name:    strings.ToLower(cmp.Or(string(l.family), "openssl")), // openssl, boringssl, aws-lc, libressl
 		Version: l.version,
 	}
 	// The bom-ref is unique per component: the binary's place in the
@@ -207,9 +199,7 @@ func componentProperties(b Binary, l *library) []cdx.Property {
 	add("artifact", b.Artifact)
 	add("file:format", b.Format)
 	add("file:sha256", b.SHA256)
-	if l.family != "" {
-		add("family", string(l.family))
-	}
+	add("family", string(l.family))
 	switch {
 	case l.text == "":
 		add("version", "unknown: no version string found; not matched against advisories")
@@ -281,31 +271,28 @@ func metadataProperties(res *Result) []cdx.Property {
 
 // vulnSet gathers the vulnerabilities: one entry per advisory affecting
 // components, and one per advisory and assessment for the components the
-// assessment suppressed it for.
-type vulnSet struct {
-	order   []string
-	entries map[string]*vulnEntry
-}
+// assessment suppressed it for. The key is the CVE, a NUL, then the
+// assessment ("" for the affecting entry): in byte order, CVE order with
+// affecting before assessed.
+type vulnSet map[string]*vulnEntry
 
 type vulnEntry struct {
-	f          AdvisoryFinding
-	suppressed string            // the assessment, "" for the affecting entry
-	refs       []string          // components
-	versions   map[string]string // component -> version
-	fixes      map[string]string // series -> fix
+	f        AdvisoryFinding   // its Suppressed is the assessment, "" for the affecting entry
+	refs     []string          // components
+	versions map[string]string // component -> version
+	fixes    map[string]string // series -> fix
 }
 
-func (v *vulnSet) add(ref, version string, sa *SliceAdvisories) {
+func (v vulnSet) add(ref, version string, sa *SliceAdvisories) {
 	if sa == nil {
 		return
 	}
 	for _, f := range sa.List {
 		key := f.CVE + "\x00" + f.Suppressed
-		e := v.entries[key]
+		e := v[key]
 		if e == nil {
-			e = &vulnEntry{f: f, suppressed: f.Suppressed, versions: map[string]string{}, fixes: map[string]string{}}
-			v.entries[key] = e
-			v.order = append(v.order, key)
+			e = &vulnEntry{f: f, versions: map[string]string{}, fixes: map[string]string{}}
+			v[key] = e
 		}
 		if !slices.Contains(e.refs, ref) {
 			e.refs = append(e.refs, ref)
@@ -330,16 +317,11 @@ func severity(s string) string {
 }
 
 // list is the entries in CVE order, affecting before assessed.
-func (v *vulnSet) list() []cdx.Vulnerability {
-	keys := slices.Clone(v.order)
-	slices.SortStableFunc(keys, func(a, b string) int {
-		ea, eb := v.entries[a], v.entries[b]
-		return cmp.Or(strings.Compare(ea.f.CVE, eb.f.CVE), strings.Compare(ea.suppressed, eb.suppressed))
-	})
+func (v vulnSet) list() []cdx.Vulnerability {
 	var out []cdx.Vulnerability
 	src := &cdx.Source{Name: "OpenSSL", URL: "https://openssl-library.org/news/vulnerabilities/"}
-	for _, k := range keys {
-		e := v.entries[k]
+	for _, k := range slices.Sorted(maps.Keys(v)) {
+		e := v[k]
 		vu := cdx.Vulnerability{
 			ID:      e.f.CVE,
 			Source:  src,
@@ -356,15 +338,13 @@ func (v *vulnSet) list() []cdx.Vulnerability {
 			rec = append(rec, "OpenSSL "+ser+": "+e.fixes[ser])
 		}
 		vu.Recommendation = strings.Join(rec, "; ")
-		for _, ref := range e.refs {
-			st := "affected"
-			if e.suppressed != "" {
-				st = "unaffected"
-			}
-			vu.Affects = append(vu.Affects, cdx.Affects{Ref: ref, Versions: []cdx.Affected{{Version: e.versions[ref], Status: st}}})
+		st := "affected"
+		if e.f.Suppressed != "" {
+			st = "unaffected"
+			vu.Analysis = &cdx.Analysis{State: assessedState(e.f.Suppressed), Detail: e.f.Suppressed}
 		}
-		if e.suppressed != "" {
-			vu.Analysis = &cdx.Analysis{State: assessedState(e.suppressed), Detail: e.suppressed}
+		for _, ref := range e.refs {
+			vu.Affects = append(vu.Affects, cdx.Affects{Ref: ref, Versions: []cdx.Affected{{Version: e.versions[ref], Status: st}}})
 		}
 		out = append(out, vu)
 	}

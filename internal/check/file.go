@@ -50,12 +50,9 @@ func open(p string, follow bool) (rawFile, int64, error) {
 	if !follow {
 		flags |= syscall.O_NOFOLLOW
 	}
-	var fd int
-	var err error
-	for {
-		if fd, err = syscall.Open(p, flags, 0); err != syscall.EINTR {
-			break
-		}
+	fd, err := syscall.Open(p, flags, 0)
+	for err == syscall.EINTR {
+		fd, err = syscall.Open(p, flags, 0)
 	}
 	if err == syscall.ELOOP && !follow {
 		return rawFile{}, 0, fmt.Errorf("%s: symlink, expected a regular file: not followed", p)
@@ -178,7 +175,7 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 	switch format {
 	case inspect.FormatUnknown:
 		err = guard(p, func() error {
-			r.entry = &artifact.Entry{SHA256: hashBytes(data)}
+			r.entry = &artifact.Entry{SHA256: artifact.SHA256(data)}
 			if j.rel == artifact.SBOMName {
 				s := sbomOf(p, "", data)
 				s.root = j.root
@@ -203,7 +200,7 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 			r.binaries = append(r.binaries, Binary{Path: p, Size: size, Error: err.Error(), Slices: []Slice{}})
 		}
 		if j.root != nil {
-			r.entry = &artifact.Entry{SHA256: hashBytes(data)}
+			r.entry = &artifact.Entry{SHA256: artifact.SHA256(data)}
 		}
 		return r
 	}
@@ -218,9 +215,8 @@ func (c *checker) file(j job, w *worker) (r jobResult) {
 // binary inspects data and, when digest is set, hashes it: a large file on
 // two cores at once (the other workers keep both busy with small ones).
 func (c *checker) binary(b Binary, name string, data []byte, digest bool) Binary {
-	var sum string
 	var herr error
-	hash := func() { herr = guard(name, func() error { sum = hashBytes(data); return nil }) }
+	hash := func() { herr = guard(name, func() error { b.SHA256 = artifact.SHA256(data); return nil }) }
 	var hashing sync.WaitGroup
 	switch {
 	case digest && len(data) > smallFile:
@@ -236,7 +232,6 @@ func (c *checker) binary(b Binary, name string, data []byte, digest bool) Binary
 		return codeclass.MeasureBytesOf(c.ctx, f, data, measured)
 	})
 	hashing.Wait()
-	b.SHA256 = sum
 	b.inspected(f, cmp.Or(herr, ierr))
 	return b
 }
@@ -258,11 +253,6 @@ func (b *Binary) inspected(f *inspect.File, err error) {
 // other libraries (libz, ICU ...) are not decoded.
 func measured(s inspect.Slice) bool {
 	return s.Format == inspect.FormatAr || validate.HoldsOpenSSL(s)
-}
-
-func hashBytes(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
 }
 
 // guard runs fn, turning a fault on a mapped file that shrank underneath
@@ -297,13 +287,11 @@ const maxInMemory = 64 << 20
 // osslbuild artifacts inside can be verified once the walk is over.
 func (c *checker) container(p string, format inspect.Format, data []byte, r *jobResult) error {
 	tar := format == inspect.FormatGzip
-	entries := map[string]artifact.Entry{}
+	entries := map[string]artifact.Entry{} // what a tarball's artifacts are verified against
 	var manifests []*root
 	fn := func(m inspect.Member, rd io.Reader) error {
 		if m.Type != "" {
-			if tar {
-				entries[path.Clean(m.Name)] = artifact.Entry{Type: m.Type}
-			}
+			entries[path.Clean(m.Name)] = artifact.Entry{Type: m.Type}
 			return nil
 		}
 		if tar && path.Base(m.Name) == artifact.ManifestName {
@@ -311,23 +299,21 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 			if err != nil {
 				return err
 			}
-			entries[path.Clean(m.Name)] = artifact.Entry{SHA256: hashBytes(b)}
+			entries[path.Clean(m.Name)] = artifact.Entry{SHA256: artifact.SHA256(b)}
 			if len(b) > artifact.MaxManifestSize {
 				r.failures = append(r.failures, fmt.Sprintf("%s(%s): manifest larger than %d bytes", p, m.Name, artifact.MaxManifestSize))
 				return nil
 			}
-			man, err := artifact.ParseIfOurs(b)
-			if err != nil {
+			switch man, err := artifact.ParseIfOurs(b); {
+			case err != nil:
 				r.failures = append(r.failures, fmt.Sprintf("%s(%s): %v", p, m.Name, err))
-				return nil
-			}
-			if man != nil {
+			case man != nil:
 				manifests = append(manifests, newRoot(p, path.Dir(path.Clean(m.Name)), true, man))
 			}
 			return nil
 		}
 		if tar && path.Base(m.Name) == artifact.SBOMName || !tar && isWheelSBOM(m.Name) {
-			return c.containerSBOM(p, tar, m, rd, entries, r)
+			return c.containerSBOM(p, m, rd, entries, r)
 		}
 		magic := make([]byte, 8)
 		n, err := io.ReadFull(rd, magic)
@@ -361,9 +347,7 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 		if err != nil {
 			return err
 		}
-		if tar {
-			entries[path.Clean(m.Name)] = artifact.Entry{SHA256: b.SHA256}
-		}
+		entries[path.Clean(m.Name)] = artifact.Entry{SHA256: b.SHA256}
 		r.binaries = append(r.binaries, b)
 		return nil
 	}
@@ -378,10 +362,7 @@ func (c *checker) container(p string, format inspect.Format, data []byte, r *job
 	}
 	// Each artifact in the tarball: its entries, and the binaries it holds.
 	for _, rt := range manifests {
-		prefix := rt.dir + "/"
-		if rt.dir == "." {
-			prefix = ""
-		}
+		prefix := strings.TrimPrefix(rt.dir+"/", "./") // nothing at the tarball's top (".")
 		for name, e := range entries {
 			if rel, ok := strings.CutPrefix(name, prefix); ok && rel != artifact.ManifestName {
 				rt.found[rel] = e

@@ -125,11 +125,8 @@ func (c *checker) littleO0(b *Binary, s *Slice, v validate.OptVerdict) {
 // (compatible; BoringSSL)" is no 1.1.1) and have no entry.
 func (c *checker) endOfLife(b *Binary, s *Slice) {
 	f, num := inspect.FamilyOf(s.Version)
-	if f != inspect.FamilyOpenSSL {
-		return
-	}
 	ser, ok := lifecycle.Of(num)
-	if !ok {
+	if f != inspect.FamilyOpenSSL || !ok {
 		return
 	}
 	s.Series = &Series{Name: ser.Name, EndOfLife: ser.EndOfLife, LTS: ser.LTS, Ended: ser.Ended(c.o.Now)}
@@ -147,30 +144,19 @@ func (c *checker) endOfLife(b *Binary, s *Slice) {
 // judge lists every binary's failures and notes in order, verifies each
 // artifact against its manifest, and gives the verdict.
 func (c *checker) judge() {
-	judged := false
 	for _, b := range c.res.Binaries {
 		c.res.Failures = append(c.res.Failures, b.failures...)
 		c.res.Notes = append(c.res.Notes, b.notes...)
-		judged = judged || b.judged
-		for _, sl := range b.Slices {
-			c.res.Slices++
-			if sl.Status == StatusNotJudged {
-				c.res.NotJudged++
-			}
-			if sl.Series != nil && sl.Series.Ended {
-				c.res.Ended++
-			}
-		}
 	}
 	for _, r := range c.roots {
 		c.verify(r)
 	}
 	c.holdSBOMs()
-	if !judged {
+	if !slices.ContainsFunc(c.res.Binaries, func(b Binary) bool { return b.judged }) {
 		c.res.nothing = fmt.Sprintf("%s: no OpenSSL build information (\"compiler: \", \"platform: \" ...) found in %d binaries: nothing shows how OpenSSL was built", c.o.Path, len(c.res.Binaries))
 		c.res.Failures = append(c.res.Failures, c.res.nothing)
 	}
-	summarizeAdvisories(c.res)
+	summarize(c.res)
 	c.res.OK = len(c.res.Failures) == 0
 }
 
@@ -247,8 +233,8 @@ func (c *checker) place(b *Binary, vs []validate.Violation) {
 // facts turns inspect's findings and validate's verdict for one slice into
 // a report Slice.
 func facts(s inspect.Slice, v validate.SliceReport) Slice {
-	out := Slice{Arch: v.Arch, Format: string(s.Format), Objects: len(s.Objects), Libcrypto: v.Libcrypto,
-		OptStatus: string(v.Opt.Status), OptSource: string(v.Opt.Source), Unknown: v.Unknown, OptFlag: v.Opt.Flag}
+	out := Slice{Arch: cmp.Or(v.Arch, "unknown"), Format: string(s.Format), Objects: len(s.Objects), Libcrypto: v.Libcrypto,
+		OptStatus: cmp.Or(string(v.Opt.Status), string(validate.OptNone)), OptSource: string(v.Opt.Source), Unknown: v.Unknown, OptFlag: v.Opt.Flag}
 	if c := s.Code; c != nil {
 		out.Code = &Code{Class: string(c.Class), Score: math.Round(c.Score*1000) / 1000, Functions: c.Functions,
 			Instructions: c.Instructions, Objects: c.Objects, AsmObjects: c.AsmObjects}
@@ -290,8 +276,6 @@ func facts(s inspect.Slice, v validate.SliceReport) Slice {
 			out.Signature = &Signature{Malformed: o.SignatureErr.Error()}
 		}
 	}
-	out.Arch = cmp.Or(out.Arch, "unknown")
-	out.OptStatus = cmp.Or(out.OptStatus, string(validate.OptNone))
 	switch {
 	case v.Opt.Source == validate.SourceMachineCode:
 		out.Opt = string(v.Opt.Class)

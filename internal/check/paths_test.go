@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
@@ -179,7 +180,7 @@ func TestMappedFileTruncated(t *testing.T) {
 	}
 	defer release()
 	os.Truncate(p, 0)
-	err = guard(p, func() error { hashBytes(data); return nil })
+	err = guard(p, func() error { artifact.SHA256(data); return nil })
 	if err == nil || !strings.Contains(err.Error(), p+": the file changed while it was read") {
 		t.Errorf("err = %v", err)
 	}

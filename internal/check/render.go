@@ -25,10 +25,7 @@ func Rows(res *Result) []report.Row {
 			continue
 		}
 		for _, s := range b.Slices {
-			status := StatusOK
-			if s.Status == StatusNotJudged {
-				status = StatusNotJudged
-			}
+			status := s.Status // "failed" only with problems: FAIL below names them
 			var rules []string
 			for _, p := range append(append([]Problem{}, b.Problems...), s.Problems...) {
 				rules = append(rules, string(p.Rule))
@@ -150,8 +147,14 @@ func Text(w io.Writer, res *Result, width int) error {
 	if err := report.Table(w, Rows(res), width); err != nil {
 		return err
 	}
+	var adv []string
+	for _, bin := range res.Binaries {
+		for _, s := range bin.Slices {
+			adv = append(adv, advisoryLines(bin, s)...)
+		}
+	}
 	var b strings.Builder
-	if len(res.Failures) > 0 || len(res.Notes) > 0 {
+	if len(res.Failures)+len(res.Notes)+len(adv) > 0 {
 		b.WriteString("\n")
 	}
 	for _, f := range res.Failures {
@@ -159,15 +162,6 @@ func Text(w io.Writer, res *Result, width int) error {
 	}
 	for _, n := range res.Notes {
 		fmt.Fprintf(&b, "note: %s\n", report.Printable(n))
-	}
-	var adv []string
-	for _, bin := range res.Binaries {
-		for _, s := range bin.Slices {
-			adv = append(adv, advisoryLines(bin, s)...)
-		}
-	}
-	if len(adv) > 0 && len(res.Failures) == 0 && len(res.Notes) == 0 {
-		b.WriteString("\n")
 	}
 	for _, l := range adv {
 		fmt.Fprintf(&b, "advisory: %s\n", report.Printable(l))
@@ -221,9 +215,15 @@ func Verdict(res *Result) string {
 }
 
 // footer is what the step summary says under its table: the verdict, the
-// advisories over the whole input, and a stale table's warning.
+// SBOMs' problems (one located line each), the advisories over the whole
+// input, and a stale table's warning.
 func footer(res *Result) []string {
-	out := append([]string{Verdict(res)}, sbomLines(res)...)
+	out := []string{Verdict(res)}
+	for _, s := range res.SBOMs {
+		for _, p := range s.Problems {
+			out = append(out, fmt.Sprintf("%s: %s: %s", p.Rule, s.Name(), p.Message))
+		}
+	}
 	if line := AdvisorySummary(res); line != "" {
 		out = append(out, line)
 	}
@@ -270,7 +270,8 @@ func Annotate(w io.Writer, res *Result) error {
 	}
 	for _, s := range res.SBOMs {
 		for _, p := range s.Problems {
-			emit(s.Path, "osslbuild check: SBOM "+s.short(), s.Name()+": "+p.Message)
+			// The title names the SBOM by its member, or its file.
+			emit(s.Path, "osslbuild check: SBOM "+cmp.Or(s.Member, filepath.Base(s.Path)), s.Name()+": "+p.Message)
 		}
 	}
 	if res.nothing != "" {
@@ -284,9 +285,7 @@ func Annotate(w io.Writer, res *Result) error {
 			if sa == nil || len(sa.Failing) > 0 || sa.Highest != string(advisory.Critical) && sa.Highest != string(advisory.High) {
 				continue
 			}
-			if lines := advisoryLines(b, s); len(lines) > 0 {
-				write(report.Warning, b.Path, "osslbuild check: known advisories "+s.Arch, strings.Join(lines, "\n"))
-			}
+			write(report.Warning, b.Path, "osslbuild check: known advisories "+s.Arch, strings.Join(advisoryLines(b, s), "\n"))
 		}
 	}
 	if a := res.Advisories; a != nil && a.Stale != "" {

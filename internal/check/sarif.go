@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"io"
 	"maps"
 	"path/filepath"
@@ -214,7 +215,6 @@ func sarifURI(p string) string {
 // escapePath percent-encodes p, keeping RFC 3986's unreserved characters
 // (ALPHA, DIGIT, "-", ".", "_", "~") and "/".
 func escapePath(p string) string {
-	const hex = "0123456789ABCDEF"
 	var b strings.Builder
 	for i := 0; i < len(p); i++ {
 		c := p[i]
@@ -222,9 +222,7 @@ func escapePath(p string) string {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '.', c == '_', c == '~', c == '/':
 			b.WriteByte(c)
 		default:
-			b.WriteByte('%')
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&15])
+			fmt.Fprintf(&b, "%%%02X", c)
 		}
 	}
 	return b.String()

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -103,7 +104,8 @@ func (c *checker) walkDir(dir string, r *root, rel string, top bool) error {
 func (c *checker) link(p string) {
 	target, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		c.note(fmt.Sprintf("%s: %s that cannot be resolved (%v): skipped", p, ctxio.Describe(p, fs.ModeSymlink), unwrapPath(err)))
+		// The reason alone: the message names the link already.
+		c.note(fmt.Sprintf("%s: %s that cannot be resolved (%v): skipped", p, ctxio.Describe(p, fs.ModeSymlink), cmp.Or(errors.Unwrap(err), err)))
 		return
 	}
 	if target != c.realRoot && !strings.HasPrefix(target, c.realRoot+string(filepath.Separator)) {
@@ -115,26 +117,14 @@ func (c *checker) link(p string) {
 	}
 }
 
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // attachLinks lists, with each binary found in the directory, the links
 // inside the directory that point to it.
 func (c *checker) attachLinks() {
 	for i := range c.res.Binaries {
 		b := &c.res.Binaries[i]
-		if b.Member != "" {
-			continue
-		}
 		rel, err := filepath.Rel(c.o.Path, b.Path)
-		if err != nil {
-			continue
+		if b.Member == "" && err == nil {
+			b.Links = append(b.Links, c.links[filepath.Join(c.realRoot, rel)]...)
 		}
-		b.Links = append(b.Links, c.links[filepath.Join(c.realRoot, rel)]...)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/url"
 	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -86,34 +85,27 @@ func sbomOf(p, member string, b []byte) SBOM {
 	s := SBOM{Path: p, Member: member, OpenSSL: []SBOMComponent{}, Found: []string{}}
 	if len(b) > MaxSBOMSize {
 		s.Error = fmt.Sprintf("larger than %d bytes: not read", MaxSBOMSize)
-	} else {
-		s.fill(b)
+		return s
 	}
-	return s
-}
-
-// fill parses b into s.
-func (s *SBOM) fill(b []byte) {
 	format, comps, err := ParseSBOM(b)
 	switch {
-	case err != nil && !looksJSON(b) && !strings.HasSuffix(strings.ToLower(s.Member+s.Path), ".json"):
+	case err != nil && !looksJSON(b) && !strings.HasSuffix(strings.ToLower(member+p), ".json"):
 		// PEP 770 allows any format: a file not named .json that does
 		// not start like JSON is someone else's.
 		s.Notes = append(s.Notes, fmt.Sprintf("%s: %v (not JSON)", s.Name(), ErrSBOMFormat))
-		return
 	case errors.Is(err, ErrSBOMFormat):
 		s.Notes = append(s.Notes, fmt.Sprintf("%s: %v (JSON, but neither CycloneDX nor SPDX)", s.Name(), err))
-		return
 	case err != nil:
 		s.Error = err.Error()
-		return
-	}
-	s.Format = format
-	for _, c := range comps {
-		if IsOpenSSL(c) {
-			s.OpenSSL = append(s.OpenSSL, c)
+	default:
+		s.Format = format
+		for _, c := range comps {
+			if IsOpenSSL(c) {
+				s.OpenSSL = append(s.OpenSSL, c)
+			}
 		}
 	}
+	return s
 }
 
 // spdxDoc is the part of an SPDX JSON document check reads.
@@ -149,18 +141,18 @@ func ParseSBOM(b []byte) (string, []SBOMComponent, error) {
 	}
 	_, isCDX := probe["bomFormat"]
 	_, isSPDX := probe["spdxVersion"]
+	var out []SBOMComponent
 	switch {
 	case isCDX:
 		// The probe read b as one JSON object: what is left to refuse is
 		// a field of the wrong type.
-		d, err := cdx.Decode(b)
-		if err != nil {
+		var d cdx.BOM
+		if err := json.Unmarshal(b, &d); err != nil {
 			return "", nil, fmt.Errorf("malformed CycloneDX: %w", err)
 		}
 		if d.BOMFormat != "CycloneDX" {
 			return "", nil, fmt.Errorf("malformed CycloneDX: bomFormat is not \"CycloneDX\"")
 		}
-		var out []SBOMComponent
 		var walk func([]cdx.Component)
 		walk = func(cs []cdx.Component) {
 			for _, c := range cs {
@@ -185,7 +177,6 @@ func ParseSBOM(b []byte) (string, []SBOMComponent, error) {
 		if d.SPDXVersion == nil || !strings.HasPrefix(*d.SPDXVersion, "SPDX-") {
 			return "", nil, fmt.Errorf("malformed SPDX: spdxVersion is not \"SPDX-...\"")
 		}
-		var out []SBOMComponent
 		for _, p := range d.Packages {
 			c := SBOMComponent{Name: p.Name, Version: p.VersionInfo}
 			for _, r := range p.ExternalRefs {
@@ -240,9 +231,8 @@ func IsOpenSSL(c SBOMComponent) bool {
 // purlOf splits a purl into its type/namespace/name, lowercased, and its
 // version (unescaped); qualifiers and subpath are dropped.
 func purlOf(p string) (name, version string) {
-	if i := strings.IndexAny(p, "?#"); i >= 0 {
-		p = p[:i]
-	}
+	p, _, _ = strings.Cut(p, "#")
+	p, _, _ = strings.Cut(p, "?")
 	name, version, _ = strings.Cut(p, "@")
 	if v, err := url.PathUnescape(version); err == nil {
 		version = v
@@ -294,7 +284,7 @@ func (c *checker) holdSBOMs() {
 	if len(c.sboms) == 0 {
 		return
 	}
-	listedBy := map[string]bool{} // a group (wheel, artifact) with an SBOM listing OpenSSL
+	listedBy := map[string]bool{} // a group (wheel, artifact) with an SBOM listing OpenSSL, or noted as listing none
 	key := func(s SBOM) string {
 		if s.root != nil {
 			return "artifact:" + s.root.where()
@@ -306,7 +296,6 @@ func (c *checker) holdSBOMs() {
 			listedBy[key(s)] = true
 		}
 	}
-	notedUnlisted := map[string]bool{}
 	for i := range c.sboms {
 		s := &c.sboms[i]
 		s.Notes = append([]string(nil), s.Notes...)
@@ -332,8 +321,8 @@ func (c *checker) holdSBOMs() {
 		switch {
 		case s.Error != "":
 			s.Problems = append(s.Problems, Problem{Rule: RuleSBOMMalformed, Message: s.Error})
-		case len(s.OpenSSL) == 0 && len(found) > 0 && s.Format != "" && !listedBy[key(*s)] && !notedUnlisted[key(*s)]:
-			notedUnlisted[key(*s)] = true
+		case len(s.OpenSSL) == 0 && len(found) > 0 && s.Format != "" && !listedBy[key(*s)]:
+			listedBy[key(*s)] = true
 			s.Notes = append(s.Notes, fmt.Sprintf("%s: lists no OpenSSL, but %s %s holds %s (found, not listed)", s.Name(), found[0].binary, found[0].arch, found[0].version))
 		case len(s.OpenSSL) > 0 && len(found) == 0:
 			s.Notes = append(s.Notes, fmt.Sprintf("%s: lists OpenSSL %s, but no binary beside it holds OpenSSL (listed, not found)", s.Name(), listedVersions(s.OpenSSL)))
@@ -397,22 +386,10 @@ func listedVersions(cs []SBOMComponent) string {
 	return strings.Join(dedup(vs), ", ")
 }
 
-// sbomLines are the SBOMs' problems for the step summary and the
-// annotations, one located line each.
-func sbomLines(res *Result) []string {
-	var out []string
-	for _, s := range res.SBOMs {
-		for _, p := range s.Problems {
-			out = append(out, fmt.Sprintf("%s: %s: %s", p.Rule, s.Name(), p.Message))
-		}
-	}
-	return out
-}
-
 // containerSBOM reads an SBOM member of a wheel, or a sbom.json of a
 // tarball (an artifact's, once the walk knows the artifacts: see
 // attachSBOMs), recording its digest for the artifact's manifest.
-func (c *checker) containerSBOM(p string, tar bool, m inspect.Member, rd io.Reader, entries map[string]artifact.Entry, r *jobResult) error {
+func (c *checker) containerSBOM(p string, m inspect.Member, rd io.Reader, entries map[string]artifact.Entry, r *jobResult) error {
 	var b bytes.Buffer
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(&b, h), io.LimitReader(rd, MaxSBOMSize+1))
@@ -424,9 +401,7 @@ func (c *checker) containerSBOM(p string, tar bool, m inspect.Member, rd io.Read
 			return err
 		}
 	}
-	if tar {
-		entries[path.Clean(m.Name)] = artifact.Entry{SHA256: hex.EncodeToString(h.Sum(nil))}
-	}
+	entries[path.Clean(m.Name)] = artifact.Entry{SHA256: hex.EncodeToString(h.Sum(nil))}
 	r.sboms = append(r.sboms, sbomOf(p, m.Name, b.Bytes())) // over MaxSBOMSize when n is
 	return nil
 }
@@ -450,9 +425,4 @@ func attachSBOMs(r *jobResult, manifests []*root) {
 		kept = append(kept, s)
 	}
 	r.sboms = kept
-}
-
-// short names the SBOM in an annotation's title: its member, or its file.
-func (s SBOM) short() string {
-	return cmp.Or(s.Member, path.Base(filepath.ToSlash(s.Path)))
 }

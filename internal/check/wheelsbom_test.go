@@ -259,8 +259,6 @@ func FuzzParseSBOM(f *testing.F) {
 				sameVersion(c.Listed(), "3.5.7")
 			}
 		}
-		var s SBOM
-		s.Member = "x.json"
-		s.fill(b)
+		sbomOf("x.whl", "x.json", b)
 	})
 }

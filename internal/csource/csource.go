@@ -22,12 +22,8 @@ func Walk(tree fs.FS, suffixes []string, fn func(path string, r io.Reader) error
 		if err != nil {
 			return err
 		}
-		if d.IsDir() {
-			switch d.Name() {
-			case "apps", "test", "fuzz", "demos", "doc", ".git":
-				return fs.SkipDir
-			}
-			return nil
+		if d.IsDir() && slices.Contains([]string{"apps", "test", "fuzz", "demos", "doc", ".git"}, d.Name()) {
+			return fs.SkipDir
 		}
 		if !d.Type().IsRegular() || !slices.ContainsFunc(suffixes, func(s string) bool { return strings.HasSuffix(p, s) }) {
 			return nil
@@ -145,9 +141,7 @@ func directives(r io.Reader, indent bool) ([]line, error) {
 			s = strings.TrimLeft(s, " \t")
 		}
 		s = comments.ReplaceAllString(s, "")
-		if i := strings.Index(s, "/*"); i >= 0 {
-			s = s[:i] // a comment that goes on below: the directive ends here
-		}
+		s, _, _ = strings.Cut(s, "/*") // a comment that goes on below: the directive ends here
 		if s = strings.TrimRight(s, " \t\r"); s != "" {
 			out = append(out, line{start, s})
 		}

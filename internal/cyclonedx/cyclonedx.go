@@ -11,10 +11,13 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
 )
 
-// BOM is a CycloneDX document (1.4 to 1.6 read; 1.5 written).
+// BOM is a CycloneDX document (1.4 to 1.6 read; 1.5 written). Read with
+// json.Unmarshal, it is strict about the types of the fields it knows (a
+// version that is a number is an error naming the field) and ignores the
+// rest; bomFormat and specVersion are not checked, each reader words
+// their absence itself.
 type BOM struct {
 	Schema       string    `json:"$schema,omitempty"`
 	BOMFormat    string    `json:"bomFormat"`
@@ -44,14 +47,12 @@ type Tools struct {
 }
 
 func (t *Tools) UnmarshalJSON(b []byte) error {
-	if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == '[' {
-		if err := json.Unmarshal(b, &t.Legacy); err != nil {
-			return fmt.Errorf("metadata.tools: %w", err)
-		}
-		return nil
-	}
 	type plain Tools
-	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
+	var v any = (*plain)(t)
+	if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == '[' {
+		v = &t.Legacy
+	}
+	if err := json.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("metadata.tools: %w", err)
 	}
 	return nil
@@ -179,47 +180,27 @@ type Affected struct {
 	Status  string `json:"status"`
 }
 
-// Encode writes bom as indented JSON. escapeHTML escapes <, > and & as
-// \u003c and the like: the build's sbom.json always had them escaped (as
-// cyclonedx-go's encoder wrote it), check's output never.
-func Encode(w io.Writer, bom *BOM, escapeHTML bool) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(escapeHTML)
-	if err := enc.Encode(bom); err != nil {
-		return fmt.Errorf("cyclonedx: encode: %w", err)
-	}
-	return nil
-}
-
-// Marshal is bom's bytes (Encode) with a serial number made from what it
+// Marshal is bom as indented JSON with a serial number made from what it
 // says, so the same content gives the same bytes: the serial number is an
 // RFC 4122 version-5-style UUID of the encoded content's SHA-256.
+// escapeHTML escapes <, > and & as \u003c and the like: the build's
+// sbom.json always had them escaped (as cyclonedx-go's encoder wrote it),
+// check's output never.
 func Marshal(bom *BOM, escapeHTML bool) ([]byte, error) {
 	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(escapeHTML)
 	bom.SerialNumber = ""
-	if err := Encode(&body, bom, escapeHTML); err != nil {
-		return nil, err
+	if err := enc.Encode(bom); err != nil {
+		return nil, fmt.Errorf("cyclonedx: encode: %w", err)
 	}
 	h := sha256.Sum256(body.Bytes())
 	h[6] = (h[6] & 0x0f) | 0x50
 	h[8] = (h[8] & 0x3f) | 0x80
 	bom.SerialNumber = fmt.Sprintf("urn:uuid:%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
 	body.Reset()
-	if err := Encode(&body, bom, escapeHTML); err != nil {
-		return nil, err
-	}
+	// What encoded once encodes again: only a string changed.
+	_ = enc.Encode(bom)
 	return body.Bytes(), nil
-}
-
-// Decode reads one CycloneDX JSON document. It is strict about the types
-// of the fields it knows (a version that is a number is an error naming
-// the field) and ignores the rest; it does not check bomFormat or
-// specVersion, whose absence each reader words itself.
-func Decode(b []byte) (*BOM, error) {
-	var bom BOM
-	if err := json.Unmarshal(b, &bom); err != nil {
-		return nil, err
-	}
-	return &bom, nil
 }

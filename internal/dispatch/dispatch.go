@@ -98,11 +98,8 @@ func scanFile(p string, r io.Reader) ([]Func, error) {
 		if m == nil || notFunctions[m[1]] {
 			continue
 		}
-		t := target
-		if pending != "" {
-			t, pending = pending, ""
-		}
-		out = append(out, Func{Name: m[1], File: p, Line: n, Target: t})
+		out = append(out, Func{Name: m[1], File: p, Line: n, Target: cmp.Or(pending, target)})
+		pending = ""
 	}
 	return out, sc.Err()
 }
@@ -113,24 +110,17 @@ type List struct {
 	Funcs []Func
 }
 
-// Has reports whether a symbol names a function of the list. Compilers
+// Find is the list's entry for the function a symbol names. Compilers
 // add suffixes to the clones they make ("insert_nl_gt16.isra.0",
 // ".constprop.1", ".cold"), which count as the function.
-func (l List) Has(symbol string) bool {
-	_, ok := l.Find(symbol)
-	return ok
-}
-
-// Find is the list's entry for a symbol (see Has).
 func (l List) Find(symbol string) (Func, bool) {
 	name := strings.TrimPrefix(symbol, "_")
 	if i := strings.IndexByte(name, '.'); i > 0 {
 		name = name[:i]
 	}
-	for _, f := range l.Funcs {
-		if f.Name == name {
-			return f, true
-		}
+	i := slices.IndexFunc(l.Funcs, func(f Func) bool { return f.Name == name })
+	if i < 0 {
+		return Func{}, false
 	}
-	return Func{}, false
+	return l.Funcs[i], true
 }

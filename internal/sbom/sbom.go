@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,16 +123,12 @@ func buildProperties(m *artifact.Manifest) []cdx.Property {
 	for _, l := range m.CompilerLines {
 		own = append(own, cdx.Property{Name: "osslbuild:" + l.Arch + ":" + l.Library + ":compiler", Value: l.Line})
 	}
-	for _, p := range []cdx.Property{
+	own = append(own, slices.DeleteFunc([]cdx.Property{
 		{Name: "osslbuild:revision", Value: m.Osslbuild},
 		{Name: "osslbuild:recipe:sha256", Value: m.Recipe.SHA256},
 		{Name: "osslbuild:recipe:origin", Value: m.Recipe.Origin},
 		{Name: "osslbuild:recipe:path", Value: m.Recipe.Path},
-	} {
-		if p.Value != "" {
-			own = append(own, p)
-		}
-	}
-	sort.SliceStable(own, func(i, j int) bool { return own[i].Name < own[j].Name })
+	}, func(p cdx.Property) bool { return p.Value == "" })...)
+	slices.SortStableFunc(own, func(a, b cdx.Property) int { return strings.Compare(a.Name, b.Name) })
 	return append(props, own...)
 }

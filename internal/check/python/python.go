@@ -12,7 +12,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,16 +117,14 @@ func Probe(ctx context.Context, interpreter string, timeout time.Duration) (*Ins
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%w %s: %s", ErrInterpreter, exe, fmt.Sprintf(format, args...))
 	}
-	var nb [16]byte
-	rand.Read(nb[:]) // never returns an error: it crashes the program instead
-	nonce := hex.EncodeToString(nb[:])
+	nonce := rand.Text() // 128 random bits
 
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	runCtx, stop := context.WithTimeoutCause(runCtx, timeout, errDeadline)
 	defer stop()
-	stdout := &capped{name: "stdout", max: MaxOutput, over: cancel}
-	stderr := &capped{name: "stderr", max: MaxOutput, over: cancel}
+	stdout := &capped{name: "stdout", over: cancel}
+	stderr := &capped{name: "stderr", over: cancel}
 	cmd := exec.CommandContext(runCtx, exe, "-c", probe, nonce)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
@@ -178,18 +175,17 @@ var (
 	errTooMuch  = errors.New("too much output")
 )
 
-// capped keeps up to max bytes written to it; the first write past them
-// calls over, which kills the interpreter, and fails.
+// capped keeps up to MaxOutput bytes written to it; the first write past
+// them calls over, which kills the interpreter, and fails.
 type capped struct {
 	name string
-	max  int
 	buf  bytes.Buffer
 	over func(error)
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	if c.buf.Len()+len(p) > c.max {
-		err := fmt.Errorf("%w: more than %d bytes on %s", errTooMuch, c.max, c.name)
+	if c.buf.Len()+len(p) > MaxOutput {
+		err := fmt.Errorf("%w: more than %d bytes on %s", errTooMuch, MaxOutput, c.name)
 		c.over(err)
 		return 0, err
 	}
@@ -212,23 +208,20 @@ func lastLine(s string) string {
 // forks' own: libboringssl, the AWS-LC libcrypto), and site-packages. A
 // module inside a listed directory is found there and not listed again.
 func (in *Install) Paths() []string {
-	var files []string
-	for _, name := range []string{"_ssl", "_hashlib", "cryptography"} {
-		if p := in.Modules[name]; p != "" {
-			files = append(files, p)
+	var out []string
+	add := func(f string) {
+		inside := slices.ContainsFunc(in.Dirs, func(d string) bool { return strings.HasPrefix(f, d+string(filepath.Separator)) })
+		if f != "" && !inside && !slices.Contains(out, f) {
+			out = append(out, f)
 		}
+	}
+	for _, name := range []string{"_ssl", "_hashlib", "cryptography"} {
+		add(in.Modules[name])
 	}
 	for _, p := range in.Loaded {
 		base := filepath.Base(p)
 		if strings.HasPrefix(base, "libcrypto") || strings.HasPrefix(base, "libssl") || strings.HasPrefix(base, "libboringssl") {
-			files = append(files, p)
-		}
-	}
-	var out []string
-	for _, f := range files {
-		inside := slices.ContainsFunc(in.Dirs, func(d string) bool { return strings.HasPrefix(f, d+string(filepath.Separator)) })
-		if !inside && !slices.Contains(out, f) {
-			out = append(out, f)
+			add(p)
 		}
 	}
 	return append(out, in.Dirs...)
