@@ -79,14 +79,13 @@ func Markdown(w io.Writer, title string, rows []Row) error {
 	if title != "" {
 		fmt.Fprintf(&b, "### %s\n\n", mdText(title))
 	}
+	heads := []string{"artifact", "arch", "version", "minos", "opt", "code", "isa", "status", "compiler", "sha256"}
 	adv := anyAdvisories(rows)
 	if adv {
-		b.WriteString("| artifact | arch | version | minos | opt | code | isa | status | advisories | compiler | sha256 |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
-	} else {
-		b.WriteString("| artifact | arch | version | minos | opt | code | isa | status | compiler | sha256 |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+		heads = slices.Insert(heads, 8, "advisories")
 	}
+	b.WriteString("| " + strings.Join(heads, " | ") + " |\n")
+	b.WriteString(strings.Repeat("|---", len(heads)) + "|\n")
 	for _, r := range rows {
 		name := r.Artifact
 		if r.Group != "" {
