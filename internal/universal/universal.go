@@ -323,16 +323,15 @@ func mergeTrees(ctx context.Context, ordered []Slice, dst string, allowed, libs 
 func Dispatch(rel string, x86, arm []byte) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "/* %s: merged by osslbuild for universal2; the slices' versions differ. */\n", rel)
-	b.WriteString("#if defined(__x86_64__)\n")
-	b.Write(x86)
-	if !bytes.HasSuffix(x86, []byte("\n")) {
-		b.WriteByte('\n')
+	branch := func(cond string, header []byte) {
+		b.WriteString(cond + "\n")
+		b.Write(header)
+		if !bytes.HasSuffix(header, []byte("\n")) {
+			b.WriteByte('\n')
+		}
 	}
-	b.WriteString("#elif defined(__arm64__) || defined(__aarch64__)\n")
-	b.Write(arm)
-	if !bytes.HasSuffix(arm, []byte("\n")) {
-		b.WriteByte('\n')
-	}
+	branch("#if defined(__x86_64__)", x86)
+	branch("#elif defined(__arm64__) || defined(__aarch64__)", arm)
 	fmt.Fprintf(&b, "#else\n#error \"%s: this universal2 OpenSSL has headers for x86_64 and arm64 only\"\n#endif\n", rel)
 	return b.Bytes()
 }
