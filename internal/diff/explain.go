@@ -67,12 +67,10 @@ func CompareTarballs(ctx context.Context, a, b string) (files []string, diffs []
 	if err != nil {
 		return nil, nil, err
 	}
-	if !slices.Equal(oa, ob) && len(oa) == len(ob) {
-		for i := range oa {
-			if oa[i] != ob[i] {
-				diffs = append(diffs, Difference{Path: oa[i], Detail: fmt.Sprintf("entry %d: %s vs %s: the entries are in another order", i, oa[i], ob[i]), Offset: -1})
-				break
-			}
+	for i := 0; len(oa) == len(ob) && i < len(oa); i++ {
+		if oa[i] != ob[i] {
+			diffs = append(diffs, Difference{Path: oa[i], Detail: fmt.Sprintf("entry %d: %s vs %s: the entries are in another order", i, oa[i], ob[i]), Offset: -1})
+			break
 		}
 	}
 	return Keys(ea, eb), compareEntries(ea, eb, diffs), nil
@@ -146,14 +144,9 @@ func compareEntries(ea, eb map[string]entry, diffs []Difference) []Difference {
 
 // Keys is the sorted names that are keys of a or b.
 func Keys[V any](a, b map[string]V) []string {
-	names := slices.Collect(maps.Keys(a))
-	for n := range b {
-		if _, ok := a[n]; !ok {
-			names = append(names, n)
-		}
-	}
+	names := slices.AppendSeq(slices.Collect(maps.Keys(a)), maps.Keys(b))
 	slices.Sort(names)
-	return names
+	return slices.Compact(names)
 }
 
 // headerDifferences names each tar header field that differs.

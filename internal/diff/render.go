@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -56,12 +57,7 @@ func JSON(r *Report) string {
 	return string(b) + "\n"
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
-}
+func orNone(s string) string { return cmp.Or(s, "(none)") }
 
 func headline(r *Report) string {
 	if r.Identical {

@@ -251,11 +251,9 @@ func (r *rebuilder) options(ctx context.Context, s pipeline.Settings, rec *recip
 	if q, err2 := rec.PlanFor(rel, target, want.Options); err2 == nil && sameJSON(q.Slice, want) {
 		return want.Options, ""
 	}
-	got := "none"
+	got := fmt.Sprint(err)
 	if err == nil {
 		got = js(p.Slice)
-	} else {
-		got = err.Error()
 	}
 	return nil, fmt.Sprintf("the recipe plans target %s as %s, the manifest records %s", target, got, js(want))
 }
