@@ -165,15 +165,7 @@ func (it Item) tarball(ctx context.Context, tgz string) (Digests, error) {
 		}
 		os.Remove(tgz)
 	}
-	f, err := os.Create(tgz)
-	if err != nil {
-		return Digests{}, err
-	}
-	d, err := WriteTarball(ctx, it.Dir, it.Name, it.Mtime, f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return d, err
+	return WriteTarballFile(ctx, it.Dir, it.Name, it.Mtime, tgz)
 }
 
 // lock makes dir if it is missing (created says so) and takes an

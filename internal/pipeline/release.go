@@ -31,7 +31,7 @@ func (r *run) releaseSource(ctx context.Context, version, sha256 string) (*sourc
 	if !listed {
 		return r.fetched(ctx, rel, source.FetchUnlisted, fmt.Sprintf("OpenSSL %s is not in %s; pinned by the sha256 its slice records: ", rel.Version, r.recipe.Path))
 	}
-	return r.source(ctx, rel)
+	return r.fetched(ctx, rel, source.Fetch, "")
 }
 
 // releaseOf is the release's own lists (configure.Release), once per

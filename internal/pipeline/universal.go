@@ -13,7 +13,9 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/artifact/unpacked"
+	"github.com/osslbuild/osslbuild/internal/build"
 	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
@@ -77,7 +79,7 @@ func (r *run) runMerge(ctx context.Context, stages []mergeStage) (_ *Result, err
 			b.release()
 		}
 		if j.built != nil && j.built.release != nil {
-			j.built.release() // a merge the cache served, if publishing never came
+			j.built.release() // the private copy of a merge the cache served
 		}
 	}()
 	for _, s := range stages {
@@ -166,11 +168,15 @@ func buildSlices(ctx context.Context, j *mergeJob) error {
 		}
 		plans = append(plans, p)
 	}
-	b, err := r.budgeted(Osslbuild)
+	// One make job budget of Settings.Jobs for both builds: a jobserver,
+	// so while one slice unpacks, configures or archives, or once it is
+	// done, the other's make takes the free slots.
+	jobs, err := build.NewJobs(r.Jobs)
 	if err != nil {
 		return err
 	}
-	defer b.Close()
+	defer jobs.Close()
+	b := r.builder(Osslbuild, jobs)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make([]*built, len(plans))
@@ -185,15 +191,11 @@ func buildSlices(ctx context.Context, j *mergeJob) error {
 		})
 	}
 	wg.Wait()
-	for _, d := range done {
-		if d != nil {
-			j.parts = append(j.parts, d)
-		}
-	}
+	j.parts = slices.DeleteFunc(done, func(d *built) bool { return d == nil })
 	if err := firstReal(errs); err != nil {
 		return err
 	}
-	for _, d := range done {
+	for _, d := range j.parts {
 		j.shown[d.dir] = d.manifest.Name + " (built by this run)"
 		j.dirs = append(j.dirs, d.dir)
 	}
@@ -202,17 +204,13 @@ func buildSlices(ctx context.Context, j *mergeJob) error {
 
 // firstReal prefers a slice's own failure over the cancellation it caused
 // in the other slice.
-func firstReal(errs []error) error {
-	var canceled error
+func firstReal(errs []error) (canceled error) {
 	for _, err := range errs {
-		if err == nil {
-			continue
-		}
 		if errors.Is(err, context.Canceled) {
 			canceled = err
-			continue
+		} else if err != nil {
+			return err
 		}
-		return err
 	}
 	return canceled
 }
@@ -223,14 +221,11 @@ func firstReal(errs []error) error {
 // its manifest is read from the file again (what a merge of the same
 // slices elsewhere reads) without hashing every file a second time.
 func loadSlices(ctx context.Context, j *mergeJob) error {
-	ours := map[string]bool{}
-	for _, b := range j.parts {
-		ours[b.dir] = true
-	}
 	for _, dir := range j.dirs {
+		ours := slices.ContainsFunc(j.parts, func(b *built) bool { return b.dir == dir })
 		var s universal.Slice
 		var err error
-		if ours[dir] {
+		if ours {
 			s.Dir = dir
 			s.Manifest, err = artifact.LoadManifest(ctx, dir)
 		} else {
@@ -239,7 +234,7 @@ func loadSlices(ctx context.Context, j *mergeJob) error {
 		if err == nil {
 			err = j.run.holdToRecipe(s.Manifest)
 		}
-		if err == nil && !ours[dir] {
+		if err == nil && !ours {
 			// A slice built or served here was held to its release already.
 			err = j.run.holdGiven(ctx, s)
 		}
@@ -369,11 +364,6 @@ func recordMerged(ctx context.Context, j *mergeJob) error {
 }
 
 func publishMerged(ctx context.Context, j *mergeJob) error {
-	defer func() {
-		if j.built.release != nil {
-			j.built.release()
-		}
-	}()
 	pubs, err := j.run.publish(ctx, append(slices.Clone(j.parts), j.built)...)
 	if err != nil {
 		return err
@@ -455,7 +445,7 @@ func (r *run) holdToRecipe(m *artifact.Manifest) error {
 func mergeKey(r *run, id toolchain.Identity, dirs []string) (string, error) {
 	var slices []string
 	for _, d := range dirs {
-		s, err := artifact.FileSHA256(filepath.Join(d, artifact.ManifestName))
+		s, err := ctxio.SHA256(context.Background(), filepath.Join(d, artifact.ManifestName), true)
 		if err != nil {
 			return "", err
 		}
