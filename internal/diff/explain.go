@@ -290,23 +290,14 @@ func stringDifference(a, b []byte) string {
 	return ""
 }
 
+// printable is b's runs of at least 4 printable ASCII bytes.
 func printable(b []byte) []string {
 	var out []string
-	var cur []byte
-	flush := func() {
-		if len(cur) >= 4 {
-			out = append(out, string(cur))
+	for _, f := range bytes.FieldsFunc(b, func(r rune) bool { return r < 0x20 || r > 0x7e }) {
+		if len(f) >= 4 {
+			out = append(out, string(f))
 		}
-		cur = cur[:0]
 	}
-	for _, c := range b {
-		if c >= 0x20 && c <= 0x7e {
-			cur = append(cur, c)
-			continue
-		}
-		flush()
-	}
-	flush()
 	return out
 }
 
