@@ -70,7 +70,7 @@ func (c *cachingBuilder) build(ctx context.Context, p *recipe.Plan) (*built, err
 	// and the verification of its source the hit states, run beside the
 	// copy and the proofs.
 	go r.releaseOf(ctx, p.Release)
-	go r.planRelease(ctx, p)
+	go r.releaseSource(ctx, p.Release.Version, p.Release.SHA256)
 	if b, ok, err := r.cached(ctx, e, r.fitsPlan(p, c.variant, e.name, id), r.proveSlice(p, c.variant, e.name), r.ownSlice(p)); err != nil || ok {
 		return b, err
 	}
@@ -88,7 +88,7 @@ func (c *cachingBuilder) build(ctx context.Context, p *recipe.Plan) (*built, err
 // release fitsPlan holds to the plan.
 func (r *run) ownSlice(p *recipe.Plan) func(*artifact.Manifest) error {
 	return func(m *artifact.Manifest) error {
-		v, err := r.planRelease(context.Background(), p) // verified by the proofs a moment ago
+		v, err := r.releaseSource(context.Background(), p.Release.Version, p.Release.SHA256) // verified by the proofs a moment ago
 		if err != nil {
 			return err
 		}

@@ -120,15 +120,3 @@ func (r *run) holdToRelease(ctx context.Context, dir string, release recipe.Rele
 	}
 	return errors.Join(errs...)
 }
-
-// planRelease is the verified source of the plan's release.
-func (r *run) planRelease(ctx context.Context, p *recipe.Plan) (*source.Verified, error) {
-	return r.releaseSource(ctx, p.Release.Version, p.Release.SHA256)
-}
-
-// recordedRelease is the release a manifest records, as this run's recipe
-// resolves it (one it does not list, pinned by the sha256 recorded).
-func (r *run) recordedRelease(m *artifact.Manifest) (recipe.Release, error) {
-	rel, _, err := r.recipe.Resolve(m.OpenSSL.Version, m.OpenSSL.SHA256)
-	return rel, err
-}

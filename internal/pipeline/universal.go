@@ -37,12 +37,6 @@ var universal2Stages = []mergeStage{
 	{"publish", publishMerged},
 }
 
-// mergeTable is universal2Stages with the first stage given: the slices'
-// source.
-func mergeTable(first mergeStage) []mergeStage {
-	return append([]mergeStage{first}, universal2Stages[1:]...)
-}
-
 // mergeStage is one step of a universal2 build.
 type mergeStage struct {
 	name string
@@ -115,7 +109,8 @@ func Merge(ctx context.Context, s Settings, rt Runtime, a, b string) (*Result, e
 	if err != nil {
 		return nil, err
 	}
-	return r.runMerge(ctx, mergeTable(mergeStage{"slices", func(ctx context.Context, j *mergeJob) error {
+	// universal2Stages with the slices given instead of built.
+	return r.runMerge(ctx, append([]mergeStage{{"slices", func(ctx context.Context, j *mergeJob) error {
 		for i, in := range []string{a, b} {
 			d, err := unpacked.Dir(ctx, in, filepath.Join(j.work, string(rune('a'+i))))
 			if err != nil {
@@ -127,7 +122,7 @@ func Merge(ctx context.Context, s Settings, rt Runtime, a, b string) (*Result, e
 			j.dirs = append(j.dirs, d)
 		}
 		return nil
-	}}))
+	}}}, universal2Stages[1:]...))
 }
 
 // named rewrites err's text so it names the inputs the user gave, not the
@@ -250,7 +245,7 @@ func loadSlices(ctx context.Context, j *mergeJob) error {
 // files say it holds (run.holdToRelease).
 func (r *run) holdGiven(ctx context.Context, s universal.Slice) error {
 	m := s.Manifest
-	rel, err := r.recordedRelease(m)
+	rel, _, err := r.recipe.Resolve(m.OpenSSL.Version, m.OpenSSL.SHA256)
 	if err == nil {
 		err = r.holdToRelease(ctx, s.Dir, rel, []platform.Slice{m.Target}, nil)
 	}

@@ -157,14 +157,6 @@ func dylibExpect(p *recipe.Plan, lib, dir string) validate.DylibExpect {
 	return d
 }
 
-// stagedLib is the staging install's lib/, "" before make installed it.
-func (j *job) stagedLib() string {
-	if j.staging == "" {
-		return ""
-	}
-	return filepath.Join(j.staging, j.plan.Recipe.Prefix, "lib")
-}
-
 // exportsFile, at the staging directory's root (outside the install
 // prefix, so never laid out), lists the external symbols the objects of a
 // shared-only build define, one per line: it has no archives to read them
@@ -179,7 +171,7 @@ const exportsFile = "osslbuild-exports.txt"
 // staged archives, or for a shared-only build from its exportsFile.
 func (j *job) releaseExports() (map[string]bool, error) {
 	if !j.sharedOnly() {
-		staged := j.stagedLib()
+		staged := filepath.Join(j.staging, j.plan.Recipe.Prefix, "lib") // the staging install's lib/
 		return definedBy(filepath.Join(staged, "libcrypto.a"), filepath.Join(staged, "libssl.a"))
 	}
 	b, err := os.ReadFile(filepath.Join(j.staging, exportsFile))
@@ -317,7 +309,9 @@ func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manife
 		recs.code = append(recs.code, artifact.CodeEvidenceOf(rep, lib)...)
 	}
 	if len(errs) == 0 {
-		rel, err := r.recordedRelease(m)
+		// The release the manifest records, as this run's recipe resolves
+		// it (one it does not list, pinned by the sha256 recorded).
+		rel, _, err := r.recipe.Resolve(m.OpenSSL.Version, m.OpenSSL.SHA256)
 		if err == nil {
 			err = r.holdToRelease(ctx, dir, rel, m.Parts(), files)
 		}
