@@ -227,30 +227,13 @@ func loadSlices(ctx context.Context, j *mergeJob) error {
 			s, err = universal.Load(ctx, dir)
 		}
 		if err == nil {
-			err = j.run.holdToRecipe(s.Manifest)
-		}
-		if err == nil && !ours {
 			// A slice built or served here was held to its release already.
-			err = j.run.holdGiven(ctx, s)
+			err = j.run.holdToRecipe(ctx, s, !ours)
 		}
 		if err != nil {
 			return err
 		}
 		j.slices = append(j.slices, s)
-	}
-	return nil
-}
-
-// holdGiven holds a slice given to build:merge to what its release's own
-// files say it holds (run.holdToRelease).
-func (r *run) holdGiven(ctx context.Context, s universal.Slice) error {
-	m := s.Manifest
-	rel, _, err := r.recipe.Resolve(m.OpenSSL.Version, m.OpenSSL.SHA256)
-	if err == nil {
-		err = r.holdToRelease(ctx, s.Dir, rel, []platform.Slice{m.Target}, nil)
-	}
-	if err != nil {
-		return fmt.Errorf("%s (OpenSSL %s, target %s): %w: %w", m.Name, m.OpenSSL.Version, m.Target.Name, universal.ErrRefused, err)
 	}
 	return nil
 }
@@ -377,8 +360,11 @@ func publishMerged(ctx context.Context, j *mergeJob) error {
 // action's openssl-options), so the options are held to those rules and to
 // the other slice (universal.Compatible), not to the recipe's defaults.
 // Manifests from before the slice record carried openssldir and artifact
-// have neither; those two are held where recorded.
-func (r *run) holdToRecipe(m *artifact.Manifest) error {
+// have neither; those two are held where recorded. A slice given to
+// build:merge (given) is held to what its release's own files say it holds
+// too (run.holdToRelease).
+func (r *run) holdToRecipe(ctx context.Context, s universal.Slice, given bool) error {
+	m := s.Manifest
 	refuse := func(err error) error {
 		return fmt.Errorf("%s (OpenSSL %s, target %s): %w: %w", m.Name, m.OpenSSL.Version, m.Target.Name, universal.ErrRefused, err)
 	}
@@ -430,6 +416,11 @@ func (r *run) holdToRecipe(m *artifact.Manifest) error {
 	}
 	if len(why) > 0 {
 		return refuse(fmt.Errorf("its manifest does not match recipe %s: %s", r.recipe.Path, strings.Join(why, "; ")))
+	}
+	if given {
+		if err := r.holdToRelease(ctx, s.Dir, rel, []platform.Slice{m.Target}, nil); err != nil {
+			return refuse(err)
+		}
 	}
 	return nil
 }

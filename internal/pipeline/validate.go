@@ -35,7 +35,7 @@ func Expect(p *recipe.Plan, lib string) validate.Expect {
 // architecture and deployment target of every object, the compiler line
 // (-O3, the recipe's flags) and the platform.
 func validateSlice(ctx context.Context, j *job) error {
-	return j.validate(ctx, func(e validate.Expect) validate.Expect { return e })
+	return j.validate(ctx, false)
 }
 
 // validateFlagless stands in for validateSlice in the PycaWay variant: the
@@ -45,13 +45,10 @@ func validateSlice(ctx context.Context, j *job) error {
 // -O0, crypto/info.o keeps its unused copy of buildinf.h's line beside
 // cversion.o's).
 func validateFlagless(ctx context.Context, j *job) error {
-	return j.validate(ctx, func(e validate.Expect) validate.Expect {
-		e.NoOptFlag = true
-		return e
-	})
+	return j.validate(ctx, true)
 }
 
-func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validate.Expect) error {
+func (j *job) validate(ctx context.Context, noOptFlag bool) error {
 	list, err := j.dispatchList()
 	if err != nil {
 		return err
@@ -63,7 +60,7 @@ func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validat
 		}
 	}
 	lines, code, files, err := validateTree(ctx, j.dir, j.plan, exports, func(e validate.Expect) validate.Expect {
-		e = adjust(e)
+		e.NoOptFlag = noOptFlag
 		if e.ISA != nil {
 			e.ISA.Dispatch = list
 		}
