@@ -203,22 +203,21 @@ func facts(m *artifact.Manifest) factSet {
 	val("release", "compiler", m.Toolchain.Compiler)
 	val("release", "SDK", m.Toolchain.SDK)
 	val("release", "SDK digest", m.Toolchain.SDKDigest)
+	universal := len(m.Slices) > 0
 	parts := []*artifact.Manifest{m}
-	if len(m.Slices) > 0 {
+	if universal {
 		parts = m.Slices
 		val("target", "target", m.Target.Name+" "+m.Target.Arch)
 	}
-	universal := len(m.Slices) > 0
 	for _, p := range parts {
 		if p == nil {
 			continue
 		}
-		k := func(key string) string {
-			if universal {
-				return p.Target.Arch + " " + key
-			}
-			return key
+		prefix := ""
+		if universal {
+			prefix = p.Target.Arch + " "
 		}
+		k := func(key string) string { return prefix + key }
 		t := p.Target
 		val("target", k("target"), t.Name)
 		val("target", k("Configure target"), t.Configure)

@@ -68,7 +68,6 @@ type Options struct {
 type Result struct {
 	Name string
 	diff.Log
-	Refused []string // why (and what to do) when nothing was built
 	Skipped []string // universal2: slices that could not be rebuilt, and why
 	Verdict string
 }
@@ -376,7 +375,6 @@ func (r *rebuilder) build(ctx context.Context, p plan, universal string) (string
 }
 
 func (r *rebuilder) refuse(name string, why []string) (*Result, error) {
-	r.res.Refused = why
 	for _, w := range why {
 		fmt.Fprintf(r.o.Report, "REFUSED %s: %s\n", name, w)
 	}
