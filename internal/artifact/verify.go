@@ -132,16 +132,13 @@ func Verify(ctx context.Context, dir string) (*Manifest, error) {
 // to each other (VerifyManifest), without hashing the files it lists: for
 // a tree this process verified or wrote itself a moment ago.
 func LoadManifest(ctx context.Context, dir string) (*Manifest, error) {
-	return loadManifest(ctx, dir, ManifestName)
+	return LoadManifestFile(ctx, filepath.Join(dir, ManifestName))
 }
 
 // LoadManifestFile is LoadManifest for a manifest file named by itself,
 // away from the files it lists (diff given a manifest.json alone).
 func LoadManifestFile(ctx context.Context, path string) (*Manifest, error) {
-	return loadManifest(ctx, filepath.Dir(path), filepath.Base(path))
-}
-
-func loadManifest(ctx context.Context, dir, name string) (*Manifest, error) {
+	dir, name := filepath.Dir(path), filepath.Base(path)
 	m, _, err := readManifestFile(ctx, dir, name)
 	if err != nil {
 		return nil, err
