@@ -29,9 +29,7 @@ type Jobs struct {
 
 // NewJobs creates a budget of total jobs.
 func NewJobs(total int) (*Jobs, error) {
-	if total < 1 {
-		total = 1
-	}
+	total = max(total, 1)
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("jobserver: %w", err)

@@ -80,7 +80,7 @@ func Env(tc toolchain.Env, work string, sourceDateEpoch int64) ([]string, error)
 			return nil, fmt.Errorf("configure: %w", err)
 		}
 	}
-	env := []string{
+	env := append([]string{
 		"PATH=" + strings.Join(path, ":"),
 		"HOME=" + home,
 		"TMPDIR=" + tmp,
@@ -88,8 +88,7 @@ func Env(tc toolchain.Env, work string, sourceDateEpoch int64) ([]string, error)
 		"LC_ALL=C",
 		"TZ=UTC",
 		"SOURCE_DATE_EPOCH=" + strconv.FormatInt(sourceDateEpoch, 10),
-	}
-	env = append(env, tc.Vars...)
+	}, tc.Vars...)
 	sort.Strings(env)
 	return env, nil
 }

@@ -68,8 +68,7 @@ func Truncate(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return string([]rune(s)[:n-1]) + "…"
 }
 
 // Markdown writes rows as a GitHub-flavoured Markdown table under a level-3

@@ -241,10 +241,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 	if err := sbom.Write(dst, m); err != nil {
 		return nil, err
 	}
-	if err := artifact.WriteManifest(ctx, dst, m); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m, artifact.WriteManifest(ctx, dst, m)
 }
 
 // mergeTrees copies everything but the libraries and the manifest: files
