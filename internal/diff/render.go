@@ -17,11 +17,14 @@ const maxList = 40
 // Formats are the values of -format.
 var Formats = []string{"text", "markdown", "json"}
 
-// Run compares a and b and writes the report to w in format ("" = text).
+// Run compares a and b and writes the report to w in format ("" = text;
+// md = markdown).
 func Run(ctx context.Context, a, b, format string, w io.Writer) error {
-	render, err := Renderer(format)
-	if err != nil {
-		return err
+	render := map[string]func(*Report) string{
+		"": Text, "text": Text, "markdown": Markdown, "md": Markdown, "json": JSON,
+	}[format]
+	if render == nil {
+		return fmt.Errorf("diff: -format=%s: want one of %s", format, strings.Join(Formats, ", "))
 	}
 	r, err := Compare(ctx, a, b)
 	if err != nil {
@@ -29,19 +32,6 @@ func Run(ctx context.Context, a, b, format string, w io.Writer) error {
 	}
 	_, err = io.WriteString(w, render(r))
 	return err
-}
-
-// Renderer is the function rendering a report in format.
-func Renderer(format string) (func(*Report) string, error) {
-	switch format {
-	case "", "text":
-		return Text, nil
-	case "markdown", "md":
-		return Markdown, nil
-	case "json":
-		return JSON, nil
-	}
-	return nil, fmt.Errorf("diff: -format=%s: want one of %s", format, strings.Join(Formats, ", "))
 }
 
 // JSON is the report for tools, indented, with every entry.
