@@ -66,9 +66,6 @@ func Open(ctx context.Context, path, work string) (*Side, error) {
 		if !isLibrary(rel) {
 			continue
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
 		l, err := artifact.ReadLibrary(ctx, filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
 			return nil, fmt.Errorf("diff: artifact %s: %s: %w", path, rel, err)
@@ -398,9 +395,7 @@ func fileSection(ctx context.Context, a, b *Side) (Section, error) {
 		}
 		c := Change{Key: p, A: "sha256 " + da, B: "sha256 " + db}
 		if a.Dir != "" && b.Dir != "" {
-			if err := ctx.Err(); err != nil {
-				return s, err
-			}
+			// Reading stops with ctx.
 			ba, err := ctxio.ReadFile(ctx, filepath.Join(a.Dir, filepath.FromSlash(p)), false, artifact.MaxTarStream)
 			if err != nil {
 				return s, fmt.Errorf("diff: %w", err)

@@ -93,11 +93,10 @@ func list(b *strings.Builder, prefix string, items []string, suffix string) {
 
 // Markdown is the report for a pull request's body (GitHub Markdown).
 func Markdown(r *Report) string {
-	var b strings.Builder
 	if r.Identical {
-		fmt.Fprintf(&b, "`%s` and `%s` are **identical** (%s).\n", mdCode(r.A), mdCode(r.B), mdCell(r.NameA))
-		return b.String()
+		return fmt.Sprintf("`%s` and `%s` are **identical** (%s).\n", mdCode(r.A), mdCode(r.B), mdCell(r.NameA))
 	}
+	var b strings.Builder
 	fmt.Fprintf(&b, "What changes from `%s` (%s) to `%s` (%s), each verified against its manifest:\n", mdCode(r.A), mdCell(r.NameA), mdCode(r.B), mdCell(r.NameB))
 	for _, n := range r.Notes {
 		b.WriteString("\n> " + mdCell(n) + "\n")
