@@ -90,13 +90,12 @@ func Markdown(w io.Writer, title string, rows []Row) error {
 		if r.Group != "" {
 			name = r.Group + "(" + r.Artifact + ")"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | ",
-			mdText(name), mdText(r.Arch), mdText(r.Version), mdText(r.MinOS), mdText(r.Opt), mdText(r.Code), mdText(r.ISA),
-			mdText(r.Status))
+		cells := []string{mdText(name), mdText(r.Arch), mdText(r.Version), mdText(r.MinOS), mdText(r.Opt), mdText(r.Code), mdText(r.ISA),
+			mdText(r.Status), mdCode(r.Compiler), mdCode(r.Digest)}
 		if adv {
-			fmt.Fprintf(&b, "%s | ", mdText(r.Advisories))
+			cells = slices.Insert(cells, 8, mdText(r.Advisories))
 		}
-		fmt.Fprintf(&b, "%s | %s |\n", mdCode(r.Compiler), mdCode(r.Digest))
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
