@@ -194,11 +194,11 @@ func lock(dir string) (unlock func(), created bool, _ error) {
 		}
 		held, herr := f.Stat()
 		now, nerr := os.Stat(dir)
+		unlock := func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }
 		if herr == nil && nerr == nil && os.SameFile(held, now) {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, made, nil
+			return unlock, made, nil
 		}
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		unlock()
 	}
 }
 

@@ -60,7 +60,12 @@ type mergeJob struct {
 	result *Result            // publish
 }
 
-func (r *run) runMerge(ctx context.Context, stages []mergeStage) (_ *Result, err error) {
+// runMerge runs stages as a run of s and rt.
+func runMerge(ctx context.Context, s Settings, rt Runtime, stages []mergeStage) (_ *Result, err error) {
+	r, err := newRun(ctx, s, rt)
+	if err != nil {
+		return nil, err
+	}
 	defer func() { r.finish(ctx) }()
 	work, err := Scratch(r.Work, universal.Name+"-")
 	if err != nil {
@@ -95,22 +100,14 @@ func (r *run) runMerge(ctx context.Context, stages []mergeStage) (_ *Result, err
 // Universal2 builds the recipe's two universal2 slices side by side under
 // one make job budget, publishes them, and merges the published slices.
 func Universal2(ctx context.Context, s Settings, rt Runtime) (*Result, error) {
-	r, err := newRun(ctx, s, rt)
-	if err != nil {
-		return nil, err
-	}
-	return r.runMerge(ctx, universal2Stages)
+	return runMerge(ctx, s, rt, universal2Stages)
 }
 
 // Merge is build:merge: two slice artifacts built elsewhere (each a
 // directory or a .tar.gz) into dist/openssl-macos-universal2.
 func Merge(ctx context.Context, s Settings, rt Runtime, a, b string) (*Result, error) {
-	r, err := newRun(ctx, s, rt)
-	if err != nil {
-		return nil, err
-	}
 	// universal2Stages with the slices given instead of built.
-	return r.runMerge(ctx, append([]mergeStage{{"slices", func(ctx context.Context, j *mergeJob) error {
+	return runMerge(ctx, s, rt, append([]mergeStage{{"slices", func(ctx context.Context, j *mergeJob) error {
 		for i, in := range []string{a, b} {
 			d, err := unpacked.Dir(ctx, in, filepath.Join(j.work, string(rune('a'+i))))
 			if err != nil {
