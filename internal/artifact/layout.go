@@ -40,13 +40,12 @@ func Layout(stage, prefix, dst string, s platform.Slice) ([]string, error) {
 			return nil, fmt.Errorf("artifact layout: staged install has no lib/%s under %s (a regular file)", lib, root)
 		}
 	}
-	// lib/libcrypto.dylib -> libcrypto.3.dylib, lib/libcrypto.so -> libcrypto.so.3
-	links := map[string]string{}
-	unversioned := map[string]string{} // libcrypto.so -> libcrypto.so.3
+	// libcrypto.dylib -> libcrypto.3.dylib, libcrypto.so -> libcrypto.so.3:
+	// the links OpenSSL installs in lib/.
+	unversioned := map[string]string{}
 	if s.Shared != nil {
 		f := s.Format()
 		for _, n := range []string{"libcrypto", "libssl"} {
-			links["lib/"+f.SharedLink(n)] = f.SharedFile(n, s.Shared.Version)
 			unversioned[f.SharedLink(n)] = f.SharedFile(n, s.Shared.Version)
 		}
 	}
@@ -65,7 +64,7 @@ func Layout(stage, prefix, dst string, s platform.Slice) ([]string, error) {
 			if d.IsDir() {
 				return os.MkdirAll(out, 0o755)
 			}
-			if want, ok := links[slash]; ok && d.Type()&fs.ModeSymlink != 0 {
+			if want, ok := unversioned[strings.TrimPrefix(slash, "lib/")]; ok && d.Type()&fs.ModeSymlink != 0 {
 				if to, err := os.Readlink(p); err != nil || to != want {
 					return fmt.Errorf("artifact layout: %s links to %q, want %s", rel, to, want)
 				}

@@ -373,21 +373,20 @@ func Distribute(m *Manifest) {
 		if s == nil {
 			continue
 		}
-		s.CompilerLines, s.CodeEvidence, s.LinkChecks = nil, nil, nil
-		for _, l := range m.CompilerLines {
-			if validate.SameArch(l.Arch, s.Target.Arch) {
-				s.CompilerLines = append(s.CompilerLines, l)
-			}
-		}
-		for _, c := range m.CodeEvidence {
-			if validate.SameArch(c.Arch, s.Target.Arch) {
-				s.CodeEvidence = append(s.CodeEvidence, c)
-			}
-		}
-		for _, c := range m.LinkChecks {
-			if validate.SameArch(c.Arch, s.Target.Arch) {
-				s.LinkChecks = append(s.LinkChecks, c)
-			}
+		arch := s.Target.Arch
+		s.CompilerLines = ofArch(m.CompilerLines, arch, func(l CompilerLine) string { return l.Arch })
+		s.CodeEvidence = ofArch(m.CodeEvidence, arch, func(c CodeEvidence) string { return c.Arch })
+		s.LinkChecks = ofArch(m.LinkChecks, arch, func(c LinkCheck) string { return c.Arch })
+	}
+}
+
+// ofArch is the records of all for architecture arch (nil for none).
+func ofArch[T any](all []T, arch string, archOf func(T) string) []T {
+	var out []T
+	for _, x := range all {
+		if validate.SameArch(archOf(x), arch) {
+			out = append(out, x)
 		}
 	}
+	return out
 }

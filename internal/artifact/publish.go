@@ -165,15 +165,7 @@ func (it Item) tarball(ctx context.Context, tgz string) (Digests, error) {
 		}
 		os.Remove(tgz)
 	}
-	f, err := os.Create(tgz)
-	if err != nil {
-		return Digests{}, err
-	}
-	d, err := WriteTarball(ctx, it.Dir, it.Name, it.Mtime, f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return d, err
+	return WriteTarballFile(ctx, it.Dir, it.Name, it.Mtime, tgz)
 }
 
 // lock makes dir if it is missing (created says so) and takes an
@@ -202,11 +194,11 @@ func lock(dir string) (unlock func(), created bool, _ error) {
 		}
 		held, herr := f.Stat()
 		now, nerr := os.Stat(dir)
+		unlock := func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }
 		if herr == nil && nerr == nil && os.SameFile(held, now) {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, made, nil
+			return unlock, made, nil
 		}
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		unlock()
 	}
 }
 

@@ -48,6 +48,19 @@ func WriteTarball(ctx context.Context, dir, top string, mtime time.Time, out io.
 	return Digests{SHA256: hex.EncodeToString(gzSum.Sum(nil)), TarSHA256: hex.EncodeToString(tarSum.Sum(nil)), Size: cw.n}, nil
 }
 
+// WriteTarballFile is WriteTarball into a new file at path.
+func WriteTarballFile(ctx context.Context, dir, top string, mtime time.Time, path string) (Digests, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return Digests{}, err
+	}
+	d, err := WriteTarball(ctx, dir, top, mtime, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return d, err
+}
+
 // ReadTarballStream reads the .tar.gz at path as osslbuild writes it: one
 // gzip member with the header WriteTarball writes (no name, comment, time
 // or extra field) and nothing after it. It returns the file's digests,
@@ -62,8 +75,8 @@ func ReadTarballStream(ctx context.Context, path string) (Digests, error) {
 	}
 	defer f.Close()
 	fileSum := sha256.New()
-	cr := &countReader{r: io.TeeReader(ctxio.Reader(ctx, f), fileSum)}
-	br := bufio.NewReader(cr)
+	read := &countWriter{w: fileSum}
+	br := bufio.NewReader(io.TeeReader(ctxio.Reader(ctx, f), read))
 	gz, err := gzip.NewReader(br)
 	if err != nil {
 		return Digests{}, fmt.Errorf("%s: %w", path, err)
@@ -83,7 +96,7 @@ func ReadTarballStream(ctx context.Context, path string) (Digests, error) {
 	if n, _ := io.Copy(io.Discard, br); n > 0 {
 		return Digests{}, fmt.Errorf("%s: %d bytes after its gzip stream", path, n)
 	}
-	return Digests{SHA256: hex.EncodeToString(fileSum.Sum(nil)), TarSHA256: hex.EncodeToString(ts.Sum(nil)), Size: cr.n}, nil
+	return Digests{SHA256: hex.EncodeToString(fileSum.Sum(nil)), TarSHA256: hex.EncodeToString(ts.Sum(nil)), Size: read.n}, nil
 }
 
 // MaxTarStream bounds what ReadTarballStream unpacks: a real artifact's
@@ -98,17 +111,6 @@ func SameStream(path string, d Digests, tarSum string) error {
 		return fmt.Errorf("%s: its tar stream (sha256 %s) is not the tree's (%s)", path, d.TarSHA256, tarSum)
 	}
 	return nil
-}
-
-type countReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // writeTar writes dir's tar stream, as WriteTarball describes it, to w.
@@ -239,10 +241,6 @@ func SHA256(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
-
-// FileSHA256 is the hex sha256 of the regular file at p (a FIFO or a
-// device is refused, not waited on).
-func FileSHA256(p string) (string, error) { return ctxio.SHA256(context.Background(), p, true) }
 
 // ShaLine is the content of a .sha256 file, in sha256sum's format.
 func ShaLine(sum, name string) string {

@@ -1,10 +1,10 @@
 package artifact
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -40,13 +40,7 @@ type FileProblem struct {
 }
 
 func (p FileProblem) String() string {
-	want, got := p.Want, p.Got
-	if want == "" {
-		want = "none"
-	}
-	if got == "" {
-		got = "none"
-	}
+	want, got := cmp.Or(p.Want, "none"), cmp.Or(p.Got, "none")
 	switch p.Kind {
 	case FileMissing:
 		return fmt.Sprintf("%s: missing: the manifest lists sha256 %s, no such file", p.Path, want)
@@ -138,16 +132,13 @@ func Verify(ctx context.Context, dir string) (*Manifest, error) {
 // to each other (VerifyManifest), without hashing the files it lists: for
 // a tree this process verified or wrote itself a moment ago.
 func LoadManifest(ctx context.Context, dir string) (*Manifest, error) {
-	return loadManifest(ctx, dir, ManifestName)
+	return LoadManifestFile(ctx, filepath.Join(dir, ManifestName))
 }
 
 // LoadManifestFile is LoadManifest for a manifest file named by itself,
 // away from the files it lists (diff given a manifest.json alone).
 func LoadManifestFile(ctx context.Context, path string) (*Manifest, error) {
-	return loadManifest(ctx, filepath.Dir(path), filepath.Base(path))
-}
-
-func loadManifest(ctx context.Context, dir, name string) (*Manifest, error) {
+	dir, name := filepath.Dir(path), filepath.Base(path)
 	m, _, err := readManifestFile(ctx, dir, name)
 	if err != nil {
 		return nil, err
@@ -193,35 +184,24 @@ func holdFiles(dir string, m *Manifest, found map[string]Entry) error {
 // is not a directory: regular files with their sha256, anything else with
 // its type and no digest (it is never opened).
 func Entries(ctx context.Context, dir string) (map[string]Entry, error) {
-	out := map[string]Entry{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if !d.Type().IsRegular() {
-			out[rel] = Entry{Type: ctxio.Describe(p, d.Type())}
-			return nil
-		}
-		sum, err := ctxio.SHA256(ctx, p, false)
-		if err != nil {
-			return err
-		}
-		out[rel] = Entry{SHA256: sum}
-		return nil
-	})
+	nodes, err := tarOrder(ctx, dir)
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", dir, err)
+	}
+	out := map[string]Entry{}
+	for _, n := range nodes {
+		p := filepath.Join(dir, filepath.FromSlash(n.rel))
+		switch {
+		case n.typ.IsDir():
+		case !n.typ.IsRegular():
+			out[n.rel] = Entry{Type: ctxio.Describe(p, n.typ)}
+		default:
+			sum, err := ctxio.SHA256(ctx, p, false)
+			if err != nil {
+				return nil, fmt.Errorf("verify %s: %w", dir, err)
+			}
+			out[n.rel] = Entry{SHA256: sum}
+		}
 	}
 	return out, nil
 }

@@ -29,9 +29,7 @@ type Jobs struct {
 
 // NewJobs creates a budget of total jobs.
 func NewJobs(total int) (*Jobs, error) {
-	if total < 1 {
-		total = 1
-	}
+	total = max(total, 1)
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("jobserver: %w", err)
@@ -84,15 +82,11 @@ func makeflags(ctx context.Context, env []string) (string, error) {
 	}
 	m := makeVersionRe.FindStringSubmatch(string(out))
 	if m == nil {
-		return "", fmt.Errorf("jobserver: not GNU make: %q", firstLineOf(string(out)))
+		l, _, _ := strings.Cut(string(out), "\n")
+		return "", fmt.Errorf("jobserver: not GNU make: %q", l)
 	}
 	if major, _ := strconv.Atoi(m[1]); major < 4 {
 		return "-j --jobserver-fds=3,4", nil
 	}
 	return "-j --jobserver-auth=3,4", nil
-}
-
-func firstLineOf(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
 }

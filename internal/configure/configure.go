@@ -35,21 +35,18 @@ func Args(p *recipe.Plan) []string {
 	return record.Argv(p.Slice, p.Recipe.Prefix, p.Slice.OpenSSLDir)
 }
 
-// Ignored are the user environment variables that would change what
-// Configure and make build; see record.Ignored, where the list lives so
-// that reading a record needs none of this package.
-var Ignored = record.Ignored
-
 // Overridden are user variables osslbuild replaces with its own values.
 var Overridden = []string{"SOURCE_DATE_EPOCH", "ZERO_AR_DATE"}
 
-// IgnoredSet returns which of Ignored are set (non-empty) in environ,
+// IgnoredSet returns which of record.Ignored (the user environment
+// variables that would change what Configure and make build) and
+// Overridden are set (non-empty) in environ,
 // sorted, so the caller can say once that they have no effect.
 func IgnoredSet(environ []string) []string {
 	var set []string
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
-		if v != "" && (slices.Contains(Ignored, k) || slices.Contains(Overridden, k)) {
+		if v != "" && (slices.Contains(record.Ignored, k) || slices.Contains(Overridden, k)) {
 			set = append(set, k)
 		}
 	}
@@ -83,7 +80,7 @@ func Env(tc toolchain.Env, work string, sourceDateEpoch int64) ([]string, error)
 			return nil, fmt.Errorf("configure: %w", err)
 		}
 	}
-	env := []string{
+	env := append([]string{
 		"PATH=" + strings.Join(path, ":"),
 		"HOME=" + home,
 		"TMPDIR=" + tmp,
@@ -91,8 +88,7 @@ func Env(tc toolchain.Env, work string, sourceDateEpoch int64) ([]string, error)
 		"LC_ALL=C",
 		"TZ=UTC",
 		"SOURCE_DATE_EPOCH=" + strconv.FormatInt(sourceDateEpoch, 10),
-	}
-	env = append(env, tc.Vars...)
+	}, tc.Vars...)
 	sort.Strings(env)
 	return env, nil
 }

@@ -72,7 +72,7 @@ func TestEnvIsConstructed(t *testing.T) {
 		k, v, _ := strings.Cut(kv, "=")
 		keys[k] = v
 	}
-	for _, k := range Ignored {
+	for _, k := range record.Ignored {
 		if _, ok := keys[k]; ok {
 			t.Errorf("%s reached the environment", k)
 		}

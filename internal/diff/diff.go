@@ -45,12 +45,17 @@ func Open(ctx context.Context, path, work string) (*Side, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
+	want := "(want an osslbuild artifact: a directory, its .tar.gz or its " + artifact.ManifestName + ")"
 	if fi.Mode().IsRegular() && !strings.HasSuffix(path, ".tar.gz") && !strings.HasSuffix(path, ".tgz") {
-		return openManifest(ctx, path)
+		m, err := artifact.LoadManifestFile(ctx, path)
+		if err != nil {
+			return nil, fmt.Errorf("diff: %w %s", err, want)
+		}
+		return &Side{Path: path, Manifest: m}, nil
 	}
 	dir, err := unpacked.Dir(ctx, path, work)
 	if err != nil {
-		return nil, fmt.Errorf("diff: %w (want an osslbuild artifact: a directory, its .tar.gz or its %s)", err, artifact.ManifestName)
+		return nil, fmt.Errorf("diff: %w %s", err, want)
 	}
 	m, err := artifact.Verify(ctx, dir)
 	if err != nil {
@@ -61,9 +66,6 @@ func Open(ctx context.Context, path, work string) (*Side, error) {
 		if !isLibrary(rel) {
 			continue
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
 		l, err := artifact.ReadLibrary(ctx, filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
 			return nil, fmt.Errorf("diff: artifact %s: %s: %w", path, rel, err)
@@ -71,14 +73,6 @@ func Open(ctx context.Context, path, work string) (*Side, error) {
 		s.Libraries[rel] = l
 	}
 	return s, nil
-}
-
-func openManifest(ctx context.Context, path string) (*Side, error) {
-	m, err := artifact.LoadManifestFile(ctx, path)
-	if err != nil {
-		return nil, fmt.Errorf("diff: %w (want an osslbuild artifact: a directory, its .tar.gz or its %s)", err, artifact.ManifestName)
-	}
-	return &Side{Path: path, Manifest: m}, nil
 }
 
 func isLibrary(rel string) bool {
@@ -206,22 +200,21 @@ func facts(m *artifact.Manifest) factSet {
 	val("release", "compiler", m.Toolchain.Compiler)
 	val("release", "SDK", m.Toolchain.SDK)
 	val("release", "SDK digest", m.Toolchain.SDKDigest)
+	universal := len(m.Slices) > 0
 	parts := []*artifact.Manifest{m}
-	if len(m.Slices) > 0 {
+	if universal {
 		parts = m.Slices
 		val("target", "target", m.Target.Name+" "+m.Target.Arch)
 	}
-	universal := len(m.Slices) > 0
 	for _, p := range parts {
 		if p == nil {
 			continue
 		}
-		k := func(key string) string {
-			if universal {
-				return p.Target.Arch + " " + key
-			}
-			return key
+		prefix := ""
+		if universal {
+			prefix = p.Target.Arch + " "
 		}
+		k := func(key string) string { return prefix + key }
 		t := p.Target
 		val("target", k("target"), t.Name)
 		val("target", k("Configure target"), t.Configure)
@@ -302,24 +295,18 @@ func changes(a, b map[string]string) []Change {
 
 // setDiff is what only a has and what only b has, sorted, unique.
 func setDiff(a, b []string) (removed, added []string) {
-	ina, inb := map[string]bool{}, map[string]bool{}
-	for _, x := range a {
-		ina[x] = true
-	}
-	for _, x := range b {
-		inb[x] = true
-	}
-	for _, x := range slices.Sorted(maps.Keys(ina)) {
-		if !inb[x] {
-			removed = append(removed, x)
+	a, b = slices.Compact(slices.Sorted(slices.Values(a))), slices.Compact(slices.Sorted(slices.Values(b)))
+	return lacking(a, b), lacking(b, a)
+}
+
+// lacking is what of the sorted x the sorted y lacks.
+func lacking(x, y []string) (out []string) {
+	for _, v := range x {
+		if _, found := slices.BinarySearch(y, v); !found {
+			out = append(out, v)
 		}
 	}
-	for _, x := range slices.Sorted(maps.Keys(inb)) {
-		if !ina[x] {
-			added = append(added, x)
-		}
-	}
-	return removed, added
+	return out
 }
 
 // libraries compares the libraries' sizes, members and exported symbols,
@@ -330,16 +317,12 @@ func libraries(a, b *Side, r *Report) ([]Section, error) {
 		return nil, nil
 	}
 	sec := Section{Title: "libraries"}
+	sec.Removed, sec.Added = setDiff(slices.Collect(maps.Keys(a.Libraries)), slices.Collect(maps.Keys(b.Libraries)))
 	var syms []Section
 	for _, k := range Keys(a.Libraries, b.Libraries) {
 		la, oka := a.Libraries[k]
 		lb, okb := b.Libraries[k]
-		switch {
-		case !oka:
-			sec.Added = append(sec.Added, k)
-			continue
-		case !okb:
-			sec.Removed = append(sec.Removed, k)
+		if !oka || !okb {
 			continue
 		}
 		if la.Size != lb.Size {
@@ -412,9 +395,7 @@ func fileSection(ctx context.Context, a, b *Side) (Section, error) {
 		}
 		c := Change{Key: p, A: "sha256 " + da, B: "sha256 " + db}
 		if a.Dir != "" && b.Dir != "" {
-			if err := ctx.Err(); err != nil {
-				return s, err
-			}
+			// Reading stops with ctx.
 			ba, err := ctxio.ReadFile(ctx, filepath.Join(a.Dir, filepath.FromSlash(p)), false, artifact.MaxTarStream)
 			if err != nil {
 				return s, fmt.Errorf("diff: %w", err)

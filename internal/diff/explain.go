@@ -67,12 +67,10 @@ func CompareTarballs(ctx context.Context, a, b string) (files []string, diffs []
 	if err != nil {
 		return nil, nil, err
 	}
-	if !slices.Equal(oa, ob) && len(oa) == len(ob) {
-		for i := range oa {
-			if oa[i] != ob[i] {
-				diffs = append(diffs, Difference{Path: oa[i], Detail: fmt.Sprintf("entry %d: %s vs %s: the entries are in another order", i, oa[i], ob[i]), Offset: -1})
-				break
-			}
+	for i := 0; len(oa) == len(ob) && i < len(oa); i++ {
+		if oa[i] != ob[i] {
+			diffs = append(diffs, Difference{Path: oa[i], Detail: fmt.Sprintf("entry %d: %s vs %s: the entries are in another order", i, oa[i], ob[i]), Offset: -1})
+			break
 		}
 	}
 	return Keys(ea, eb), compareEntries(ea, eb, diffs), nil
@@ -146,14 +144,9 @@ func compareEntries(ea, eb map[string]entry, diffs []Difference) []Difference {
 
 // Keys is the sorted names that are keys of a or b.
 func Keys[V any](a, b map[string]V) []string {
-	names := slices.Collect(maps.Keys(a))
-	for n := range b {
-		if _, ok := a[n]; !ok {
-			names = append(names, n)
-		}
-	}
+	names := slices.AppendSeq(slices.Collect(maps.Keys(a)), maps.Keys(b))
 	slices.Sort(names)
-	return names
+	return slices.Compact(names)
 }
 
 // headerDifferences names each tar header field that differs.
@@ -297,23 +290,14 @@ func stringDifference(a, b []byte) string {
 	return ""
 }
 
+// printable is b's runs of at least 4 printable ASCII bytes.
 func printable(b []byte) []string {
 	var out []string
-	var cur []byte
-	flush := func() {
-		if len(cur) >= 4 {
-			out = append(out, string(cur))
+	for _, f := range bytes.FieldsFunc(b, func(r rune) bool { return r < 0x20 || r > 0x7e }) {
+		if len(f) >= 4 {
+			out = append(out, string(f))
 		}
-		cur = cur[:0]
 	}
-	for _, c := range b {
-		if c >= 0x20 && c <= 0x7e {
-			cur = append(cur, c)
-			continue
-		}
-		flush()
-	}
-	flush()
 	return out
 }
 

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,11 +17,14 @@ const maxList = 40
 // Formats are the values of -format.
 var Formats = []string{"text", "markdown", "json"}
 
-// Run compares a and b and writes the report to w in format ("" = text).
+// Run compares a and b and writes the report to w in format ("" = text;
+// md = markdown).
 func Run(ctx context.Context, a, b, format string, w io.Writer) error {
-	render, err := Renderer(format)
-	if err != nil {
-		return err
+	render := map[string]func(*Report) string{
+		"": Text, "text": Text, "markdown": Markdown, "md": Markdown, "json": JSON,
+	}[format]
+	if render == nil {
+		return fmt.Errorf("diff: -format=%s: want one of %s", format, strings.Join(Formats, ", "))
 	}
 	r, err := Compare(ctx, a, b)
 	if err != nil {
@@ -28,19 +32,6 @@ func Run(ctx context.Context, a, b, format string, w io.Writer) error {
 	}
 	_, err = io.WriteString(w, render(r))
 	return err
-}
-
-// Renderer is the function rendering a report in format.
-func Renderer(format string) (func(*Report) string, error) {
-	switch format {
-	case "", "text":
-		return Text, nil
-	case "markdown", "md":
-		return Markdown, nil
-	case "json":
-		return JSON, nil
-	}
-	return nil, fmt.Errorf("diff: -format=%s: want one of %s", format, strings.Join(Formats, ", "))
 }
 
 // JSON is the report for tools, indented, with every entry.
@@ -56,12 +47,7 @@ func JSON(r *Report) string {
 	return string(b) + "\n"
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
-}
+func orNone(s string) string { return cmp.Or(s, "(none)") }
 
 func headline(r *Report) string {
 	if r.Identical {
@@ -107,11 +93,10 @@ func list(b *strings.Builder, prefix string, items []string, suffix string) {
 
 // Markdown is the report for a pull request's body (GitHub Markdown).
 func Markdown(r *Report) string {
-	var b strings.Builder
 	if r.Identical {
-		fmt.Fprintf(&b, "`%s` and `%s` are **identical** (%s).\n", mdCode(r.A), mdCode(r.B), mdCell(r.NameA))
-		return b.String()
+		return fmt.Sprintf("`%s` and `%s` are **identical** (%s).\n", mdCode(r.A), mdCode(r.B), mdCell(r.NameA))
 	}
+	var b strings.Builder
 	fmt.Fprintf(&b, "What changes from `%s` (%s) to `%s` (%s), each verified against its manifest:\n", mdCode(r.A), mdCell(r.NameA), mdCode(r.B), mdCell(r.NameB))
 	for _, n := range r.Notes {
 		b.WriteString("\n> " + mdCell(n) + "\n")

@@ -99,11 +99,6 @@ func memo[T any](r *run, m map[string]*once[T], key string, f func() (T, error))
 	return o.v, o.err
 }
 
-// source fetches and verifies a release once per invocation.
-func (r *run) source(ctx context.Context, rel recipe.Release) (*source.Verified, error) {
-	return r.fetched(ctx, rel, source.Fetch, "")
-}
-
 // fetched runs get (source.Fetch, or source.FetchUnlisted) for rel once
 // per invocation, and logs what it verified after why.
 func (r *run) fetched(ctx context.Context, rel recipe.Release, get func(context.Context, *fetch.Fetcher, recipe.Release) (*source.Verified, error), why string) (*source.Verified, error) {
@@ -292,32 +287,10 @@ func artifactName(p *recipe.Plan, v *Variant) string {
 	return p.Slice.Artifact + "-" + v.Name
 }
 
-// budget is a slice builder whose builds share one make job budget: it
-// holds its own jobserver, so while one slice unpacks, configures or
-// archives, or once it is done, another's make takes the free slots. Close
-// releases the jobserver.
-type budget struct {
-	builder
-	jobs *build.Jobs
-}
-
-// budgeted is the slice builder for variant with one job budget of
-// Settings.Jobs for every build it runs.
-func (r *run) budgeted(v *Variant) (*budget, error) {
-	jobs, err := build.NewJobs(r.Jobs)
-	if err != nil {
-		return nil, err
-	}
-	return &budget{builder: r.builderWith(v, jobs), jobs: jobs}, nil
-}
-
-func (b *budget) Close() { b.jobs.Close() }
-
 // builder is the slice builder for variant: the stage table behind the
-// artifact cache, unless the user asked to rebuild.
-func (r *run) builder(v *Variant) builder { return r.builderWith(v, nil) }
-
-func (r *run) builderWith(v *Variant, jobs *build.Jobs) builder {
+// artifact cache, unless the user asked to rebuild; its make runs share
+// jobs when a budget is given (nil: make -j alone).
+func (r *run) builder(v *Variant, jobs *build.Jobs) builder {
 	var b builder = &stageBuilder{run: r, variant: v, jobs: jobs}
 	if !r.Rebuild {
 		b = &cachingBuilder{run: r, variant: v, inner: b}
@@ -365,7 +338,7 @@ func Slice(ctx context.Context, s Settings, rt Runtime, target string, variant *
 	if err != nil {
 		return nil, err
 	}
-	b, err := r.builder(variant).build(ctx, p)
+	b, err := r.builder(variant, nil).build(ctx, p)
 	if err != nil {
 		return nil, err
 	}

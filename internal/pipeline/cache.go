@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,6 +29,7 @@ import (
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/sbom"
+	"github.com/osslbuild/osslbuild/internal/source/fetch"
 	"github.com/osslbuild/osslbuild/internal/source/signature"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
 )
@@ -70,7 +70,7 @@ func (c *cachingBuilder) build(ctx context.Context, p *recipe.Plan) (*built, err
 	// and the verification of its source the hit states, run beside the
 	// copy and the proofs.
 	go r.releaseOf(ctx, p.Release)
-	go r.planRelease(ctx, p)
+	go r.releaseSource(ctx, p.Release.Version, p.Release.SHA256)
 	if b, ok, err := r.cached(ctx, e, r.fitsPlan(p, c.variant, e.name, id), r.proveSlice(p, c.variant, e.name), r.ownSlice(p)); err != nil || ok {
 		return b, err
 	}
@@ -88,7 +88,7 @@ func (c *cachingBuilder) build(ctx context.Context, p *recipe.Plan) (*built, err
 // release fitsPlan holds to the plan.
 func (r *run) ownSlice(p *recipe.Plan) func(*artifact.Manifest) error {
 	return func(m *artifact.Manifest) error {
-		v, err := r.planRelease(context.Background(), p) // verified by the proofs a moment ago
+		v, err := r.releaseSource(context.Background(), p.Release.Version, p.Release.SHA256) // verified by the proofs a moment ago
 		if err != nil {
 			return err
 		}
@@ -189,19 +189,6 @@ func digestJSON(v any) (string, error) {
 	return artifact.SHA256(b), nil
 }
 
-// cacheDir is the cache root: dir, else <user cache dir>/osslbuild, the
-// one the fetch cache uses too.
-func cacheDir(dir string) (string, error) {
-	if dir != "" {
-		return filepath.Abs(dir)
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("locate cache directory (set OSSLBUILD_CACHE): %w", err)
-	}
-	return filepath.Join(d, "osslbuild"), nil
-}
-
 // entry is one artifact in the cache: <root>/artifacts/<key>/ holding the
 // tree <name>/, its tarball <name>.tar.gz and proved.json.
 type entry struct {
@@ -222,12 +209,14 @@ type provedBy struct {
 // provedFor is e.proved for the tree dir's manifest.
 func (e entry) provedFor(dir string) provedBy {
 	p := e.proved
-	p.Manifest, _ = artifact.FileSHA256(filepath.Join(dir, artifact.ManifestName))
+	p.Manifest, _ = ctxio.SHA256(context.Background(), filepath.Join(dir, artifact.ManifestName), true)
 	return p
 }
 
 func (r *run) entry(key, name string, id toolchain.Identity) (entry, error) {
-	root, err := cacheDir(r.Fetch.CacheDir)
+	// The cache root is the fetch cache's: Fetch.CacheDir, else
+	// <user cache dir>/osslbuild.
+	f, err := fetch.New(r.Fetch)
 	if err != nil {
 		return entry{}, err
 	}
@@ -235,7 +224,7 @@ func (r *run) entry(key, name string, id toolchain.Identity) (entry, error) {
 	if err != nil {
 		return entry{}, err
 	}
-	return entry{dir: filepath.Join(root, "artifacts", key), name: name, proved: provedBy{Rules: r.rulesDigest(), Toolchain: tc}}, nil
+	return entry{dir: filepath.Join(f.CacheDir(), "artifacts", key), name: name, proved: provedBy{Rules: r.rulesDigest(), Toolchain: tc}}, nil
 }
 
 func (e entry) tree() string    { return filepath.Join(e.dir, e.name) }
@@ -249,19 +238,15 @@ func (e entry) record() string  { return filepath.Join(e.dir, "proved.json") }
 func (r *run) rulesDigest() string {
 	h := sha256.New()
 	for _, src := range []fs.FS{validate.Sources, inspect.Sources, codeclass.Sources, link.Sources} {
-		var names []string
+		// In lexical order, as fs.WalkDir walks.
 		fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
-				names = append(names, p)
+				b, _ := fs.ReadFile(src, p)
+				fmt.Fprintf(h, "%s\x00%d\x00", p, len(b))
+				h.Write(b)
 			}
 			return nil
 		})
-		sort.Strings(names)
-		for _, n := range names {
-			b, _ := fs.ReadFile(src, n)
-			fmt.Fprintf(h, "%s\x00%d\x00", n, len(b))
-			h.Write(b)
-		}
 	}
 	prog := LinkProgram(r.Runtime)
 	fmt.Fprintf(h, "%s\x00%d\x00", prog.Name, len(prog.Source))
@@ -289,13 +274,7 @@ func (recs proofRecords) refresh(m *artifact.Manifest) bool {
 	before := recordsOf(m)
 	m.CompilerLines, m.CodeEvidence, m.LinkChecks = recs.lines, recs.code, recs.links
 	artifact.Distribute(m)
-	after := recordsOf(m)
-	for i := range before {
-		if !before[i].same(after[i]) {
-			return true
-		}
-	}
-	return false
+	return !slices.EqualFunc(before, recordsOf(m), proofRecords.same)
 }
 
 // recordsOf lists m's records, then each slice's.
@@ -425,7 +404,6 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 			return discard(fmt.Errorf("its tarball: %w", err))
 		}
 	}
-	d := tarball.d
 	if errors.Is(err, toolchain.ErrSetup) {
 		// A machine that cannot link (no lld, no stubs) says so; it does
 		// not make the entry invalid.
@@ -435,7 +413,7 @@ func (r *run) cached(ctx context.Context, e entry, fits func(*artifact.Manifest)
 	if err != nil {
 		return discard(err)
 	}
-	b := &built{dir: dir, manifest: m, release: release, tarball: e.tarball(), digests: d}
+	b := &built{dir: dir, manifest: m, release: release, tarball: e.tarball(), digests: tarball.d}
 	// The proofs just ran with this osslbuild's rules, classifier, smoke
 	// program and stubs; where the entry records other results (another
 	// link program, a classifier that scores a little differently), the
@@ -521,15 +499,7 @@ func (r *run) storeEntry(ctx context.Context, e entry, b *built) error {
 	if err := os.CopyFS(filepath.Join(tmp, e.name), os.DirFS(b.dir)); err != nil {
 		return fmt.Errorf("artifact cache: %w", err)
 	}
-	tgz := filepath.Join(tmp, e.name+".tar.gz")
-	f, err := os.Create(tgz)
-	if err != nil {
-		return err
-	}
-	d, err := artifact.WriteTarball(ctx, b.dir, e.name, time.Unix(b.manifest.SourceDateEpoch, 0), f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	d, err := artifact.WriteTarballFile(ctx, b.dir, e.name, time.Unix(b.manifest.SourceDateEpoch, 0), filepath.Join(tmp, e.name+".tar.gz"))
 	if err != nil {
 		return fmt.Errorf("artifact cache: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/sbom"
@@ -394,7 +395,7 @@ func miniTarballs(t *testing.T, out string) map[string]string {
 	t.Helper()
 	got := map[string]string{}
 	for _, n := range miniArtifacts {
-		sum, err := artifact.FileSHA256(filepath.Join(out, n+".tar.gz"))
+		sum, err := ctxio.SHA256(context.Background(), filepath.Join(out, n+".tar.gz"), true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -481,7 +482,7 @@ func resealManifest(t testing.TB, cache, name string, edit func(tree string, m *
 	if err := json.Unmarshal(b, &p); err != nil {
 		t.Fatal(err)
 	}
-	p["manifest"], _ = artifact.FileSHA256(filepath.Join(tree, artifact.ManifestName))
+	p["manifest"], _ = ctxio.SHA256(context.Background(), filepath.Join(tree, artifact.ManifestName), true)
 	b, _ = json.Marshal(p)
 	if err := os.WriteFile(rec, b, 0o644); err != nil {
 		t.Fatal(err)
@@ -523,7 +524,7 @@ func TestMiniCacheRefusesResealedO0(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := miniTarballs(t, s.Out)
-	genuine, _ := artifact.FileSHA256(filepath.Join(s.Out, "openssl-macos-arm64", "lib", "libcrypto.a"))
+	genuine, _ := ctxio.SHA256(context.Background(), filepath.Join(s.Out, "openssl-macos-arm64", "lib", "libcrypto.a"), true)
 
 	t.Run("slice", func(t *testing.T) {
 		resealEntry(t, s.Fetch.CacheDir, "openssl-macos-arm64", "lib/libcrypto.a", o0)
@@ -539,7 +540,7 @@ func TestMiniCacheRefusesResealedO0(t *testing.T) {
 		if !strings.Contains(l, "openssl-macos-arm64: cached artifact") || !strings.Contains(l, "discarding it and building") || !strings.Contains(l, "-O0") {
 			t.Errorf("the resealed entry was not discarded, naming -O0:\n%s", l)
 		}
-		if got, _ := artifact.FileSHA256(filepath.Join(res.Published.Dir, "lib", "libcrypto.a")); got != genuine {
+		if got, _ := ctxio.SHA256(context.Background(), filepath.Join(res.Published.Dir, "lib", "libcrypto.a"), true); got != genuine {
 			t.Errorf("published libcrypto.a %s, want the genuine %s", got, genuine)
 		}
 		if res.Published.Digests.SHA256 != want["openssl-macos-arm64"] {
@@ -744,7 +745,7 @@ func TestMiniCacheHitRecordsTheAskingRecipe(t *testing.T) {
 			if want := filepath.Base(recipe); m.Recipe.Path != want || m.Recipe.Origin != "file" {
 				t.Errorf("%s records recipe %+v, want file %s", n, m.Recipe, want)
 			}
-			got[n], _ = artifact.FileSHA256(filepath.Join(s.Out, n+".tar.gz"))
+			got[n], _ = ctxio.SHA256(context.Background(), filepath.Join(s.Out, n+".tar.gz"), true)
 		}
 		return got
 	}

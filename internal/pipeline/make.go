@@ -15,12 +15,10 @@ func makeLibraries(ctx context.Context, j *job) error {
 	j.staging = filepath.Join(j.work, "stage")
 	r := j.run
 	shared := j.jobs
-	var prog build.Progress
+	prog := build.NewProgress(r.Log, j.name, r.ProgressInterval)
 	if shared != nil {
 		// Two bars at once would overwrite each other.
 		prog = &build.LineProgress{W: r.Log, Label: j.name, Interval: r.ProgressInterval}
-	} else {
-		prog = build.NewProgress(r.Log, j.name, r.ProgressInterval)
 	}
 	sharedOnly := j.sharedOnly()
 	objects := j.makefile.Objects

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/testsupport/minitest"
 	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
@@ -202,7 +203,7 @@ func reseal(t *testing.T, dir, rel string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := artifact.FileSHA256(filepath.Join(dir, rel))
+	sum, err := ctxio.SHA256(context.Background(), filepath.Join(dir, rel), true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -216,7 +216,7 @@ func Fetch(ctx context.Context, s Settings, rt Runtime) (*source.Verified, error
 	if err != nil {
 		return nil, err
 	}
-	return r.source(ctx, rel)
+	return r.fetched(ctx, rel, source.Fetch, "")
 }
 
 // Unpack is the source:unpack target: a verified, patched tree at dest
@@ -226,9 +226,7 @@ func Unpack(ctx context.Context, s Settings, rt Runtime, dest string) (*source.T
 	if err != nil {
 		return nil, err
 	}
-	if dest == "" {
-		dest = filepath.Join("build", "src", "openssl-"+v.Release.Version)
-	}
+	dest = cmp.Or(dest, filepath.Join("build", "src", "openssl-"+v.Release.Version))
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return nil, err
 	}

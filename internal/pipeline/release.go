@@ -31,7 +31,7 @@ func (r *run) releaseSource(ctx context.Context, version, sha256 string) (*sourc
 	if !listed {
 		return r.fetched(ctx, rel, source.FetchUnlisted, fmt.Sprintf("OpenSSL %s is not in %s; pinned by the sha256 its slice records: ", rel.Version, r.recipe.Path))
 	}
-	return r.source(ctx, rel)
+	return r.fetched(ctx, rel, source.Fetch, "")
 }
 
 // releaseOf is the release's own lists (configure.Release), once per
@@ -119,16 +119,4 @@ func (r *run) holdToRelease(ctx context.Context, dir string, release recipe.Rele
 		errs = append(errs, rep.Err())
 	}
 	return errors.Join(errs...)
-}
-
-// planRelease is the verified source of the plan's release.
-func (r *run) planRelease(ctx context.Context, p *recipe.Plan) (*source.Verified, error) {
-	return r.releaseSource(ctx, p.Release.Version, p.Release.SHA256)
-}
-
-// recordedRelease is the release a manifest records, as this run's recipe
-// resolves it (one it does not list, pinned by the sha256 recorded).
-func (r *run) recordedRelease(m *artifact.Manifest) (recipe.Release, error) {
-	rel, _, err := r.recipe.Resolve(m.OpenSSL.Version, m.OpenSSL.SHA256)
-	return rel, err
 }

@@ -14,7 +14,7 @@ import (
 // fetchSource verifies the release tarball (sha256, size, OpenPGP signature
 // against the pinned keys), once per invocation however many slices use it.
 func fetchSource(ctx context.Context, j *job) (err error) {
-	j.source, err = j.run.source(ctx, j.plan.Release)
+	j.source, err = j.run.fetched(ctx, j.plan.Release, source.Fetch, "")
 	return err
 }
 

@@ -13,7 +13,9 @@ import (
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
 	"github.com/osslbuild/osslbuild/internal/artifact/unpacked"
+	"github.com/osslbuild/osslbuild/internal/build"
 	"github.com/osslbuild/osslbuild/internal/configure"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/platform"
 	"github.com/osslbuild/osslbuild/internal/recipe"
 	"github.com/osslbuild/osslbuild/internal/toolchain"
@@ -33,12 +35,6 @@ var universal2Stages = []mergeStage{
 	{"link", linkMerged},     // the merged libraries linked for each slice's architecture and deployment target
 	{"record", recordMerged}, // manifest.json with the link records
 	{"publish", publishMerged},
-}
-
-// mergeTable is universal2Stages with the first stage given: the slices'
-// source.
-func mergeTable(first mergeStage) []mergeStage {
-	return append([]mergeStage{first}, universal2Stages[1:]...)
 }
 
 // mergeStage is one step of a universal2 build.
@@ -64,7 +60,12 @@ type mergeJob struct {
 	result *Result            // publish
 }
 
-func (r *run) runMerge(ctx context.Context, stages []mergeStage) (_ *Result, err error) {
+// runMerge runs stages as a run of s and rt.
+func runMerge(ctx context.Context, s Settings, rt Runtime, stages []mergeStage) (_ *Result, err error) {
+	r, err := newRun(ctx, s, rt)
+	if err != nil {
+		return nil, err
+	}
 	defer func() { r.finish(ctx) }()
 	work, err := Scratch(r.Work, universal.Name+"-")
 	if err != nil {
@@ -77,7 +78,7 @@ func (r *run) runMerge(ctx context.Context, stages []mergeStage) (_ *Result, err
 			b.release()
 		}
 		if j.built != nil && j.built.release != nil {
-			j.built.release() // a merge the cache served, if publishing never came
+			j.built.release() // the private copy of a merge the cache served
 		}
 	}()
 	for _, s := range stages {
@@ -99,21 +100,14 @@ func (r *run) runMerge(ctx context.Context, stages []mergeStage) (_ *Result, err
 // Universal2 builds the recipe's two universal2 slices side by side under
 // one make job budget, publishes them, and merges the published slices.
 func Universal2(ctx context.Context, s Settings, rt Runtime) (*Result, error) {
-	r, err := newRun(ctx, s, rt)
-	if err != nil {
-		return nil, err
-	}
-	return r.runMerge(ctx, universal2Stages)
+	return runMerge(ctx, s, rt, universal2Stages)
 }
 
 // Merge is build:merge: two slice artifacts built elsewhere (each a
 // directory or a .tar.gz) into dist/openssl-macos-universal2.
 func Merge(ctx context.Context, s Settings, rt Runtime, a, b string) (*Result, error) {
-	r, err := newRun(ctx, s, rt)
-	if err != nil {
-		return nil, err
-	}
-	return r.runMerge(ctx, mergeTable(mergeStage{"slices", func(ctx context.Context, j *mergeJob) error {
+	// universal2Stages with the slices given instead of built.
+	return runMerge(ctx, s, rt, append([]mergeStage{{"slices", func(ctx context.Context, j *mergeJob) error {
 		for i, in := range []string{a, b} {
 			d, err := unpacked.Dir(ctx, in, filepath.Join(j.work, string(rune('a'+i))))
 			if err != nil {
@@ -125,7 +119,7 @@ func Merge(ctx context.Context, s Settings, rt Runtime, a, b string) (*Result, e
 			j.dirs = append(j.dirs, d)
 		}
 		return nil
-	}}))
+	}}}, universal2Stages[1:]...))
 }
 
 // named rewrites err's text so it names the inputs the user gave, not the
@@ -166,11 +160,15 @@ func buildSlices(ctx context.Context, j *mergeJob) error {
 		}
 		plans = append(plans, p)
 	}
-	b, err := r.budgeted(Osslbuild)
+	// One make job budget of Settings.Jobs for both builds: a jobserver,
+	// so while one slice unpacks, configures or archives, or once it is
+	// done, the other's make takes the free slots.
+	jobs, err := build.NewJobs(r.Jobs)
 	if err != nil {
 		return err
 	}
-	defer b.Close()
+	defer jobs.Close()
+	b := r.builder(Osslbuild, jobs)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make([]*built, len(plans))
@@ -185,15 +183,11 @@ func buildSlices(ctx context.Context, j *mergeJob) error {
 		})
 	}
 	wg.Wait()
-	for _, d := range done {
-		if d != nil {
-			j.parts = append(j.parts, d)
-		}
-	}
+	j.parts = slices.DeleteFunc(done, func(d *built) bool { return d == nil })
 	if err := firstReal(errs); err != nil {
 		return err
 	}
-	for _, d := range done {
+	for _, d := range j.parts {
 		j.shown[d.dir] = d.manifest.Name + " (built by this run)"
 		j.dirs = append(j.dirs, d.dir)
 	}
@@ -202,17 +196,13 @@ func buildSlices(ctx context.Context, j *mergeJob) error {
 
 // firstReal prefers a slice's own failure over the cancellation it caused
 // in the other slice.
-func firstReal(errs []error) error {
-	var canceled error
+func firstReal(errs []error) (canceled error) {
 	for _, err := range errs {
-		if err == nil {
-			continue
-		}
 		if errors.Is(err, context.Canceled) {
 			canceled = err
-			continue
+		} else if err != nil {
+			return err
 		}
-		return err
 	}
 	return canceled
 }
@@ -223,44 +213,24 @@ func firstReal(errs []error) error {
 // its manifest is read from the file again (what a merge of the same
 // slices elsewhere reads) without hashing every file a second time.
 func loadSlices(ctx context.Context, j *mergeJob) error {
-	ours := map[string]bool{}
-	for _, b := range j.parts {
-		ours[b.dir] = true
-	}
 	for _, dir := range j.dirs {
+		ours := slices.ContainsFunc(j.parts, func(b *built) bool { return b.dir == dir })
 		var s universal.Slice
 		var err error
-		if ours[dir] {
+		if ours {
 			s.Dir = dir
 			s.Manifest, err = artifact.LoadManifest(ctx, dir)
 		} else {
 			s, err = universal.Load(ctx, dir)
 		}
 		if err == nil {
-			err = j.run.holdToRecipe(s.Manifest)
-		}
-		if err == nil && !ours[dir] {
 			// A slice built or served here was held to its release already.
-			err = j.run.holdGiven(ctx, s)
+			err = j.run.holdToRecipe(ctx, s, !ours)
 		}
 		if err != nil {
 			return err
 		}
 		j.slices = append(j.slices, s)
-	}
-	return nil
-}
-
-// holdGiven holds a slice given to build:merge to what its release's own
-// files say it holds (run.holdToRelease).
-func (r *run) holdGiven(ctx context.Context, s universal.Slice) error {
-	m := s.Manifest
-	rel, err := r.recordedRelease(m)
-	if err == nil {
-		err = r.holdToRelease(ctx, s.Dir, rel, []platform.Slice{m.Target}, nil)
-	}
-	if err != nil {
-		return fmt.Errorf("%s (OpenSSL %s, target %s): %w: %w", m.Name, m.OpenSSL.Version, m.Target.Name, universal.ErrRefused, err)
 	}
 	return nil
 }
@@ -369,11 +339,6 @@ func recordMerged(ctx context.Context, j *mergeJob) error {
 }
 
 func publishMerged(ctx context.Context, j *mergeJob) error {
-	defer func() {
-		if j.built.release != nil {
-			j.built.release()
-		}
-	}()
 	pubs, err := j.run.publish(ctx, append(slices.Clone(j.parts), j.built)...)
 	if err != nil {
 		return err
@@ -392,8 +357,11 @@ func publishMerged(ctx context.Context, j *mergeJob) error {
 // action's openssl-options), so the options are held to those rules and to
 // the other slice (universal.Compatible), not to the recipe's defaults.
 // Manifests from before the slice record carried openssldir and artifact
-// have neither; those two are held where recorded.
-func (r *run) holdToRecipe(m *artifact.Manifest) error {
+// have neither; those two are held where recorded. A slice given to
+// build:merge (given) is held to what its release's own files say it holds
+// too (run.holdToRelease).
+func (r *run) holdToRecipe(ctx context.Context, s universal.Slice, given bool) error {
+	m := s.Manifest
 	refuse := func(err error) error {
 		return fmt.Errorf("%s (OpenSSL %s, target %s): %w: %w", m.Name, m.OpenSSL.Version, m.Target.Name, universal.ErrRefused, err)
 	}
@@ -446,6 +414,11 @@ func (r *run) holdToRecipe(m *artifact.Manifest) error {
 	if len(why) > 0 {
 		return refuse(fmt.Errorf("its manifest does not match recipe %s: %s", r.recipe.Path, strings.Join(why, "; ")))
 	}
+	if given {
+		if err := r.holdToRelease(ctx, s.Dir, rel, []platform.Slice{m.Target}, nil); err != nil {
+			return refuse(err)
+		}
+	}
 	return nil
 }
 
@@ -455,7 +428,7 @@ func (r *run) holdToRecipe(m *artifact.Manifest) error {
 func mergeKey(r *run, id toolchain.Identity, dirs []string) (string, error) {
 	var slices []string
 	for _, d := range dirs {
-		s, err := artifact.FileSHA256(filepath.Join(d, artifact.ManifestName))
+		s, err := ctxio.SHA256(context.Background(), filepath.Join(d, artifact.ManifestName), true)
 		if err != nil {
 			return "", err
 		}

@@ -35,7 +35,7 @@ func Expect(p *recipe.Plan, lib string) validate.Expect {
 // architecture and deployment target of every object, the compiler line
 // (-O3, the recipe's flags) and the platform.
 func validateSlice(ctx context.Context, j *job) error {
-	return j.validate(ctx, func(e validate.Expect) validate.Expect { return e })
+	return j.validate(ctx, false)
 }
 
 // validateFlagless stands in for validateSlice in the PycaWay variant: the
@@ -45,13 +45,10 @@ func validateSlice(ctx context.Context, j *job) error {
 // -O0, crypto/info.o keeps its unused copy of buildinf.h's line beside
 // cversion.o's).
 func validateFlagless(ctx context.Context, j *job) error {
-	return j.validate(ctx, func(e validate.Expect) validate.Expect {
-		e.NoOptFlag = true
-		return e
-	})
+	return j.validate(ctx, true)
 }
 
-func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validate.Expect) error {
+func (j *job) validate(ctx context.Context, noOptFlag bool) error {
 	list, err := j.dispatchList()
 	if err != nil {
 		return err
@@ -63,7 +60,7 @@ func (j *job) validate(ctx context.Context, adjust func(validate.Expect) validat
 		}
 	}
 	lines, code, files, err := validateTree(ctx, j.dir, j.plan, exports, func(e validate.Expect) validate.Expect {
-		e = adjust(e)
+		e.NoOptFlag = noOptFlag
 		if e.ISA != nil {
 			e.ISA.Dispatch = list
 		}
@@ -157,14 +154,6 @@ func dylibExpect(p *recipe.Plan, lib, dir string) validate.DylibExpect {
 	return d
 }
 
-// stagedLib is the staging install's lib/, "" before make installed it.
-func (j *job) stagedLib() string {
-	if j.staging == "" {
-		return ""
-	}
-	return filepath.Join(j.staging, j.plan.Recipe.Prefix, "lib")
-}
-
 // exportsFile, at the staging directory's root (outside the install
 // prefix, so never laid out), lists the external symbols the objects of a
 // shared-only build define, one per line: it has no archives to read them
@@ -179,7 +168,7 @@ const exportsFile = "osslbuild-exports.txt"
 // staged archives, or for a shared-only build from its exportsFile.
 func (j *job) releaseExports() (map[string]bool, error) {
 	if !j.sharedOnly() {
-		staged := j.stagedLib()
+		staged := filepath.Join(j.staging, j.plan.Recipe.Prefix, "lib") // the staging install's lib/
 		return definedBy(filepath.Join(staged, "libcrypto.a"), filepath.Join(staged, "libssl.a"))
 	}
 	b, err := os.ReadFile(filepath.Join(j.staging, exportsFile))
@@ -317,7 +306,9 @@ func (r *run) proveUniversal(ctx context.Context, dir string, m *artifact.Manife
 		recs.code = append(recs.code, artifact.CodeEvidenceOf(rep, lib)...)
 	}
 	if len(errs) == 0 {
-		rel, err := r.recordedRelease(m)
+		// The release the manifest records, as this run's recipe resolves
+		// it (one it does not list, pinned by the sha256 recorded).
+		rel, _, err := r.recipe.Resolve(m.OpenSSL.Version, m.OpenSSL.SHA256)
 		if err == nil {
 			err = r.holdToRelease(ctx, dir, rel, m.Parts(), files)
 		}

@@ -68,7 +68,6 @@ type Options struct {
 type Result struct {
 	Name string
 	diff.Log
-	Refused []string // why (and what to do) when nothing was built
 	Skipped []string // universal2: slices that could not be rebuilt, and why
 	Verdict string
 }
@@ -251,11 +250,9 @@ func (r *rebuilder) options(ctx context.Context, s pipeline.Settings, rec *recip
 	if q, err2 := rec.PlanFor(rel, target, want.Options); err2 == nil && sameJSON(q.Slice, want) {
 		return want.Options, ""
 	}
-	got := "none"
+	got := fmt.Sprint(err)
 	if err == nil {
 		got = js(p.Slice)
-	} else {
-		got = err.Error()
 	}
 	return nil, fmt.Sprintf("the recipe plans target %s as %s, the manifest records %s", target, got, js(want))
 }
@@ -378,7 +375,6 @@ func (r *rebuilder) build(ctx context.Context, p plan, universal string) (string
 }
 
 func (r *rebuilder) refuse(name string, why []string) (*Result, error) {
-	r.res.Refused = why
 	for _, w := range why {
 		fmt.Fprintf(r.o.Report, "REFUSED %s: %s\n", name, w)
 	}

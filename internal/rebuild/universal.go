@@ -34,9 +34,7 @@ func (r *rebuilder) universal(ctx context.Context, m *artifact.Manifest, dir str
 	for _, s := range m.Slices {
 		p, why := r.prepare(ctx, s, s.Target.Name)
 		parts = append(parts, part{s.Target.Arch, p, why})
-		if len(why) > 0 {
-			whole = false
-		}
+		whole = whole && len(why) == 0
 	}
 	if whole {
 		// The merge's own records: its osslbuild and toolchain.

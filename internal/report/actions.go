@@ -42,19 +42,16 @@ func command(w io.Writer, kind string, a Annotation) error {
 }
 
 // EscapeData escapes a workflow command's message as the runner expects
-// (actions/toolkit escapeData): % first, then CR and LF.
+// (actions/toolkit escapeData): %, CR and LF, in one pass (so the % of an
+// escape is not escaped again).
 func EscapeData(s string) string {
-	s = strings.ReplaceAll(s, "%", "%25")
-	s = strings.ReplaceAll(s, "\r", "%0D")
-	return strings.ReplaceAll(s, "\n", "%0A")
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
 }
 
 // EscapeProperty escapes a property value (escapeProperty): as EscapeData,
 // plus ":" and "," which would end the value.
 func EscapeProperty(s string) string {
-	s = EscapeData(s)
-	s = strings.ReplaceAll(s, ":", "%3A")
-	return strings.ReplaceAll(s, ",", "%2C")
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
 }
 
 // Group wraps fn's output in ::group::title / ::endgroup:: when in GitHub
@@ -83,8 +80,7 @@ func SafeText(env Env, s string) string {
 	if !InActions(env) {
 		return Printable(s)
 	}
-	s = strings.ReplaceAll(s, "\r", "%0D")
-	s = strings.ReplaceAll(s, "\n", "%0A")
+	s = strings.NewReplacer("\r", "%0D", "\n", "%0A").Replace(s)
 	return neutralise(Printable(s))
 }
 

@@ -29,13 +29,11 @@ type Builds struct {
 	mu  sync.Mutex
 }
 
-func (b *Builds) actions() bool { return InActions(b.Env) }
-
 // BuildLog prints the build log inside a ::group::, each line made safe
 // (SafeOutput): a line of make's output cannot end the group or start a
 // command.
 func (b *Builds) BuildLog(name, logPath string) {
-	if !b.actions() {
+	if !InActions(b.Env) {
 		return
 	}
 	data, err := os.ReadFile(logPath)
@@ -53,7 +51,7 @@ func (b *Builds) BuildLog(name, logPath string) {
 // Failed turns the validation failures in err into ::error:: annotations,
 // or annotates the failure as a whole.
 func (b *Builds) Failed(name string, err error) {
-	if !b.actions() || err == nil {
+	if !InActions(b.Env) || err == nil {
 		return
 	}
 	b.mu.Lock()
@@ -87,10 +85,10 @@ func (b *Builds) Published(m *artifact.Manifest, pub *artifact.Published) {
 	if b.Now != nil {
 		now = b.Now()
 	}
-	if msg, ended := lifecycle.Warning(m.OpenSSL.Version, now); ended && b.actions() {
+	if msg, ended := lifecycle.Warning(m.OpenSSL.Version, now); ended && InActions(b.Env) {
 		Warning(b.W, Annotation{Title: m.Name + ": end of life", Msg: msg})
 	}
-	if msg, ok := advisory.Warning(m.OpenSSL.Version); ok && b.actions() {
+	if msg, ok := advisory.Warning(m.OpenSSL.Version); ok && InActions(b.Env) {
 		Warning(b.W, Annotation{Title: m.Name + ": known advisories", Msg: msg})
 	}
 	if err := AppendSummary(b.Env, "osslbuild: "+m.Name, SummaryRows(m, pub, now)); err != nil {
@@ -127,11 +125,12 @@ func relPath(p string) string {
 func SummaryRows(m *artifact.Manifest, pub *artifact.Published, now time.Time) []Row {
 	version := VersionCell(m.OpenSSL.Version, now)
 	minos := map[string]string{}
-	if len(m.Slices) == 0 {
-		minos[m.Target.Arch] = m.Target.MinOS
+	for _, s := range m.Parts() {
+		minos[s.Arch] = s.MinOS
 	}
-	for _, s := range m.Slices {
-		minos[s.Target.Arch] = s.Target.MinOS
+	row := func(lib, arch string) Row {
+		return Row{Artifact: filepath.Base(pub.Tarball) + "(" + lib + ")", Arch: arch,
+			Version: version, MinOS: minos[arch], Digest: pub.Digests.SHA256, Status: "ok"}
 	}
 	var rows []Row
 	at := map[[2]string]int{} // library and arch: the row
@@ -139,24 +138,16 @@ func SummaryRows(m *artifact.Manifest, pub *artifact.Published, now time.Time) [
 		if _, ok := at[[2]string{l.Library, l.Arch}]; !ok {
 			at[[2]string{l.Library, l.Arch}] = len(rows)
 		}
-		rows = append(rows, Row{
-			Artifact: filepath.Base(pub.Tarball) + "(" + l.Library + ")",
-			Arch:     l.Arch,
-			Version:  version,
-			MinOS:    minos[l.Arch],
-			Opt:      l.Opt,
-			Compiler: strings.TrimPrefix(l.Line, "compiler: "),
-			Digest:   pub.Digests.SHA256,
-			Status:   "ok",
-		})
+		r := row(l.Library, l.Arch)
+		r.Opt, r.Compiler = l.Opt, strings.TrimPrefix(l.Line, "compiler: ")
+		rows = append(rows, r)
 	}
 	// The machine code's verdict beside each line; libssl.a, which records
 	// no line, is shown by its code alone.
 	for _, e := range m.CodeEvidence {
 		i, ok := at[[2]string{e.Library, e.Arch}]
 		if !ok {
-			rows = append(rows, Row{Artifact: filepath.Base(pub.Tarball) + "(" + e.Library + ")", Arch: e.Arch,
-				Version: version, MinOS: minos[e.Arch], Digest: pub.Digests.SHA256, Status: "ok"})
+			rows = append(rows, row(e.Library, e.Arch))
 			i = len(rows) - 1
 		}
 		rows[i].Code = CodeCell(e.Class, e.Score, e.Functions)

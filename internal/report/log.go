@@ -25,9 +25,7 @@ type LogWriter struct {
 }
 
 func (l *LogWriter) Write(p []byte) (int, error) {
-	s := string(p)
-	nl := strings.HasSuffix(s, "\n")
-	s = strings.TrimSuffix(s, "\n")
+	s, nl := strings.CutSuffix(string(p), "\n")
 	out := SafeText(l.Env, s)
 	if nl {
 		out += "\n"

@@ -68,8 +68,7 @@ func Truncate(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return string([]rune(s)[:n-1]) + "…"
 }
 
 // Markdown writes rows as a GitHub-flavoured Markdown table under a level-3
@@ -79,26 +78,24 @@ func Markdown(w io.Writer, title string, rows []Row) error {
 	if title != "" {
 		fmt.Fprintf(&b, "### %s\n\n", mdText(title))
 	}
+	heads := []string{"artifact", "arch", "version", "minos", "opt", "code", "isa", "status", "compiler", "sha256"}
 	adv := anyAdvisories(rows)
 	if adv {
-		b.WriteString("| artifact | arch | version | minos | opt | code | isa | status | advisories | compiler | sha256 |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
-	} else {
-		b.WriteString("| artifact | arch | version | minos | opt | code | isa | status | compiler | sha256 |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+		heads = slices.Insert(heads, 8, "advisories")
 	}
+	b.WriteString("| " + strings.Join(heads, " | ") + " |\n")
+	b.WriteString(strings.Repeat("|---", len(heads)) + "|\n")
 	for _, r := range rows {
 		name := r.Artifact
 		if r.Group != "" {
 			name = r.Group + "(" + r.Artifact + ")"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | ",
-			mdText(name), mdText(r.Arch), mdText(r.Version), mdText(r.MinOS), mdText(r.Opt), mdText(r.Code), mdText(r.ISA),
-			mdText(r.Status))
+		cells := []string{mdText(name), mdText(r.Arch), mdText(r.Version), mdText(r.MinOS), mdText(r.Opt), mdText(r.Code), mdText(r.ISA),
+			mdText(r.Status), mdCode(r.Compiler), mdCode(r.Digest)}
 		if adv {
-			fmt.Fprintf(&b, "%s | ", mdText(r.Advisories))
+			cells = slices.Insert(cells, 8, mdText(r.Advisories))
 		}
-		fmt.Fprintf(&b, "%s | %s |\n", mdCode(r.Compiler), mdCode(r.Digest))
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())

@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/diff"
 	"github.com/osslbuild/osslbuild/internal/pipeline"
 	"github.com/osslbuild/osslbuild/internal/recipe"
@@ -140,10 +140,9 @@ func buildInto(ctx context.Context, s pipeline.Settings, rt pipeline.Runtime, ta
 func HostileEnv() func() {
 	old := map[string]*string{}
 	for k, v := range Hostile {
+		old[k] = nil
 		if cur, ok := os.LookupEnv(k); ok {
 			old[k] = &cur
-		} else {
-			old[k] = nil
 		}
 		os.Setenv(k, v)
 	}
@@ -168,11 +167,11 @@ func HostileEnv() func() {
 func CompareDists(ctx context.Context, names []string, distA, distB string, leaks []string, log *diff.Log) error {
 	for _, name := range names {
 		ta, tb := filepath.Join(distA, name+".tar.gz"), filepath.Join(distB, name+".tar.gz")
-		da, err := artifact.FileSHA256(ta)
+		da, err := ctxio.SHA256(ctx, ta, true)
 		if err != nil {
 			return err
 		}
-		db, err := artifact.FileSHA256(tb)
+		db, err := ctxio.SHA256(ctx, tb, true)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/artifact"
+	"github.com/osslbuild/osslbuild/internal/ctxio"
 	"github.com/osslbuild/osslbuild/internal/diff"
 	"github.com/osslbuild/osslbuild/internal/repro"
 )
@@ -48,8 +49,8 @@ func TestCompareDistsPrintsOneLinePerFile(t *testing.T) {
 	if err := repro.CompareDists(context.Background(), []string{"x", "y"}, distA, distB, []string{"/leak/dir"}, log); err != nil {
 		t.Fatal(err)
 	}
-	da, _ := artifact.FileSHA256(xa)
-	db, _ := artifact.FileSHA256(xb)
+	da, _ := ctxio.SHA256(context.Background(), xa, true)
+	db, _ := ctxio.SHA256(context.Background(), xb, true)
 	want := strings.Join([]string{
 		"PASS x/",
 		`FAIL x/a.h: first difference at byte 0: "A\n" vs "B\n"`,

@@ -241,10 +241,7 @@ func Merge(ctx context.Context, tc toolchain.Toolchain, a, b Slice, dst string, 
 	if err := sbom.Write(dst, m); err != nil {
 		return nil, err
 	}
-	if err := artifact.WriteManifest(ctx, dst, m); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m, artifact.WriteManifest(ctx, dst, m)
 }
 
 // mergeTrees copies everything but the libraries and the manifest: files
@@ -323,16 +320,15 @@ func mergeTrees(ctx context.Context, ordered []Slice, dst string, allowed, libs 
 func Dispatch(rel string, x86, arm []byte) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "/* %s: merged by osslbuild for universal2; the slices' versions differ. */\n", rel)
-	b.WriteString("#if defined(__x86_64__)\n")
-	b.Write(x86)
-	if !bytes.HasSuffix(x86, []byte("\n")) {
-		b.WriteByte('\n')
+	branch := func(cond string, header []byte) {
+		b.WriteString(cond + "\n")
+		b.Write(header)
+		if !bytes.HasSuffix(header, []byte("\n")) {
+			b.WriteByte('\n')
+		}
 	}
-	b.WriteString("#elif defined(__arm64__) || defined(__aarch64__)\n")
-	b.Write(arm)
-	if !bytes.HasSuffix(arm, []byte("\n")) {
-		b.WriteByte('\n')
-	}
+	branch("#if defined(__x86_64__)", x86)
+	branch("#elif defined(__arm64__) || defined(__aarch64__)", arm)
 	fmt.Fprintf(&b, "#else\n#error \"%s: this universal2 OpenSSL has headers for x86_64 and arm64 only\"\n#endif\n", rel)
 	return b.Bytes()
 }
