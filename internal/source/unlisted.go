@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/osslbuild/osslbuild/internal/source/fetch"
 	"github.com/osslbuild/osslbuild/internal/source/release"
+	"github.com/osslbuild/osslbuild/internal/source/signature"
 )
 
 // ErrDigest marks a download whose sha256 is not the one given for the
@@ -88,32 +88,28 @@ func FetchUnlisted(ctx context.Context, f *fetch.Fetcher, rel release.Release) (
 		return refuse(err)
 	}
 
-	// Proven: store both in the cache through the ordinary pinned fetch.
+	// Proven: store both in the cache, which records where they were
+	// downloaded from (never the staging copy), so that a later build from
+	// the cache records the same sources as this one.
 	rel.Size = d.Size
 	seeder, err := cacheOnly(f)
 	if err != nil {
 		return nil, err
 	}
-	local := rel
-	local.URLs = []string{(&url.URL{Scheme: "file", Path: filepath.ToSlash(staged)}).String()}
-	tb, err := seeder.Fetch(ctx, FileFor(local))
+	file := FileFor(rel)
+	tb, err := seeder.Seed(ctx, file, staged, d.URL)
 	if err != nil {
 		return nil, fmt.Errorf("OpenSSL %s: store in the cache: %w", rel.Version, err)
 	}
-	// On a cache hit (a tarball cached earlier without its signature), tb
-	// names whatever source filled the cache; the signature to store is
-	// the one staged beside this copy.
-	tb.URL = local.URLs[0]
-	v, err := fetchSignature(ctx, seeder, local, tb)
+	var cached signature.Result
+	sr, err := seeder.SeedSignature(ctx, file, tb, staged+".asc", sig.URL, SignatureCheck(tb.Path, rel, &cached))
 	if err != nil {
 		return nil, fmt.Errorf("OpenSSL %s: store in the cache: %w", rel.Version, err)
 	}
-	// The manifest records where the bytes came from, not the staging copy.
-	v.Release, v.Tarball.URL, v.Signature.URL = rel, d.URL, sig.URL
-	if v.Signer.SigningKey != signer.SigningKey {
-		return nil, fmt.Errorf("OpenSSL %s: the cached signature is not the one verified (signing key %s, then %s)", rel.Version, signer.SigningKey, v.Signer.SigningKey)
+	if cached.SigningKey != signer.SigningKey {
+		return nil, fmt.Errorf("OpenSSL %s: the cached signature is not the one verified (signing key %s, then %s)", rel.Version, signer.SigningKey, cached.SigningKey)
 	}
-	return v, nil
+	return &Verified{Release: rel, Tarball: tb, Signature: &sr, Signer: &cached}, nil
 }
 
 // cachedUnlisted finds a release fetched and proven before: the cache holds

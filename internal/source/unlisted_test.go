@@ -96,6 +96,11 @@ func TestFetchUnlisted(t *testing.T) {
 	if srv.hits.Load() != hits || !again.Tarball.Cached || again.Release.Size != fx.Size {
 		t.Errorf("second fetch: %d more requests, cached %v, size %d", srv.hits.Load()-hits, again.Tarball.Cached, again.Release.Size)
 	}
+	// and records the same sources as the first: the manifest of a build
+	// from the cache names where the bytes came from, not a staging copy.
+	if again.Tarball.URL != v.Tarball.URL || again.Signature == nil || again.Signature.URL != v.Signature.URL {
+		t.Errorf("second fetch records sources %s, %+v; want the first's %s, %s", again.Tarball.URL, again.Signature, v.Tarball.URL, v.Signature.URL)
+	}
 	// A cache holding the tarball without its signature: fetched and
 	// proven again, the signature stored beside the cached tarball.
 	asc := filepath.Join(cache, "sha256", fx.SHA256, "openssl-3.0.20.tar.gz.asc")
