@@ -522,16 +522,7 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(path, bs)
-}
-
-// writeFile writes b to path by rename, so a reader sees all or nothing.
-func writeFile(path string, b []byte) error {
-	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return ctxio.WriteFile(path, bs, 0o644) // by rename: a reader sees all or nothing
 }
 
 // canonical refuses a tree whose manifest.json or sbom.json is not what

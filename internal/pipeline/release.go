@@ -69,7 +69,7 @@ func (r *run) releaseOf(ctx context.Context, rel recipe.Release) (*configure.Rel
 			return nil, err
 		}
 		if b := lists.Encode(); artifact.SHA256(b) == pin {
-			writeFile(kept, b) // for the next hit; a failure costs it the stream
+			ctxio.WriteFile(kept, b, 0o644) // for the next hit; a failure costs it the stream
 		}
 		return lists, nil
 	})
