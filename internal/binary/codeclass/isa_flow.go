@@ -109,7 +109,6 @@ type flow struct {
 	last   [6]x86Inst
 	lastAt [6]uint64 // their addresses
 	nLast  int
-	words  insnCache // arm64 words decoded, kept across the image's functions
 }
 
 func (f *flow) reset(n int) {

@@ -6,8 +6,12 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/arch/arm64/arm64asm"
 	"golang.org/x/arch/x86/x86asm"
@@ -349,48 +353,52 @@ func inData(data [][2]uint64, off uint64) uint64 {
 // isaObject runs the pass over every function of one object.
 func isaObject(whole []byte, o *codeObject, st *isaStats) {
 	first := len(st.uses)
-	var fl *flow
-	if o.linked {
-		fl = &flow{}
+	n := 0
+	for _, s := range o.sections {
+		n += len(s.starts)
 	}
-	arm := o.arch == "arm64" || o.arch == "arm64e" || o.arch == "aarch64"
+	fns := make([]isaFn, 0, n)
 	for i := range o.sections {
 		s := &o.sections[i]
-		code := whole[s.offset : s.offset+s.size]
-		for j, start := range s.starts {
-			end, ok := s.end(j)
-			if !ok {
-				continue
+		for j := range s.starts {
+			if _, ok := s.end(j); ok {
+				fns = append(fns, isaFn{s, j})
 			}
-			var data [][2]uint64
-			for _, d := range s.data {
-				if lo, hi := max(d[0], start), min(d[1], end); lo < hi {
-					data = append(data, [2]uint64{lo - start, hi - start})
+		}
+	}
+	// A linked image is one unit of check's workers: its functions, in
+	// runs of isaChunk, go to every CPU (a flow each), and the runs'
+	// stats join in order, so the uses listed are those one walk lists.
+	// A trace (tests) sees the hits in order: one walk.
+	workers := min(runtime.GOMAXPROCS(0), len(fns)/isaChunk)
+	if !o.linked || workers < 2 || st.trace != nil {
+		isaFns(whole, o, fns, st)
+	} else {
+		runs := make([]isaStats, (len(fns)+isaChunk-1)/isaChunk)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		panics := make([]any, workers)
+		for w := range workers {
+			wg.Go(func() {
+				// A fault (a mapped file cut short) or a bug goes on in
+				// the caller's goroutine, where measureObject turns the
+				// one into an error and lets the other crash.
+				defer func() { panics[w] = recover() }()
+				debug.SetPanicOnFault(true)
+				fl := &flow{}
+				for k := int(next.Add(1) - 1); k < len(runs); k = int(next.Add(1) - 1) {
+					isaWalk(fl, whole, o, fns[k*isaChunk:min((k+1)*isaChunk, len(fns))], &runs[k])
 				}
+			})
+		}
+		wg.Wait()
+		for _, p := range panics {
+			if p != nil {
+				panic(p)
 			}
-			fn := code[start-s.addr : end-s.addr]
-			var at, n int
-			var top ext
-			switch {
-			case fl == nil:
-				at, top, n = isaFunc(fn, start, data, arm, o.gcc, st)
-			case arm:
-				at, top, n = arm64Flow(fl, o, whole, fn, start, data, st)
-			default:
-				at, top, n = x86Flow(fl, o, whole, fn, start, data, o.gcc, st)
-			}
-			if n > 0 {
-				st.funcs++
-			}
-			if at < 0 {
-				continue
-			}
-			if len(st.uses) >= maxISAUses {
-				st.dropped++
-				continue
-			}
-			st.uses = append(st.uses, inspect.ISAUse{Address: start, Offset: int64(start-s.addr) + s.offset + int64(at),
-				Extension: extNames[top], Level: levelName(top >= numX86Ext, extLevel[top]), Instruction: describeInst(fn[at:], top >= numX86Ext)})
+		}
+		for _, r := range runs {
+			st.add(r)
 		}
 	}
 	// Names for the functions listed, read once the pass has found them.
@@ -405,6 +413,65 @@ func isaObject(whole []byte, o *codeObject, st *isaStats) {
 	for k := first; k < len(st.uses); k++ {
 		u := &st.uses[k]
 		u.Function = cmp.Or(names[u.Address], fmt.Sprintf("function at 0x%x", u.Address))
+	}
+}
+
+// isaFn is one function of an object: the j-th start of section s.
+type isaFn struct {
+	s *codeSection
+	j int
+}
+
+// isaChunk is how many functions a worker takes at a time.
+const isaChunk = 256
+
+// isaFns walks fns in order, as one walk (a flow of its own for a linked
+// image).
+func isaFns(whole []byte, o *codeObject, fns []isaFn, st *isaStats) {
+	var fl *flow
+	if o.linked {
+		fl = &flow{}
+	}
+	isaWalk(fl, whole, o, fns, st)
+}
+
+// isaWalk measures each function of fns into st, in order: by recursive
+// descent with fl (a linked image), or whole (fl nil).
+func isaWalk(fl *flow, whole []byte, o *codeObject, fns []isaFn, st *isaStats) {
+	arm := o.arch == "arm64" || o.arch == "arm64e" || o.arch == "aarch64"
+	for _, f := range fns {
+		s := f.s
+		start := s.starts[f.j]
+		end, _ := s.end(f.j)
+		var data [][2]uint64
+		for _, d := range s.data {
+			if lo, hi := max(d[0], start), min(d[1], end); lo < hi {
+				data = append(data, [2]uint64{lo - start, hi - start})
+			}
+		}
+		fn := whole[s.offset+int64(start-s.addr) : s.offset+int64(end-s.addr)]
+		var at, n int
+		var top ext
+		switch {
+		case fl == nil:
+			at, top, n = isaFunc(fn, start, data, arm, o.gcc, st)
+		case arm:
+			at, top, n = arm64Flow(fl, o, whole, fn, start, data, st)
+		default:
+			at, top, n = x86Flow(fl, o, whole, fn, start, data, o.gcc, st)
+		}
+		if n > 0 {
+			st.funcs++
+		}
+		if at < 0 {
+			continue
+		}
+		if len(st.uses) >= maxISAUses {
+			st.dropped++
+			continue
+		}
+		st.uses = append(st.uses, inspect.ISAUse{Address: start, Offset: int64(start-s.addr) + s.offset + int64(at),
+			Extension: extNames[top], Level: levelName(top >= numX86Ext, extLevel[top]), Instruction: describeInst(fn[at:], top >= numX86Ext)})
 	}
 }
 

@@ -9,6 +9,10 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
 )
 
 // A Mach-O code signature (LC_CODE_SIGNATURE) is a SuperBlob of big-endian
@@ -122,22 +126,55 @@ func readCodeSignature(r io.ReaderAt, off int64, m *MachO, data []byte) (*CodeSi
 	}
 	newHash, name := hasher(cd.hashType)
 	cs := &CodeSignature{Identifier: cd.ident, Flags: cd.flags, HashType: name, PageSize: 1 << cd.pageSizeLog2, Pages: cd.nCode}
-	page := make([]byte, cs.PageSize)
-	for i := 0; i < cd.nCode; i++ {
-		start := int64(i) * int64(cs.PageSize)
-		n := min(int64(cs.PageSize), cd.codeLimit-start)
-		p := page[:n]
-		if off+start+n <= int64(len(data)) {
-			p = data[off+start : off+start+n]
-		} else if _, err := r.ReadAt(p, off+start); err != nil {
-			return nil, fmt.Errorf("%w: read page %d: %v", ErrSignature, i, err)
+	// The pages in runs, on every CPU: hashing them was a sixth of
+	// check's time on a 300 MB image. The runs' stale pages join in order.
+	runs := (cd.nCode + pagesPerRun - 1) / pagesPerRun
+	stale := make([][]int, runs)
+	errs := make([]error, runs)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), runs)
+	panics := make([]any, workers)
+	for w := range workers {
+		wg.Go(func() {
+			// A fault (a mapped file cut short) goes on in the caller's
+			// goroutine, where check's guard turns it into an error.
+			defer func() { panics[w] = recover() }()
+			debug.SetPanicOnFault(true)
+			page := make([]byte, cs.PageSize)
+			h := newHash()
+			for k := int(next.Add(1) - 1); k < runs; k = int(next.Add(1) - 1) {
+				for i := k * pagesPerRun; i < min((k+1)*pagesPerRun, cd.nCode); i++ {
+					start := int64(i) * int64(cs.PageSize)
+					n := min(int64(cs.PageSize), cd.codeLimit-start)
+					p := page[:n]
+					if off+start+n <= int64(len(data)) {
+						p = data[off+start : off+start+n]
+					} else if _, err := r.ReadAt(p, off+start); err != nil {
+						errs[k] = fmt.Errorf("%w: read page %d: %v", ErrSignature, i, err)
+						break
+					}
+					h.Reset()
+					h.Write(p)
+					slot := blob[cd.at+cd.hashOffset+int64(i*cd.hashSize) : cd.at+cd.hashOffset+int64((i+1)*cd.hashSize)]
+					if string(h.Sum(nil)[:cd.hashSize]) != string(slot) {
+						stale[k] = append(stale[k], i)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, p := range panics {
+		if p != nil {
+			panic(p)
 		}
-		h := newHash()
-		h.Write(p)
-		slot := blob[cd.at+cd.hashOffset+int64(i*cd.hashSize) : cd.at+cd.hashOffset+int64((i+1)*cd.hashSize)]
-		if string(h.Sum(nil)[:cd.hashSize]) != string(slot) {
-			cs.Stale = append(cs.Stale, i)
+	}
+	for k := range runs {
+		if errs[k] != nil {
+			return nil, errs[k]
 		}
+		cs.Stale = append(cs.Stale, stale[k]...)
 	}
 	// The special slots of the blobs the SuperBlob holds (their bounds
 	// and kinds checked by readCodeDirectory).
@@ -163,6 +200,9 @@ func readCodeSignature(r io.ReaderAt, off int64, m *MachO, data []byte) (*CodeSi
 	}
 	return cs, nil
 }
+
+// pagesPerRun is how many pages a worker hashes at a time.
+const pagesPerRun = 256
 
 func hasher(t uint8) (func() hash.Hash, string) {
 	if t == csHashSHA1 {

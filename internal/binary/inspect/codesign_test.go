@@ -19,8 +19,9 @@ import (
 )
 
 // signedDylib links a small arm64 dylib with ld64.lld-14, which signs
-// arm64 output ad hoc as Apple's linker does, and returns its bytes.
-func signedDylib(t *testing.T, arch, minOS string) []byte {
+// arm64 output ad hoc as Apple's linker does, and returns its bytes;
+// extra is more C for it.
+func signedDylib(t *testing.T, arch, minOS string, extra ...string) []byte {
 	t.Helper()
 	testfixture.Tools(t, "clang-14", "ld64.lld-14")
 	stubs, _ := filepath.Glob(filepath.Join(toolchain.HeadersDir(), "darwin", "libSystem.11.tbd"))
@@ -34,6 +35,7 @@ func signedDylib(t *testing.T, arch, minOS string) []byte {
 	for i := 0; i < 400; i++ {
 		code += "int f" + strconv.Itoa(i) + "(int x){return x*" + strconv.Itoa(i+7) + "+foo(x);}\n"
 	}
+	code += strings.Join(extra, "")
 	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +142,25 @@ func TestCodeSignature(t *testing.T) {
 	x86 := signedDylib(t, "x86_64", "10.12")
 	if _, cs, err := signature(t, x86); cs != nil || err != nil {
 		t.Errorf("x86_64 dylib signature %+v, %v: ld64.lld signs only arm64", cs, err)
+	}
+}
+
+// TestCodeSignatureManyPages: an image of 3 MB (768 pages, hashed in
+// runs on every CPU) reports each page flipped, in order, however the
+// runs fell.
+func TestCodeSignatureManyPages(t *testing.T) {
+	orig := signedDylib(t, "arm64", "11.0", "const unsigned char big[3<<20] = {1, 2, 3};\nconst unsigned char *get(void){return big;}\n")
+	_, cs, err := signature(t, orig)
+	if err != nil || !cs.Valid() || cs.Pages < 768 {
+		t.Fatalf("signature of %d bytes: %+v, %v", len(orig), cs, err)
+	}
+	tampered := bytes.Clone(orig)
+	want := []int{1, 300, 301, cs.Pages - 2}
+	for _, p := range slices.Backward(want) {
+		tampered[p*4096+7] ^= 0x40
+	}
+	if _, cs, err := signature(t, tampered); err != nil || !slices.Equal(cs.Stale, want) {
+		t.Errorf("pages %v flipped: stale %v, %v", want, cs.Stale, err)
 	}
 }
 
