@@ -110,13 +110,32 @@ func arm64Known(w uint32) bool {
 	if e := arm64Ext(w); e != extNone && e != extSVE && (e != extSME || w>>25&0xf != 0) {
 		return true // SME's switches and SVCR, not its encoding space
 	}
-
+	if arm64PAuth(w) {
+		return true
+	}
 	var b [4]byte
 	binary.LittleEndian.PutUint32(b[:], w)
 	decoding.Lock()
 	_, err := arm64asm.Decode(b[:])
 	decoding.Unlock()
 	return err == nil
+}
+
+// arm64PAuth says w is one of pointer authentication's instructions
+// (Armv8.3, in apple-m1's baseline; arm64e code is full of them) that
+// arm64asm does not decode: PACIA..AUTDB and their Z forms, XPACI/D,
+// PACGA, BRAA/BRAB and BLRAA/BLRAB (and their Z forms), RETAA/RETAB,
+// ERETAA/ERETAB, LDRAA/LDRAB. (The hint-space forms, PACIASP and the
+// like, arm64asm reads as HINT.) A path through them is code.
+func arm64PAuth(w uint32) bool {
+	return w&0xffffe000 == 0xdac10000 || // PACIA, PACIB, PACDA, PACDB, AUTIA, AUTIB, AUTDA, AUTDB
+		w&0xffffe3e0 == 0xdac123e0 || // PACIZA ... AUTDZB (Rn 11111)
+		w&0xfffffbe0 == 0xdac143e0 || // XPACI, XPACD
+		w&0xffe0fc00 == 0x9ac03000 || // PACGA
+		w&0xffdff800 == 0xd71f0800 || // BRAA, BRAB, BLRAA, BLRAB
+		w&0xffdff81f == 0xd61f081f || // BRAAZ, BRABZ, BLRAAZ, BLRABZ
+		w&0xfffffbff == 0xd65f0bff || w&0xfffffbff == 0xd69f0bff || // RETAA, RETAB; ERETAA, ERETAB
+		w&0xff200400 == 0xf8200400 // LDRAA, LDRAB
 }
 
 // arm64Plain says every word of w's class is one arm64asm decodes and
@@ -263,12 +282,12 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 				f.commit()
 			case w&0xfffffc1f == 0xd65f0000, w == 0xd65f0bff, w == 0xd65f0fff, w == 0xd69f03e0, // RET, RETAA/AB, ERET
 				w&0xffe0001f == 0xd4200000, w&0xffe0001f == 0xd4400000, // BRK, HLT
-				w&0xfe9ff000 == 0xd61f0800: // BRAA, BRAB, BRAAZ, BRABZ
+				w&0xfefff800 == 0xd61f0800: // BRAA, BRAB, BRAAZ, BRABZ
 				break path
 			case w&0xfffffc1f == 0xd61f0000: // BR
 				f.arm64Table(o, whole, fn, start, ring, nRing, &regs)
 				break path
-			case w&0xfffffc1f == 0xd63f0000, w&0xfe9ff000 == 0xd63f0800: // BLR, BLRAA ...
+			case w&0xfffffc1f == 0xd63f0000, w&0xfefff800 == 0xd63f0800: // BLR, BLRAA, BLRAB, BLRAAZ, BLRABZ
 				f.work = append(f.work, next)
 				break path
 			case w&0x9f000000 == 0x10000000: // ADR
