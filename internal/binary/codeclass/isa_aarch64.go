@@ -179,9 +179,9 @@ var decoding sync.Mutex
 
 // arm64 registers written by the few instructions descent follows.
 type arm64Def struct {
-	addr  uint64 // an address (ADR; ADRP and ADD)
-	page  bool   // addr is an ADRP page, waiting for its ADD
-	valid bool
+	addr uint64 // an address (ADR; ADRP and ADD)
+	page bool   // addr is an ADRP page, waiting for its ADD
+	path uint32 // the walk's path that set it: valid on that one only, so no path clears all 32
 }
 
 // arm64Flow decodes one function of a linked image by recursive descent
@@ -226,11 +226,12 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 		return -1, extNone, 0
 	}
 	var regs [32]arm64Def
+	path := uint32(0)
 	var ring [6]uint32
 	f.work = append(f.work, 0)
 	for f.pending() {
 		pos := f.pop()
-		regs = [32]arm64Def{}
+		path++
 		nRing := 0
 		bad := false
 	path:
@@ -285,22 +286,22 @@ func arm64Flow(f *flow, o *codeObject, whole, fn []byte, start uint64, data [][2
 				w&0xfefff800 == 0xd61f0800: // BRAA, BRAB, BRAAZ, BRABZ
 				break path
 			case w&0xfffffc1f == 0xd61f0000: // BR
-				f.arm64Table(o, whole, fn, start, ring, nRing, &regs)
+				f.arm64Table(o, whole, fn, start, ring, nRing, &regs, path)
 				break path
 			case w&0xfffffc1f == 0xd63f0000, w&0xfefff800 == 0xd63f0800: // BLR, BLRAA, BLRAB, BLRAAZ, BLRABZ
 				f.work = append(f.work, next)
 				break path
 			case w&0x9f000000 == 0x10000000: // ADR
 				a := uint64(int64(pc) + int64(int32((w>>5&0x7ffff)<<13|(w>>29&3)<<11)>>11))
-				regs[w&31] = arm64Def{addr: a, valid: true}
+				regs[w&31] = arm64Def{addr: a, path: path}
 				ref(a)
 			case w&0x9f000000 == 0x90000000: // ADRP
 				off := int64(int32((w>>5&0x7ffff)<<13|(w>>29&3)<<11)>>11) << 12
-				regs[w&31] = arm64Def{addr: uint64(int64(pc&^0xfff) + off), page: true, valid: true}
+				regs[w&31] = arm64Def{addr: uint64(int64(pc&^0xfff) + off), page: true, path: path}
 			case w&0xffc00000 == 0x91000000: // ADD Xd, Xn, #imm
-				if d := regs[w>>5&31]; d.valid && d.page {
+				if d := regs[w>>5&31]; d.path == path && d.page {
 					a := d.addr + uint64(w>>10&0xfff)
-					regs[w&31] = arm64Def{addr: a, valid: true}
+					regs[w&31] = arm64Def{addr: a, path: path}
 					ref(a)
 				} else {
 					regs[w&31] = arm64Def{}
@@ -390,7 +391,7 @@ func smeSwitched(fn []byte, hits []isaHit) []isaHit {
 // queues the table's targets: target = anchor + entry<<shift, with the
 // entry loaded by ldrb/ldrh/ldr/ldrsw (and sign- or zero-extended by
 // the load or the add) from the table.
-func (f *flow) arm64Table(o *codeObject, whole, fn []byte, start uint64, ring [6]uint32, nRing int, regs *[32]arm64Def) {
+func (f *flow) arm64Table(o *codeObject, whole, fn []byte, start uint64, ring [6]uint32, nRing int, regs *[32]arm64Def, path uint32) {
 	br := ring[(nRing-1)%len(ring)]
 	target := br >> 5 & 31
 	var anchorReg, entryReg, shift uint32
@@ -407,7 +408,7 @@ func (f *flow) arm64Table(o *codeObject, whole, fn []byte, start uint64, ring [6
 			ext, signed = opt != 3 && opt != 7, opt >= 4
 		}
 	}
-	if !found || !regs[anchorReg].valid || regs[anchorReg].page {
+	if !found || regs[anchorReg].path != path || regs[anchorReg].page {
 		return
 	}
 	anchor := regs[anchorReg].addr
@@ -421,7 +422,7 @@ func (f *flow) arm64Table(o *codeObject, whole, fn []byte, start uint64, ring [6
 			signed = w>>23&1 == 1
 		}
 		tr := regs[w>>5&31]
-		if !tr.valid || tr.page || size > 4 {
+		if tr.path != path || tr.page || size > 4 {
 			return
 		}
 		end := start + uint64(len(fn))

@@ -92,7 +92,8 @@ type flow struct {
 	work []int
 	// tables are jump-table targets: walked once the direct flow is, so
 	// that a table read wrong cannot take bytes from real code first.
-	tables []int
+	tables     []int
+	tablesNext int // the next of tables to walk
 	// known are function-relative data ranges: LC_DATA_IN_CODE's, and
 	// tables found after a walk had taken their bytes for code; redo
 	// asks for another walk.
@@ -114,6 +115,7 @@ type flow struct {
 func (f *flow) reset(n int) {
 	f.mark = append(f.mark[:0], make([]uint8, n)...) // n cleared marks, in the array kept
 	f.work, f.tables, f.refs, f.hits, f.committed = f.work[:0], f.tables[:0], f.refs[:0], f.hits[:0], f.committed[:0]
+	f.tablesNext = 0
 	for i := range f.leas {
 		f.leas[i] = f.leas[i][:0]
 	}
@@ -131,7 +133,7 @@ func fill(m []uint8, v uint8) {
 // them to the function (f.committed) or drops them.
 
 // pending says whether a path is left to walk.
-func (f *flow) pending() bool { return len(f.work) > 0 || len(f.tables) > 0 }
+func (f *flow) pending() bool { return len(f.work) > 0 || f.tablesNext < len(f.tables) }
 
 // pop takes the next path's start (one is pending): the direct flow
 // first, then the jump tables' targets.
@@ -141,8 +143,8 @@ func (f *flow) pop() int {
 		f.work = f.work[:k-1]
 		return pos
 	}
-	pos := f.tables[0]
-	f.tables = f.tables[1:]
+	pos := f.tables[f.tablesNext]
+	f.tablesNext++ // not f.tables[1:], which lost the array's start to every function after
 	return pos
 }
 

@@ -234,6 +234,10 @@ func ReadMagic(r io.ReaderAt, size int64) ([]byte, error) {
 	return magic, nil
 }
 
+// scanBeside is the size from which an image's build-information search
+// runs beside its parse.
+const scanBeside = 16 << 20
+
 type inspector struct {
 	path string
 	data []byte // the whole file when in memory, else nil
@@ -324,13 +328,34 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 	}
 	for _, m := range parts {
 		mr := io.NewSectionReader(r, m.Offset, m.Size)
+		var bi []BuildInfo
+		var err error
+		scan := func() { bi, err = c.scan(mr, base+m.Offset, m.Size) }
+		// A large image in memory is searched for its build information
+		// on another CPU while its object is parsed and its signature's
+		// pages hashed; a fault (a mapped file cut short) goes on here.
+		var fault any
+		var scanning sync.WaitGroup
+		beside := c.data != nil && m.Size >= scanBeside
+		if beside {
+			scanning.Go(func() {
+				defer func() { fault = recover() }()
+				debug.SetPanicOnFault(true)
+				scan()
+			})
+		}
 		o := c.object(mr, m.Size, arch, m.Name, base+m.Offset)
+		if scanning.Wait(); fault != nil {
+			panic(fault)
+		}
 		if o.Err != nil && o.Format == f && f != FormatAr {
 			// A thin file that is itself malformed has nothing else to report.
 			return s, o.Err
 		}
 		s.Objects = append(s.Objects, o)
-		bi, err := c.scan(mr, base+m.Offset, m.Size)
+		if !beside {
+			scan()
+		}
 		if err != nil {
 			return s, Annotate(err, c.path, arch, m.Name, 0)
 		}
