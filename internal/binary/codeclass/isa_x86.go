@@ -7,11 +7,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"golang.org/x/arch/arm64/arm64asm"
 	"golang.org/x/arch/x86/x86asm"
@@ -370,33 +367,18 @@ func isaObject(whole []byte, o *codeObject, st *isaStats) {
 	// runs of isaChunk, go to every CPU (a flow each), and the runs'
 	// stats join in order, so the uses listed are those one walk lists.
 	// A trace (tests) sees the hits in order: one walk.
-	workers := min(runtime.GOMAXPROCS(0), len(fns)/isaChunk)
-	if !o.linked || workers < 2 || st.trace != nil {
-		isaFns(whole, o, fns, st)
+	if !o.linked || len(fns) < 2*isaChunk || runtime.GOMAXPROCS(0) < 2 || st.trace != nil {
+		var fl *flow
+		if o.linked {
+			fl = &flow{}
+		}
+		isaWalk(fl, whole, o, fns, st)
 	} else {
 		runs := make([]isaStats, (len(fns)+isaChunk-1)/isaChunk)
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		panics := make([]any, workers)
-		for w := range workers {
-			wg.Go(func() {
-				// A fault (a mapped file cut short) or a bug goes on in
-				// the caller's goroutine, where measureObject turns the
-				// one into an error and lets the other crash.
-				defer func() { panics[w] = recover() }()
-				debug.SetPanicOnFault(true)
-				fl := &flow{}
-				for k := int(next.Add(1) - 1); k < len(runs); k = int(next.Add(1) - 1) {
-					isaWalk(fl, whole, o, fns[k*isaChunk:min((k+1)*isaChunk, len(fns))], &runs[k])
-				}
-			})
-		}
-		wg.Wait()
-		for _, p := range panics {
-			if p != nil {
-				panic(p)
-			}
-		}
+		flows := make([]flow, runtime.GOMAXPROCS(0))
+		inspect.OnCPUs(len(runs), func(w, k int) {
+			isaWalk(&flows[w], whole, o, fns[k*isaChunk:min((k+1)*isaChunk, len(fns))], &runs[k])
+		})
 		for _, r := range runs {
 			st.add(r)
 		}
@@ -424,16 +406,6 @@ type isaFn struct {
 
 // isaChunk is how many functions a worker takes at a time.
 const isaChunk = 256
-
-// isaFns walks fns in order, as one walk (a flow of its own for a linked
-// image).
-func isaFns(whole []byte, o *codeObject, fns []isaFn, st *isaStats) {
-	var fl *flow
-	if o.linked {
-		fl = &flow{}
-	}
-	isaWalk(fl, whole, o, fns, st)
-}
 
 // isaWalk measures each function of fns into st, in order: by recursive
 // descent with fl (a linked image), or whole (fl nil).

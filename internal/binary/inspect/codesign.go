@@ -10,9 +10,6 @@ import (
 	"hash"
 	"io"
 	"runtime"
-	"runtime/debug"
-	"sync"
-	"sync/atomic"
 )
 
 // A Mach-O code signature (LC_CODE_SIGNATURE) is a SuperBlob of big-endian
@@ -131,45 +128,34 @@ func readCodeSignature(r io.ReaderAt, off int64, m *MachO, data []byte) (*CodeSi
 	runs := (cd.nCode + pagesPerRun - 1) / pagesPerRun
 	stale := make([][]int, runs)
 	errs := make([]error, runs)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	workers := min(runtime.GOMAXPROCS(0), runs)
-	panics := make([]any, workers)
-	for w := range workers {
-		wg.Go(func() {
-			// A fault (a mapped file cut short) goes on in the caller's
-			// goroutine, where check's guard turns it into an error.
-			defer func() { panics[w] = recover() }()
-			debug.SetPanicOnFault(true)
-			page := make([]byte, cs.PageSize)
-			h := newHash()
-			for k := int(next.Add(1) - 1); k < runs; k = int(next.Add(1) - 1) {
-				for i := k * pagesPerRun; i < min((k+1)*pagesPerRun, cd.nCode); i++ {
-					start := int64(i) * int64(cs.PageSize)
-					n := min(int64(cs.PageSize), cd.codeLimit-start)
-					p := page[:n]
-					if off+start+n <= int64(len(data)) {
-						p = data[off+start : off+start+n]
-					} else if _, err := r.ReadAt(p, off+start); err != nil {
-						errs[k] = fmt.Errorf("%w: read page %d: %v", ErrSignature, i, err)
-						break
-					}
-					h.Reset()
-					h.Write(p)
-					slot := blob[cd.at+cd.hashOffset+int64(i*cd.hashSize) : cd.at+cd.hashOffset+int64((i+1)*cd.hashSize)]
-					if string(h.Sum(nil)[:cd.hashSize]) != string(slot) {
-						stale[k] = append(stale[k], i)
-					}
-				}
-			}
-		})
+	type pageHasher struct {
+		page []byte
+		h    hash.Hash
 	}
-	wg.Wait()
-	for _, p := range panics {
-		if p != nil {
-			panic(p)
+	workers := make([]pageHasher, min(runtime.GOMAXPROCS(0), runs))
+	OnCPUs(runs, func(w, k int) {
+		if workers[w].h == nil {
+			workers[w] = pageHasher{make([]byte, cs.PageSize), newHash()}
 		}
-	}
+		page, h := workers[w].page, workers[w].h
+		for i := k * pagesPerRun; i < min((k+1)*pagesPerRun, cd.nCode); i++ {
+			start := int64(i) * int64(cs.PageSize)
+			n := min(int64(cs.PageSize), cd.codeLimit-start)
+			p := page[:n]
+			if off+start+n <= int64(len(data)) {
+				p = data[off+start : off+start+n]
+			} else if _, err := r.ReadAt(p, off+start); err != nil {
+				errs[k] = fmt.Errorf("%w: read page %d: %v", ErrSignature, i, err)
+				return
+			}
+			h.Reset()
+			h.Write(p)
+			slot := blob[cd.at+cd.hashOffset+int64(i*cd.hashSize) : cd.at+cd.hashOffset+int64((i+1)*cd.hashSize)]
+			if string(h.Sum(nil)[:cd.hashSize]) != string(slot) {
+				stale[k] = append(stale[k], i)
+			}
+		}
+	})
 	for k := range runs {
 		if errs[k] != nil {
 			return nil, errs[k]

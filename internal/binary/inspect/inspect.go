@@ -24,6 +24,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/osslbuild/osslbuild/internal/ctxio"
 )
@@ -206,6 +207,43 @@ func GuardFault(verb, name string, fn func() error) (err error) {
 	return fn()
 }
 
+// Beside runs fn on a goroutine of its own and returns wait, which
+// returns once fn has. A panic in fn (a fault of a mapped file cut short,
+// which SetPanicOnFault turns into one, or a bug) goes on in wait's
+// caller, where GuardFault turns the fault into an error.
+func Beside(fn func()) (wait func()) {
+	var p any
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer func() { p = recover() }()
+		debug.SetPanicOnFault(true)
+		fn()
+	})
+	return func() {
+		if wg.Wait(); p != nil {
+			panic(p)
+		}
+	}
+}
+
+// OnCPUs calls each(w, k) for every k from 0 to n-1 on every CPU, w
+// being the worker (below min(GOMAXPROCS, n)) for state a worker keeps,
+// and returns once all have; a panic goes on in the caller as Beside says.
+func OnCPUs(n int, each func(w, k int)) {
+	var next atomic.Int64
+	waits := make([]func(), min(runtime.GOMAXPROCS(0), n))
+	for w := range waits {
+		waits[w] = Beside(func() {
+			for k := int(next.Add(1) - 1); k < n; k = int(next.Add(1) - 1) {
+				each(w, k)
+			}
+		})
+	}
+	for _, wait := range waits {
+		wait()
+	}
+}
+
 func inspectReader(c *inspector, r io.ReaderAt, size int64) (*File, error) {
 	name := c.path
 	magic, err := ReadMagic(r, size)
@@ -333,21 +371,13 @@ func (c *inspector) slice(f Format, r io.ReaderAt, base, size int64, arch string
 		scan := func() { bi, err = c.scan(mr, base+m.Offset, m.Size) }
 		// A large image in memory is searched for its build information
 		// on another CPU while its object is parsed and its signature's
-		// pages hashed; a fault (a mapped file cut short) goes on here.
-		var fault any
-		var scanning sync.WaitGroup
-		beside := c.data != nil && m.Size >= scanBeside
+		// pages hashed.
+		wait, beside := func() {}, c.data != nil && m.Size >= scanBeside
 		if beside {
-			scanning.Go(func() {
-				defer func() { fault = recover() }()
-				debug.SetPanicOnFault(true)
-				scan()
-			})
+			wait = Beside(scan)
 		}
 		o := c.object(mr, m.Size, arch, m.Name, base+m.Offset)
-		if scanning.Wait(); fault != nil {
-			panic(fault)
-		}
+		wait()
 		if o.Err != nil && o.Format == f && f != FormatAr {
 			// A thin file that is itself malformed has nothing else to report.
 			return s, o.Err

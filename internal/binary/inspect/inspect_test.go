@@ -469,3 +469,44 @@ func inspectOne(t *testing.T, path string, want Format) Slice {
 	}
 	return f.Slices[0]
 }
+
+// TestOnCPUsFault: a fault on one of OnCPUs' workers (a page of a mapped
+// file truncated meanwhile) is GuardFault's error in the caller, not a
+// crash, and a worker's other panic goes on in the caller.
+func TestOnCPUsFault(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big")
+	if err := os.WriteFile(p, make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, err := syscall.Mmap(int(f.Fd()), 0, 1<<20, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Skipf("mmap: %v", err)
+	}
+	defer syscall.Munmap(b)
+	if err := os.Truncate(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	err = GuardFault("read", p, func() error {
+		got := make([]byte, 64)
+		OnCPUs(64, func(w, k int) { got[k] = b[k*16<<10] })
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "read "+p+": the file changed while it was read") {
+		t.Errorf("err = %v", err)
+	}
+	defer func() {
+		if p := recover(); p != "worker 3" {
+			t.Errorf("recovered %v, want a worker's panic", p)
+		}
+	}()
+	OnCPUs(8, func(w, k int) {
+		if k == 3 {
+			panic("worker 3")
+		}
+	})
+}
