@@ -3,13 +3,10 @@ package codeclass
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/osslbuild/osslbuild/internal/testsupport/testfixture"
 )
 
 // TestParallelWalkIsOneWalk: a linked image's functions are walked on
@@ -18,7 +15,6 @@ import (
 // functions, each with an M2 or beyond instruction, some only past a
 // call), in order, with the rest counted as dropped.
 func TestParallelWalkIsOneWalk(t *testing.T) {
-	testfixture.Tools(t, "clang-14", "ld64.lld-14")
 	var asm strings.Builder
 	asm.WriteString("\t.text\n")
 	for i := range 5000 {
@@ -32,13 +28,7 @@ func TestParallelWalkIsOneWalk(t *testing.T) {
 			asm.WriteString("\tcbz x0, 1f\n\tadd x0, x0, #1\n1:\tsmstart\n\tsmstop\n\tret\n")
 		}
 	}
-	dir := t.TempDir()
-	src, obj, dylib := filepath.Join(dir, "many.s"), filepath.Join(dir, "many.o"), filepath.Join(dir, "many.dylib")
-	if err := os.WriteFile(src, []byte(asm.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	testfixture.Run(t, "clang-14", "--target=arm64-apple-macos11", "-march=armv9-a+sme+bf16+i8mm", "-c", src, "-o", obj)
-	testfixture.Run(t, "ld64.lld-14", "-arch", "arm64", "-platform_version", "macos", "11.0", "11.0", "-dylib", obj, "-o", dylib)
+	_, dylib := arm64Dylib(t, "many", asm.String(), "armv9-a+sme+bf16+i8mm")
 	b, err := os.ReadFile(dylib)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package codeclass
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,14 +47,8 @@ _tail:
 // they reach, at the address llvm-objdump-14 reads as bfmmla. Before
 // #58 it read them as no instruction and counted none of the three.
 func TestPAuthPathsAreCode(t *testing.T) {
-	testfixture.Tools(t, "clang-14", "ld64.lld-14", "llvm-objdump-14")
-	dir := t.TempDir()
-	src, obj, dylib := filepath.Join(dir, "pauth.s"), filepath.Join(dir, "pauth.o"), filepath.Join(dir, "pauth.dylib")
-	if err := os.WriteFile(src, []byte(pauthAsm), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	testfixture.Run(t, "clang-14", "--target=arm64-apple-macos11", "-march=armv8.6-a+bf16", "-c", src, "-o", obj)
-	testfixture.Run(t, "ld64.lld-14", "-arch", "arm64", "-platform_version", "macos", "11.0", "11.0", "-dylib", obj, "-o", dylib)
+	testfixture.Tools(t, "llvm-objdump-14")
+	_, dylib := arm64Dylib(t, "pauth", pauthAsm, "armv8.6-a+bf16")
 	top, _ := passExts(t, dylib)
 	for _, fn := range []string{"signed", "calls", "tail"} {
 		if got := fmt.Sprint(top[fn]); got != "[BF16]" {

@@ -49,14 +49,7 @@ _no_switch:
 // object and in a dylib linked from it; words of SME's encoding space
 // elsewhere are data. Before #58 _sme_shaped and _no_switch reported SME.
 func TestSMEOnlyWhereSwitchedOn(t *testing.T) {
-	testfixture.Tools(t, "clang-14", "ld64.lld-14")
-	dir := t.TempDir()
-	src, obj, dylib := filepath.Join(dir, "sme.s"), filepath.Join(dir, "sme.o"), filepath.Join(dir, "sme.dylib")
-	if err := os.WriteFile(src, []byte(smeAsm), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	testfixture.Run(t, "clang-14", "--target=arm64-apple-macos11", "-march=armv9-a+sme", "-c", src, "-o", obj)
-	testfixture.Run(t, "ld64.lld-14", "-arch", "arm64", "-platform_version", "macos", "11.0", "11.0", "-dylib", obj, "-o", dylib)
+	obj, dylib := arm64Dylib(t, "sme", smeAsm, "armv9-a+sme")
 	for _, p := range []string{obj, dylib} {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			top, all := passExts(t, p)
@@ -70,6 +63,22 @@ func TestSMEOnlyWhereSwitchedOn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// arm64Dylib assembles asm (clang-14, arm64 macOS 11, -march=march) into
+// an object and links it into a dylib (ld64.lld-14); it returns both.
+func arm64Dylib(t *testing.T, name, asm, march string) (obj, dylib string) {
+	t.Helper()
+	testfixture.Tools(t, "clang-14", "ld64.lld-14")
+	dir := t.TempDir()
+	src := filepath.Join(dir, name+".s")
+	obj, dylib = filepath.Join(dir, name+".o"), filepath.Join(dir, name+".dylib")
+	if err := os.WriteFile(src, []byte(asm), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testfixture.Run(t, "clang-14", "--target=arm64-apple-macos11", "-march="+march, "-c", src, "-o", obj)
+	testfixture.Run(t, "ld64.lld-14", "-arch", "arm64", "-platform_version", "macos", "11.0", "11.0", "-dylib", obj, "-o", dylib)
+	return obj, dylib
 }
 
 // objdumpARM64 is what llvm-objdump-14 -d --mattr=+sve,+sme reads at the
@@ -238,14 +247,7 @@ _last:
 // off its function's end, and a function whose entry is none count
 // nothing (#58).
 func TestARM64RunsCountToBranch(t *testing.T) {
-	testfixture.Tools(t, "clang-14", "ld64.lld-14")
-	dir := t.TempDir()
-	src, obj, dylib := filepath.Join(dir, "runs.s"), filepath.Join(dir, "runs.o"), filepath.Join(dir, "runs.dylib")
-	if err := os.WriteFile(src, []byte(runsAsm), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	testfixture.Run(t, "clang-14", "--target=arm64-apple-macos11", "-march=armv8.2-a+sve", "-c", src, "-o", obj)
-	testfixture.Run(t, "ld64.lld-14", "-arch", "arm64", "-platform_version", "macos", "11.0", "11.0", "-dylib", obj, "-o", dylib)
+	_, dylib := arm64Dylib(t, "runs", runsAsm, "armv8.2-a+sve")
 	_, all := passExts(t, dylib)
 	if got := fmt.Sprint(all); got != fmt.Sprint(funcExts{"run_ok": {"SVE"}}) {
 		t.Errorf("counted %s, want only run_ok's SVE", got)
