@@ -1,10 +1,14 @@
 package codeclass
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"flag"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 
@@ -28,35 +32,52 @@ func TestARM64PlainDecodes(t *testing.T) {
 		return err == nil
 	}
 	plain := func(w uint32) bool { return decodes(w) && arm64Ext(w) == extNone }
-	if *plainTable {
-		var found [64]uint64
+	// sweep returns the prefixes of the given width every word of which
+	// is plain, leaving out those skip says.
+	sweep := func(width uint, skip func(q uint32) bool) []uint64 {
+		found := make([]uint64, 1<<width/64)
 		var mu sync.Mutex
 		var all sync.WaitGroup
 		next := make(chan uint32)
 		for range runtime.GOMAXPROCS(0) {
 			all.Go(func() {
-				for p := range next {
-					ok := true
-					for i := uint32(0); i < 1<<20 && ok; i++ {
-						ok = plain(p<<20 | i)
+				for q := range next {
+					ok := !skip(q)
+					for i := uint32(0); i < 1<<(32-width) && ok; i++ {
+						ok = plain(q<<(32-width) | i)
 					}
 					if ok {
 						mu.Lock()
-						found[p>>6] |= 1 << (p & 63)
+						found[q>>6] |= 1 << (q & 63)
 						mu.Unlock()
 					}
 				}
 			})
 		}
-		for p := range uint32(4096) {
-			next <- p
+		for q := range uint32(1 << width) {
+			next <- q
 		}
 		close(next)
 		all.Wait()
-		if found != plainPrefixes {
-			t.Errorf("plainPrefixes is not what every word gives")
+		return found
+	}
+	if *plainTable {
+		if found := sweep(12, func(uint32) bool { return false }); !slices.Equal(found, plainPrefixes[:]) {
+			t.Errorf("plainPrefixes is not what every word gives:\n%#016x", found)
 		}
-		t.Logf("plainPrefixes:\n%#016x", found)
+		found := sweep(22, func(q uint32) bool { return plainPrefixes[q>>16]>>(q>>10&63)&1 != 0 })
+		if !slices.Equal(found, plainWords()) {
+			var b bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+			for _, v := range found {
+				binary.Write(zw, binary.LittleEndian, v)
+			}
+			zw.Close()
+			if err := os.WriteFile("plain22.bin.gz", b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Errorf("plainWords is not what every word gives: plain22.bin.gz written again")
+		}
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for p := range uint32(4096) {
@@ -69,10 +90,28 @@ func TestARM64PlainDecodes(t *testing.T) {
 			case 0:
 				w = p << 20
 			case 1:
-				w = p<<20 | 1<<20 - 1
+				w = p<<20 | (1<<20 - 1)
 			}
 			if !arm64Plain(w) || !plain(w) {
 				t.Fatalf("%08x: taken %v; arm64asm decodes it %v; extension %s", w, arm64Plain(w), decodes(w), extNames[arm64Ext(w)])
+			}
+		}
+	}
+	words := plainWords()
+	for q := range uint32(1 << 22) {
+		if words[q>>6]>>(q&63)&1 == 0 {
+			continue
+		}
+		for i := range 3 {
+			w := q<<10 | r.Uint32()>>22
+			switch i {
+			case 0:
+				w = q << 10
+			case 1:
+				w = q<<10 | (1<<10 - 1)
+			}
+			if ok, e := new(insnCache).word(w); !ok || e != extNone || !plain(w) {
+				t.Fatalf("%08x: its 22-bit prefix is plain, but arm64asm decodes it %v, extension %q", w, decodes(w), extNames[arm64Ext(w)])
 			}
 		}
 	}
