@@ -148,17 +148,22 @@ func arm64PAuth(w uint32) bool {
 // see it. The classes are the 12-bit prefixes (w>>20) all of whose
 // 2^20 words are so, 1,064 of 4,096 (every word was tried:
 // TestARM64PlainDecodes -plaintable prints this table again), and B.cond
-// (BC.cond beside it is HBC). They hold 83 to 92 % of the words of
-// three large arm64 images from npm (bench/check-speed.sh's forks; the
-// 13 classes named here before held 74 % of codex's), and leave the
-// decoder a third of the distinct words it saw (codex: 161,367 of
-// 443,278).
+// (BC.cond beside it is HBC): 512 bytes, which hold 83 to 92 % of the
+// words of three large arm64 images from npm (bench/check-speed.sh's
+// forks; the 13 classes named here before held 74 % of codex's) and
+// leave the decoder a third of the distinct words it saw (codex: 161,367
+// of 443,278). insnCache.word reads plainWords' 22-bit prefixes for the
+// words these leave (not here: the walk calls this for every word, and
+// inlined it is a few instructions).
 func arm64Plain(w uint32) bool {
 	return plainPrefixes[w>>26]>>(w>>20&63)&1 != 0 || w&0xff000010 == 0x54000000
 }
 
+// bitSet says whether bit i of the bitmap t (bit i&63 of word i>>6) is set.
+func bitSet(t []uint64, i uint32) bool { return t[i>>6]>>(i&63)&1 != 0 }
+
 // plainWords is a bit per 22-bit prefix (w>>10: all of a word but the
-// two register fields of most instructions, bit q&63 of word q>>6) of
+// two register fields of most instructions) of
 // which arm64asm decodes every word and no word needs an extension,
 // outside plainPrefixes: 176,430 of 2^22, SIMD, floating point and
 // the rest of the general-register instructions (every word was tried:
@@ -391,11 +396,8 @@ var words insnCache
 
 // word returns arm64Known(w) and arm64Ext(w).
 func (c *insnCache) word(w uint32) (bool, ext) {
-	if arm64Plain(w) {
+	if arm64Plain(w) || bitSet(plainWords(), w>>10) {
 		return true, extNone // cheaper than the slot's cache line, and than the decoder
-	}
-	if q := w >> 10; plainWords()[q>>6]>>(q&63)&1 != 0 {
-		return true, extNone
 	}
 	c.once.Do(func() { c.slot = make([]atomic.Uint64, 1<<18) })
 	i := w * 0x9e3779b1 >> 14

@@ -65,7 +65,7 @@ func TestARM64PlainDecodes(t *testing.T) {
 		if found := sweep(12, func(uint32) bool { return false }); !slices.Equal(found, plainPrefixes[:]) {
 			t.Errorf("plainPrefixes is not what every word gives:\n%#016x", found)
 		}
-		found := sweep(22, func(q uint32) bool { return plainPrefixes[q>>16]>>(q>>10&63)&1 != 0 })
+		found := sweep(22, func(q uint32) bool { return bitSet(plainPrefixes[:], q>>10) })
 		if !slices.Equal(found, plainWords()) {
 			var b bytes.Buffer
 			zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
@@ -79,42 +79,32 @@ func TestARM64PlainDecodes(t *testing.T) {
 			t.Errorf("plainWords is not what every word gives: plain22.bin.gz written again")
 		}
 	}
+	// sample gives check the first and last word and n-2 more of each
+	// prefix of the given width that table marks.
 	r := rand.New(rand.NewPCG(1, 2))
-	for p := range uint32(4096) {
-		if plainPrefixes[p>>6]>>(p&63)&1 == 0 {
-			continue
-		}
-		for i := range 66 {
-			w := p<<20 | r.Uint32()>>12
-			switch i {
-			case 0:
-				w = p << 20
-			case 1:
-				w = p<<20 | (1<<20 - 1)
+	sample := func(width uint, table []uint64, n int, check func(w uint32)) {
+		low := uint32(1)<<(32-width) - 1
+		for q := range uint32(1 << width) {
+			if !bitSet(table, q) {
+				continue
 			}
-			if !arm64Plain(w) || !plain(w) {
-				t.Fatalf("%08x: taken %v; arm64asm decodes it %v; extension %s", w, arm64Plain(w), decodes(w), extNames[arm64Ext(w)])
+			check(q << (32 - width))
+			check(q<<(32-width) | low)
+			for range n - 2 {
+				check(q<<(32-width) | r.Uint32()&low)
 			}
 		}
 	}
-	words := plainWords()
-	for q := range uint32(1 << 22) {
-		if words[q>>6]>>(q&63)&1 == 0 {
-			continue
+	sample(12, plainPrefixes[:], 66, func(w uint32) {
+		if !arm64Plain(w) || !plain(w) {
+			t.Fatalf("%08x: taken %v; arm64asm decodes it %v; extension %s", w, arm64Plain(w), decodes(w), extNames[arm64Ext(w)])
 		}
-		for i := range 3 {
-			w := q<<10 | r.Uint32()>>22
-			switch i {
-			case 0:
-				w = q << 10
-			case 1:
-				w = q<<10 | (1<<10 - 1)
-			}
-			if ok, e := new(insnCache).word(w); !ok || e != extNone || !plain(w) {
-				t.Fatalf("%08x: its 22-bit prefix is plain, but arm64asm decodes it %v, extension %q", w, decodes(w), extNames[arm64Ext(w)])
-			}
+	})
+	sample(22, plainWords(), 3, func(w uint32) {
+		if ok, e := new(insnCache).word(w); !ok || e != extNone || !plain(w) {
+			t.Fatalf("%08x: its 22-bit prefix is plain, but arm64asm decodes it %v, extension %q", w, decodes(w), extNames[arm64Ext(w)])
 		}
-	}
+	})
 	for _, w := range []uint32{
 		0x54000000, // B.EQ
 		0x54ffffef, // B.NV, the farthest back

@@ -375,9 +375,8 @@ func isaObject(whole []byte, o *codeObject, st *isaStats) {
 		isaWalk(fl, whole, o, fns, st)
 	} else {
 		runs := make([]isaStats, (len(fns)+isaChunk-1)/isaChunk)
-		flows := make([]flow, runtime.GOMAXPROCS(0))
-		inspect.OnCPUs(len(runs), func(w, k int) {
-			isaWalk(&flows[w], whole, o, fns[k*isaChunk:min((k+1)*isaChunk, len(fns))], &runs[k])
+		inspect.OnCPUs(len(runs), func() *flow { return &flow{} }, func(fl *flow, k int) {
+			isaWalk(fl, whole, o, fns[k*isaChunk:min((k+1)*isaChunk, len(fns))], &runs[k])
 		})
 		for _, r := range runs {
 			st.add(r)

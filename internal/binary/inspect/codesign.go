@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"runtime"
 )
 
 // A Mach-O code signature (LC_CODE_SIGNATURE) is a SuperBlob of big-endian
@@ -132,12 +131,8 @@ func readCodeSignature(r io.ReaderAt, off int64, m *MachO, data []byte) (*CodeSi
 		page []byte
 		h    hash.Hash
 	}
-	workers := make([]pageHasher, min(runtime.GOMAXPROCS(0), runs))
-	OnCPUs(runs, func(w, k int) {
-		if workers[w].h == nil {
-			workers[w] = pageHasher{make([]byte, cs.PageSize), newHash()}
-		}
-		page, h := workers[w].page, workers[w].h
+	OnCPUs(runs, func() pageHasher { return pageHasher{make([]byte, cs.PageSize), newHash()} }, func(ph pageHasher, k int) {
+		page, h := ph.page, ph.h
 		for i := k * pagesPerRun; i < min((k+1)*pagesPerRun, cd.nCode); i++ {
 			start := int64(i) * int64(cs.PageSize)
 			n := min(int64(cs.PageSize), cd.codeLimit-start)

@@ -226,16 +226,17 @@ func Beside(fn func()) (wait func()) {
 	}
 }
 
-// OnCPUs calls each(w, k) for every k from 0 to n-1 on every CPU, w
-// being the worker (below min(GOMAXPROCS, n)) for state a worker keeps,
-// and returns once all have; a panic goes on in the caller as Beside says.
-func OnCPUs(n int, each func(w, k int)) {
+// OnCPUs calls each(state, k) for every k from 0 to n-1 on every CPU,
+// each worker with a state of its own from newState, and returns once all
+// have; a panic goes on in the caller as Beside says.
+func OnCPUs[S any](n int, newState func() S, each func(state S, k int)) {
 	var next atomic.Int64
 	waits := make([]func(), min(runtime.GOMAXPROCS(0), n))
 	for w := range waits {
 		waits[w] = Beside(func() {
+			state := newState()
 			for k := int(next.Add(1) - 1); k < n; k = int(next.Add(1) - 1) {
-				each(w, k)
+				each(state, k)
 			}
 		})
 	}

@@ -493,7 +493,7 @@ func TestOnCPUsFault(t *testing.T) {
 	}
 	err = GuardFault("read", p, func() error {
 		got := make([]byte, 64)
-		OnCPUs(64, func(w, k int) { got[k] = b[k*16<<10] })
+		OnCPUs(64, func() struct{} { return struct{}{} }, func(_ struct{}, k int) { got[k] = b[k*16<<10] })
 		return nil
 	})
 	if err == nil || !strings.Contains(err.Error(), "read "+p+": the file changed while it was read") {
@@ -504,7 +504,7 @@ func TestOnCPUsFault(t *testing.T) {
 			t.Errorf("recovered %v, want a worker's panic", p)
 		}
 	}()
-	OnCPUs(8, func(w, k int) {
+	OnCPUs(8, func() struct{} { return struct{}{} }, func(_ struct{}, k int) {
 		if k == 3 {
 			panic("worker 3")
 		}
