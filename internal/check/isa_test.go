@@ -364,7 +364,7 @@ func TestISAArtifactPerArch(t *testing.T) {
 // not failed (a linked image), and nothing from data: the arm64 pass
 // counts code only (#58).
 func TestISAOwnArm64Dylib(t *testing.T) {
-	lib := filepath.Join(e2e.SharedUniversal2(t), "dist", "shared-openssl-aarch64-apple-darwin", "lib", "libcrypto.3.dylib")
+	lib := filepath.Join(e2e.SharedArm64(t), "dist", "shared-openssl-aarch64-apple-darwin", "lib", "libcrypto.3.dylib")
 	res, err := Check(context.Background(), Options{Path: lib, ISA: "apple-m1", Now: dec1})
 	if err != nil {
 		t.Fatal(err)

@@ -380,7 +380,7 @@ func TestMiniSharedRefused(t *testing.T) {
 // (the dylibs' own compiler line and machine code).
 func TestSharedRealBuild(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(e2e.SharedUniversal2(t), "dist", "shared-openssl-aarch64-apple-darwin")
+	dir := filepath.Join(e2e.SharedArm64(t), "dist", "shared-openssl-aarch64-apple-darwin")
 	names := libEntries(t, filepath.Join(dir, "lib"), true)
 	if want := []string{"libcrypto.3.dylib", "libssl.3.dylib"}; !slices.Equal(names, want) {
 		t.Errorf("lib/ holds %v, want %v", names, want)
@@ -415,14 +415,12 @@ func TestSharedRealBuild(t *testing.T) {
 	if len(m.Dylibs) != 2 || m.Dylibs[0].Signature != "ad hoc (linker-signed), valid" || m.Dylibs[0].Current != "3.0" {
 		t.Errorf("manifest dylibs %+v", m.Dylibs)
 	}
-	for arch, d := range map[string]string{"arm64": dir, "x86_64": filepath.Join(filepath.Dir(dir), "shared-openssl-x86_64-apple-darwin")} {
-		res, err := check.Check(context.Background(), check.Options{Path: d, MinOpt: "3", Archs: []string{arch}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Failures) > 0 || len(res.Artifacts) != 1 || !res.Artifacts[0].OK {
-			t.Errorf("check %s: %q %+v", arch, res.Failures, res.Artifacts)
-		}
+	res, err := check.Check(context.Background(), check.Options{Path: dir, MinOpt: "3", Archs: []string{"arm64"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) > 0 || len(res.Artifacts) != 1 || !res.Artifacts[0].OK {
+		t.Errorf("check: %q %+v", res.Failures, res.Artifacts)
 	}
 }
 
@@ -467,38 +465,6 @@ func TestMiniSharedReproducible(t *testing.T) {
 			t.Errorf("two universal2 builds: %s and %s", sums[0], sums[1])
 		}
 	})
-}
-
-// TestSharedRealUniversal2: both slices of dylibs of the real 3.5.7,
-// merged: each universal dylib holds an arm64 and an x86_64 slice with
-// their install names, the arm64 one signed with hashes that hold inside
-// the fat file, and check passes the universal artifact for both
-// architectures at -minopt=3.
-func TestSharedRealUniversal2(t *testing.T) {
-	t.Parallel()
-	dir := filepath.Join(e2e.SharedUniversal2(t), "dist", "openssl-macos-universal2")
-	for _, lib := range []string{"libcrypto.3.dylib", "libssl.3.dylib"} {
-		f := mustInspect(t, filepath.Join(dir, "lib", lib))
-		if len(f.Slices) != 2 {
-			t.Fatalf("%s: %d slices", lib, len(f.Slices))
-		}
-		for _, s := range f.Slices {
-			o := s.Objects[0]
-			if o.MachO.ID == nil || o.MachO.ID.Name != "@rpath/"+lib {
-				t.Errorf("%s %s: install name %+v", lib, s.Arch, o.MachO.ID)
-			}
-			if s.Arch == "arm64" && (o.Signature == nil || !o.Signature.Valid()) {
-				t.Errorf("%s arm64: signature %+v", lib, o.Signature)
-			}
-		}
-	}
-	res, err := check.Check(context.Background(), check.Options{Path: dir, MinOpt: "3", Archs: []string{"arm64", "x86_64"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Failures) > 0 || len(res.Artifacts) != 1 || !res.Artifacts[0].OK {
-		t.Errorf("check: %q %+v", res.Failures, res.Artifacts)
-	}
 }
 
 // TestMiniSharedLinux: a recipe of shared libraries gives a linux-x86_64

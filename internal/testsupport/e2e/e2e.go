@@ -19,7 +19,7 @@
 // This package is where every built fixture is declared, so tests share
 // builds rather than each making its own: Universal2 and Slice (one
 // build:universal2 run), Consumer (python-build-standalone's recipe),
-// SharedUniversal2 and SharedLinux (dylibs and ELF libraries), and
+// SharedArm64 and SharedLinux (dylibs and ELF libraries), and
 // LinuxX8664 and PycaLinuxX8664 (native linux-x86_64 builds, for bench,
 // link and code tests). Release tarballs and other downloaded fixtures are testfixture's.
 package e2e
@@ -263,12 +263,14 @@ func recipeFixture(t testing.TB, name, recipe string, build func(pipeline.Settin
 // SharedRecipe is the end-to-end tests' recipe of shared libraries.
 const SharedRecipe = "testdata/recipes/shared.toml"
 
-// SharedUniversal2 returns the fixture directory holding, under dist/,
-// the arm64, x86_64 and universal2 artifacts of dylibs one
-// build:universal2 of SharedRecipe makes from the real 3.5.7.
-func SharedUniversal2(t testing.TB) string {
-	return recipeFixture(t, "shared-universal2", SharedRecipe, func(s pipeline.Settings) error {
-		_, err := pipeline.Universal2(context.Background(), s, Runtime(t))
+// SharedArm64 returns the fixture directory holding, under dist/, the
+// arm64 artifact of dylibs SharedRecipe makes from the real 3.5.7. One
+// slice: the x86_64 dylibs and their merge are the mini tree's
+// (pipeline's TestMiniSharedUniversal2), where nothing but the compiler's
+// output differs from a real build.
+func SharedArm64(t testing.TB) string {
+	return recipeFixture(t, "shared-arm64", SharedRecipe, func(s pipeline.Settings) error {
+		_, err := pipeline.Slice(context.Background(), s, Runtime(t), "arm64", nil)
 		return err
 	})
 }

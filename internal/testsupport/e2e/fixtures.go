@@ -24,7 +24,7 @@ func Fixtures() []Fixture {
 	return []Fixture{
 		{"universal2", "build:universal2 of " + Version + ": the slice tests (Slice, Universal2) of pipeline, check, link, repro, magetest, workflows", func(t testing.TB) { Universal2(t) }},
 		{"pbs-arm64", "arm64 by python-build-standalone's recipe (3.5.7): the consumer recipe tests", func(t testing.TB) { Consumer(t) }},
-		{"shared-universal2", "dylibs of " + SharedRecipe + ", both slices and their merge: the shared-library tests", func(t testing.TB) { SharedUniversal2(t) }},
+		{"shared-arm64", "arm64 dylibs of " + SharedRecipe + ": the shared-library tests", func(t testing.TB) { SharedArm64(t) }},
 		{"shared-linux-x86_64", "ELF libraries of " + SharedRecipe + ", natively: smoke, check, repro", func(t testing.TB) { SharedLinux(t) }},
 		{"linux-x86_64", "linux-x86_64 natively: bench, link, codeclass", func(t testing.TB) { LinuxX8664(t) }},
 		{"linux-x86_64-pyca", "linux-x86_64 the pyca way (-O0): bench, codeclass, check", func(t testing.TB) { PycaLinuxX8664(t) }},

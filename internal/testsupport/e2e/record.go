@@ -50,7 +50,7 @@ var Twins = []Twin{
 		func(t testing.TB) string { return filepath.Join(Universal2(t), "dist") }},
 	{"shared-arm64", SharedRecipe, "arm64",
 		[]string{"shared-openssl-aarch64-apple-darwin"},
-		func(t testing.TB) string { return filepath.Join(SharedUniversal2(t), "dist") }},
+		func(t testing.TB) string { return filepath.Join(SharedArm64(t), "dist") }},
 	{"shared-linux-x86_64", SharedRecipe, "linux-x86_64",
 		[]string{"shared-openssl-x86_64-unknown-linux-gnu"},
 		func(t testing.TB) string { return filepath.Join(SharedLinux(t), "dist") }},
