@@ -131,11 +131,11 @@ var sliceArtifacts = map[string]string{"arm64": "openssl-macos-arm64", "x86_64":
 // them, for the workflow in docs/pyca-infra.md fed with a pyca-style
 // openssl-version.sh (openssl-4.0.2, its sha256, pyca's flags), in cross
 // mode, each job in a workspace of its own outside the action checkout
-// (this repository). For every trigger of pyca's file (schedule,
-// pull_request, push) it runs the jobs that trigger starts: the build
+// (this repository). It runs the jobs every trigger of pyca's file
+// starts (the same for schedule, pull_request and push): the build
 // matrix's two slice jobs at once, from one action checkout, then the
-// universal2 job on what they uploaded, downloaded as pyca's steps do; each
-// trigger must upload pyca's three artifacts, laid out as the page's
+// universal2 job on what they uploaded, downloaded as pyca's steps do; they
+// must upload pyca's three artifacts, laid out as the page's
 // side-by-side table says. Beside them run jobs that must fail: a flag as
 // an option, a hostile target input, a hostile recipe, a recipe outside
 // the workspace; and the consumer's release keys: the release signed by a
@@ -280,61 +280,59 @@ func TestActionRuns(t *testing.T) {
 		return
 	}
 
-	// Every trigger of pyca's file runs every job: the three artifacts each
-	// time.
-	for _, event := range []string{"schedule", "pull_request", "push"} {
-		t.Run(event, func(t *testing.T) {
-			uploaded := map[string]string{}
-			var matrix []invocation
-			for _, row := range w.Jobs["build"].Strategy.Matrix["ARCH"] {
-				matrix = append(matrix, newJob(row["NAME"], buildInputs(row)))
+	// Every trigger of pyca's file (schedule, pull_request, push) runs
+	// every job, with the same inputs: no job or upload step has an if
+	// (TestPycaInfraDoc holds the file to that), so one run of the
+	// jobs is what each trigger runs.
+	uploaded := map[string]string{}
+	var matrix []invocation
+	for _, row := range w.Jobs["build"].Strategy.Matrix["ARCH"] {
+		matrix = append(matrix, newJob(row["NAME"], buildInputs(row)))
+	}
+	for i, res := range runJobs(a, matrix) {
+		j := matrix[i]
+		if res.err != nil {
+			t.Fatalf("job %s: %v\n%s", j.name, res.err, tail(res.log))
+		}
+		uploaded[sliceArtifacts[j.name]] = checkJob(t, j, res, sliceArtifacts[j.name], j.name, fx.SHA256)
+	}
+	// The universal2 job, needs: [ build ]: pyca's download steps
+	// put the slices' artifacts in its workspace.
+	u := newJob("universal2", osslbuildInputs(t, w, "universal2", nil, vf))
+	for name, dir := range map[string]string{"x86-64": uploaded["openssl-macos-x86-64"], "arm64": uploaded["openssl-macos-arm64"]} {
+		if err := os.CopyFS(filepath.Join(u.workspace, name), os.DirFS(dir)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := runJobs(a, []invocation{u})[0]
+	if res.err != nil {
+		t.Fatalf("universal2: %v\n%s", res.err, tail(res.log))
+	}
+	dir := checkJob(t, u, res, "openssl-macos-universal2", "universal2", fx.SHA256)
+	uploaded["openssl-macos-universal2"] = dir
+	f, err := inspect.Inspect(filepath.Join(dir, "lib", "libcrypto.a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Slices) != 2 {
+		t.Errorf("universal2 libcrypto.a has %d slices", len(f.Slices))
+	}
+	if got := slices.Sorted(maps.Keys(uploaded)); !slices.Equal(got, slices.Sorted(slices.Values(pycaInfra.Artifacts))) {
+		t.Errorf("the jobs upload %v, want pyca's %v", got, pycaInfra.Artifacts)
+	}
+	// The layouts the side-by-side table gives.
+	for name, dir := range uploaded {
+		present, absent := layoutClaims(t, name == "openssl-macos-universal2")
+		for _, p := range present {
+			if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+				t.Errorf("the page says the drop-in's %s holds %s: %v", name, p, err)
 			}
-			for i, res := range runJobs(a, matrix) {
-				j := matrix[i]
-				if res.err != nil {
-					t.Fatalf("%s: job %s: %v\n%s", event, j.name, res.err, tail(res.log))
-				}
-				uploaded[sliceArtifacts[j.name]] = checkJob(t, j, res, sliceArtifacts[j.name], j.name, fx.SHA256)
+		}
+		for _, p := range absent {
+			if _, err := os.Stat(filepath.Join(dir, p)); !os.IsNotExist(err) {
+				t.Errorf("the page says the drop-in's %s has no %s", name, p)
 			}
-			// The universal2 job, needs: [ build ]: pyca's download steps
-			// put the slices' artifacts in its workspace.
-			u := newJob("universal2", osslbuildInputs(t, w, "universal2", nil, vf))
-			for name, dir := range map[string]string{"x86-64": uploaded["openssl-macos-x86-64"], "arm64": uploaded["openssl-macos-arm64"]} {
-				if err := os.CopyFS(filepath.Join(u.workspace, name), os.DirFS(dir)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			res := runJobs(a, []invocation{u})[0]
-			if res.err != nil {
-				t.Fatalf("%s: universal2: %v\n%s", event, res.err, tail(res.log))
-			}
-			dir := checkJob(t, u, res, "openssl-macos-universal2", "universal2", fx.SHA256)
-			uploaded["openssl-macos-universal2"] = dir
-			f, err := inspect.Inspect(filepath.Join(dir, "lib", "libcrypto.a"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(f.Slices) != 2 {
-				t.Errorf("universal2 libcrypto.a has %d slices", len(f.Slices))
-			}
-			if got := slices.Sorted(maps.Keys(uploaded)); !slices.Equal(got, slices.Sorted(slices.Values(pycaInfra.Artifacts))) {
-				t.Errorf("%s uploads %v, want pyca's %v", event, got, pycaInfra.Artifacts)
-			}
-			// The layouts the side-by-side table gives.
-			for name, dir := range uploaded {
-				present, absent := layoutClaims(t, name == "openssl-macos-universal2")
-				for _, p := range present {
-					if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
-						t.Errorf("%s: the page says the drop-in's %s holds %s: %v", event, name, p, err)
-					}
-				}
-				for _, p := range absent {
-					if _, err := os.Stat(filepath.Join(dir, p)); !os.IsNotExist(err) {
-						t.Errorf("%s: the page says the drop-in's %s has no %s", event, name, p)
-					}
-				}
-			}
-		})
+		}
 	}
 
 	// Nothing of the runs is left in the action's checkout.
