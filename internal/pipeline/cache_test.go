@@ -587,13 +587,15 @@ func TestMiniCacheRefusesProbePayloads(t *testing.T) {
 	t.Parallel()
 	s := miniSettings(t, nil)
 	s.Rebuild = false
-	refusesProbePayloads(t, s, func(w io.Writer) pipeline.Runtime { return minitest.Runtime(t, w) }, "openssl-9.9.9.tar.gz")
+	refusesProbePayloads(t, s, func(w io.Writer) pipeline.Runtime { return minitest.Runtime(t, w) }, "openssl-9.9.9.tar.gz", true)
 }
 
 // TestRealCacheRefusesProbePayloads is TestMiniCacheRefusesProbePayloads
-// with the real 4.0.2: the payloads made from its arm64 slice, the cache
-// filled and the discarded slices built again from the fixtures' make
-// cache (seconds, once the fixtures are built).
+// with the real 4.0.2, for the arm64 entry: the payloads made from its
+// arm64 slice, the cache filled and the discarded slice built again from
+// the fixtures' make cache. What is real here is the release's own lists;
+// build:universal2 and build:merge refuse the slice by the same code on
+// any tree, so those two are the mini tree's.
 func TestRealCacheRefusesProbePayloads(t *testing.T) {
 	t.Parallel()
 	e2e.Require(t)
@@ -601,18 +603,36 @@ func TestRealCacheRefusesProbePayloads(t *testing.T) {
 	s := e2e.Settings(t, dir)
 	s.Fetch.CacheDir = filepath.Join(dir, "cache")
 	revision := e2e.Runtime(t).Revision
-	refusesProbePayloads(t, s, func(w io.Writer) pipeline.Runtime { return pipeline.Runtime{Log: w, Revision: revision} }, "openssl-4.0.2.tar.gz")
+	refusesProbePayloads(t, s, func(w io.Writer) pipeline.Runtime { return pipeline.Runtime{Log: w, Revision: revision} }, "openssl-4.0.2.tar.gz", false)
 }
 
-// refusesProbePayloads fills the artifact cache of s with a universal2
-// build, then reseals each payload into the arm64 entry and requires that
-// nothing but the genuine build is published (the tests above).
-func refusesProbePayloads(t *testing.T, s pipeline.Settings, runtime func(io.Writer) pipeline.Runtime, tarball string) {
+// refusesProbePayloads fills the artifact cache of s with the arm64
+// slice (and, with whole, the x86_64 one and their merge), then reseals
+// each payload into the arm64 entry and requires that nothing but the
+// genuine build is published (the tests above); with whole, also by
+// build:universal2 and build:merge.
+func refusesProbePayloads(t *testing.T, s pipeline.Settings, runtime func(io.Writer) pipeline.Runtime, tarball string, whole bool) {
 	ctx := context.Background()
-	if _, err := pipeline.Universal2(ctx, s, runtime(io.Discard)); err != nil {
+	fill := func() error {
+		_, err := pipeline.Slice(ctx, s, runtime(io.Discard), "arm64", nil)
+		return err
+	}
+	if whole {
+		fill = func() error {
+			_, err := pipeline.Universal2(ctx, s, runtime(io.Discard))
+			return err
+		}
+	}
+	err := fill()
+	if err != nil {
 		t.Fatal(err)
 	}
-	want := miniTarballs(t, s.Out)
+	want := map[string]string{}
+	if whole {
+		want = miniTarballs(t, s.Out)
+	} else if want["openssl-macos-arm64"], err = ctxio.SHA256(ctx, filepath.Join(s.Out, "openssl-macos-arm64.tar.gz"), true); err != nil {
+		t.Fatal(err)
+	}
 	a, b := e2e.Payloads(t, filepath.Join(s.Out, "openssl-macos-arm64", "lib", "libcrypto.a"), "arm64-apple-macos11")
 	for _, c := range []struct{ name, lib, why string }{
 		{"foreign objects", a, "symbols " + tarball + "'s .num files export for this configuration; missing"},
@@ -634,6 +654,9 @@ func refusesProbePayloads(t *testing.T, s pipeline.Settings, runtime func(io.Wri
 				t.Errorf("published %s, want the genuine %s", res.Published.Digests.SHA256, want["openssl-macos-arm64"])
 			}
 		})
+	}
+	if !whole {
+		return
 	}
 	t.Run("universal2", func(t *testing.T) {
 		resealEntry(t, s.Fetch.CacheDir, "openssl-macos-arm64", "lib/libcrypto.a", b)
