@@ -70,13 +70,15 @@ var Verdicts = []string{
 
 // BuildPath lists, relative to the module root, the directories of the
 // module's packages a fixture build runs through (go list -deps of the
-// pipeline and the library benchmark's builds), without Verdicts.
+// pipeline and the library benchmark's builds), without Verdicts, and
+// this package, whose Settings and LinuxOptions say what the fixtures
+// build.
 func BuildPath(root string) ([]string, error) {
 	out, err := goListDeps(root, "-f", "{{if not .Standard}}{{.Dir}}{{end}}", "./internal/pipeline", "./internal/bench")
 	if err != nil {
 		return nil, err
 	}
-	var dirs []string
+	dirs := []string{"internal/testsupport/e2e"}
 	for _, d := range strings.Fields(string(out)) {
 		rel, err := filepath.Rel(root, d)
 		if err != nil || strings.HasPrefix(rel, "..") {

@@ -11,7 +11,8 @@ import (
 )
 
 // TestKeyFollowsTheBuildPath: the fixtures' key changes with what decides
-// a build's bytes (the Configure invocation, the recipe) and not with what
+// a build's bytes (the Configure invocation, the recipe, the fixtures' own
+// settings) and not with what
 // only judges or reports them (check, the rules): those run over every
 // fixture on every use instead.
 func TestKeyFollowsTheBuildPath(t *testing.T) {
@@ -20,7 +21,7 @@ func TestKeyFollowsTheBuildPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"internal/configure", "internal/pipeline", "internal/toolchain", "internal/source/fetch", "internal/platform", "internal/bench"} {
+	for _, want := range []string{"internal/configure", "internal/pipeline", "internal/toolchain", "internal/source/fetch", "internal/platform", "internal/bench", "internal/testsupport/e2e"} {
 		if !slices.Contains(dirs, want) {
 			t.Errorf("build path %v lacks %s", dirs, want)
 		}
@@ -48,6 +49,7 @@ func TestKeyFollowsTheBuildPath(t *testing.T) {
 		{"internal/configure/configure.go", true},
 		{"recipes/openssl.toml", true},
 		{"smoke/smoke.c", true},
+		{"internal/testsupport/e2e/linux.go", true}, // the Linux fixtures' options
 		{"internal/check/render.go", false},
 		{"internal/binary/validate/rules.go", false},
 		{"internal/configure/configure_test.go", false},
