@@ -46,8 +46,8 @@ func benchOptions(t testing.TB, dir string) bench.Options {
 
 // LinuxOptions are the Configure options of the linux-x86_64 fixtures:
 // the embedded recipe's for Version, with SharedRecipe's feature cuts
-// that Version's Configure knows, but for no-ts: link's
-// TestUnresolvedMember drops a time-stamp member (LinkOnlyMember). What
+// that Version's Configure knows, but for the one that leaves
+// LinkOnlyMember out (link's TestUnresolvedMember drops it). What
 // smoke and the benchmark's harness use stays (SharedRecipe says what),
 // and each build compiles about a quarter fewer objects. The published
 // benchmark report builds the embedded recipe as it is (TestLibrary with
@@ -75,7 +75,7 @@ func LinuxOptions(t testing.TB) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return slices.Concat(own.Slice.Options, slices.DeleteFunc(cuts.Slice.Options, func(o string) bool { return o == "no-ts" }))
+	return slices.Concat(own.Slice.Options, slices.DeleteFunc(cuts.Slice.Options, func(o string) bool { return o == linkOnlyFeature }))
 }
 
 // LinuxX8664 returns the artifact directory of osslbuild's linux-x86_64

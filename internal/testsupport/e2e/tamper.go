@@ -14,6 +14,10 @@ import (
 // validates and links the usual way, but not with every member loaded.
 const LinkOnlyMember = "libcrypto-lib-ts_rsp_sign.o"
 
+// linkOnlyFeature is the Configure option that would leave LinkOnlyMember
+// out of the build: a fixture that link's tests drop it from keeps it.
+const linkOnlyFeature = "no-ts"
+
 // DropLinkOnlyMember deletes LinkOnlyMember from the lib/libcrypto.a of the
 // artifact directory dir (a copy: fixtures are shared).
 func DropLinkOnlyMember(t testing.TB, dir string) {
