@@ -141,3 +141,15 @@ func TestWalkSkips(t *testing.T) {
 		t.Errorf("walked %v (%v)", seen, err)
 	}
 }
+
+// BenchmarkTestsRelease: one recipe's defines held to 4.0.2's sources, as
+// the plan does before Configure (go test -bench TestsRelease
+// ./internal/csource; the unpack is outside the timing).
+func BenchmarkTestsRelease(b *testing.B) {
+	tree := os.DirFS(testfixture.UnpackedRelease(b, "4.0.2", "*.c", "*.h", "*.inc", "*.h.in", "*.S", "*.pl"))
+	for b.Loop() {
+		if _, err := Tests(tree, "PEDANTIC"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
